@@ -1,0 +1,40 @@
+# skill-sandbox — build, try, test.
+#   make demo      build the tool and run it on the bundled example skill
+#   make test      vet and run every test (what CI runs)
+#   make security  attack probes and usability suite, with a score
+#   make bench     latency, memory and throughput benchmarks
+#   make fuzz      fuzz the SKILL.md parser for FUZZTIME (default 30s)
+
+GO       ?= go
+BIN      := bin/skill-sandbox
+EXAMPLE  := testdata/example/word-stats
+FUZZTIME ?= 30s
+
+.PHONY: all build demo test security bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/skill-sandbox
+
+demo: build
+	./$(BIN) validate $(EXAMPLE)
+	./$(BIN) list $(EXAMPLE)
+	./$(BIN) run $(EXAMPLE) stats.py -- references/sample.txt
+	./$(BIN) audit --workdir $(EXAMPLE) stats.py -- references/sample.txt
+
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+security: build
+	$(GO) run ./scripts/security -bin ./$(BIN)
+
+bench: build
+	$(GO) run ./scripts/bench -bin ./$(BIN)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
+
+clean:
+	rm -rf bin

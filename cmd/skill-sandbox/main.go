@@ -1,0 +1,84 @@
+// Command skill-sandbox checks Agent Skills before they are installed and runs
+// their scripts in a kernel-enforced sandbox, emitting one audit record per call.
+//
+// Usage:
+//
+//	skill-sandbox validate [--strict] [--json] [--recursive] PATH...
+//	skill-sandbox list [--all] [--json] PATH
+//	skill-sandbox run [flags] PATH SCRIPT [-- ARGS...]
+//	skill-sandbox audit [flags] PATH SCRIPT [-- ARGS...]
+//
+// Run "skill-sandbox COMMAND -h" for the flags of one command.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+const usage = `Usage:
+    skill-sandbox validate [--strict] [--json] [--recursive] PATH...
+    skill-sandbox list [--all] [--json] PATH
+    skill-sandbox run [flags] PATH SCRIPT [-- ARGS...]
+    skill-sandbox audit [flags] PATH SCRIPT [-- ARGS...]
+    skill-sandbox version
+
+Commands:
+    validate   Check skill folders against the Agent Skills rules.
+    list       List a skill's scripts and the interpreter each runs under.
+    run        Run a skill's script in the sandbox.
+    audit      Like run, and write one JSONL audit record to stderr
+               (or append it to --audit-log FILE).
+
+Run "skill-sandbox COMMAND -h" for the flags of a command.
+
+Exit status: 0 success, 1 failure (invalid skill, failed run), 2 usage error.
+A script run by run/audit passes its own exit status through (128+N when
+killed by signal N, 124 when it timed out).
+`
+
+// Version is the tool version reported by "version" and in audit records.
+// Release builds set it with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+func main() {
+	// The sandbox re-executes this binary as its init stage; that process
+	// must never reach the CLI below.
+	run.ExecInitIfRequested()
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// dispatch runs one subcommand and returns the process exit status.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "list":
+		return cmdList(args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr, false)
+	case "audit":
+		return cmdRun(args[1:], stdout, stderr, true)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "skill-sandbox %s\n", Version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "skill-sandbox: error: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// errorf prints an error in the tool's one format.
+func errorf(w io.Writer, format string, a ...any) {
+	fmt.Fprintf(w, "skill-sandbox: error: "+format+"\n", a...)
+}

@@ -1,0 +1,50 @@
+package validate
+
+import "fmt"
+
+// Options tunes validation.
+type Options struct {
+	// Strict turns warnings into errors (validate --strict).
+	Strict bool
+}
+
+// Problem is one error or warning, located as precisely as the input allows.
+type Problem struct {
+	File    string `json:"file"`             // path relative to the skill folder, e.g. "SKILL.md"
+	Line    int    `json:"line,omitempty"`   // 1-based; 0 when not tied to a line
+	Column  int    `json:"column,omitempty"` // 1-based; 0 when not tied to a column
+	Field   string `json:"field,omitempty"`  // frontmatter field, when the problem is about one
+	Message string `json:"message"`
+}
+
+// String formats p as "file:line:col: field: message", leaving out what is unknown.
+func (p Problem) String() string {
+	s := p.File
+	if p.Line > 0 {
+		s += fmt.Sprintf(":%d", p.Line)
+		if p.Column > 0 {
+			s += fmt.Sprintf(":%d", p.Column)
+		}
+	}
+	if p.Field != "" {
+		s += ": " + p.Field
+	}
+	return s + ": " + p.Message
+}
+
+// Counts tallies the files of a skill by folder.
+type Counts struct {
+	Scripts    int `json:"scripts"`
+	References int `json:"references"`
+	Assets     int `json:"assets"`
+}
+
+// Result is the outcome of validating one skill folder.
+type Result struct {
+	Path     string    `json:"path"`
+	Name     string    `json:"name,omitempty"`
+	Valid    bool      `json:"valid"`
+	Errors   []Problem `json:"errors"`
+	Warnings []Problem `json:"warnings"`
+	Files    Counts    `json:"files"`
+}

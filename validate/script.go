@@ -1,0 +1,153 @@
+package validate
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Interpreter names the program that runs a script.
+type Interpreter struct {
+	// Program is a bare name looked up on the sandbox's fixed PATH
+	// ("python3", "bash", "node", "sh"), an absolute path from a shebang,
+	// or "" when the file is executed directly (a binary).
+	Program string `json:"program"`
+	// Args are extra arguments from the shebang line, e.g. ["-u"].
+	Args []string `json:"args,omitempty"`
+	// Source says how the interpreter was chosen: "extension", "shebang"
+	// or "executable".
+	Source string `json:"source"`
+}
+
+// String returns the interpreter as it would appear on a command line.
+func (i Interpreter) String() string {
+	if i.Program == "" {
+		return "(direct)"
+	}
+	return strings.Join(append([]string{i.Program}, i.Args...), " ")
+}
+
+var extensionInterpreters = map[string]string{
+	".py":   "python3",
+	".sh":   "bash",
+	".bash": "bash",
+	".js":   "node",
+	".mjs":  "node",
+	".cjs":  "node",
+}
+
+// ErrNoInterpreter reports a script whose interpreter cannot be determined.
+var ErrNoInterpreter = errors.New("no interpreter: unknown extension, no shebang, not executable")
+
+// maxShebang bounds how much of a script is read to find its shebang line.
+const maxShebang = 256
+
+// DetectInterpreter chooses the interpreter for the script at path: a
+// shebang line wins, then the file extension, then direct execution of an
+// executable file. "#!/usr/bin/env NAME" resolves to NAME.
+func DetectInterpreter(path string) (Interpreter, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Interpreter{}, err
+	}
+	defer f.Close()
+	head := make([]byte, maxShebang)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return Interpreter{}, err
+	}
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte("#!")) {
+		line, _, _ := bufio.NewReader(bytes.NewReader(head[2:])).ReadLine()
+		fields := strings.Fields(string(line))
+		if len(fields) == 0 {
+			return Interpreter{}, fmt.Errorf("%s: empty shebang line", path)
+		}
+		prog, args := fields[0], fields[1:]
+		if filepath.Base(prog) == "env" {
+			// "#!/usr/bin/env -S python3 -u" and "#!/usr/bin/env python3".
+			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+				args = args[1:]
+			}
+			if len(args) == 0 {
+				return Interpreter{}, fmt.Errorf("%s: shebang %q names no program", path, string(line))
+			}
+			prog, args = args[0], args[1:]
+		}
+		return Interpreter{Program: prog, Args: args, Source: "shebang"}, nil
+	}
+	if prog, ok := extensionInterpreters[strings.ToLower(filepath.Ext(path))]; ok {
+		return Interpreter{Program: prog, Source: "extension"}, nil
+	}
+	if st, err := f.Stat(); err == nil && st.Mode()&0o111 != 0 {
+		return Interpreter{Source: "executable"}, nil
+	}
+	return Interpreter{}, fmt.Errorf("%s: %w", path, ErrNoInterpreter)
+}
+
+// ErrScriptRefused wraps every reason ResolveScript refuses a script.
+var ErrScriptRefused = errors.New("script refused")
+
+// ResolveScript returns the absolute, symlink-free path of script, which
+// must name a regular file inside skillDir's scripts/ folder. script is
+// relative to scripts/ ("run.py") or to the skill folder ("scripts/run.py");
+// absolute paths and ".." elements are refused before anything is resolved,
+// and symlinks are refused when their target leaves scripts/.
+func ResolveScript(skillDir, script string) (string, error) {
+	refuse := func(format string, a ...any) (string, error) {
+		return "", fmt.Errorf("%w: %s", ErrScriptRefused, fmt.Sprintf(format, a...))
+	}
+	if script == "" {
+		return refuse("empty script name")
+	}
+	if filepath.IsAbs(script) || strings.HasPrefix(script, "/") {
+		return refuse("%q: absolute paths are not allowed", script)
+	}
+	for _, elem := range strings.FieldsFunc(script, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if elem == ".." {
+			return refuse("%q: '..' is not allowed", script)
+		}
+	}
+	if strings.ContainsRune(script, 0) {
+		return refuse("%q: NUL byte in name", script)
+	}
+	root, err := filepath.Abs(skillDir)
+	if err != nil {
+		return "", err
+	}
+	root, err = filepath.EvalSymlinks(root)
+	if err != nil {
+		return refuse("skill folder: %v", err)
+	}
+	scriptsDir := filepath.Join(root, "scripts")
+	if st, err := os.Lstat(scriptsDir); err != nil || !st.IsDir() {
+		return refuse("%s: the skill has no scripts/ folder", skillDir)
+	}
+	rel := filepath.Clean(script)
+	if first, rest, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok && first == "scripts" {
+		rel = rest
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(scriptsDir, rel))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return refuse("%q: no such file in scripts/", script)
+		}
+		return refuse("%q: %v", script, err)
+	}
+	if inside, _ := filepath.Rel(scriptsDir, target); inside == "." || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) || filepath.IsAbs(inside) {
+		return refuse("%q resolves to %s, outside scripts/", script, target)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return refuse("%q: %v", script, err)
+	}
+	if !st.Mode().IsRegular() {
+		return refuse("%q is not a regular file (%s)", script, st.Mode().Type())
+	}
+	return target, nil
+}
