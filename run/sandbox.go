@@ -26,6 +26,7 @@ const (
 	DefaultMaxProcs     = 128
 	DefaultMaxFileMB    = 256
 	DefaultMaxOpenFiles = 256
+	DefaultWorkDirMB    = 256
 )
 
 // Layer names one isolation mechanism. Result.Applied and Result.Missing use
@@ -96,6 +97,13 @@ type Sandbox struct {
 	// Result.WorkDir) so outputs can be collected as artifacts.
 	KeepWorkDir bool
 
+	// WorkDirMB caps the total size of the work folder when it is not
+	// kept: the sandbox then gets a private tmpfs of that size (memory,
+	// not disk) instead of the host folder, so a script cannot fill the
+	// disk. DefaultWorkDirMB when zero. A kept work folder is a host
+	// folder, bounded only by MaxFileMB per file and the time limit.
+	WorkDirMB int
+
 	// RequireIsolation makes a missing kernel layer an error instead of a
 	// warning.
 	RequireIsolation bool
@@ -154,6 +162,11 @@ type Result struct {
 	CPUTime  time.Duration // user + system time of the process tree
 	MaxRSSKB int64         // peak resident set size in KiB
 
+	// AddressSpaceMB is the RLIMIT_AS really applied, in MiB: MemoryMB,
+	// plus a fixed allowance for interpreters that reserve address space
+	// up front (node; its heap is still capped at MemoryMB).
+	AddressSpaceMB int
+
 	Stdout, Stderr Output
 
 	WorkDir string // the kept work folder when KeepWorkDir is set
@@ -171,4 +184,5 @@ var (
 	ErrIsolation     = errors.New("isolation unavailable")  // RequireIsolation with a missing layer
 	ErrBadConfig     = errors.New("invalid sandbox config") // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
+	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed
 )

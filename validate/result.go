@@ -17,9 +17,16 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
-// String formats p as "file:line:col: field: message", leaving out what is unknown.
+// String formats p as "file:line:col: field: message", leaving out what is
+// unknown (a problem of the whole folder has no file).
 func (p Problem) String() string {
 	s := p.File
+	if s == "" {
+		if p.Field != "" {
+			return p.Field + ": " + p.Message
+		}
+		return p.Message
+	}
 	if p.Line > 0 {
 		s += fmt.Sprintf(":%d", p.Line)
 		if p.Column > 0 {
@@ -40,6 +47,9 @@ type Counts struct {
 }
 
 // Result is the outcome of validating one skill folder.
+//
+// Under Options.Strict, warnings are kept in Warnings (they are still
+// advice, not broken rules) but make Valid false.
 type Result struct {
 	Path     string    `json:"path"`
 	Name     string    `json:"name,omitempty"`

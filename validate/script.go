@@ -70,14 +70,18 @@ func DetectInterpreter(path string) (Interpreter, error) {
 		}
 		prog, args := fields[0], fields[1:]
 		if filepath.Base(prog) == "env" {
-			// "#!/usr/bin/env -S python3 -u" and "#!/usr/bin/env python3".
-			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			// "#!/usr/bin/env -S python3 -u", "#!/usr/bin/env python3" and
+			// "#!/usr/bin/env -S PYTHONUNBUFFERED=1 python3".
+			for len(args) > 0 && (strings.HasPrefix(args[0], "-") || strings.Contains(args[0], "=")) {
 				args = args[1:]
 			}
 			if len(args) == 0 {
 				return Interpreter{}, fmt.Errorf("%s: shebang %q names no program", path, string(line))
 			}
 			prog, args = args[0], args[1:]
+		}
+		if len(args) == 0 {
+			args = nil
 		}
 		return Interpreter{Program: prog, Args: args, Source: "shebang"}, nil
 	}

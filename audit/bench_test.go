@@ -1,0 +1,34 @@
+package audit
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+func BenchmarkMarshalLine(b *testing.B) {
+	rec := FromRun(sampleMeta(), sampleResult(), nil)
+	for b.Loop() {
+		if _, err := rec.MarshalLine(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "audit.jsonl")
+	rec := FromRun(sampleMeta(), sampleResult(), nil)
+	for b.Loop() {
+		if err := Append(path, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDigestDir(b *testing.B) {
+	dir := makeSkill(b)
+	for b.Loop() {
+		if _, err := DigestDir(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

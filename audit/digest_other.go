@@ -1,0 +1,11 @@
+//go:build !unix
+
+package audit
+
+import "os"
+
+// openRegular opens path for reading. Platforms without O_NOFOLLOW rely on
+// the type check that follows the open.
+func openRegular(path string) (*os.File, error) {
+	return os.Open(path)
+}

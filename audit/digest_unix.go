@@ -1,0 +1,14 @@
+//go:build unix
+
+package audit
+
+import (
+	"os"
+	"syscall"
+)
+
+// openRegular opens path for reading without following a final symlink and
+// without blocking if it turned into a FIFO.
+func openRegular(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}

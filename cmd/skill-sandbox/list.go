@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/skill-sandbox/skill-sandbox/validate"
+)
+
+const listUsage = `Usage: skill-sandbox list [--all] [--json] PATH
+
+List the scripts of the skill at PATH with the interpreter each runs under
+(from the shebang line, else the extension, else direct execution).
+
+Flags:
+    --all    also list references, assets and other files
+    --json   print a JSON array instead of a table
+
+Exit status: 0 listed, 1 failure (no scripts/ folder without --all, or PATH
+is not a readable folder), 2 usage error.
+`
+
+// cmdList implements "skill-sandbox list".
+func cmdList(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	all := fs.Bool("all", false, "list every file")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	paths, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, listUsage)
+		return 0
+	}
+	if err != nil {
+		errorf(stderr, "list: %v", err)
+		fmt.Fprint(stderr, "\n"+listUsage)
+		return 2
+	}
+	if len(paths) != 1 {
+		errorf(stderr, "list: want exactly one PATH, got %d", len(paths))
+		fmt.Fprint(stderr, "\n"+listUsage)
+		return 2
+	}
+	files, err := validate.List(paths[0], *all)
+	if errors.Is(err, validate.ErrNoScripts) {
+		errorf(stderr, "list: %v (use --all to list the other files)", err)
+		return 1
+	}
+	if err != nil {
+		errorf(stderr, "list: %v", err)
+		return 1
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(files); err != nil {
+			errorf(stderr, "list: %v", err)
+			return 1
+		}
+		return 0
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stdout, "%s: no files\n", paths[0])
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tPATH\tINTERPRETER\tSIZE")
+	for _, f := range files {
+		interp := "-"
+		switch {
+		case f.Problem != "":
+			interp = "! " + f.Problem
+		case f.Interpreter != nil:
+			interp = fmt.Sprintf("%s (%s)", f.Interpreter, f.Interpreter.Source)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", f.Kind, oneLine(f.Path), oneLine(interp), f.Size)
+	}
+	if err := tw.Flush(); err != nil {
+		errorf(stderr, "list: %v", err)
+		return 1
+	}
+	return 0
+}

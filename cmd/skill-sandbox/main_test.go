@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// cliBinary is the path of the skill-sandbox binary built once by TestMain
+// for the end-to-end tests of this package.
+var cliBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "skill-sandbox-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// The sandbox may run as an unprivileged uid that must be able to
+	// execute the binary.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cliBinary = filepath.Join(dir, "skill-sandbox")
+	build := exec.Command("go", "build", "-o", cliBinary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building skill-sandbox:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// cliResult is what one invocation of the built binary produced.
+type cliResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runCLI runs the built binary with args in dir ("" for the package folder)
+// and returns its output and exit status.
+func runCLI(t *testing.T, dir string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(cliBinary, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("running %v: %v", args, err)
+	}
+	return cliResult{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
+}
+
+// repoPath returns a path relative to the repository root.
+func repoPath(elem ...string) string {
+	return filepath.Join(append([]string{"..", ".."}, elem...)...)
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/validate"
+)
+
+const validateUsage = `Usage: skill-sandbox validate [--strict] [--json] [--recursive] PATH...
+
+Check skill folders against the Agent Skills rules (SKILL.md frontmatter,
+name, description, allowed fields, files that escape the folder). Every
+problem is reported, not only the first. Many paths are checked concurrently.
+
+Flags:
+    --strict      treat warnings as errors
+    --json        print one JSON object per skill per line (JSONL): path,
+                  name, valid, errors, warnings, files
+    --recursive   treat each PATH as a folder to search for skills (any
+                  folder holding SKILL.md); symlinks are not followed
+
+Exit status: 0 all skills valid, 1 any skill invalid (or none found with
+--recursive), 2 usage error.
+`
+
+// cmdValidate implements "skill-sandbox validate".
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	strict := fs.Bool("strict", false, "treat warnings as errors")
+	jsonOut := fs.Bool("json", false, "print JSONL")
+	recursive := fs.Bool("recursive", false, "search folders for skills")
+	paths, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, validateUsage)
+		return 0
+	}
+	if err != nil {
+		errorf(stderr, "validate: %v", err)
+		fmt.Fprint(stderr, "\n"+validateUsage)
+		return 2
+	}
+	if len(paths) == 0 {
+		errorf(stderr, "validate: no PATH given")
+		fmt.Fprint(stderr, "\n"+validateUsage)
+		return 2
+	}
+	dirs := paths
+	failed := false
+	if *recursive {
+		dirs = nil
+		for _, root := range paths {
+			found, err := validate.Find(root)
+			if err != nil {
+				errorf(stderr, "validate: %v", err)
+				failed = true
+				continue
+			}
+			if len(found) == 0 {
+				errorf(stderr, "validate: no skills (folders with SKILL.md) under %s", root)
+				failed = true
+			}
+			dirs = append(dirs, found...)
+		}
+	}
+	results := validate.Skills(dirs, validate.Options{Strict: *strict})
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	invalid := 0
+	for _, r := range results {
+		if !r.Valid {
+			invalid++
+		}
+		if *jsonOut {
+			if err := enc.Encode(r); err != nil {
+				errorf(stderr, "validate: %v", err)
+				return 1
+			}
+			continue
+		}
+		printResult(stdout, r, *strict)
+	}
+	if !*jsonOut && len(results) > 1 {
+		fmt.Fprintf(stdout, "\n%d skills: %d valid, %d invalid\n", len(results), len(results)-invalid, invalid)
+	}
+	if invalid > 0 || failed {
+		return 1
+	}
+	return 0
+}
+
+// printResult writes the human form of one result.
+func printResult(w io.Writer, r validate.Result, strict bool) {
+	counts := fmt.Sprintf("(scripts: %d, references: %d, assets: %d)", r.Files.Scripts, r.Files.References, r.Files.Assets)
+	if r.Valid {
+		name := r.Name
+		if name == "" {
+			name = r.Path
+		}
+		fmt.Fprintf(w, "✅ Valid Skill: %s %s\n", name, counts)
+	}
+	for _, p := range r.Errors {
+		fmt.Fprintf(w, "❌ %s: %s\n", r.Path, oneLine(p.String()))
+	}
+	for _, p := range r.Warnings {
+		if strict {
+			fmt.Fprintf(w, "❌ %s: %s (warning; an error under --strict)\n", r.Path, oneLine(p.String()))
+		} else {
+			fmt.Fprintf(w, "⚠️ %s: %s\n", r.Path, oneLine(p.String()))
+		}
+	}
+}
+
+// oneLine keeps a message on one output line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// parseInterspersed parses flags that may appear before, between or after
+// positional arguments ("validate DIR --json"); "--" ends flag parsing.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		// flag stops at the first non-flag or after "--".
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}

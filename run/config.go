@@ -1,0 +1,76 @@
+package run
+
+// initArg0 is argv[0] of the re-executed init stage. Together with a
+// readable config descriptor it tells ExecInitIfRequested that this process
+// is the init stage and not the program itself.
+const initArg0 = "skill-sandbox-init"
+
+// Descriptors of the init stage besides 0, 1 and 2 (exec.Cmd.ExtraFiles
+// start at 3).
+const (
+	configFD = 3 // supervisor → init: length-prefixed JSON initConfig, then one "go" byte
+	reportFD = 4 // init → supervisor: JSON lines (initReport), close-on-exec
+)
+
+// goByte is what the supervisor writes on the config pipe once it has read
+// the layer report and accepts it, when the config asks the init stage to
+// wait for it (RequireIsolation); anything else (or EOF) makes init exit.
+const goByte = 'g'
+
+// initExitFailure is init's exit status when it gives up before execve.
+const initExitFailure = 125
+
+// initConfig is everything the init stage needs: the supervisor decides,
+// the init stage only carries out. It travels as JSON over configFD.
+type initConfig struct {
+	Argv    []string // Argv[0] is the absolute path executed
+	Env     []string
+	Dir     string // working directory of the script
+	Skill   string // skill folder (read-only)
+	WorkDir string // work folder (read-write)
+	// WorkDirMB, when set, replaces the work folder by a private tmpfs of
+	// that size inside the mount namespace.
+	WorkDirMB int
+
+	Layers       []Layer // layers the init stage should apply (namespaces excepted)
+	Namespaces   []Layer // namespaces the process was cloned into
+	AllowNetwork bool
+
+	// WaitForGo makes the init stage wait for goByte after its layer
+	// report, so the supervisor can refuse the run before the script
+	// starts. Without it the init stage execs at once (one round trip
+	// less).
+	WaitForGo bool
+
+	Limits limits
+}
+
+// limits are the resource limits applied by the init stage. Zero means
+// "leave as is".
+type limits struct {
+	AddressSpace uint64 // RLIMIT_AS, bytes
+	CPUSeconds   uint64 // RLIMIT_CPU
+	Procs        uint64 // RLIMIT_NPROC
+	FileSize     uint64 // RLIMIT_FSIZE, bytes
+	OpenFiles    uint64 // RLIMIT_NOFILE
+}
+
+// initReport is one line the init stage writes on reportFD: first the layer
+// report, then (only if execve failed) ExecError. A fatal problem before the
+// layers are done is reported in Fatal.
+type initReport struct {
+	Applied   []Layer   `json:",omitempty"`
+	Missing   []Missing `json:",omitempty"`
+	ExecError string    `json:",omitempty"`
+	Fatal     string    `json:",omitempty"`
+}
+
+// has reports whether l is in ls.
+func has(ls []Layer, l Layer) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,36 @@
+package run_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// A program that runs skills calls ExecInitIfRequested first in main, then
+// describes the sandbox and runs one script.
+func ExampleSandbox_Run() {
+	run.ExecInitIfRequested()
+
+	sb := &run.Sandbox{
+		SkillDir:   "testdata/example/word-stats",
+		Timeout:    10 * time.Second,
+		MemoryMB:   256,
+		UseWorkDir: true,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Warnings:   os.Stderr,
+	}
+	res, err := sb.Run(context.Background(), "stats.py", []string{"references/sample.txt"})
+	switch {
+	case errors.Is(err, run.ErrInvalidSkill):
+		fmt.Println("refused:", err)
+	case err != nil:
+		fmt.Println("error:", err)
+	default:
+		fmt.Printf("exit %d after %s, layers %v\n", res.ExitCode, res.Duration, res.Applied)
+	}
+}

@@ -1,0 +1,249 @@
+package run
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// selfExe is the binary re-executed as the init stage. /proc/self/exe is
+// resolved by the kernel in the child at execve time, so it names exactly
+// the running binary even if its file was replaced or sits in a folder the
+// sandbox identity cannot search.
+func selfExe() string { return "/proc/self/exe" }
+
+// cloneFlag maps the namespace layers to clone(2) flags.
+func cloneFlag(l Layer) uintptr {
+	switch l {
+	case LayerUserNS:
+		return unix.CLONE_NEWUSER
+	case LayerPIDNS:
+		return unix.CLONE_NEWPID
+	case LayerMountNS:
+		return unix.CLONE_NEWNS
+	case LayerIPCNS:
+		return unix.CLONE_NEWIPC
+	case LayerUTSNS:
+		return unix.CLONE_NEWUTS
+	case LayerNetNS:
+		return unix.CLONE_NEWNET
+	}
+	return 0
+}
+
+// startInit starts the init stage in new namespaces. When user namespaces
+// cannot be created (disabled by the caller, by sysctl, by a seccomp policy
+// of a container, or their count is exhausted) it starts it without any
+// namespace: every other namespace needs the user namespace when the
+// caller is unprivileged, and a privileged caller must not keep host root.
+// The missing namespaces are then reported and the remaining layers still
+// apply.
+func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
+	st := &started{}
+	if has(p.wantNS, LayerUserNS) {
+		cmd := newCmd()
+		cmd.SysProcAttr = nsAttr(p)
+		err := cmd.Start()
+		if err == nil {
+			st.cmd = cmd
+			st.namespaces = p.wantNS
+			st.pidns = has(p.wantNS, LayerPIDNS)
+			enableSubreaper(st.pidns)
+			return st, nil
+		}
+		if !userNSRefused(err) {
+			return nil, err
+		}
+		for _, l := range p.wantNS {
+			st.missing = append(st.missing, Missing{Layer: l, Reason: "user namespaces unavailable: " + err.Error()})
+		}
+	} else {
+		for _, l := range p.wantNS {
+			st.missing = append(st.missing, Missing{Layer: l, Reason: "needs the user namespace, which is disabled"})
+		}
+	}
+	cmd := newCmd()
+	cmd.SysProcAttr = plainAttr(p)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	enableSubreaper(false)
+	st.cmd = cmd
+	return st, nil
+}
+
+// userNSRefused reports whether a clone error means "no user namespace
+// here" rather than a broken binary.
+func userNSRefused(err error) bool {
+	for _, e := range []error{unix.EPERM, unix.EACCES, unix.EINVAL, unix.ENOSPC, unix.EUSERS, unix.ENOSYS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// nsAttr clones into the requested namespaces. The namespace's uid 0 maps
+// to the caller's uid, or to nobody when the caller is root (see
+// nobodyUID); a root caller also switches to that identity and drops its
+// supplementary groups, which is allowed because it writes gid_map with
+// CAP_SETGID in the parent namespace.
+func nsAttr(p *plan) *syscall.SysProcAttr {
+	var flags uintptr
+	for _, l := range p.wantNS {
+		flags |= cloneFlag(l)
+	}
+	a := &syscall.SysProcAttr{
+		Cloneflags:  flags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: p.hostUID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: p.hostGID, Size: 1}},
+		Setsid:      true, // no controlling terminal, own process group
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	if os.Geteuid() == 0 {
+		a.GidMappingsEnableSetgroups = true
+		a.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+	}
+	return a
+}
+
+// plainAttr starts the init stage without namespaces; a root caller still
+// becomes nobody.
+func plainAttr(p *plan) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if os.Geteuid() == 0 {
+		a.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
+	}
+	return a
+}
+
+// enableSubreaper makes this process the reaper of orphaned descendants
+// when no PID namespace holds the tree together, so a daemonised child
+// (double fork, setsid) is reparented to us and can be found and killed.
+func enableSubreaper(pidns bool) {
+	if !pidns {
+		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	}
+}
+
+// killSandbox ends a run. With a PID namespace, SIGKILL to its init (PID 1)
+// makes the kernel kill every process in it. Without one, the process group
+// is killed, then, round after round until none is left, every process
+// reparented to us (we are a child subreaper) that belongs to this run.
+//
+// The init stage is signalled through os.Process, which uses a pidfd where
+// the kernel has them, so a late kill cannot hit a recycled pid.
+func killSandbox(proc *os.Process, pidns bool, requestID string) {
+	proc.Kill()
+	if pidns {
+		return
+	}
+	pid := proc.Pid
+	unix.Kill(-pid, unix.SIGKILL)
+	for round := 0; round < 50; round++ {
+		found := false
+		for _, child := range orphans(pid, requestID) {
+			found = true
+			unix.Kill(child, unix.SIGKILL)
+			unix.Wait4(child, nil, 0, nil)
+		}
+		if !found {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// orphans lists our children, other than the init stage itself (pid), that
+// belong to the run: the environment carries the run's request id, or the
+// process is still in the run's session (the init stage is a session
+// leader), or it carries no sandbox variable at all and left our own
+// session (a daemon that scrubbed its environment and called setsid). Our
+// ordinary children stay in our session, and the init stages of concurrent
+// runs carry their own id, so neither is touched. This is the best effort
+// of the fallback without a PID namespace.
+func orphans(pid int, requestID string) []int {
+	self := strconv.Itoa(os.Getpid())
+	ownSID, _ := unix.Getsid(0)
+	marker := []byte("SKILL_SANDBOX_REQUEST_ID=" + requestID + "\x00")
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n == pid {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces; after
+		// it come state, ppid, pgrp and session.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 4 || f[1] != self {
+			continue
+		}
+		sid, _ := strconv.Atoi(f[3])
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		unmarked := !bytes.Contains(env, []byte("SKILL_SANDBOX_"))
+		if bytes.Contains(env, marker) || sid == pid || (unmarked && sid != ownSID) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sandboxIdentity returns the host uid and gid the script runs as.
+func sandboxIdentity() (int, int) {
+	if os.Geteuid() == 0 {
+		return nobodyUID, nobodyUID
+	}
+	return os.Geteuid(), os.Getegid()
+}
+
+// maxRSSKB converts ru_maxrss, which Linux reports in KiB.
+func maxRSSKB(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
+
+// countProcs counts the host processes whose real uid is uid. Without a
+// user namespace RLIMIT_NPROC counts all of them, so the fallback adds
+// this count to MaxProcs to keep the cap per run.
+func countProcs(uid int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := strconv.Itoa(uid)
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 && f[0] == want {
+					n++
+				}
+				break
+			}
+		}
+	}
+	return n
+}

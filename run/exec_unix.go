@@ -1,0 +1,328 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// outputGrace bounds how long Run waits for the output pipes to drain after
+// the sandbox is gone; only a process that escaped the kill could hold them.
+const outputGrace = 2 * time.Second
+
+// Reasons a run ended early, set by the watchdog.
+const (
+	endNormal int32 = iota
+	endTimeout
+	endCanceled
+	endExited // the init stage or script exited by itself first
+)
+
+// started describes the init stage process once it runs.
+type started struct {
+	cmd        *exec.Cmd
+	namespaces []Layer   // namespaces the process was cloned into
+	missing    []Missing // namespaces that could not be created, and why
+	pidns      bool      // the process is PID 1 of its own PID namespace
+}
+
+// launch starts the init stage, hands it the config, checks the layer
+// report, lets it execve the script and waits for the whole tree to end.
+func launch(ctx context.Context, p *plan, res *Result) error {
+	res.AddressSpaceMB = int(p.cfg.Limits.AddressSpace >> 20)
+	if ctx.Err() != nil {
+		res.Canceled = true
+		return nil
+	}
+	var closeLater []*os.File
+	defer func() {
+		for _, f := range closeLater {
+			f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			closeLater = append(closeLater, r, w)
+		}
+		return r, w, err
+	}
+	cfgR, cfgW, err1 := pipe()
+	repR, repW, err2 := pipe()
+	outR, outW, err3 := pipe()
+	errR, errW, err4 := pipe()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	stdin, err := stdinFile(p.stdin, &closeLater)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	newCmd := func() *exec.Cmd {
+		return &exec.Cmd{
+			Path: selfExe(),
+			Args: []string{initArg0},
+			// The init stage gets the script's environment in its config;
+			// its own only marks it as part of this run (see orphans).
+			// GOGC and GOMAXPROCS keep the short-lived Go runtime of the
+			// init stage small: no collection, few threads to tear down
+			// at execve.
+			Env:        []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1"},
+			Stdin:      stdin,
+			Stdout:     outW,
+			Stderr:     errW,
+			ExtraFiles: []*os.File{cfgR, repW},
+		}
+	}
+	st, err := startInit(newCmd, p)
+	for _, f := range []*os.File{cfgR, repW, outW, errW} {
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	start := time.Now()
+	cmd := st.cmd
+	p.cfg.Namespaces = st.namespaces
+	if !has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && nprocIsPerRun() {
+		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
+	}
+
+	var copies sync.WaitGroup
+	copies.Add(2)
+	go func() { defer copies.Done(); io.Copy(p.stdout, outR) }()
+	go func() { defer copies.Done(); io.Copy(p.stderr, errR) }()
+
+	// The watchdog kills the whole sandbox on timeout or cancellation, at
+	// any point from here on: while the layers are set up, or while the
+	// script runs.
+	var ended atomic.Int32
+	done := make(chan struct{})
+	kill := func() { killSandbox(cmd.Process, st.pidns, p.requestID) }
+	go func() {
+		timer := time.NewTimer(p.timeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+			if ended.CompareAndSwap(endNormal, endTimeout) {
+				kill()
+			}
+		case <-ctx.Done():
+			if ended.CompareAndSwap(endNormal, endCanceled) {
+				kill()
+			}
+		}
+	}()
+
+	runErr := handshake(p, st, cfgW, repR, res, kill)
+	cfgW.Close()
+	waitErr := cmd.Wait()
+	ended.CompareAndSwap(endNormal, endExited)
+	close(done)
+	res.Duration = time.Since(start)
+	if !st.pidns {
+		// Without a PID namespace the kernel does not end the tree with
+		// its first process: kill what is left of the process group and
+		// any descendant that was reparented to us.
+		killSandbox(cmd.Process, false, p.requestID)
+	}
+	waitOutput(&copies, outR, errR)
+	res.Stdout = p.stdout.output()
+	res.Stderr = p.stderr.output()
+
+	switch ended.Load() {
+	case endTimeout:
+		res.TimedOut = true
+	case endCanceled:
+		res.Canceled = true
+	}
+	fillExit(res, cmd.ProcessState)
+	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
+		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
+	}
+	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
+		// The handshake broke because we killed the sandbox; that is a
+		// timeout or a cancellation, not a start failure.
+		runErr = nil
+	}
+	return runErr
+}
+
+// handshake sends the config, reads the layer report, enforces
+// RequireIsolation and lets the init stage execve the script. It records
+// the layers and whether the script started in res.
+func handshake(p *plan, st *started, cfgW, repR *os.File, res *Result, kill func()) error {
+	if err := sendConfig(cfgW, &p.cfg); err != nil {
+		kill()
+		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
+	}
+	rd := bufio.NewReader(repR)
+	var rep initReport
+	if err := readReport(rd, &rep); err != nil {
+		kill()
+		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
+	}
+	if rep.Fatal != "" {
+		kill()
+		return fmt.Errorf("%w: init stage: %s", ErrStart, rep.Fatal)
+	}
+	res.Applied, res.Missing = mergeLayers(p, st.missing, rep)
+	for _, m := range res.Missing {
+		if p.warn != nil {
+			fmt.Fprintf(p.warn, "skill-sandbox: warning: layer %s not applied: %s\n", m.Layer, m.Reason)
+		}
+	}
+	if p.requireAll && len(res.Missing) > 0 {
+		kill()
+		return fmt.Errorf("%w: %d layer(s) missing, first %s: %s", ErrIsolation, len(res.Missing), res.Missing[0].Layer, res.Missing[0].Reason)
+	}
+	if p.cfg.WaitForGo {
+		if _, err := cfgW.Write([]byte{goByte}); err != nil {
+			kill()
+			return fmt.Errorf("%w: starting script: %v", ErrStart, err)
+		}
+	}
+	// The report pipe is close-on-exec: EOF without another line means
+	// execve succeeded.
+	var after initReport
+	switch err := readReport(rd, &after); {
+	case errors.Is(err, io.EOF):
+		res.Started = true
+	case err != nil:
+		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
+	case after.ExecError != "":
+		return fmt.Errorf("%w: exec %s: %s", ErrStart, p.cfg.Argv[0], after.ExecError)
+	default:
+		return fmt.Errorf("%w: init stage: %s", ErrStart, after.Fatal)
+	}
+	return nil
+}
+
+// sendConfig writes cfg as a 4-byte big-endian length and JSON, so the
+// init stage reads exactly the config and not the go byte after it.
+func sendConfig(w io.Writer, cfg *initConfig) error {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	msg := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+	_, err = w.Write(append(msg, data...))
+	return err
+}
+
+// readReport reads one JSON line from the init stage; io.EOF when the pipe
+// closed without one.
+func readReport(rd *bufio.Reader, rep *initReport) error {
+	line, err := rd.ReadBytes('\n')
+	if len(line) == 0 {
+		if err == nil || errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		return err
+	}
+	if err := json.Unmarshal(line, rep); err != nil {
+		return fmt.Errorf("bad report %q: %v", line, err)
+	}
+	return nil
+}
+
+// mergeLayers orders the init stage's report, the namespaces that could not
+// be created and the disabled layers into Applied and Missing.
+func mergeLayers(p *plan, nsMissing []Missing, rep initReport) ([]Layer, []Missing) {
+	var applied []Layer
+	var missing []Missing
+	all := append(namespaceLayers(p.cfg.AllowNetwork), processLayers(p.cfg.AllowNetwork)...)
+	for _, l := range all {
+		switch {
+		case has(rep.Applied, l):
+			applied = append(applied, l)
+		case has(p.disabled, l):
+			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
+		default:
+			reason := ""
+			for _, m := range append(nsMissing, rep.Missing...) {
+				if m.Layer == l {
+					reason = m.Reason
+					break
+				}
+			}
+			if reason == "" {
+				reason = "not reported by the init stage"
+			}
+			missing = append(missing, Missing{Layer: l, Reason: reason})
+		}
+	}
+	return applied, missing
+}
+
+// stdinFile turns the caller's reader into something exec can hand over:
+// nil stays nil (/dev/null), a file is passed as is, anything else is
+// copied through a pipe.
+func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
+	switch f := r.(type) {
+	case nil:
+		return nil, nil
+	case *os.File:
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	*closeLater = append(*closeLater, pr)
+	go func() {
+		io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, nil
+}
+
+// waitOutput waits for both output copies to reach EOF; if something still
+// holds the pipes after outputGrace, it closes them.
+func waitOutput(copies *sync.WaitGroup, pipes ...*os.File) {
+	drained := make(chan struct{})
+	go func() { copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(outputGrace):
+		for _, f := range pipes {
+			f.Close()
+		}
+		<-drained
+	}
+}
+
+// fillExit copies exit status and resource usage into res.
+func fillExit(res *Result, ps *os.ProcessState) {
+	if ps == nil {
+		return
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode = -1
+		res.Signal = unix.SignalName(ws.Signal())
+		if res.Signal == "" {
+			res.Signal = fmt.Sprintf("signal %d", int(ws.Signal()))
+		}
+	} else {
+		res.ExitCode = ps.ExitCode()
+	}
+	res.CPUTime = ps.UserTime() + ps.SystemTime()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		res.MaxRSSKB = maxRSSKB(ru)
+	}
+}

@@ -1,0 +1,82 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Permission bits checked by mayAccess.
+const (
+	permRead  = 4
+	permExec  = 1
+	permRX    = permRead | permExec
+	permOwner = 6 // shift of the owner bits
+	permGroup = 3 // shift of the group bits
+)
+
+// checkReachable verifies, when the sandbox runs as another identity than
+// the caller (the caller is root), that the skill folder, the script and
+// the interpreter are reachable by that identity, so the run fails with a
+// clear message instead of a permission error from inside the sandbox.
+// Typical cause: a test's t.TempDir() or a checkout under /root (mode 0700).
+func checkReachable(uid, gid int, skill, script, program string) error {
+	if uid == os.Geteuid() {
+		return nil
+	}
+	for _, c := range []struct {
+		path string
+		want uint32
+	}{{skill, permRX}, {script, permRead}, {program, permExec}} {
+		if bad := unreachable(c.path, uid, gid, c.want); bad != "" {
+			return errUnreachable(bad, uid)
+		}
+	}
+	return nil
+}
+
+// unreachable returns the first element of path (an ancestor folder
+// lacking search permission, or path itself lacking want) that uid:gid
+// cannot use, or "".
+func unreachable(path string, uid, gid int, want uint32) string {
+	dir := filepath.Dir(path)
+	for {
+		if !mayAccess(dir, uid, gid, permExec) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if !mayAccess(path, uid, gid, want) {
+		return path
+	}
+	return ""
+}
+
+// mayAccess applies the classic owner/group/other rule to path's mode
+// (stat follows symlinks, as the kernel would).
+func mayAccess(path string, uid, gid int, want uint32) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return false
+	}
+	mode := uint32(st.Mode) & 0o777
+	switch {
+	case int(st.Uid) == uid:
+		mode >>= permOwner
+	case int(st.Gid) == gid:
+		mode >>= permGroup
+	}
+	return mode&want == want
+}
+
+// errUnreachable explains the usual cause when the caller is root.
+func errUnreachable(path string, uid int) error {
+	return fmt.Errorf("%w: %s is not readable by uid %d, the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, path, uid)
+}

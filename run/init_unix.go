@@ -1,0 +1,133 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+)
+
+// maxConfig bounds the config the init stage accepts.
+const maxConfig = 16 << 20
+
+// ExecInitIfRequested turns this process into the sandbox's init stage when
+// it was started as one by Run: argv[0] is "skill-sandbox-init" and a pipe
+// is open on descriptor 3. It then applies the isolation layers and execs
+// the script, and never returns. In every other case it returns at once,
+// after a string comparison. Call it first thing in main, and in TestMain
+// of tests that use Run.
+func ExecInitIfRequested() {
+	if len(os.Args) != 1 || os.Args[0] != initArg0 {
+		return
+	}
+	var st syscall.Stat_t
+	if syscall.Fstat(configFD, &st) != nil || uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO {
+		return
+	}
+	// Capabilities, no_new_privs, Landlock and seccomp are attributes of
+	// the calling thread, and execve from that thread is what carries them
+	// into the script: everything below runs on this one locked thread.
+	runtime.LockOSThread()
+	os.Exit(initMain())
+}
+
+// initMain runs the init stage and returns an exit status only when it
+// could not exec the script.
+//
+// The script replaces this process, so with a PID namespace it is PID 1
+// there: the kernel ignores signals it sends to itself without a handler
+// (kill -KILL $$ does nothing; faults such as SIGSEGV and the kernel's
+// RLIMIT_CPU kill still apply), and orphans of the run are reparented to
+// it. A Go reaper as PID 1 would avoid that, but the Go runtime cannot
+// live under RLIMIT_AS (it reserves more address space than the limit), so
+// the limit could only reach the script racily, after its execve.
+func initMain() int {
+	report := os.NewFile(reportFD, "report")
+	conf := os.NewFile(configFD, "config")
+	cfg, err := readConfig(conf)
+	if err != nil {
+		writeReport(report, initReport{Fatal: err.Error()})
+		return initExitFailure
+	}
+	applied, missing := applyLayers(cfg)
+	if err := writeReport(report, initReport{Applied: applied, Missing: missing}); err != nil {
+		return initExitFailure
+	}
+	// Wait for the supervisor's go-ahead when it may refuse the run
+	// (RequireIsolation) now that it knows which layers took effect.
+	if cfg.WaitForGo {
+		var b [1]byte
+		if n, _ := conf.Read(b[:]); n != 1 || b[0] != goByte {
+			return initExitFailure
+		}
+	}
+	if err := os.Chdir(cfg.Dir); err != nil {
+		writeReport(report, initReport{ExecError: err.Error()})
+		return 127
+	}
+	closeExtraFDs()
+	execScript(cfg, report)
+	return 127
+}
+
+// readConfig reads the length-prefixed JSON config.
+func readConfig(r io.Reader) (*initConfig, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("reading config: %v", err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxConfig {
+		return nil, fmt.Errorf("config too large (%d bytes)", size)
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("reading config: %v", err)
+	}
+	var cfg initConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("decoding config: %v", err)
+	}
+	if len(cfg.Argv) == 0 {
+		return nil, fmt.Errorf("config has no command")
+	}
+	return &cfg, nil
+}
+
+// writeReport writes one JSON line in a single write.
+func writeReport(w io.Writer, rep initReport) error {
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// step is one isolation layer as applied by the init stage.
+type step struct {
+	layer Layer
+	apply func(cfg *initConfig) error
+}
+
+// runSteps applies the steps whose layer the config asks for, in order, and
+// sorts them into applied and missing. A failing layer does not stop the
+// others: the supervisor decides whether a missing one is acceptable.
+func runSteps(cfg *initConfig, steps []step) (applied []Layer, missing []Missing) {
+	for _, s := range steps {
+		if !has(cfg.Layers, s.layer) && !has(cfg.Namespaces, s.layer) {
+			continue
+		}
+		if err := s.apply(cfg); err != nil {
+			missing = append(missing, Missing{Layer: s.layer, Reason: err.Error()})
+			continue
+		}
+		applied = append(applied, s.layer)
+	}
+	return applied, missing
+}

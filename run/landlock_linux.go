@@ -1,0 +1,255 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock access rights by the ABI version that introduced them.
+const (
+	llFSv1 = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	llFSv2  = llFSv1 | unix.LANDLOCK_ACCESS_FS_REFER
+	llFSv3  = llFSv2 | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	llFSv5  = llFSv3 | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llNetv4 = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	// Scopes (ABI 6): abstract unix sockets and signals of processes
+	// outside the sandbox's Landlock domain.
+	llScopeAbstractUnix = 0x1
+	llScopeSignal       = 0x2
+	llScopev6           = llScopeAbstractUnix | llScopeSignal
+
+	// Rights that apply to files (rules on files may hold only these).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE |
+		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+
+	llRead      = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	llReadExec  = llRead | unix.LANDLOCK_ACCESS_FS_EXECUTE
+	llDevice    = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llReadWrite = llFSv5 &^ (unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+)
+
+// llRulesetAttr is struct landlock_ruleset_attr up to ABI 6. Larger than
+// what old kernels know is fine as long as the extra fields are zero.
+type llRulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// landlockABI returns the kernel's Landlock ABI version, or an error when
+// Landlock is absent or disabled at boot.
+func landlockABI() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, fmt.Errorf("landlock unavailable: %v", errno)
+	}
+	return int(v), nil
+}
+
+// applyLandlock restricts the file system (landlock-fs), TCP (landlock-net)
+// and signals and abstract unix sockets (landlock-scope) in one ruleset,
+// handling every right the kernel's ABI knows (best effort: a layer the
+// ABI lacks is reported missing, the others still apply):
+//
+//   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
+//     skill folder;
+//   - read: a short list of /etc files the C library and interpreters
+//     need, /proc (private with the PID namespace);
+//   - read and write: /dev/null, zero, full, random, urandom, and the
+//     private /dev/shm when the mount namespace provides one;
+//   - everything but execute and device nodes: the work folder;
+//   - TCP bind and connect: nothing, unless AllowNetwork (then not handled);
+//   - scopes: no signal and no abstract unix socket leaves the domain.
+//
+// ABI 7 added only logging; rights of later ABIs (UDP, connecting to
+// pathname unix sockets) are not handled yet, so on such kernels the
+// ruleset is the ABI 6 one. Pathname unix sockets are kept out of reach by
+// the mount namespace, which masks every folder that could hold one.
+func applyLandlock(cfg *initConfig) ([]Layer, []Missing) {
+	want := func(l Layer) bool { return has(cfg.Layers, l) }
+	var applied []Layer
+	var missing []Missing
+	fail := func(reason string, ls ...Layer) {
+		for _, l := range ls {
+			if want(l) {
+				missing = append(missing, Missing{Layer: l, Reason: reason})
+			}
+		}
+	}
+	all := []Layer{LayerLandlockFS, LayerLandlockNet, LayerLandlockScope}
+	if !want(LayerLandlockFS) && !want(LayerLandlockNet) && !want(LayerLandlockScope) {
+		return nil, nil
+	}
+	abi, err := landlockABI()
+	if err != nil {
+		fail(err.Error(), all...)
+		return nil, missing
+	}
+	var attr llRulesetAttr
+	if want(LayerLandlockFS) {
+		switch {
+		case abi >= 5:
+			attr.handledFS = llFSv5
+		case abi >= 3:
+			attr.handledFS = llFSv3
+		case abi >= 2:
+			attr.handledFS = llFSv2
+		default:
+			attr.handledFS = llFSv1
+		}
+	}
+	if want(LayerLandlockNet) {
+		if abi >= 4 {
+			attr.handledNet = llNetv4
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), LayerLandlockNet)
+		}
+	}
+	if want(LayerLandlockScope) {
+		if abi >= 6 {
+			attr.scoped = llScopev6
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), LayerLandlockScope)
+		}
+	}
+	if attr == (llRulesetAttr{}) {
+		return nil, missing
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		fail(fmt.Sprintf("landlock_create_ruleset: %v", errno), all...)
+		return nil, missing
+	}
+	defer unix.Close(int(fd))
+	if attr.handledFS != 0 {
+		if err := addPathRules(int(fd), cfg, attr.handledFS); err != nil {
+			fail(err.Error(), all...)
+			return nil, missing
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		fail(fmt.Sprintf("landlock_restrict_self: %v", errno), all...)
+		return nil, missing
+	}
+	if attr.handledFS != 0 {
+		applied = append(applied, LayerLandlockFS)
+	}
+	if attr.handledNet != 0 {
+		applied = append(applied, LayerLandlockNet)
+	}
+	if attr.scoped != 0 {
+		applied = append(applied, LayerLandlockScope)
+	}
+	return applied, missing
+}
+
+// addPathRules adds the allow rules listed on applyLandlock.
+func addPathRules(ruleset int, cfg *initConfig, handled uint64) error {
+	type rule struct {
+		path   string
+		access uint64
+	}
+	var rules []rule
+	for _, p := range llSystemDirs() {
+		rules = append(rules, rule{p, llReadExec})
+	}
+	etc := llEtcPaths()
+	if cfg.AllowNetwork {
+		etc = append(etc, llNetworkEtc()...)
+	}
+	for _, pattern := range etc {
+		matches, _ := filepath.Glob(pattern)
+		for _, p := range matches {
+			rules = append(rules, rule{p, llRead})
+		}
+	}
+	for _, p := range llDevices() {
+		rules = append(rules, rule{p, llDevice})
+	}
+	if has(cfg.Namespaces, LayerMountNS) {
+		// The private /dev/shm of setupMounts; never the host's.
+		rules = append(rules, rule{"/dev/shm", llReadWrite})
+	}
+	rules = append(rules,
+		rule{"/proc", llRead},
+		rule{cfg.Argv[0], llReadExec},
+		rule{cfg.Skill, llReadExec},
+		rule{cfg.WorkDir, llReadWrite},
+	)
+	for _, r := range rules {
+		if err := addPathRule(ruleset, r.path, r.access&handled); err != nil {
+			if os.IsNotExist(err) && r.path != cfg.Skill && r.path != cfg.WorkDir {
+				continue
+			}
+			return fmt.Errorf("landlock rule for %s: %v", r.path, err)
+		}
+	}
+	return nil
+}
+
+// addPathRule allows access beneath path (or to path, for a file).
+func addPathRule(ruleset int, path string, access uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= llFileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Paths the script may read (and execute, for the system folders). /etc is
+// not among them as a whole: /etc/passwd, group, shadow, hostname and the
+// like describe the host. Missing paths are skipped.
+
+// llSystemDirs are read and executed: the system's programs and libraries.
+func llSystemDirs() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+}
+
+// llEtcPaths are read: what the C library, TLS and interpreters need (globs).
+func llEtcPaths() []string {
+	return []string{
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+		"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/mime.types",
+		"/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/protocols",
+		"/etc/services", "/etc/inputrc", "/etc/locale.alias", "/etc/timezone",
+		"/etc/python3", "/etc/python3.*", "/etc/perl", "/etc/bash.bashrc", "/etc/magic",
+	}
+}
+
+// llNetworkEtc are read only with AllowNetwork: name resolution.
+func llNetworkEtc() []string {
+	return []string{"/etc/resolv.conf", "/etc/hosts"}
+}
+
+// llDevices are read and written: harmless character devices.
+func llDevices() []string {
+	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+}

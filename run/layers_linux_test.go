@@ -1,0 +1,477 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// attack is one probe that a single layer must stop. The probe is run three
+// times: with the layer (and `also`) disabled it must succeed, proving the
+// attack is real and this layer is what stands in its way; with only `also`
+// disabled and with the full sandbox it must fail. `also` switches off
+// layers that would stop the attack as well, so that the layer under test
+// is the decisive one.
+type attack struct {
+	layer  Layer
+	name   string
+	also   []Layer
+	sb     Sandbox
+	script string
+	// setup prepares the host side (a listener, a file, a process) and
+	// returns the script's arguments and a check that reports whether the
+	// attack worked, given the run's outcome.
+	setup    func(t *testing.T) (args []string, worked func(o outcome) bool)
+	rootOnly string // reason, when the attack needs the tests to run as root
+}
+
+// printed returns a check that looks for marker in the script's stdout.
+func printed(marker string) func(t *testing.T) ([]string, func(o outcome) bool) {
+	return func(*testing.T) ([]string, func(o outcome) bool) {
+		return nil, func(o outcome) bool { return strings.Contains(o.stdout, marker) }
+	}
+}
+
+func attacks() []attack {
+	return []attack{
+		{
+			layer: LayerLandlockFS, name: "read /etc/passwd",
+			script: "print(open('/etc/passwd').read())\n",
+			setup:  printed("root:"),
+		},
+		{
+			layer: LayerLandlockFS, name: "write outside the work folder",
+			also: []Layer{LayerMountNS},
+			script: `import sys
+open(sys.argv[1], "w").write("pwned")
+`,
+			setup: func(t *testing.T) ([]string, func(outcome) bool) {
+				dir := worldWritableDir(t)
+				target := filepath.Join(dir, "planted")
+				return []string{target}, func(outcome) bool {
+					b, _ := os.ReadFile(target)
+					return string(b) == "pwned"
+				}
+			},
+		},
+		{
+			layer: LayerLandlockNet, name: "listen on a TCP port",
+			script: `import socket
+s = socket.socket()
+s.bind(("0.0.0.0", 0))
+s.listen()
+print("listening on", s.getsockname()[1])
+`,
+			setup: printed("listening on"),
+		},
+		{
+			layer: LayerNetNS, name: "connect to a host listener on 127.0.0.1",
+			also:   []Layer{LayerLandlockNet},
+			script: connectScript,
+			setup:  hostListener,
+		},
+		{
+			layer: LayerPIDNS, name: "see a host process",
+			script: `import os, sys
+print("visible" if os.path.exists("/proc/" + sys.argv[1]) else "hidden")
+`,
+			setup: func(*testing.T) ([]string, func(outcome) bool) {
+				return []string{strconv.Itoa(os.Getpid())}, func(o outcome) bool { return strings.Contains(o.stdout, "visible") }
+			},
+		},
+		{
+			layer: LayerMountNS, name: "read a file in the host's /tmp",
+			also: []Layer{LayerLandlockFS},
+			script: `import sys
+print(open(sys.argv[1]).read())
+`,
+			setup: func(t *testing.T) ([]string, func(outcome) bool) {
+				f, err := os.CreateTemp("/tmp", "skill-sandbox-host-secret-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(f.Name()) })
+				f.WriteString("host-tmp-secret")
+				f.Chmod(0o644)
+				f.Close()
+				return []string{f.Name()}, func(o outcome) bool { return strings.Contains(o.stdout, "host-tmp-secret") }
+			},
+		},
+		{
+			layer: LayerMountNS, name: "connect to a host unix socket outside the work folder",
+			script: `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"hello")
+print("connected")
+`,
+			setup: hostPathSocket,
+		},
+		{
+			layer: LayerUTSNS, name: "read the host name",
+			script: "import socket\nprint('hostname=' + socket.gethostname())\n",
+			setup: func(t *testing.T) ([]string, func(outcome) bool) {
+				host, err := os.Hostname()
+				if err != nil || host == sandboxHostname {
+					t.Skipf("host name %q cannot be told apart", host)
+				}
+				return nil, func(o outcome) bool { return strings.Contains(o.stdout, "hostname="+host+"\n") }
+			},
+		},
+		{
+			layer: LayerIPCNS, name: "attach a host SysV shared memory segment",
+			script: `import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+shmid = libc.shmget(int(sys.argv[1]), 0, 0)
+print("attached" if shmid >= 0 else "not found, errno %d" % ctypes.get_errno())
+`,
+			setup: hostSharedMemory,
+		},
+		{
+			layer: LayerSeccomp, name: "unshare a new user namespace",
+			script: `import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.unshare(0x10000000)
+print("unshared" if r == 0 else "refused, errno %d" % ctypes.get_errno())
+`,
+			setup: printed("unshared"),
+		},
+		{
+			layer: LayerSeccomp, name: "ptrace a process",
+			script: `import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    time.sleep(10)
+    os._exit(0)
+r = libc.ptrace(16, pid, 0, 0)  # PTRACE_ATTACH
+print("attached" if r == 0 else "refused, errno %d" % ctypes.get_errno())
+os.kill(pid, 9)
+`,
+			setup: printed("attached"),
+		},
+		{
+			layer: LayerCaps, name: "ignore file permissions as namespace root",
+			sb: Sandbox{UseWorkDir: true},
+			script: `import os
+open("locked", "w").write("secret")
+os.chmod("locked", 0)
+try:
+    print("read " + open("locked").read())
+except OSError as e:
+    print("denied", e)
+`,
+			setup: printed("read secret"),
+		},
+		{
+			layer: LayerNoNewPrivs, name: "gain root through a setuid binary",
+			also:   []Layer{LayerUserNS},
+			script: "import subprocess\nprint(subprocess.run(['./suid-id'], capture_output=True, text=True).stdout)\n",
+			setup: func(t *testing.T) ([]string, func(outcome) bool) {
+				return nil, func(o outcome) bool { return strings.Contains(o.stdout, "euid=0") }
+			},
+			rootOnly: "planting a setuid-root binary needs root",
+		},
+		{
+			layer: LayerRlimits, name: "allocate 1 GiB",
+			sb:     Sandbox{MemoryMB: 256},
+			script: "b = bytearray(1 << 30)\nprint('allocated')\n",
+			setup:  printed("allocated"),
+		},
+		{
+			layer: LayerLandlockScope, name: "signal a host process",
+			also:   []Layer{LayerPIDNS},
+			script: "import os, sys, signal\nos.kill(int(sys.argv[1]), signal.SIGKILL)\nprint('sent')\n",
+			setup:  hostVictim,
+		},
+		{
+			layer: LayerLandlockScope, name: "connect to a host abstract unix socket",
+			also:   []Layer{LayerNetNS},
+			script: "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect('\\0' + sys.argv[1])\ns.sendall(b'hello')\nprint('connected')\n",
+			setup:  hostAbstractSocket,
+		},
+	}
+}
+
+const connectScript = `import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2)
+s.sendall(b"hello")
+print("connected")
+`
+
+func TestLayerAttacks(t *testing.T) {
+	fullIsolation(t)
+	for _, a := range attacks() {
+		t.Run(string(a.layer)+"/"+a.name, func(t *testing.T) {
+			if a.rootOnly != "" && os.Geteuid() != 0 {
+				t.Skip(a.rootOnly)
+			}
+			scripts := map[string]string{"attack.py": a.script}
+			dir := newSkill(t, scripts)
+			if a.layer == LayerNoNewPrivs {
+				plantSetuidID(t, dir)
+			}
+			try := func(disable []Layer) (outcome, bool) {
+				args, worked := a.setup(t)
+				sb := a.sb
+				sb.Disable = disable
+				o := runIn(t, sb, dir, "attack.py", args...)
+				if o.err != nil {
+					t.Fatalf("run with %v disabled: %v", disable, o.err)
+				}
+				return o, worked(o)
+			}
+			without := append(append([]Layer{}, a.also...), a.layer)
+			if o, ok := try(without); !ok {
+				t.Fatalf("the attack failed even with %v disabled, so it shows nothing: exit %d stdout %q stderr %q", without, o.res.ExitCode, o.stdout, o.stderr)
+			}
+			if o, ok := try(a.also); ok {
+				t.Errorf("the attack worked with %s in place (disabled: %v): stdout %q", a.layer, a.also, o.stdout)
+			}
+			if len(a.also) > 0 {
+				if o, ok := try(nil); ok {
+					t.Errorf("the attack worked against the full sandbox: stdout %q", o.stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestNoNewPrivsFlag(t *testing.T) {
+	fullIsolation(t)
+	dir := newSkill(t, map[string]string{"status.py": "print(open('/proc/self/status').read())\n"})
+	for _, c := range []struct {
+		disable []Layer
+		want    string
+	}{{nil, "NoNewPrivs:\t1"}, {[]Layer{LayerNoNewPrivs, LayerLandlockFS, LayerLandlockNet, LayerLandlockScope, LayerSeccomp}, "NoNewPrivs:\t0"}} {
+		o := runIn(t, Sandbox{Disable: c.disable}, dir, "status.py")
+		if o.err != nil || !strings.Contains(o.stdout, c.want) {
+			t.Errorf("disabled %v: err %v, status lacks %q:\n%s", c.disable, o.err, c.want, o.stdout)
+		}
+	}
+}
+
+// worldWritableDir returns a host folder outside the sandbox that the
+// sandbox identity could write to if nothing stopped it.
+func worldWritableDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "skill-sandbox-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	return dir
+}
+
+// hostListener accepts one connection on the host's loopback.
+func hostListener(t *testing.T) ([]string, func(outcome) bool) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	return []string{strconv.Itoa(port)}, acceptOnce(ln)
+}
+
+// hostSharedMemory creates a SysV segment in the host's IPC namespace.
+func hostSharedMemory(t *testing.T) ([]string, func(outcome) bool) {
+	key := int(time.Now().UnixNano()&0x3fffffff) | 1
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
+	if err != nil {
+		t.Skipf("cannot create a SysV shared memory segment: %v", err)
+	}
+	t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	return []string{strconv.Itoa(key)}, func(o outcome) bool { return strings.Contains(o.stdout, "attached") }
+}
+
+// hostVictim starts a host process the sandbox identity may signal (same
+// uid) and reports whether it was killed.
+func hostVictim(t *testing.T) ([]string, func(outcome) bool) {
+	cmd := exec.Command("/bin/sleep", "60")
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan *os.ProcessState, 1)
+	go func() { cmd.Wait(); exited <- cmd.ProcessState }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return []string{strconv.Itoa(cmd.Process.Pid)}, func(outcome) bool {
+		select {
+		case st := <-exited:
+			ws, _ := st.Sys().(syscall.WaitStatus)
+			return ws.Signaled() && ws.Signal() == syscall.SIGKILL
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	}
+}
+
+// hostAbstractSocket listens on an abstract unix socket of the host's
+// network namespace.
+func hostAbstractSocket(t *testing.T) ([]string, func(outcome) bool) {
+	name := fmt.Sprintf("skill-sandbox-test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	ln, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Skipf("abstract unix sockets unavailable: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return []string{name}, acceptOnce(ln)
+}
+
+// plantSetuidID puts a setuid-root copy of id(1) in the skill's scripts/.
+func plantSetuidID(t *testing.T, dir string) {
+	src, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		t.Skipf("no /usr/bin/id to copy: %v", err)
+	}
+	dst := filepath.Join(dir, "scripts", "suid-id")
+	if err := os.WriteFile(dst, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Chmod(dst, 0o4755); err != nil { // os.Chmod would drop the setuid bit
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(dst, &st) == nil && st.Flags&unix.ST_NOSUID != 0 {
+		t.Skip("the temporary folder is mounted nosuid")
+	}
+}
+
+func TestAllowNetwork(t *testing.T) {
+	fullIsolation(t)
+	dir := newSkill(t, map[string]string{"attack.py": connectScript})
+	args, worked := hostListener(t)
+	o := runIn(t, Sandbox{AllowNetwork: true}, dir, "attack.py", args...)
+	if o.err != nil || !worked(o) {
+		t.Fatalf("with AllowNetwork the host listener was not reached: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
+	}
+	for _, l := range []Layer{LayerNetNS, LayerLandlockNet} {
+		if has(o.res.Applied, l) {
+			t.Errorf("%s applied although the network is allowed", l)
+		}
+		for _, m := range o.res.Missing {
+			if m.Layer == l {
+				t.Errorf("%s reported missing although it is omitted on purpose", l)
+			}
+		}
+	}
+}
+
+func TestSkillUnreadableBySandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller runs the sandbox as another identity")
+	}
+	dir := newSkill(t, map[string]string{"ok.py": "print(1)\n"})
+	os.Chmod(filepath.Dir(dir), 0o700)
+	o := runIn(t, Sandbox{}, dir, "ok.py")
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "not readable by uid 65534") {
+		t.Fatalf("err %v, want ErrBadConfig naming the sandbox uid", o.err)
+	}
+}
+
+func TestSeccompFilterDetails(t *testing.T) {
+	fullIsolation(t)
+	// Each line prints "name errno"; errno 0 means the call was allowed.
+	dir := newSkill(t, map[string]string{"calls.py": `import ctypes, errno, fcntl, termios, os
+libc = ctypes.CDLL(None, use_errno=True)
+def report(name, r):
+    print(name, 0 if r >= 0 else ctypes.get_errno())
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+    print("tiocsti", 0)
+except OSError as e:
+    print("tiocsti", e.errno)
+report("personality-query", libc.personality(0xffffffff))
+report("personality-norandom", libc.personality(0x0040000))
+report("clone3", libc.syscall(435, 0, 0))
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+print("fork", 0)
+`})
+	want := map[string]int{
+		"tiocsti":              int(unix.EPERM), // ENOTTY without the filter: stdin is /dev/null
+		"personality-query":    0,
+		"personality-norandom": int(unix.EPERM),
+		"clone3":               int(unix.ENOSYS), // EFAULT/EINVAL without the filter
+		"fork":                 0,
+	}
+	o := runIn(t, Sandbox{}, dir, "calls.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
+		var name string
+		var n int
+		fmt.Sscan(line, &name, &n)
+		got[name] = n
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: errno %d, want %d", name, got[name], w)
+		}
+	}
+	// The same calls without the filter behave differently, so the
+	// expectations above are the filter's doing.
+	o = runIn(t, Sandbox{Disable: []Layer{LayerSeccomp}}, dir, "calls.py")
+	if strings.Contains(o.stdout, fmt.Sprintf("tiocsti %d\n", unix.EPERM)) || strings.Contains(o.stdout, fmt.Sprintf("clone3 %d\n", unix.ENOSYS)) {
+		t.Errorf("without seccomp the calls still fail as with it: %q", o.stdout)
+	}
+}
+
+// hostPathSocket listens on a pathname unix socket in a host folder that
+// the sandbox identity may reach by file permissions. Landlock (ABI <= 7)
+// has no right for connect(2) to such a socket: only the mount namespace,
+// which masks the folder, stands in the way.
+func hostPathSocket(t *testing.T) ([]string, func(outcome) bool) {
+	dir := worldWritableDir(t)
+	path := filepath.Join(dir, "host.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Skipf("unix sockets unavailable: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	os.Chmod(path, 0o777)
+	return []string{path}, acceptOnce(ln)
+}
+
+// acceptOnce accepts one connection on ln in the background; the returned
+// check closes ln and reports whether "hello" arrived.
+func acceptOnce(ln net.Listener) func(outcome) bool {
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		b, _ := io.ReadAll(c)
+		got <- string(b)
+	}()
+	return func(outcome) bool {
+		ln.Close()
+		select {
+		case s := <-got:
+			return s == "hello"
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	}
+}

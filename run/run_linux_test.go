@@ -1,0 +1,579 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const envScript = `import os
+for k in sorted(os.environ):
+    print(k + "=" + os.environ[k])
+print("CWD=" + os.getcwd())
+`
+
+func TestEnvironmentAllowlist(t *testing.T) {
+	needTool(t, "python3")
+	t.Setenv("SKILL_SANDBOX_TEST_SECRET", "s3cret-value")
+	t.Setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+	t.Setenv("LD_PRELOAD", "/nonexistent.so")
+	dir := newSkill(t, map[string]string{"env.py": envScript})
+	o := runIn(t, Sandbox{Env: map[string]string{"GREETING": "hello"}, RequestID: "req-42"}, dir, "env.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("run: err %v, exit %d, stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		env[k] = v
+	}
+	if strings.Contains(o.stdout, "s3cret-value") {
+		t.Errorf("the caller's secret reached the script:\n%s", o.stdout)
+	}
+	if _, ok := env["LD_PRELOAD"]; ok {
+		t.Errorf("LD_PRELOAD reached the script")
+	}
+	for _, k := range proxyVars() {
+		if v, ok := env[k]; !ok || v != "" {
+			t.Errorf("%s = %q (present %v), want present and empty", k, v, ok)
+		}
+	}
+	want := map[string]string{"PATH": sandboxPath, "GREETING": "hello", "SKILL_SANDBOX_REQUEST_ID": "req-42"}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	if env["HOME"] == "" || env["HOME"] != env["TMPDIR"] {
+		t.Errorf("HOME %q and TMPDIR %q should both be the work folder", env["HOME"], env["TMPDIR"])
+	}
+	if got, want := env["CWD"], filepath.Join(o.res.Validation.Path, "scripts"); got != want {
+		t.Errorf("working directory %q, want %q", got, want)
+	}
+}
+
+func TestRefusedEnv(t *testing.T) {
+	dir := newSkill(t, map[string]string{"env.py": envScript})
+	for _, key := range []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "NODE_PATH", "BASH_ENV", "ENV", "PERL5OPT", "RUBYOPT", "PATH", "HOME", "BAD KEY", ""} {
+		t.Run(key, func(t *testing.T) {
+			o := runIn(t, Sandbox{Env: map[string]string{key: "x"}}, dir, "env.py")
+			if !errors.Is(o.err, ErrBadConfig) {
+				t.Fatalf("Env %q: err %v, want ErrBadConfig", key, o.err)
+			}
+			if o.res.Started {
+				t.Errorf("script started despite the refusal")
+			}
+		})
+	}
+}
+
+func TestWorkDir(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"w.py": `import os
+open("out.txt", "w").write("artifact")
+print(os.getcwd())
+`})
+	o := runIn(t, Sandbox{UseWorkDir: true, KeepWorkDir: true}, dir, "w.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("run: err %v, exit %d, stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	wd := o.res.WorkDir
+	if wd == "" {
+		t.Fatal("KeepWorkDir set but Result.WorkDir is empty")
+	}
+	defer os.RemoveAll(wd)
+	if got := strings.TrimSpace(o.stdout); got != wd {
+		t.Errorf("cwd %q, want the work folder %q", got, wd)
+	}
+	if b, err := os.ReadFile(filepath.Join(wd, "out.txt")); err != nil || string(b) != "artifact" {
+		t.Errorf("artifact: %q, %v", b, err)
+	}
+
+	o = runIn(t, Sandbox{UseWorkDir: true}, dir, "w.py")
+	if o.err != nil || o.res.WorkDir != "" {
+		t.Fatalf("err %v, WorkDir %q", o.err, o.res.WorkDir)
+	}
+	if _, err := os.Stat(strings.TrimSpace(o.stdout)); !os.IsNotExist(err) {
+		t.Errorf("work folder %s not removed after the run: %v", o.stdout, err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	dir := newSkill(t, map[string]string{
+		"ok.py":      "print(1)\n",
+		"weird.bin":  "#!/usr/bin/env no-such-interpreter-xyz\n",
+		"noexec.txt": "plain text\n",
+	})
+	os.Chmod(filepath.Join(dir, "scripts", "noexec.txt"), 0o644)
+	bad := newSkill(t, nil)
+	os.WriteFile(filepath.Join(bad, "SKILL.md"), []byte("---\nname: Not Valid\n---\n"), 0o644)
+	cases := []struct {
+		name   string
+		sb     Sandbox
+		dir    string
+		script string
+		want   error
+	}{
+		{"invalid skill", Sandbox{}, bad, "ok.py", ErrInvalidSkill},
+		{"missing script", Sandbox{}, dir, "nope.py", ErrBadScript},
+		{"traversal", Sandbox{}, dir, "../SKILL.md", ErrBadScript},
+		{"absolute", Sandbox{}, dir, "/etc/passwd", ErrBadScript},
+		{"unknown interpreter", Sandbox{}, dir, "weird.bin", ErrNoInterpreter},
+		{"no interpreter at all", Sandbox{}, dir, "noexec.txt", ErrNoInterpreter},
+		{"negative memory", Sandbox{MemoryMB: -1}, dir, "ok.py", ErrBadConfig},
+		{"unknown layer", Sandbox{Disable: []Layer{"nope"}}, dir, "ok.py", ErrBadConfig},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := runIn(t, c.sb, c.dir, c.script)
+			if !errors.Is(o.err, c.want) {
+				t.Fatalf("err %v, want %v", o.err, c.want)
+			}
+			if o.res.Started || o.res.ExitCode != -1 {
+				t.Errorf("Started %v ExitCode %d for a refused run", o.res.Started, o.res.ExitCode)
+			}
+		})
+	}
+}
+
+func TestExecFailureIsNotAnExitCode(t *testing.T) {
+	// An executable file that is neither ELF nor has a shebang: execve
+	// fails with ENOEXEC inside the init stage.
+	dir := newSkill(t, map[string]string{"garbage": "\x01\x02\x03 not a program\n"})
+	o := runIn(t, Sandbox{}, dir, "garbage")
+	if !errors.Is(o.err, ErrStart) {
+		t.Fatalf("err %v, want ErrStart", o.err)
+	}
+	if o.res.Started {
+		t.Errorf("Started is true although execve failed")
+	}
+	if !strings.Contains(o.err.Error(), "exec format error") {
+		t.Errorf("error does not say why: %v", o.err)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{
+		"exit7.py":    "import sys\nsys.exit(7)\n",
+		"segv.py":     "import ctypes\nctypes.string_at(0)\n",
+		"exit0.sh":    "echo fine\n",
+		"direct":      "#!/bin/sh\nexit 3\n",
+		"shebangs.sh": "#!/bin/sh -e\nfalse\necho unreachable\n",
+	})
+	cases := []struct {
+		script string
+		code   int
+		signal string
+	}{
+		{"exit7.py", 7, ""},
+		{"segv.py", -1, "SIGSEGV"},
+		{"exit0.sh", 0, ""},
+		{"direct", 3, ""},
+		{"shebangs.sh", 1, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.script, func(t *testing.T) {
+			o := runIn(t, Sandbox{}, dir, c.script)
+			if o.err != nil {
+				t.Fatalf("a script's own exit status is not an error: %v", o.err)
+			}
+			if !o.res.Started || o.res.ExitCode != c.code || o.res.Signal != c.signal {
+				t.Errorf("Started %v ExitCode %d Signal %q, want %d %q (stderr %s)", o.res.Started, o.res.ExitCode, o.res.Signal, c.code, c.signal, o.stderr)
+			}
+		})
+	}
+}
+
+func TestOutputCapAndHash(t *testing.T) {
+	needTool(t, "python3")
+	const size = 3 << 20
+	dir := newSkill(t, map[string]string{"big.py": fmt.Sprintf(`import sys
+chunk = bytes(range(256)) * 4096
+n = 0
+while n < %d:
+    sys.stdout.buffer.write(chunk)
+    n += len(chunk)
+sys.stderr.write("small")
+`, size)})
+	o := runIn(t, Sandbox{OutputCap: 1 << 20}, dir, "big.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	want := bytes.Repeat([]byte{}, 0)
+	for len(want) < size {
+		for i := 0; i < 256; i++ {
+			want = append(want, byte(i))
+		}
+	}
+	sum := sha256.Sum256(want)
+	out := o.res.Stdout
+	if out.Bytes != size || !out.Truncated || len(out.Captured) != 1<<20 {
+		t.Errorf("stdout Bytes %d Truncated %v captured %d, want %d true %d", out.Bytes, out.Truncated, len(out.Captured), size, 1<<20)
+	}
+	if out.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("stdout SHA-256 %s, want %x", out.SHA256, sum)
+	}
+	if !bytes.Equal(out.Captured, want[:1<<20]) {
+		t.Errorf("captured bytes differ from the first MiB written")
+	}
+	if len(o.stdout) != size {
+		t.Errorf("streamed %d bytes to Stdout, want all %d", len(o.stdout), size)
+	}
+	if e := o.res.Stderr; e.Bytes != 5 || e.Truncated || string(e.Captured) != "small" {
+		t.Errorf("stderr %+v", e)
+	}
+}
+
+func TestInheritedDescriptors(t *testing.T) {
+	needTool(t, "python3")
+	// A descriptor the caller left open without close-on-exec must not
+	// reach the script (probe 27).
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	dir := newSkill(t, map[string]string{"fds.py": `import os
+fds = sorted(int(x) for x in os.listdir("/proc/self/fd"))
+print(" ".join(map(str, fds)))
+`})
+	o := runIn(t, Sandbox{}, dir, "fds.py")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	// 0, 1, 2 and the descriptor listdir itself opened.
+	if got := strings.TrimSpace(o.stdout); got != "0 1 2 3" {
+		t.Errorf("script's descriptors: %q, want \"0 1 2 3\" (caller's leaked fd was %d)", got, fd)
+	}
+}
+
+// markerToken returns a random sleep duration whose digits mark processes
+// of one test in /proc/*/cmdline.
+func markerToken(t *testing.T) string {
+	var b [6]byte
+	rand.Read(b[:])
+	n := 0
+	for _, x := range b {
+		n = n*7 + int(x)
+	}
+	return fmt.Sprintf("86400.%d", n%1000000000+1000000000)
+}
+
+// processesWith lists host pids whose command line holds token.
+func processesWith(token string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cmd, []byte(token)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// daemonScript double-forks, starts a new session and leaves `sleep TOKEN`
+// running; the first process then waits forever or exits at once.
+const daemonScript = `import os, sys, time
+token, mode = sys.argv[1], sys.argv[2]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv("/bin/sleep", ["sleep", token])
+    os._exit(0)
+time.sleep(0.3)
+print("daemon started", flush=True)
+if mode == "wait":
+    time.sleep(3600)
+`
+
+func TestNothingOutlivesTheRun(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"daemon.py": daemonScript})
+	cases := []struct {
+		name    string
+		disable []Layer
+		mode    string
+	}{
+		{"timeout", nil, "wait"},
+		{"script exits", nil, "exit"},
+		{"timeout without pidns", []Layer{LayerPIDNS}, "wait"},
+		{"exit without pidns", []Layer{LayerPIDNS}, "exit"},
+		{"timeout without namespaces", []Layer{LayerUserNS}, "wait"},
+		{"exit without namespaces", []Layer{LayerUserNS}, "exit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			token := markerToken(t)
+			o := runIn(t, Sandbox{Timeout: time.Second, Disable: c.disable}, dir, "daemon.py", token, c.mode)
+			t.Cleanup(func() {
+				for _, pid := range processesWith(token) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			if o.err != nil {
+				t.Fatalf("err %v stderr %s", o.err, o.stderr)
+			}
+			if !strings.Contains(o.stdout, "daemon started") {
+				t.Fatalf("the daemon did not start: stdout %q stderr %q", o.stdout, o.stderr)
+			}
+			if wantTimeout := c.mode == "wait"; o.res.TimedOut != wantTimeout {
+				t.Errorf("TimedOut %v, want %v", o.res.TimedOut, wantTimeout)
+			}
+			if o.res.TimedOut && o.res.Signal != "SIGKILL" {
+				t.Errorf("timed out run ended with signal %q, want SIGKILL", o.res.Signal)
+			}
+			if left := processesWith(token); len(left) > 0 {
+				t.Errorf("processes outlived the run: %v", left)
+			}
+		})
+	}
+}
+
+// startedWriter closes started at the first write.
+type startedWriter struct {
+	once    sync.Once
+	started chan struct{}
+}
+
+func (w *startedWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.started) })
+	return len(p), nil
+}
+
+func TestCancel(t *testing.T) {
+	dir := newSkill(t, map[string]string{"sleep.sh": "echo started\nsleep 60\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &startedWriter{started: make(chan struct{})}
+	sb := Sandbox{SkillDir: dir, Stdout: out}
+	go func() {
+		<-out.started
+		cancel()
+	}()
+	res, err := sb.Run(ctx, "sleep.sh", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Canceled || res.TimedOut || res.Signal != "SIGKILL" {
+		t.Errorf("Canceled %v TimedOut %v Signal %q, want true false SIGKILL", res.Canceled, res.TimedOut, res.Signal)
+	}
+	if res.Duration > 30*time.Second {
+		t.Errorf("the run was not stopped by cancellation (took %s)", res.Duration)
+	}
+
+	res, err = sb.Run(ctx, "sleep.sh", nil) // already canceled
+	if err != nil || !res.Canceled || res.Started {
+		t.Errorf("pre-canceled run: err %v Canceled %v Started %v", err, res.Canceled, res.Started)
+	}
+}
+
+func TestRequireIsolation(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"hi.py": "print('script ran')\n"})
+	var warn bytes.Buffer
+	o := runIn(t, Sandbox{RequireIsolation: true, Disable: []Layer{LayerSeccomp}, Warnings: &warn}, dir, "hi.py")
+	if !errors.Is(o.err, ErrIsolation) {
+		t.Fatalf("err %v, want ErrIsolation", o.err)
+	}
+	if o.res.Started || strings.Contains(o.stdout, "script ran") {
+		t.Errorf("the script ran although isolation was required")
+	}
+	if !strings.Contains(warn.String(), "seccomp") {
+		t.Errorf("no warning about the missing layer: %q", warn.String())
+	}
+	if len(o.res.Missing) != 1 || o.res.Missing[0] != (Missing{LayerSeccomp, "disabled"}) {
+		t.Errorf("Missing = %+v", o.res.Missing)
+	}
+}
+
+func TestResourceLimits(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{
+		"membomb.py": "b = bytearray(2 << 30)\nprint('allocated')\n",
+		"forkbomb.py": `import os, time
+n = 0
+try:
+    for i in range(500):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("fork failed after", n, e)
+else:
+    print("forked", n)
+`,
+		"bigfile.py": `import os
+try:
+    with open(os.path.join(os.environ["TMPDIR"], "f"), "wb") as f:
+        f.write(b"x" * (3 << 20))
+    print("wrote")
+except OSError as e:
+    print("failed", e)
+`,
+		"cpu.py": "while True:\n    pass\n",
+	})
+	cases := []struct {
+		name   string
+		sb     Sandbox
+		script string
+		check  func(o outcome) string
+	}{
+		{"memory bomb", Sandbox{MemoryMB: 256}, "membomb.py", func(o outcome) string {
+			if strings.Contains(o.stdout, "allocated") || !strings.Contains(o.stderr, "MemoryError") {
+				return "2 GiB allocation was not refused"
+			}
+			return ""
+		}},
+		{"fork bomb", Sandbox{MaxProcs: 20}, "forkbomb.py", func(o outcome) string {
+			if !strings.Contains(o.stdout, "fork failed after") {
+				return "500 forks succeeded"
+			}
+			return ""
+		}},
+		{"file size", Sandbox{MaxFileMB: 1}, "bigfile.py", func(o outcome) string {
+			if !strings.Contains(o.stdout, "File too large") {
+				return "3 MiB file written under a 1 MiB limit"
+			}
+			return ""
+		}},
+		{"cpu time", Sandbox{Timeout: 1500 * time.Millisecond}, "cpu.py", func(o outcome) string {
+			if o.res.Signal != "SIGKILL" || !o.res.TimedOut {
+				return "CPU loop not killed"
+			}
+			return ""
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := runIn(t, c.sb, dir, c.script)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			if msg := c.check(o); msg != "" {
+				t.Errorf("%s: exit %d signal %q stdout %q stderr %q", msg, o.res.ExitCode, o.res.Signal, o.stdout, o.stderr)
+			}
+		})
+	}
+}
+
+func TestNodeStartsUnderTheMemoryLimit(t *testing.T) {
+	needTool(t, "node")
+	dir := newSkill(t, map[string]string{"hi.js": "console.log('node ok ' + (process.execArgv.join(' ')))\n"})
+	o := runIn(t, Sandbox{}, dir, "hi.js")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	if want := fmt.Sprintf("--max-old-space-size=%d", DefaultMemoryMB); !strings.Contains(o.stdout, want) {
+		t.Errorf("node output %q lacks %s", o.stdout, want)
+	}
+	if want := DefaultMemoryMB + nodeReserveMB; o.res.AddressSpaceMB != want {
+		t.Errorf("AddressSpaceMB %d, want %d", o.res.AddressSpaceMB, want)
+	}
+}
+
+func TestResultAccounting(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"work.py": `x = bytearray(64 << 20)
+for i in range(0, len(x), 4096):
+    x[i] = 1
+n = 0
+for i in range(3000000):
+    n += i
+print(n)
+`})
+	o := runIn(t, Sandbox{}, dir, "work.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	r := o.res
+	if r.MaxRSSKB < 64<<10 {
+		t.Errorf("MaxRSSKB %d, want at least the 64 MiB the script touched", r.MaxRSSKB)
+	}
+	if r.CPUTime <= 0 || r.Duration <= 0 {
+		t.Errorf("CPUTime %s Duration %s", r.CPUTime, r.Duration)
+	}
+	if r.Skill != skillName || r.Script != "scripts/work.py" || len(r.Interpreter) != 1 || filepath.Base(r.Interpreter[0]) != "python3" {
+		t.Errorf("Skill %q Script %q Interpreter %v", r.Skill, r.Script, r.Interpreter)
+	}
+}
+
+func TestWorkDirSizeCap(t *testing.T) {
+	fullIsolation(t)
+	dir := newSkill(t, map[string]string{"fill.py": `import os
+n = 0
+try:
+    for i in range(64):
+        with open(os.path.join(os.environ["TMPDIR"], "f%d" % i), "wb") as f:
+            f.write(b"x" * (1 << 20))
+        n += 1
+    print("wrote", n)
+except OSError as e:
+    print("stopped after", n, "MiB:", e)
+`})
+	o := runIn(t, Sandbox{WorkDirMB: 8}, dir, "fill.py")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if !strings.Contains(o.stdout, "No space left on device") {
+		t.Errorf("64 files of 1 MiB written into an 8 MiB work folder: %q", o.stdout)
+	}
+	// Without the mount namespace the cap cannot be applied; the same
+	// script then fills the host folder (what the cap prevents).
+	o = runIn(t, Sandbox{WorkDirMB: 8, Disable: []Layer{LayerMountNS}}, dir, "fill.py")
+	if o.err != nil || !strings.Contains(o.stdout, "wrote 64") {
+		t.Errorf("without mountns: err %v stdout %q", o.err, o.stdout)
+	}
+}
+
+func TestEnvHelpers(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want bool
+	}{{"A", true}, {"_x9", true}, {"GREETING_2", true}, {"", false}, {"9A", false}, {"A-B", false}, {"A B", false}, {"Ä", false}} {
+		if got := validEnvKey(c.key); got != c.want {
+			t.Errorf("validEnvKey(%q) = %v, want %v", c.key, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		lang string
+		want bool
+	}{{"C.UTF-8", true}, {"en_US.UTF-8", true}, {"de_DE@euro", true}, {"", false}, {"x;rm -rf", false}, {strings.Repeat("a", 65), false}} {
+		if got := saneLang(c.lang); got != c.want {
+			t.Errorf("saneLang(%q) = %v, want %v", c.lang, got, c.want)
+		}
+	}
+}
+
+func TestMultiprocessingPool(t *testing.T) {
+	needTool(t, "python3")
+	// Pools need POSIX semaphores, i.e. a writable /dev/shm.
+	dir := newSkill(t, map[string]string{"pool.py": `import multiprocessing as mp
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        print(sum(p.map(square, range(10))))
+`})
+	o := runIn(t, Sandbox{}, dir, "pool.py")
+	if o.err != nil || o.res.ExitCode != 0 || strings.TrimSpace(o.stdout) != "285" {
+		t.Fatalf("err %v exit %d stdout %q stderr %s", o.err, o.res.ExitCode, o.stdout, o.stderr)
+	}
+}

@@ -1,0 +1,23 @@
+//go:build !linux && !darwin
+
+package run
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// ExecInitIfRequested does nothing on this platform: there is no init stage.
+func ExecInitIfRequested() {}
+
+// launch refuses: this platform has no sandbox implementation.
+func launch(context.Context, *plan, *Result) error {
+	return fmt.Errorf("%w: running skills is not implemented on %s (Linux and macOS are)", ErrUnsupported, runtime.GOOS)
+}
+
+// sandboxIdentity has no meaning here.
+func sandboxIdentity() (int, int) { return -1, -1 }
+
+// checkReachable has nothing to check here.
+func checkReachable(int, int, string, string, string) error { return nil }

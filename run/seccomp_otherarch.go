@@ -1,0 +1,17 @@
+//go:build linux && !amd64 && !arm64
+
+package run
+
+// No seccomp filter is built for this architecture; the layer is reported
+// missing.
+const (
+	seccompSupported = false
+	auditArch        = 0
+	checkX32         = false
+	sysClone         = 0
+	sysClone3        = 0
+	sysIoctl         = 0
+	sysPersonality   = 0
+)
+
+func deniedSyscalls() []sysno { return nil }

@@ -1,0 +1,219 @@
+// Command security runs skill-sandbox's attack probes and usability suite.
+//
+// Every attack in ../shared/SECURITY-PROBES.md is a probe skill under
+// testdata/attacks/. Each probe runs twice: as a plain subprocess with the
+// caller's environment (the baseline, what happens without a sandbox) and
+// through `skill-sandbox audit` with default flags (only probe 15 gets a
+// shorter --timeout). The probe prints what it tried, but the verdict is the
+// harness's: wherever the effect lands on the host (a file, a listener, a
+// process, a leaked secret) the harness checks the host itself. The layer
+// that stopped an attack is read from the errno the probe saw and checked
+// against the layers the audit record says were applied.
+//
+// The usability suite runs legitimate skills from testdata/usability/ with
+// default flags; each must succeed.
+//
+// Usage:
+//
+//	go run ./scripts/security -bin ./bin/skill-sandbox [-suite all|security|usability]
+//	    [-json FILE] [-only 1,6,28] [-no-baseline] [-v]
+//
+// The exit status is 1 when a probe that must be blocked by default is
+// allowed (or only partly blocked, except probe 20, see docs/security.md),
+// when a probe could not run, or when a usability skill fails.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// config holds the command-line settings of one invocation.
+type config struct {
+	bin        string
+	root       string // repository root (holds testdata/)
+	suite      string
+	jsonOut    string
+	only       map[int]bool
+	noBaseline bool
+	ablate     bool
+	unpriv     bool
+	verbose    bool
+	tmpBase    string
+	home       string
+}
+
+// report is what -json writes.
+type report struct {
+	Generated     string          `json:"generated"`
+	Bin           string          `json:"bin"`
+	UID           int             `json:"uid"`
+	Kernel        string          `json:"kernel"`
+	GoVersion     string          `json:"go_version"`
+	LayersApplied []string        `json:"layers_applied"`
+	LayersMissing []string        `json:"layers_missing"`
+	Probes        []probeReport   `json:"probes,omitempty"`
+	UnprivSkipped string          `json:"unprivileged_skipped,omitempty"`
+	Score         int             `json:"score"`
+	Total         int             `json:"total"`
+	Failures      []string        `json:"failures"`
+	Usability     []usabilityCase `json:"usability,omitempty"`
+}
+
+func main() {
+	// The ablation runs use the run package in-process; its sandbox
+	// re-executes this binary as the init stage.
+	run.ExecInitIfRequested()
+	os.Exit(mainErr(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainErr(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("security", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	var only string
+	fs.StringVar(&cfg.bin, "bin", "./bin/skill-sandbox", "skill-sandbox binary to test")
+	fs.StringVar(&cfg.suite, "suite", "all", "which suite: all, security or usability")
+	fs.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
+	fs.StringVar(&only, "only", "", "comma-separated probe numbers to run (default all)")
+	fs.BoolVar(&cfg.noBaseline, "no-baseline", false, "skip the unsandboxed baseline runs")
+	fs.BoolVar(&cfg.verbose, "v", false, "print every probe's output")
+	fs.BoolVar(&cfg.ablate, "ablate", true, "find the decisive layer of each blocked probe by disabling candidate layers one at a time")
+	fs.BoolVar(&cfg.unpriv, "unprivileged", true, "when root, also run the sandboxed probes as uid 65534")
+	fs.StringVar(&cfg.tmpBase, "tmp", "", "folder for temporary skills (default: next to -bin)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "security: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if only != "" {
+		cfg.only = map[int]bool{}
+		for _, f := range strings.Split(only, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				fmt.Fprintf(stderr, "security: -only: %v\n", err)
+				return 2
+			}
+			cfg.only[n] = true
+		}
+	}
+	bin, err := filepath.Abs(cfg.bin)
+	if err != nil {
+		fmt.Fprintf(stderr, "security: %v\n", err)
+		return 2
+	}
+	cfg.bin = bin
+	if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintf(stderr, "security: binary: %v (run make build)\n", err)
+		return 2
+	}
+	cfg.root, err = findRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "security: %v\n", err)
+		return 2
+	}
+	if cfg.tmpBase == "" {
+		// Temporary skills live next to the binary, not in /tmp, which the
+		// sandbox may mask.
+		cfg.tmpBase = filepath.Dir(bin)
+	}
+	cfg.home, err = os.UserHomeDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "security: no home directory: %v\n", err)
+		return 2
+	}
+
+	rep := report{
+		Generated: time.Now().UTC().Format(time.RFC3339),
+		Bin:       bin,
+		UID:       os.Getuid(),
+		Kernel:    kernelRelease(),
+		GoVersion: runtime.Version(),
+		Failures:  []string{},
+	}
+	start := time.Now()
+	failed := false
+	switch cfg.suite {
+	case "all", "security", "usability":
+	default:
+		fmt.Fprintf(stderr, "security: -suite must be all, security or usability\n")
+		return 2
+	}
+	if cfg.suite != "usability" {
+		if !runSecurity(&cfg, &rep, stdout, stderr) {
+			failed = true
+		}
+	}
+	if cfg.suite != "security" {
+		if !runUsability(&cfg, &rep, stdout, stderr) {
+			failed = true
+		}
+	}
+	fmt.Fprintf(stdout, "\ntotal time %.1fs\n", time.Since(start).Seconds())
+	if cfg.jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "security: -json: %v\n", err)
+			failed = true
+		}
+	}
+	if failed {
+		fmt.Fprintf(stdout, "FAIL: %s\n", strings.Join(rep.Failures, "; "))
+		return 1
+	}
+	fmt.Fprintln(stdout, "PASS")
+	return 0
+}
+
+// findRoot walks up from the working directory to the folder holding go.mod.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "testdata", "attacks")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("testdata/attacks not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// kernelRelease returns the running kernel's release string.
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return runtime.GOOS
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

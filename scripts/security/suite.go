@@ -1,0 +1,297 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// probeReport is one row of the security table.
+type probeReport struct {
+	Num         int      `json:"num"`
+	Name        string   `json:"name"`
+	Attack      string   `json:"attack"`
+	Policy      string   `json:"policy"`
+	Baseline    string   `json:"baseline"`
+	BaselineEv  string   `json:"baseline_evidence,omitempty"`
+	Sandboxed   string   `json:"sandboxed"`
+	StoppedBy   string   `json:"stopped_by"`
+	Decisive    []string `json:"decisive_layers,omitempty"`
+	Redundant   []string `json:"redundant_layers,omitempty"`
+	AblationErr []string `json:"ablation_errors,omitempty"`
+	Ablation    string   `json:"ablation,omitempty"`
+	Evidence    string   `json:"evidence"`
+	Steps       []step   `json:"steps,omitempty"`
+	ExitCode    int      `json:"exit_code"`
+	Signal      string   `json:"signal,omitempty"`
+	DurationMS  int64    `json:"duration_ms"`
+	RunnerError string   `json:"runner_error,omitempty"`
+	Unpriv      string   `json:"unprivileged,omitempty"`
+	UnprivEv    string   `json:"unprivileged_evidence,omitempty"`
+	Pass        bool     `json:"pass"`
+}
+
+// layerNames are the kernel layers an audit record can list; attributions
+// to anything else (validate, timeout, ...) are runner features.
+func layerNames() []string {
+	return []string{"userns", "pidns", "mountns", "ipcns", "utsns", "netns", "rlimits",
+		"capabilities", "no_new_privs", "landlock-fs", "landlock-net", "landlock-scope", "seccomp"}
+}
+
+// runSecurity runs every selected probe, prints the table and score, and
+// reports whether the default policy held.
+func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
+	probes := allProbes()
+	rep.Total = len(probes)
+	ok := true
+	var rows []probeReport
+	var applied, missing []string
+	for _, p := range probes {
+		if cfg.only != nil && !cfg.only[p.num] {
+			continue
+		}
+		row := probeReport{Num: p.num, Name: p.name, Attack: p.attack, Policy: p.policy, Baseline: "-"}
+		if !cfg.noBaseline {
+			j, o, err := runProbe(cfg, p, false)
+			switch {
+			case err != nil:
+				row.Baseline, row.BaselineEv = "error", err.Error()
+			default:
+				row.Baseline, row.BaselineEv = baselineWord(j.verdict), j.evidence
+				if cfg.verbose {
+					fmt.Fprintf(stdout, "--- baseline %s\n%s%s", p.name, o.stdout, o.stderr)
+				}
+			}
+		}
+		j, o, err := runProbe(cfg, p, true)
+		if err != nil {
+			row.Sandboxed, row.Evidence, row.RunnerError = "ERROR", err.Error(), err.Error()
+		} else {
+			if cfg.verbose {
+				fmt.Fprintf(stdout, "--- sandboxed %s (exit %d %s)\n%s%s", p.name, o.exitCode, o.signal, o.stdout, o.stderr)
+			}
+			a, m := recordLayers(o.record)
+			if applied == nil && a != nil {
+				applied, missing = a, m
+			}
+			row.Steps, row.ExitCode, row.Signal = o.steps, o.exitCode, o.signal
+			row.DurationMS = o.duration.Milliseconds()
+			row.Evidence = j.evidence
+			row.StoppedBy = checkLayers(j.layer, a)
+			row.Sandboxed = sandboxWord(p.policy, j.verdict)
+			if !probeRan(p, o) && j.verdict != vEffect && row.StoppedBy != "validate" {
+				row.Sandboxed = "ERROR"
+				row.RunnerError = fmt.Sprintf("probe did not run (exit %d): %s", o.exitCode, truncate(o.stderr, 300))
+				row.Evidence = row.RunnerError
+			}
+		}
+		if cfg.ablate && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" ||
+			row.Sandboxed == "effect stopped" || row.Sandboxed == "partial") && len(ablationCandidates(p.num)) > 0 {
+			row.Decisive, row.Redundant, row.AblationErr = ablate(cfg, p)
+			row.Ablation = describeAblation(row.Decisive, row.Redundant, row.AblationErr)
+		}
+		row.Pass = passes(p.policy, row.Sandboxed)
+		if row.Pass && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" || row.Sandboxed == "effect stopped") {
+			rep.Score++
+		}
+		if !row.Pass {
+			ok = false
+			rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s: %s", p.num, p.name, row.Sandboxed))
+		}
+		rows = append(rows, row)
+	}
+	if cfg.unpriv && os.Getuid() == 0 {
+		up, skip := runUnprivileged(cfg, stderr)
+		if skip != "" {
+			rep.UnprivSkipped = skip
+		}
+		for i := range rows {
+			r := &rows[i]
+			u, found := up[r.Num]
+			if !found {
+				continue
+			}
+			r.Unpriv, r.UnprivEv = u.Sandboxed, u.Evidence
+			if !passes(r.Policy, u.Sandboxed) {
+				if r.Pass {
+					r.Pass = false
+					ok = false
+					if passes(r.Policy, r.Sandboxed) {
+						// counted as blocked above; it is not for every caller
+						rep.Score--
+					}
+				}
+				rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s as uid %d: %s (%s)", r.Num, r.Name, nobodyID, u.Sandboxed, truncate(u.Evidence, 120)))
+			}
+		}
+	}
+	rep.Probes = rows
+	rep.LayersApplied, rep.LayersMissing = applied, missing
+	printSecurity(cfg, rep, rows, stdout)
+	return ok
+}
+
+// runProbe sets up, runs, judges and cleans up one probe in one mode.
+func runProbe(cfg *config, p probe, sandboxed bool) (judgement, *outcome, error) {
+	e := newEnv(cfg, p, sandboxed)
+	defer e.cleanup()
+	if p.setup != nil {
+		if err := p.setup(e); err != nil {
+			return judgement{}, nil, fmt.Errorf("setup: %w", err)
+		}
+	}
+	var o *outcome
+	if sandboxed {
+		o = runSandboxed(cfg, e.inv)
+	} else {
+		tmp, err := os.MkdirTemp("", "skill-sandbox-baseline-")
+		if err != nil {
+			return judgement{}, nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if e.inv.timeout == 0 {
+			e.inv.timeout = 20 * time.Second
+		}
+		o = runBaseline(cfg, e.inv, tmp)
+	}
+	if e.after != nil {
+		e.after(o)
+	}
+	if o.err != nil {
+		return judgement{}, o, o.err
+	}
+	return p.judge(e, o), o, nil
+}
+
+// newEnv prepares the host-side state of one probe run.
+func newEnv(cfg *config, p probe, sandboxed bool) *env {
+	e := &env{cfg: cfg, sandboxed: sandboxed, nonce: newNonce()}
+	e.skillDir = filepath.Join(cfg.root, "testdata", "attacks", p.name)
+	e.inv = invocation{skillDir: e.skillDir, script: "probe.py"}
+	return e
+}
+
+// probeRan reports whether the probe's script actually started.
+func probeRan(p probe, o *outcome) bool {
+	return len(o.steps) > 0 || o.result != "" || o.signal != "" || o.killed ||
+		recordBool(o.record, "timed_out")
+}
+
+func baselineWord(v string) string {
+	switch v {
+	case vEffect:
+		return "allowed"
+	case vPartial:
+		return "partial"
+	}
+	return "blocked"
+}
+
+func sandboxWord(policy, v string) string {
+	switch v {
+	case vEffect:
+		return "ALLOWED"
+	case vPartial:
+		return "partial"
+	}
+	switch policy {
+	case langLevel:
+		return "effect stopped"
+	case containedOK:
+		return "contained"
+	}
+	return "blocked"
+}
+
+// passes applies the default policy to one sandboxed verdict.
+func passes(policy, word string) bool {
+	switch word {
+	case "blocked", "contained", "effect stopped":
+		return true
+	case "partial":
+		return policy == partialOK
+	}
+	return false
+}
+
+// checkLayers marks attributed kernel layers the audit record did not list
+// as applied with a trailing "?".
+func checkLayers(attrib string, applied []string) string {
+	if attrib == "" {
+		return "?"
+	}
+	if applied == nil {
+		return attrib
+	}
+	have := map[string]bool{}
+	for _, a := range applied {
+		have[a] = true
+	}
+	known := map[string]bool{}
+	for _, l := range layerNames() {
+		known[l] = true
+	}
+	var out []string
+	for _, part := range strings.Split(attrib, "+") {
+		alts := strings.Split(part, "/")
+		anyKnown, anyHave := false, false
+		for _, a := range alts {
+			anyKnown = anyKnown || known[a]
+			anyHave = anyHave || have[a]
+		}
+		if anyKnown && !anyHave {
+			part += "?"
+		}
+		out = append(out, part)
+	}
+	return strings.Join(out, "+")
+}
+
+// printSecurity writes the table and the score.
+func printSecurity(cfg *config, rep *report, rows []probeReport, w io.Writer) {
+	fmt.Fprintf(w, "skill-sandbox security probes (%s, uid %d, kernel %s)\n", cfg.bin, rep.UID, rep.Kernel)
+	fmt.Fprintf(w, "layers applied: %s\n", strings.Join(rep.LayersApplied, " "))
+	if len(rep.LayersMissing) > 0 {
+		fmt.Fprintf(w, "layers missing: %s\n", strings.Join(rep.LayersMissing, "; "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	unpriv := false
+	for _, r := range rows {
+		unpriv = unpriv || r.Unpriv != ""
+	}
+	if rep.UnprivSkipped != "" && rep.UID == 0 {
+		fmt.Fprintf(w, "unprivileged pass skipped: %s\n\n", rep.UnprivSkipped)
+	}
+	fmt.Fprintln(tw, "#\tprobe\tbaseline\tsandboxed\t"+map[bool]string{true: "uid 65534\t"}[unpriv]+"stopped by (errno)\tdecisive (ablation)\tevidence")
+	for _, r := range rows {
+		ab := "-"
+		switch {
+		case len(r.Decisive) > 0:
+			ab = strings.Join(r.Decisive, ", ")
+		case len(r.Redundant) > 0:
+			ab = "layered (no single one)"
+		}
+		up := ""
+		if unpriv {
+			up = r.Unpriv + "\t"
+			if r.Unpriv == "" {
+				up = "-\t"
+			}
+		}
+		ev := r.Evidence
+		if r.Unpriv != "" && !passes(r.Policy, r.Unpriv) && passes(r.Policy, r.Sandboxed) {
+			ev = "uid 65534: " + r.UnprivEv + " | root: " + ev
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s%s\t%s\t%s\n", r.Num, r.Attack, r.Baseline, r.Sandboxed, up, r.StoppedBy, ab, truncate(ev, 130))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nscore: %d/%d blocked (default policy%s)\n", rep.Score, rep.Total,
+		map[bool]string{true: ", as root and as uid 65534"}[unpriv])
+	fmt.Fprintln(w, "  9-10 \"contained\": the program runs, its harm is stopped; 16-18 \"effect stopped\": language-level,")
+	fmt.Fprintln(w, "  the import/eval runs, what it tries next is stopped; 20 \"partial\": the kernel release stays visible.")
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""skill-sandbox attack probe 4: Tries ../../ traversal out of the skill folder to a file planted next to it."""
+import errno as _errno
+import os
+import sys
+
+
+def _fmt(e):
+    if isinstance(e, OSError) and e.errno:
+        return "%s %s" % (_errno.errorcode.get(e.errno, str(e.errno)), e.strerror)
+    return "%s %s" % (type(e).__name__, e)
+
+
+def step(label, fn):
+    """Run one attack step; print 'STEP label: ok VALUE' or 'STEP label: ERRNO msg'."""
+    try:
+        value = fn()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # MemoryError and friends are outcomes too
+        print("STEP %s: %s" % (label, _fmt(e)), flush=True)
+        return False, e
+    print(("STEP %s: ok %s" % (label, value))[:4000], flush=True)
+    return True, value
+
+
+def result(effect, why):
+    """Print the probe's own verdict; the harness checks the host as well."""
+    print("PROBE-RESULT: %s %s" % ("effect" if effect else "none", why), flush=True)
+
+# Probe 4: ../ traversal out of the skill folder (relative paths given by the harness).
+got = False
+for rel in sys.argv[1:]:
+    ok, _ = step("read " + rel, lambda r=rel: open(r).read().strip()[:200])
+    got = got or ok
+ok, _ = step("list ../..", lambda: sorted(os.listdir("../.."))[:20])
+result(got, "read a file outside the skill" if got else "traversal reads failed")

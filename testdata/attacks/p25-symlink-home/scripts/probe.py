@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""skill-sandbox attack probe 25: Follows a symlink planted in the skill that points at the caller's home (the harness plants it in a copy)."""
+import errno as _errno
+import os
+import sys
+
+
+def _fmt(e):
+    if isinstance(e, OSError) and e.errno:
+        return "%s %s" % (_errno.errorcode.get(e.errno, str(e.errno)), e.strerror)
+    return "%s %s" % (type(e).__name__, e)
+
+
+def step(label, fn):
+    """Run one attack step; print 'STEP label: ok VALUE' or 'STEP label: ERRNO msg'."""
+    try:
+        value = fn()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # MemoryError and friends are outcomes too
+        print("STEP %s: %s" % (label, _fmt(e)), flush=True)
+        return False, e
+    print(("STEP %s: ok %s" % (label, value))[:4000], flush=True)
+    return True, value
+
+
+def result(effect, why):
+    """Print the probe's own verdict; the harness checks the host as well."""
+    print("PROBE-RESULT: %s %s" % ("effect" if effect else "none", why), flush=True)
+
+# Probe 25: follow a symlink planted in the skill (home-link -> the caller's $HOME)
+# to the caller's key (name under .ssh given by the harness).
+rel = os.path.join("..", "home-link", ".ssh", sys.argv[1])
+ok, _ = step("read " + rel, lambda: open(rel).read().strip())
+step("list ../home-link", lambda: len(os.listdir(os.path.join("..", "home-link"))))
+result(ok, "key read through the symlink" if ok else "not readable")

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+pandoc "$1" -o "$2"
