@@ -65,7 +65,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	repR, repW, err2 := pipe()
 	outR, outW, err3 := pipe()
 	errR, errW, err4 := pipe()
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	statusR, statusW, err5 := pipe()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	stdin, err := stdinFile(p.stdin, &closeLater)
@@ -85,11 +86,11 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			Stdin:      stdin,
 			Stdout:     outW,
 			Stderr:     errW,
-			ExtraFiles: []*os.File{cfgR, repW},
+			ExtraFiles: []*os.File{cfgR, repW, statusW},
 		}
 	}
 	st, err := startInit(newCmd, p)
-	for _, f := range []*os.File{cfgR, repW, outW, errW} {
+	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
 	if err != nil {
@@ -151,7 +152,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	case endCanceled:
 		res.Canceled = true
 	}
-	fillExit(res, cmd.ProcessState)
+	fillExit(res, cmd.ProcessState, scriptStatus(statusR))
 	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
@@ -307,19 +308,40 @@ func waitOutput(copies *sync.WaitGroup, pipes ...*os.File) {
 	}
 }
 
-// fillExit copies exit status and resource usage into res.
-func fillExit(res *Result, ps *os.ProcessState) {
+// scriptStatus reads the script's wait status as sent by the reaper (PID 1
+// of the PID namespace) before it exited; nil without a PID namespace, or
+// when the reaper was killed first (timeout, cancellation), in which case
+// the init stage's own status is the run's. Every writer has exited by
+// now, so the read cannot block.
+func scriptStatus(r io.Reader) *syscall.WaitStatus {
+	var msg [4]byte
+	if _, err := io.ReadFull(r, msg[:]); err != nil {
+		return nil
+	}
+	ws := syscall.WaitStatus(binary.BigEndian.Uint32(msg[:]))
+	return &ws
+}
+
+// fillExit copies exit status and resource usage into res. The exit status
+// is the script's (status, from the reaper) when known, else that of the
+// init stage process; the resource usage is always the init stage's, which
+// includes every process of the run it or its descendants waited for.
+func fillExit(res *Result, ps *os.ProcessState, status *syscall.WaitStatus) {
 	if ps == nil {
 		return
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if status != nil {
+		ws = *status
+	}
+	if ws.Signaled() {
 		res.ExitCode = -1
 		res.Signal = unix.SignalName(ws.Signal())
 		if res.Signal == "" {
 			res.Signal = fmt.Sprintf("signal %d", int(ws.Signal()))
 		}
 	} else {
-		res.ExitCode = ps.ExitCode()
+		res.ExitCode = ws.ExitStatus()
 	}
 	res.CPUTime = ps.UserTime() + ps.SystemTime()
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {

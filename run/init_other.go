@@ -50,3 +50,10 @@ func execScript(cfg *initConfig, report *os.File) {
 	err := syscall.Exec(cfg.Argv[0], cfg.Argv, cfg.Env)
 	writeReport(report, initReport{ExecError: err.Error()})
 }
+
+// reapAsPID1 reports ok=false: there are no PID namespaces here, so the
+// init stage always execs the script itself.
+func reapAsPID1() (status int, ok bool) { return 0, false }
+
+// reaperTasks is 0: there is no reaper here.
+func reaperTasks() uint64 { return 0 }

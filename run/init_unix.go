@@ -16,36 +16,34 @@ import (
 const maxConfig = 16 << 20
 
 // ExecInitIfRequested turns this process into the sandbox's init stage when
-// it was started as one by Run: argv[0] is "skill-sandbox-init" and a pipe
+// it was started as one by Run: argv[0] is "skill-sandbox-init" (or
+// "skill-sandbox-exec", the second stage under a PID namespace) and a pipe
 // is open on descriptor 3. It then applies the isolation layers and execs
 // the script, and never returns. In every other case it returns at once,
 // after a string comparison. Call it first thing in main, and in TestMain
 // of tests that use Run.
 func ExecInitIfRequested() {
-	if len(os.Args) != 1 || os.Args[0] != initArg0 {
+	if len(os.Args) != 1 || (os.Args[0] != initArg0 && os.Args[0] != execArg0) {
 		return
 	}
 	var st syscall.Stat_t
 	if syscall.Fstat(configFD, &st) != nil || uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO {
 		return
 	}
+	if status, ok := reapAsPID1(); ok {
+		os.Exit(status)
+	}
 	// Capabilities, no_new_privs, Landlock and seccomp are attributes of
 	// the calling thread, and execve from that thread is what carries them
 	// into the script: everything below runs on this one locked thread.
+	// (The reaper needs no such thread.)
 	runtime.LockOSThread()
 	os.Exit(initMain())
 }
 
-// initMain runs the init stage and returns an exit status only when it
-// could not exec the script.
-//
-// The script replaces this process, so with a PID namespace it is PID 1
-// there: the kernel ignores signals it sends to itself without a handler
-// (kill -KILL $$ does nothing; faults such as SIGSEGV and the kernel's
-// RLIMIT_CPU kill still apply), and orphans of the run are reparented to
-// it. A Go reaper as PID 1 would avoid that, but the Go runtime cannot
-// live under RLIMIT_AS (it reserves more address space than the limit), so
-// the limit could only reach the script racily, after its execve.
+// initMain runs the init stage (or, under a PID namespace, the exec stage)
+// and returns an exit status only when it could not exec the script. The
+// script replaces this process.
 func initMain() int {
 	report := os.NewFile(reportFD, "report")
 	conf := os.NewFile(configFD, "config")

@@ -28,7 +28,7 @@ func applyRlimits(cfg *initConfig) error {
 		{"RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, l.OpenFiles},
 	}
 	if l.Procs > 0 && nprocIsPerRun() {
-		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
+		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs + reaperTasks()})
 	}
 	for _, r := range list {
 		if r.value == 0 && r.resource != syscall.RLIMIT_CORE {

@@ -446,6 +446,11 @@ except OSError as e:
 			if !strings.Contains(o.stdout, "fork failed after") {
 				return "500 forks succeeded"
 			}
+			// In a user namespace the limit is exact: the script and 19
+			// children; the reaper's threads do not count against it.
+			if has(o.res.Applied, LayerUserNS) && !strings.Contains(o.stdout, "fork failed after 19 ") {
+				return "MaxProcs 20 did not allow exactly the script and 19 children"
+			}
 			return ""
 		}},
 		{"file size", Sandbox{MaxFileMB: 1}, "bigfile.py", func(o outcome) string {
@@ -575,5 +580,68 @@ if __name__ == "__main__":
 	o := runIn(t, Sandbox{}, dir, "pool.py")
 	if o.err != nil || o.res.ExitCode != 0 || strings.TrimSpace(o.stdout) != "285" {
 		t.Fatalf("err %v exit %d stdout %q stderr %s", o.err, o.res.ExitCode, o.stdout, o.stderr)
+	}
+}
+
+// pidScript reports how the script sits in its PID namespace, then acts on
+// its first argument: "signal-init" sends PID 1 every catchable signal
+// whose default action would end a process (or make a Go program exit);
+// "self-term" sends itself SIGTERM.
+const pidScript = `echo "ppid=$PPID"
+if cat /proc/1/environ >/dev/null 2>&1; then echo environ=readable; else echo environ=closed; fi
+sh -c 'sleep 30 & echo "orphan=$!"'
+sleep 0.1
+for f in /proc/[0-9]*/stat; do
+  read -r pid comm state ppid rest < "$f" 2>/dev/null || continue
+  [ "$comm" = "(sleep)" ] && echo "orphan-parent=$ppid"
+done
+case "$1" in
+signal-init)
+  sent=0
+  for s in TERM INT HUP QUIT ABRT SYS TRAP USR1 USR2 ALRM PIPE; do kill -s "$s" 1 && sent=$((sent+1)); done
+  echo "sent=$sent"
+  sleep 0.3
+  echo alive
+  exit 5 ;;
+self-term)
+  kill -TERM $$
+  echo survived ;;
+esac
+`
+
+// TestPIDNamespaceInit checks the reaper that is PID 1 of the run: the
+// script is its child with ordinary signal semantics (a signal it sends
+// itself kills it: neither the kernel's PID 1 shield nor a disposition
+// ignored by the reaper reaches it), orphans go to the reaper rather than to the script,
+// the reaper's memory and environment are closed to the script, and
+// signals the script sends PID 1 neither kill the reaper nor change the
+// run's status. Landlock's signal scope is disabled in the last case so
+// the signals actually reach PID 1.
+func TestPIDNamespaceInit(t *testing.T) {
+	fullIsolation(t)
+	dir := newSkill(t, map[string]string{"pid.sh": pidScript})
+
+	o := runIn(t, Sandbox{}, dir, "pid.sh", "self-term")
+	if o.err != nil {
+		t.Fatalf("err %v stderr %s", o.err, o.stderr)
+	}
+	for _, want := range []string{"ppid=1\n", "environ=closed\n", "orphan-parent=1\n"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, o.stdout)
+		}
+	}
+	if o.res.Signal != "SIGTERM" || strings.Contains(o.stdout, "survived") {
+		t.Errorf("kill -TERM $$: Signal %q ExitCode %d, stdout:\n%s", o.res.Signal, o.res.ExitCode, o.stdout)
+	}
+
+	o = runIn(t, Sandbox{Disable: []Layer{LayerLandlockScope}}, dir, "pid.sh", "signal-init")
+	if o.err != nil {
+		t.Fatalf("err %v stderr %s", o.err, o.stderr)
+	}
+	if !strings.Contains(o.stdout, "sent=11\n") {
+		t.Errorf("the signals did not reach PID 1 (stderr %s):\n%s", o.stderr, o.stdout)
+	}
+	if o.res.ExitCode != 5 || o.res.Signal != "" || !strings.Contains(o.stdout, "alive") {
+		t.Errorf("after signalling PID 1: ExitCode %d Signal %q, stdout:\n%s", o.res.ExitCode, o.res.Signal, o.stdout)
 	}
 }

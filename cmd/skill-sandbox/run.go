@@ -72,6 +72,7 @@ type runFlags struct {
 	env              envFlags
 	workdir          bool
 	keepWorkdir      bool
+	workdirMB        int
 	requireIsolation bool
 	strict           bool
 	outputCap        int
@@ -89,6 +90,7 @@ func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
 	fs.BoolVar(&f.keepWorkdir, "keep-workdir", false, "keep the work folder after the run and print its path on stderr")
+	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB` (a private tmpfs; a kept work folder is on the host disk and not capped)")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse to run when a sandbox layer is unavailable")
 	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors")
 	fs.IntVar(&f.outputCap, "output-cap", run.DefaultOutputCap, "`BYTES` of stdout and of stderr each kept in memory (all output is still streamed, counted and hashed)")
@@ -182,6 +184,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 		return c.usage(fmt.Sprintf("--memory must be positive, got %d", f.memoryMB), true)
 	case f.outputCap <= 0:
 		return c.usage(fmt.Sprintf("--output-cap must be positive, got %d", f.outputCap), true)
+	case f.workdirMB <= 0:
+		return c.usage(fmt.Sprintf("--workdir-size must be positive, got %d", f.workdirMB), true)
 	}
 
 	// Open the log before running: a run whose record cannot be written
@@ -209,6 +213,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 		OutputCap:        f.outputCap,
 		UseWorkDir:       f.workdir,
 		KeepWorkDir:      f.keepWorkdir,
+		WorkDirMB:        f.workdirMB,
 		RequireIsolation: f.requireIsolation,
 		Stdin:            scriptStdin(os.Stdin),
 		Stdout:           stdout,

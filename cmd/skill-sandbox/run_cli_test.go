@@ -39,6 +39,8 @@ func e2eScripts() map[string]string {
 		"cat.sh":         "cat\n",
 		"flood.sh":       "for i in $(seq 1 100000); do echo \"line $i\"; done\n",
 		"chatty.sh":      "for i in $(seq 1 2000); do echo \"stderr line $i\" >&2; done\necho done\n",
+		"selfkill.sh":    "echo before\nkill -KILL $$\necho survived\n",
+		"fill.sh":        "if head -c 3000000 /dev/zero > big; then echo wrote; else echo full; fi\n",
 	}
 }
 
@@ -258,6 +260,20 @@ func TestRecordPerCall(t *testing.T) {
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "PATH is empty"}, nil},
 		{"usage: negative memory", []string{"--memory", "-1", skill, "ok.sh"},
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--memory must be positive"}, nil},
+		{"usage: zero work folder size", []string{"--workdir-size", "0", skill, "ok.sh"},
+			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--workdir-size must be positive"}, nil},
+		// The script is not PID 1 of its PID namespace (a reaper is), so
+		// a signal it sends itself has its default effect.
+		{"killed by its own signal", []string{skill, "selfkill.sh"},
+			want{128 + int(syscall.SIGKILL), audit.OutcomeKilled, audit.LevelError, "", -1, "before", ""},
+			func(t *testing.T, rec audit.Record) {
+				if rec.Signal != "SIGKILL" {
+					t.Errorf("signal %q", rec.Signal)
+				}
+			}},
+		// 3 MB do not fit in a 1 MiB work folder.
+		{"work folder size", []string{"--workdir", "--workdir-size", "1", skill, "fill.sh"},
+			want{0, audit.OutcomeExited, "", "", 0, "full", "No space left"}, nil},
 	}
 	check := func(t *testing.T, r cliResult, stderrBefore string, rec audit.Record, w want, extra func(*testing.T, audit.Record)) {
 		t.Helper()
