@@ -18,6 +18,11 @@ const (
 	statusFD = 5 // reaper (PID 1) → supervisor: the script's wait status, 4 bytes big-endian
 )
 
+// reaperSeccompEnv, set to "1" in the init stage's environment, asks the
+// reaper (PID 1 under a PID namespace) to load the seccomp filter too: the
+// run has the seccomp layer.
+const reaperSeccompEnv = "SKILL_SANDBOX_REAPER_SECCOMP"
+
 // goByte is what the supervisor writes on the config pipe once it has read
 // the layer report and accepts it, when the config asks the init stage to
 // wait for it (RequireIsolation); anything else (or EOF) makes init exit.

@@ -73,6 +73,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
+	initEnv := []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1"}
+	if has(p.cfg.Layers, LayerSeccomp) {
+		initEnv = append(initEnv, reaperSeccompEnv+"=1")
+	}
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path: selfExe(),
@@ -82,7 +86,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			// GOGC and GOMAXPROCS keep the short-lived Go runtime of the
 			// init stage small: no collection, few threads to tear down
 			// at execve.
-			Env:        []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1"},
+			Env:        initEnv,
 			Stdin:      stdin,
 			Stdout:     outW,
 			Stderr:     errW,
@@ -152,7 +156,15 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	case endCanceled:
 		res.Canceled = true
 	}
-	fillExit(res, cmd.ProcessState, scriptStatus(statusR))
+	reaperExited, reaperCode := false, 0
+	if ps := cmd.ProcessState; st.pidns && ps != nil && ps.Exited() {
+		reaperExited, reaperCode = true, ps.ExitCode()
+	}
+	status, statusErr := scriptStatus(statusR, reaperExited, reaperCode)
+	fillExit(res, cmd.ProcessState, status)
+	if runErr == nil && statusErr != nil {
+		runErr = statusErr
+	}
 	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
@@ -309,17 +321,31 @@ func waitOutput(copies *sync.WaitGroup, pipes ...*os.File) {
 }
 
 // scriptStatus reads the script's wait status as sent by the reaper (PID 1
-// of the PID namespace) before it exited; nil without a PID namespace, or
-// when the reaper was killed first (timeout, cancellation), in which case
-// the init stage's own status is the run's. Every writer has exited by
-// now, so the read cannot block.
-func scriptStatus(r io.Reader) *syscall.WaitStatus {
-	var msg [4]byte
-	if _, err := io.ReadFull(r, msg[:]); err != nil {
-		return nil
+// of the PID namespace) before it exited. Without a PID namespace, or when
+// the reaper was killed first (timeout, cancellation), there is none and
+// the init stage's own status is the run's (nil, nil). A reaper that
+// exited normally must have sent exactly one status: anything else means
+// a process of the run wrote to its pipe (possible only when the caller
+// disabled layers), and the status is not trusted. Every writer has exited
+// by now, so the read cannot block.
+//
+// reaperExited is false without a PID namespace or when PID 1 did not exit
+// normally; reaperCode is its exit code.
+func scriptStatus(r io.Reader, reaperExited bool, reaperCode int) (*syscall.WaitStatus, error) {
+	if !reaperExited {
+		return nil, nil
 	}
-	ws := syscall.WaitStatus(binary.BigEndian.Uint32(msg[:]))
-	return &ws
+	msg, err := io.ReadAll(io.LimitReader(r, 64))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the script's status: %v", ErrStart, err)
+	case len(msg) == 0 && reaperCode != 0:
+		return nil, nil // the reaper failed before the script ran
+	case len(msg) != 4 || reaperCode != 0:
+		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), reaperCode)
+	}
+	ws := syscall.WaitStatus(binary.BigEndian.Uint32(msg))
+	return &ws, nil
 }
 
 // fillExit copies exit status and resource usage into res. The exit status

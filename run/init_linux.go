@@ -38,8 +38,9 @@ func nprocIsPerRun() bool { return true }
 // Then the working directory is set, descriptors above 2 are marked
 // close-on-exec, RLIMIT_AS is set and the script is executed (execScript).
 func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
-	// The supervisor dies → so do we, also after our own credential
-	// changes; execve of a non-setuid program keeps this setting.
+	// Our parent (the supervisor, or under a PID namespace the reaper)
+	// dies → so do we, also after our own credential changes; execve of
+	// a non-setuid program keeps this setting.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
 	steps := []step{
 		{LayerUserNS, func(*initConfig) error { return nil }},

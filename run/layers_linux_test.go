@@ -190,6 +190,13 @@ except OSError as e:
 			setup:  printed("allocated"),
 		},
 		{
+			// PID 1 is the run's reaper: with RLIMIT_CPU lowered, the
+			// kernel would kill it and the run with it.
+			layer: LayerSeccomp, name: "lower the reaper's limits",
+			script: "import resource\nresource.prlimit(1, resource.RLIMIT_CPU, (1, 1))\nprint('lowered', resource.prlimit(1, resource.RLIMIT_CPU))\n",
+			setup:  printed("lowered (1, 1)"),
+		},
+		{
 			layer: LayerLandlockScope, name: "signal a host process",
 			also:   []Layer{LayerPIDNS},
 			script: "import os, sys, signal\nos.kill(int(sys.argv[1]), signal.SIGKILL)\nprint('sent')\n",

@@ -30,17 +30,23 @@ import (
 // and execve) nor live under it itself (the runtime reserves over 1 GiB of
 // address space at start). The exec stage (execArg0) sets it on itself
 // right before its execve, exactly as the init stage does without a PID
-// namespace. The reaper applies no layer: it holds no descriptor the
-// script could use, is not dumpable (so /proc/1/mem, environ and ptrace
-// are closed to the script, which also lacks the reaper's capabilities),
-// and ignores the signals on which the Go runtime would exit, so a script
-// cannot end the run early by signalling PID 1 (the kernel already drops
-// SIGKILL and SIGSTOP, and signals without a handler, sent to a PID
-// namespace's init from inside).
+// namespace.
 //
-// When the script (PID 2) exits, the reaper writes its wait status on
-// statusFD and exits; the kernel then kills whatever is left in the
-// namespace, so no process outlives the run.
+// What protects the reaper from the script: it holds no descriptor the
+// script gets; it is not dumpable and keeps the capabilities the script
+// drops, so /proc/1/mem, environ, fd/ and ptrace, setpriority and the
+// like are refused; Landlock's scopes keep the script's signals from
+// reaching it, and it ignores the signals on which the Go runtime would
+// exit or crash anyway (the kernel already drops SIGKILL, SIGSTOP and
+// signals without a handler sent to a namespace's init from inside); the
+// script's seccomp filter refuses prlimit64 on PID 1. After starting the
+// exec stage it also takes no_new_privs and, when the run has the seccomp
+// layer, the same filter, so that even a reaper taken over by a script
+// whose caller disabled other layers is no stronger than the script.
+//
+// When the script exits, the reaper writes its wait status on statusFD
+// and exits; the kernel then kills whatever is left in the namespace, so
+// no process outlives the run.
 func reapAsPID1() (status int, ok bool) {
 	if os.Getpid() != 1 || os.Args[0] != initArg0 {
 		return 0, false
@@ -50,7 +56,7 @@ func reapAsPID1() (status int, ok bool) {
 
 // reap starts the exec stage and waits for it; see reapAsPID1.
 func reap() int {
-	setSignalAction(sigIgnore, goFatalSignals()...)
+	setSignalAction(sigIgnore, reaperIgnoredSignals()...)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Only stdin, stdout, stderr, the config and the report pipe go to
 	// the exec stage; the status pipe (and anything else) stays here.
@@ -70,6 +76,8 @@ func reap() int {
 	// must not keep either open.
 	unix.Close(configFD)
 	unix.Close(reportFD)
+	unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	confined := os.Getenv(reaperSeccompEnv) == "1" && installSeccompAllThreads() == nil
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
@@ -78,6 +86,14 @@ func reap() int {
 		}
 		if err != nil {
 			return initExitFailure
+		}
+		if ws.Stopped() {
+			// A child made us its tracer with PTRACE_TRACEME, which
+			// only a run without the seccomp layer allows: let it go.
+			if !confined {
+				detach(got, ws.StopSignal())
+			}
+			continue
 		}
 		if got == pid {
 			var msg [4]byte
@@ -130,12 +146,24 @@ const (
 	sigIgnore  = 1 // SIG_IGN
 )
 
-// goFatalSignals are the signals that end a Go program when another
+// reaperIgnoredSignals are the signals that end a Go program when another
 // process sends them and nothing called signal.Notify: SIGHUP, SIGINT and
-// SIGTERM kill it, the others make it crash with a traceback.
-func goFatalSignals() []unix.Signal {
+// SIGTERM kill it, the others make it crash with a traceback (the fault
+// signals when queued with rt_sigqueueinfo, which the runtime takes for a
+// real fault). A real fault still kills the reaper: the kernel resets an
+// ignored disposition when it forces a fault signal.
+func reaperIgnoredSignals() []unix.Signal {
 	return []unix.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGTERM, unix.SIGQUIT, unix.SIGILL,
-		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS}
+		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE}
+}
+
+// detach ends a ptrace relation a tracee started, passing on the signal
+// it stopped with (but not the SIGTRAP of a traced execve).
+func detach(pid int, sig unix.Signal) {
+	if sig == unix.SIGTRAP {
+		sig = 0
+	}
+	unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(sig), 0, 0)
 }
 
 // setSignalAction sets the disposition of sigs to SIG_DFL or SIG_IGN with

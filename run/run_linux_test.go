@@ -589,6 +589,7 @@ if __name__ == "__main__":
 // "self-term" sends itself SIGTERM.
 const pidScript = `echo "ppid=$PPID"
 if cat /proc/1/environ >/dev/null 2>&1; then echo environ=readable; else echo environ=closed; fi
+sed -n 's/^\(NoNewPrivs\|Seccomp\):[[:space:]]*/reaper-\1=/p' /proc/1/status
 sh -c 'sleep 30 & echo "orphan=$!"'
 sleep 0.1
 for f in /proc/[0-9]*/stat; do
@@ -600,6 +601,9 @@ signal-init)
   sent=0
   for s in TERM INT HUP QUIT ABRT SYS TRAP USR1 USR2 ALRM PIPE; do kill -s "$s" 1 && sent=$((sent+1)); done
   echo "sent=$sent"
+  # The Go runtime takes a queued SIGSEGV for a real fault.
+  python3 -c 'import ctypes; print("queued=%d" % ctypes.CDLL(None, use_errno=True).sigqueue(1, 11, 0))'
+  python3 -c 'import ctypes; print("queued=%d" % ctypes.CDLL(None, use_errno=True).sigqueue(1, 7, 0))' 
   sleep 0.3
   echo alive
   exit 5 ;;
@@ -613,19 +617,21 @@ esac
 // script is its child with ordinary signal semantics (a signal it sends
 // itself kills it: neither the kernel's PID 1 shield nor a disposition
 // ignored by the reaper reaches it), orphans go to the reaper rather than to the script,
-// the reaper's memory and environment are closed to the script, and
+// the reaper's memory and environment are closed to the script, it runs
+// under no_new_privs and the seccomp filter itself, and
 // signals the script sends PID 1 neither kill the reaper nor change the
 // run's status. Landlock's signal scope is disabled in the last case so
 // the signals actually reach PID 1.
 func TestPIDNamespaceInit(t *testing.T) {
 	fullIsolation(t)
+	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{"pid.sh": pidScript})
 
 	o := runIn(t, Sandbox{}, dir, "pid.sh", "self-term")
 	if o.err != nil {
 		t.Fatalf("err %v stderr %s", o.err, o.stderr)
 	}
-	for _, want := range []string{"ppid=1\n", "environ=closed\n", "orphan-parent=1\n"} {
+	for _, want := range []string{"ppid=1\n", "environ=closed\n", "orphan-parent=1\n", "reaper-NoNewPrivs=1\n", "reaper-Seccomp=2\n"} {
 		if !strings.Contains(o.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, o.stdout)
 		}
@@ -638,7 +644,7 @@ func TestPIDNamespaceInit(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("err %v stderr %s", o.err, o.stderr)
 	}
-	if !strings.Contains(o.stdout, "sent=11\n") {
+	if !strings.Contains(o.stdout, "sent=11\n") || strings.Count(o.stdout, "queued=0\n") != 2 {
 		t.Errorf("the signals did not reach PID 1 (stderr %s):\n%s", o.stderr, o.stdout)
 	}
 	if o.res.ExitCode != 5 || o.res.Signal != "" || !strings.Contains(o.stdout, "alive") {

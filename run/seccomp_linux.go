@@ -37,6 +37,7 @@ import (
 //	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
 //	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
+//	prlimit64 on pid 1                             EPERM  (the run's reaper; see reapAsPID1)
 //	everything else                                allowed
 //
 // Most of these already fail without capabilities; the filter is the layer
@@ -123,6 +124,16 @@ func seccompFilter() []unix.SockFilter {
 		stmt(bpfReturn, retEPERM),
 		stmt(bpfReturn, retAllow),
 	)
+	// prlimit64: PID 1 is the reaper, whose limits are not the script's
+	// to lower (RLIMIT_CPU would get it killed). The pid is an int: only
+	// the low word counts.
+	prog = append(prog,
+		jump(bpfJumpEq, unix.SYS_PRLIMIT64, 0, 4),
+		stmt(bpfLoadWord, seccompArg0),
+		jump(bpfJumpEq, 1, 0, 1),
+		stmt(bpfReturn, retEPERM),
+		stmt(bpfReturn, retAllow),
+	)
 	prog = append(prog,
 		jump(bpfJumpEq, sysClone3, 0, 1),
 		stmt(bpfReturn, retENOSYS),
@@ -137,15 +148,23 @@ func seccompFilter() []unix.SockFilter {
 
 // installSeccomp loads the filter on this thread; execve keeps it. It needs
 // no_new_privs (or CAP_SYS_ADMIN), so it runs after setNoNewPrivs.
-func installSeccomp(*initConfig) error {
+func installSeccomp(*initConfig) error { return loadSeccomp(0) }
+
+// installSeccompAllThreads loads the filter on every thread of this
+// process (SECCOMP_FILTER_FLAG_TSYNC), for the reaper, whose Go runtime
+// runs on several threads and does not exec.
+func installSeccompAllThreads() error { return loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC) }
+
+// loadSeccomp loads the filter with seccomp(2) and the given flags.
+func loadSeccomp(flags uintptr) error {
 	if !seccompSupported {
 		return fmt.Errorf("no seccomp filter for this architecture")
 	}
 	filter := seccompFilter()
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	_, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)))
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	if errno != 0 {
-		return fmt.Errorf("prctl(PR_SET_SECCOMP): %v", errno)
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %v", errno)
 	}
 	return nil
 }
