@@ -5,23 +5,13 @@ package run
 // is the init stage and not the program itself.
 const initArg0 = "skill-sandbox-init"
 
-// execArg0 is argv[0] of the exec stage: with a PID namespace the init
-// stage stays PID 1 as the run's reaper and starts this second stage,
-// which applies the layers and becomes the script (see reapAsPID1).
-const execArg0 = "skill-sandbox-exec"
-
 // Descriptors of the init stage besides 0, 1 and 2 (exec.Cmd.ExtraFiles
 // start at 3).
 const (
 	configFD = 3 // supervisor → init: length-prefixed JSON initConfig, then one "go" byte
 	reportFD = 4 // init → supervisor: JSON lines (initReport), close-on-exec
-	statusFD = 5 // reaper (PID 1) → supervisor: the script's wait status, 4 bytes big-endian
+	statusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status, 4 bytes big-endian
 )
-
-// reaperSeccompEnv, set to "1" in the init stage's environment, asks the
-// reaper (PID 1 under a PID namespace) to load the seccomp filter too: the
-// run has the seccomp layer.
-const reaperSeccompEnv = "SKILL_SANDBOX_REAPER_SECCOMP"
 
 // goByte is what the supervisor writes on the config pipe once it has read
 // the layer report and accepts it, when the config asks the init stage to

@@ -73,20 +73,16 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
-	initEnv := []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1"}
-	if has(p.cfg.Layers, LayerSeccomp) {
-		initEnv = append(initEnv, reaperSeccompEnv+"=1")
-	}
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path: selfExe(),
 			Args: []string{initArg0},
 			// The init stage gets the script's environment in its config;
 			// its own only marks it as part of this run (see orphans).
-			// GOGC and GOMAXPROCS keep the short-lived Go runtime of the
-			// init stage small: no collection, few threads to tear down
-			// at execve.
-			Env:        initEnv,
+			// GOGC, GOMAXPROCS and GODEBUG keep the short-lived Go
+			// runtimes of the init stages small: no collection, few
+			// threads to tear down at execve, no cgroup probing.
+			Env:        []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"},
 			Stdin:      stdin,
 			Stdout:     outW,
 			Stderr:     errW,

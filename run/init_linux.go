@@ -18,8 +18,7 @@ const rlimitNPROC = unix.RLIMIT_NPROC
 // fallback without a user namespace (see launch), so it always applies.
 func nprocIsPerRun() bool { return true }
 
-// applyLayers is the Linux init stage (the exec stage under a PID
-// namespace, whose PID 1 is the reaper), in this order:
+// applyLayers is the Linux init stage, in this order:
 //
 //  1. namespaces: report those clone(2) created; then the mount namespace
 //     (private /proc, every top-level folder but the system ones masked,
@@ -36,11 +35,12 @@ func nprocIsPerRun() bool { return true }
 //  6. seccomp: the deny-list, last, so that none of the above is blocked.
 //
 // Then the working directory is set, descriptors above 2 are marked
-// close-on-exec, RLIMIT_AS is set and the script is executed (execScript).
+// close-on-exec, RLIMIT_AS is set and the script is executed (execScript);
+// under a PID namespace the script is started as a child instead, and
+// RLIMIT_AS is set on it alone (spawnAndReap).
 func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
-	// Our parent (the supervisor, or under a PID namespace the reaper)
-	// dies → so do we, also after our own credential changes; execve of
-	// a non-setuid program keeps this setting.
+	// The supervisor dies → so do we, also after our own credential
+	// changes; execve of a non-setuid program keeps this setting.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
 	steps := []step{
 		{LayerUserNS, func(*initConfig) error { return nil }},
@@ -61,13 +61,12 @@ func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
 	return append(applied, sa...), append(missing, sm...)
 }
 
-// checkPIDNS confirms that this is the exec stage started by PID 1 of a
-// new PID namespace (the reaper, see reapAsPID1): the kernel then kills
-// every process of the run when the reaper exits after the script, and no
-// host process can be signalled.
+// checkPIDNS confirms that we are PID 1 of a new PID namespace: we then
+// stay PID 1 as the reaper, the kernel kills every process of the run when
+// we exit after the script, and no host process can be signalled.
 func checkPIDNS(*initConfig) error {
-	if os.Args[0] != execArg0 || os.Getppid() != 1 {
-		return fmt.Errorf("not started by the PID namespace's init (pid %d, parent %d)", os.Getpid(), os.Getppid())
+	if !isNamespaceInit() {
+		return fmt.Errorf("not PID 1 (pid %d)", os.Getpid())
 	}
 	return nil
 }
@@ -154,16 +153,10 @@ func execScript(cfg *initConfig, report *os.File) {
 		return
 	}
 	msg := make([]byte, 0, 256)
-	signals := catchableSignals()
 	if err := setAddressSpace(cfg); err != nil {
 		fail(err)
 		return
 	}
-	// The script starts with default signal dispositions, whatever was
-	// ignored by the caller or the reaper (execve itself resets only the
-	// signals the Go runtime handles). Nothing between here and execve
-	// needs a signal handler.
-	setSignalAction(sigDefault, signals...)
 	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE,
 		uintptr(unsafe.Pointer(argv0)),
 		uintptr(unsafe.Pointer(&argv[0])),
@@ -174,16 +167,4 @@ func execScript(cfg *initConfig, report *os.File) {
 	msg = append(msg, errno.Error()...)
 	msg = append(msg, "\"}\n"...)
 	unix.Write(reportFD, msg)
-}
-
-// catchableSignals lists the classic signals 1–31 except SIGKILL and
-// SIGSTOP, whose disposition cannot change.
-func catchableSignals() []unix.Signal {
-	var sigs []unix.Signal
-	for sig := unix.Signal(1); sig < 32; sig++ {
-		if sig != unix.SIGKILL && sig != unix.SIGSTOP {
-			sigs = append(sigs, sig)
-		}
-	}
-	return sigs
 }

@@ -51,9 +51,9 @@ func execScript(cfg *initConfig, report *os.File) {
 	writeReport(report, initReport{ExecError: err.Error()})
 }
 
-// reapAsPID1 reports ok=false: there are no PID namespaces here, so the
-// init stage always execs the script itself.
-func reapAsPID1() (status int, ok bool) { return 0, false }
+// isNamespaceInit is false: there are no PID namespaces here, so the init
+// stage always execs the script itself.
+func isNamespaceInit() bool { return false }
 
-// reaperTasks is 0: there is no reaper here.
-func reaperTasks() uint64 { return 0 }
+// spawnAndReap is never called here (see isNamespaceInit).
+func spawnAndReap(*initConfig, *os.File) int { return initExitFailure }

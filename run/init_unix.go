@@ -16,34 +16,32 @@ import (
 const maxConfig = 16 << 20
 
 // ExecInitIfRequested turns this process into the sandbox's init stage when
-// it was started as one by Run: argv[0] is "skill-sandbox-init" (or
-// "skill-sandbox-exec", the second stage under a PID namespace) and a pipe
+// it was started as one by Run: argv[0] is "skill-sandbox-init" and a pipe
 // is open on descriptor 3. It then applies the isolation layers and execs
-// the script, and never returns. In every other case it returns at once,
+// the script (under a PID namespace: starts the script as its child and
+// stays PID 1 to reap), and never returns. In every other case it returns at once,
 // after a string comparison. Call it first thing in main, and in TestMain
 // of tests that use Run.
 func ExecInitIfRequested() {
-	if len(os.Args) != 1 || (os.Args[0] != initArg0 && os.Args[0] != execArg0) {
+	if len(os.Args) != 1 || os.Args[0] != initArg0 {
 		return
 	}
 	var st syscall.Stat_t
 	if syscall.Fstat(configFD, &st) != nil || uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO {
 		return
 	}
-	if status, ok := reapAsPID1(); ok {
-		os.Exit(status)
-	}
 	// Capabilities, no_new_privs, Landlock and seccomp are attributes of
-	// the calling thread, and execve from that thread is what carries them
-	// into the script: everything below runs on this one locked thread.
-	// (The reaper needs no such thread.)
+	// the calling thread, and execve (or fork) from that thread is what
+	// carries them into the script: everything below runs on this one
+	// locked thread.
 	runtime.LockOSThread()
 	os.Exit(initMain())
 }
 
-// initMain runs the init stage (or, under a PID namespace, the exec stage)
-// and returns an exit status only when it could not exec the script. The
-// script replaces this process.
+// initMain runs the init stage. Without a PID namespace the script
+// replaces this process, and initMain returns only when it could not exec
+// the script; under one it returns once the script has exited (see
+// spawnAndReap).
 func initMain() int {
 	report := os.NewFile(reportFD, "report")
 	conf := os.NewFile(configFD, "config")
@@ -63,6 +61,9 @@ func initMain() int {
 		if n, _ := conf.Read(b[:]); n != 1 || b[0] != goByte {
 			return initExitFailure
 		}
+	}
+	if isNamespaceInit() {
+		return spawnAndReap(cfg, report)
 	}
 	if err := os.Chdir(cfg.Dir); err != nil {
 		writeReport(report, initReport{ExecError: err.Error()})

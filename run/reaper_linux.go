@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -12,72 +13,135 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reapAsPID1 runs the init stage's first role when it is PID 1 of a new PID
-// namespace, and reports ok=false otherwise (no PID namespace: the init
-// stage execs the script itself).
+// isNamespaceInit reports whether this init stage is PID 1 of a new PID
+// namespace. It then stays PID 1 as the run's reaper and starts the
+// script as its child (spawnAndReap) instead of becoming the script.
 //
-// Why a separate PID 1: the kernel shields a namespace's init from signals
-// sent from inside the namespace unless it has a handler, and makes it the
-// parent of every orphan. If the script were PID 1, `kill -KILL $$` would
-// do nothing, a default-action SIGTERM from a child would be dropped, and
-// the script would inherit zombies it never asked for. So PID 1 is this
-// small Go reaper and the script runs as PID 2, with ordinary signal
-// semantics.
+// Why: the kernel shields a namespace's init from signals sent from inside
+// the namespace unless it has a handler, and makes it the parent of every
+// orphan. If the script were PID 1, `kill -KILL $$` would do nothing, a
+// default-action SIGTERM from a child would be dropped, and the script
+// would inherit zombies it never asked for.
+func isNamespaceInit() bool { return os.Getpid() == 1 }
+
+// spawnAndReap is the end of the init stage under a PID namespace, after
+// every layer (see applyLayers) is in force on this thread: it starts the
+// script as a child, which inherits the layers at fork, and reaps until the
+// script exits. It returns the init stage's exit status.
 //
-// Why a second exec instead of a fork of the script from here: RLIMIT_AS
-// must be in force before the script's first instruction, and a Go
-// process cannot set it for a child alone (there is no hook between fork
-// and execve) nor live under it itself (the runtime reserves over 1 GiB of
-// address space at start). The exec stage (execArg0) sets it on itself
-// right before its execve, exactly as the init stage does without a PID
-// namespace.
+// RLIMIT_AS must hold from the script's first instruction, but this Go
+// process cannot live under it (the runtime reserves over 1 GiB of address
+// space at start) and fork/exec offers no hook in between. So the child is
+// started traced (PTRACE_TRACEME, which the seccomp filter allows): the
+// kernel stops it right after its execve, before the script runs; the
+// limit (and RLIMIT_NPROC, see below) is set on it with prlimit64, and only
+// then is it released with PTRACE_DETACH.
 //
 // What protects the reaper from the script: it holds no descriptor the
-// script gets; it is not dumpable and keeps the capabilities the script
-// drops, so /proc/1/mem, environ, fd/ and ptrace, setpriority and the
-// like are refused; Landlock's scopes keep the script's signals from
-// reaching it, and it ignores the signals on which the Go runtime would
-// exit or crash anyway (the kernel already drops SIGKILL, SIGSTOP and
-// signals without a handler sent to a namespace's init from inside); the
-// script's seccomp filter refuses prlimit64 on PID 1. After starting the
-// exec stage it also takes no_new_privs and, when the run has the seccomp
-// layer, the same filter, so that even a reaper taken over by a script
-// whose caller disabled other layers is no stronger than the script.
+// script gets (all are close-on-exec), it is not dumpable (so /proc/1/mem,
+// environ and fd/ are closed), it ignores the signals on which the Go
+// runtime would exit or crash (the kernel already drops SIGKILL, SIGSTOP
+// and signals without a handler sent to a namespace's init from inside),
+// the seccomp filter refuses prlimit64 on pid 1, and it runs under the
+// same seccomp filter, no_new_privs, capabilities and Landlock domain as
+// the script.
 //
 // When the script exits, the reaper writes its wait status on statusFD
 // and exits; the kernel then kills whatever is left in the namespace, so
 // no process outlives the run.
-func reapAsPID1() (status int, ok bool) {
-	if os.Getpid() != 1 || os.Args[0] != initArg0 {
-		return 0, false
-	}
-	return reap(), true
-}
-
-// reap starts the exec stage and waits for it; see reapAsPID1.
-func reap() int {
+func spawnAndReap(cfg *initConfig, report *os.File) int {
+	// Before the fork, so there is no moment the script could use. The
+	// child undoes both: execve makes it dumpable again, and the Go
+	// runtime resets the signals it handles (all of these, unless the
+	// supervisor's caller had ignored SIGHUP or SIGINT) to the default
+	// action in the child before execve; TestPIDNamespaceInit checks it.
 	setSignalAction(sigIgnore, reaperIgnoredSignals()...)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	// Only stdin, stdout, stderr, the config and the report pipe go to
-	// the exec stage; the status pipe (and anything else) stays here.
-	if unix.CloseRange(statusFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) != nil {
-		unix.CloseOnExec(statusFD)
-	}
-	pid, err := syscall.ForkExec(selfExe(), []string{execArg0}, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2, configFD, reportFD},
+	closeExtraFDs()
+	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, &syscall.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   cfg.Env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Ptrace: true},
 	})
 	if err != nil {
-		writeReport(os.NewFile(reportFD, "report"), initReport{Fatal: "starting the exec stage: " + err.Error()})
+		writeReport(report, initReport{ExecError: err.Error()})
+		return 127
+	}
+	if err := releaseScript(pid, cfg); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		writeReport(report, initReport{ExecError: err.Error()})
 		return initExitFailure
 	}
-	// The supervisor learns that execve succeeded from EOF on the report
-	// pipe, and refuses the run by closing the config pipe: our copies
-	// must not keep either open.
-	unix.Close(configFD)
-	unix.Close(reportFD)
-	unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-	confined := os.Getenv(reaperSeccompEnv) == "1" && installSeccompAllThreads() == nil
+	// EOF on the report pipe tells the supervisor that the script runs.
+	report.Close()
+	return reap(pid)
+}
+
+// releaseScript waits for the traced child's stop after execve, sets its
+// address-space and process limits and lets it run.
+func releaseScript(pid int, cfg *initConfig) error {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the script to start: %v", err)
+		}
+		break
+	}
+	if !ws.Stopped() {
+		return fmt.Errorf("the script ended before it started (wait status %#x)", uint32(ws))
+	}
+	if has(cfg.Layers, LayerRlimits) {
+		if err := setChildLimits(pid, cfg.Limits); err != nil {
+			return err
+		}
+	}
+	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("releasing the script: ptrace(PTRACE_DETACH): %v", errno)
+	}
+	return nil
+}
+
+// setChildLimits sets RLIMIT_AS on the stopped script, and RLIMIT_NPROC
+// again: that limit counts every task of the namespace's uid, including
+// this reaper's Go threads, which should not come out of the script's
+// MaxProcs. The reaper is past its busy start by now, so the count does
+// not grow afterwards.
+func setChildLimits(pid int, l limits) error {
+	set := func(name string, resource int, v uint64) error {
+		lim := unix.Rlimit{Cur: v, Max: v}
+		if err := unix.Prlimit(pid, resource, &lim, nil); err != nil {
+			return fmt.Errorf("%s=%d on the script: %v", name, v, err)
+		}
+		return nil
+	}
+	if l.AddressSpace > 0 {
+		if err := set("RLIMIT_AS", unix.RLIMIT_AS, l.AddressSpace); err != nil {
+			return err
+		}
+	}
+	if l.Procs > 0 {
+		threads, ok := statusField("/proc/self/status", "Threads:")
+		if !ok {
+			threads = 8 // Go's runtime threads at rest, an upper bound
+		}
+		var cur unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_NPROC, &cur) == nil && cur.Max < l.Procs+threads {
+			// Raising a hard limit needs privileges we dropped; keep it.
+			return nil
+		}
+		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs+threads)
+	}
+	return nil
+}
+
+// reap waits for the script (pid) and writes its wait status on statusFD.
+// Other children are orphans of the run, reaped as they come.
+func reap(pid int) int {
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
@@ -88,11 +152,8 @@ func reap() int {
 			return initExitFailure
 		}
 		if ws.Stopped() {
-			// A child made us its tracer with PTRACE_TRACEME, which
-			// only a run without the seccomp layer allows: let it go.
-			if !confined {
-				detach(got, ws.StopSignal())
-			}
+			// A child made us its tracer with PTRACE_TRACEME: let it go.
+			detach(got, ws.StopSignal())
 			continue
 		}
 		if got == pid {
@@ -102,26 +163,6 @@ func reap() int {
 			return 0
 		}
 	}
-}
-
-// reaperTasks returns, in the exec stage, how many tasks the reaper (our
-// parent) has: RLIMIT_NPROC counts every thread of the namespace's uid,
-// and the Go runtime's few threads of the reaper should not come out of
-// the script's MaxProcs. The reaper is already blocked in wait4 by the
-// time the exec stage gets here, so the count does not grow afterwards.
-// 0 outside the exec stage or when /proc cannot tell.
-func reaperTasks() uint64 {
-	if os.Args[0] != execArg0 {
-		return 0
-	}
-	// PPid in /proc/self/status is in the namespace of that /proc mount:
-	// 1 with the private /proc, the reaper's host pid without one.
-	ppid, ok := statusField("/proc/self/status", "PPid:")
-	if !ok {
-		return 0
-	}
-	n, _ := statusField("/proc/"+strconv.FormatUint(ppid, 10)+"/status", "Threads:")
-	return n
 }
 
 // statusField reads the number after key in a /proc status file.
@@ -140,11 +181,8 @@ func statusField(path, key string) (uint64, bool) {
 	return 0, false
 }
 
-// Signal dispositions for setSignalAction.
-const (
-	sigDefault = 0 // SIG_DFL
-	sigIgnore  = 1 // SIG_IGN
-)
+// sigIgnore is SIG_IGN for setSignalAction.
+const sigIgnore = 1
 
 // reaperIgnoredSignals are the signals that end a Go program when another
 // process sends them and nothing called signal.Notify: SIGHUP, SIGINT and
@@ -157,6 +195,19 @@ func reaperIgnoredSignals() []unix.Signal {
 		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE}
 }
 
+// setSignalAction sets the disposition of sigs with rt_sigaction directly,
+// behind the Go runtime's back. It is cheaper than os/signal (whose first
+// use starts a thread, about 2 ms here), and safe in the reaper, where
+// nothing uses os/signal. The struct
+// layout (handler, flags, restorer, mask) is the kernel's on amd64 and
+// arm64.
+func setSignalAction(action uintptr, sigs ...unix.Signal) {
+	act := [4]uint64{uint64(action)}
+	for _, sig := range sigs {
+		unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	}
+}
+
 // detach ends a ptrace relation a tracee started, passing on the signal
 // it stopped with (but not the SIGTRAP of a traced execve).
 func detach(pid int, sig unix.Signal) {
@@ -164,19 +215,4 @@ func detach(pid int, sig unix.Signal) {
 		sig = 0
 	}
 	unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(sig), 0, 0)
-}
-
-// setSignalAction sets the disposition of sigs to SIG_DFL or SIG_IGN with
-// rt_sigaction directly, behind the Go runtime's back, and without
-// allocating. It is cheaper than os/signal (whose first use starts a
-// thread, about 2 ms here). In the reaper this is safe because nothing
-// there uses os/signal; the runtime still believes it handles these
-// signals, so the child it forks resets them to SIG_DFL before execve.
-// The struct layout (handler, flags, restorer, mask) is the kernel's on
-// amd64 and arm64.
-func setSignalAction(action uintptr, sigs ...unix.Signal) {
-	act := [4]uint64{uint64(action)}
-	for _, sig := range sigs {
-		unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
-	}
 }

@@ -27,8 +27,11 @@ func applyRlimits(cfg *initConfig) error {
 		{"RLIMIT_FSIZE", syscall.RLIMIT_FSIZE, l.FileSize},
 		{"RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, l.OpenFiles},
 	}
-	if l.Procs > 0 && nprocIsPerRun() {
-		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs + reaperTasks()})
+	// Under a PID namespace the init stage stays PID 1 and its own Go
+	// threads count against RLIMIT_NPROC: it sets the limit on the script
+	// only (setChildLimits).
+	if l.Procs > 0 && nprocIsPerRun() && !isNamespaceInit() {
+		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
 	}
 	for _, r := range list {
 		if r.value == 0 && r.resource != syscall.RLIMIT_CORE {

@@ -7,9 +7,8 @@
 // started through a re-executed init stage of the calling binary, which
 // applies kernel isolation layers in a fixed order before execve (see
 // ExecInitIfRequested and Layer). With a PID namespace the init stage stays
-// PID 1 as the run's reaper and a second re-executed stage applies the
-// layers and becomes the script, so the script is not PID 1 and keeps
-// ordinary signal semantics. Programs that use this package must call
+// PID 1 as the run's reaper and starts the script as its child, so the
+// script is not PID 1 and keeps ordinary signal semantics. Programs that use this package must call
 // ExecInitIfRequested first thing in main (and in TestMain for tests).
 package run
 

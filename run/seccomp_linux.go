@@ -14,7 +14,9 @@ import (
 //	system call(s)                                 result
 //	---------------------------------------------  ------------------------
 //	(wrong AUDIT_ARCH; on amd64 the x32 ABI)       process killed
-//	ptrace, process_vm_readv, process_vm_writev    EPERM  (other processes' memory)
+//	ptrace other than PTRACE_TRACEME and           EPERM  (other processes' memory)
+//	  PTRACE_DETACH; process_vm_readv,
+//	  process_vm_writev
 //	mount, umount2, pivot_root, chroot, fsopen,    EPERM  (file system layout)
 //	  fsmount, fsconfig, fspick, move_mount,
 //	  open_tree, mount_setattr
@@ -37,10 +39,13 @@ import (
 //	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
 //	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
-//	prlimit64 on pid 1                             EPERM  (the run's reaper; see reapAsPID1)
+//	prlimit64 on pid 1                             EPERM  (the run's reaper; see spawnAndReap)
 //	everything else                                allowed
 //
-// Most of these already fail without capabilities; the filter is the layer
+// PTRACE_TRACEME is how the reaper starts the script stopped after execve
+// to set its RLIMIT_AS (spawnAndReap); with PTRACE_DETACH it is all a
+// tracer can do here, and a script can only make its own parent its
+// tracer. Most of these already fail without capabilities; the filter is the layer
 // that still holds where a capability or namespace layer is missing, and it
 // removes kernel attack surface reachable without privileges.
 
@@ -124,6 +129,18 @@ func seccompFilter() []unix.SockFilter {
 		stmt(bpfReturn, retEPERM),
 		stmt(bpfReturn, retAllow),
 	)
+	// ptrace: only PTRACE_TRACEME and PTRACE_DETACH (the request is a
+	// long: its high word must be 0).
+	prog = append(prog,
+		jump(bpfJumpEq, unix.SYS_PTRACE, 0, 7),
+		stmt(bpfLoadWord, seccompArg0+4),
+		jump(bpfJumpEq, 0, 0, 3),
+		stmt(bpfLoadWord, seccompArg0),
+		jump(bpfJumpEq, unix.PTRACE_TRACEME, 2, 0),
+		jump(bpfJumpEq, unix.PTRACE_DETACH, 1, 0),
+		stmt(bpfReturn, retEPERM),
+		stmt(bpfReturn, retAllow),
+	)
 	// prlimit64: PID 1 is the reaper, whose limits are not the script's
 	// to lower (RLIMIT_CPU would get it killed). The pid is an int: only
 	// the low word counts.
@@ -146,19 +163,18 @@ func seccompFilter() []unix.SockFilter {
 	return append(prog, stmt(bpfReturn, retAllow))
 }
 
-// installSeccomp loads the filter on this thread; execve keeps it. It needs
-// no_new_privs (or CAP_SYS_ADMIN), so it runs after setNoNewPrivs.
-func installSeccomp(*initConfig) error { return loadSeccomp(0) }
-
-// installSeccompAllThreads loads the filter on every thread of this
-// process (SECCOMP_FILTER_FLAG_TSYNC), for the reaper, whose Go runtime
-// runs on several threads and does not exec.
-func installSeccompAllThreads() error { return loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC) }
-
-// loadSeccomp loads the filter with seccomp(2) and the given flags.
-func loadSeccomp(flags uintptr) error {
+// installSeccomp loads the filter; execve keeps it. It needs no_new_privs
+// (or CAP_SYS_ADMIN), so it runs after setNoNewPrivs. As PID 1 of a PID
+// namespace the init stage outlives the layers' set-up as the reaper, so
+// the filter then covers all its threads (SECCOMP_FILTER_FLAG_TSYNC), not
+// only this one.
+func installSeccomp(*initConfig) error {
 	if !seccompSupported {
 		return fmt.Errorf("no seccomp filter for this architecture")
+	}
+	var flags uintptr
+	if isNamespaceInit() {
+		flags = unix.SECCOMP_FILTER_FLAG_TSYNC
 	}
 	filter := seccompFilter()
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
