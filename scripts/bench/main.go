@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -219,9 +218,7 @@ func runSandboxed(bin, base string, k kind) (int64, error) {
 	err := cmd.Run()
 	var rss int64
 	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss
-		}
+		rss = peakRSS(cmd.ProcessState)
 	}
 	if err != nil {
 		return rss, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))

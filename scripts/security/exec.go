@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -212,7 +214,7 @@ func execute(cmd *exec.Cmd, inv invocation) *outcome {
 			}
 		}
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			o.maxRSSKB = ru.Maxrss
+			o.maxRSSKB = int64(ru.Maxrss) // int32 on some 32-bit platforms
 		}
 	}
 	var ee *exec.ExitError

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -780,7 +782,7 @@ func judgeP20(e *env, o *outcome) judgement {
 	return judgement{verdict: vEffect, evidence: ev}
 }
 
-func utsString(b []int8) string {
+func utsString[T int8 | uint8](b []T) string {
 	var sb strings.Builder
 	for _, c := range b {
 		if c == 0 {
