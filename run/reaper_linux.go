@@ -184,15 +184,24 @@ func statusField(path, key string) (uint64, bool) {
 // sigIgnore is SIG_IGN for setSignalAction.
 const sigIgnore = 1
 
-// reaperIgnoredSignals are the signals that end a Go program when another
-// process sends them and nothing called signal.Notify: SIGHUP, SIGINT and
-// SIGTERM kill it, the others make it crash with a traceback (the fault
-// signals when queued with rt_sigqueueinfo, which the runtime takes for a
-// real fault). A real fault still kills the reaper: the kernel resets an
-// ignored disposition when it forces a fault signal.
+// reaperIgnoredSignals are the classic signals 1–31 but SIGKILL and
+// SIGSTOP (which cannot be ignored) and SIGCHLD (ignoring it would make
+// the kernel reap the children for us and wait4 fail). Among them are the
+// signals that end a Go program when another process sends them and
+// nothing called signal.Notify (SIGHUP, SIGINT, SIGTERM kill it; SIGQUIT,
+// SIGABRT, SIGSTKFLT, SIGSYS and the fault signals queued with
+// rt_sigqueueinfo, which the runtime takes for real faults, crash it).
+// Nothing in the reaper needs the others (SIGURG only drives the
+// runtime's preemption). A real fault still kills the reaper: the kernel
+// resets an ignored disposition when it forces a fault signal.
 func reaperIgnoredSignals() []unix.Signal {
-	return []unix.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGTERM, unix.SIGQUIT, unix.SIGILL,
-		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE}
+	var sigs []unix.Signal
+	for sig := unix.Signal(1); sig < 32; sig++ {
+		if sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGCHLD {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
 }
 
 // setSignalAction sets the disposition of sigs with rt_sigaction directly,
