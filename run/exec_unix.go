@@ -161,6 +161,11 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
 	}
+	if runErr == nil && st.pidns && res.Started && status == nil && res.Signal != "" && !res.TimedOut && !res.Canceled {
+		// Not our kill: the script's own status is unknown, and the
+		// signal is PID 1's, so do not report it as the script's.
+		runErr = fmt.Errorf("%w: the sandbox's PID 1 was killed by %s before the script ended", ErrStart, res.Signal)
+	}
 	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}

@@ -191,10 +191,19 @@ except OSError as e:
 		},
 		{
 			// PID 1 is the run's reaper: with RLIMIT_CPU lowered, the
-			// kernel would kill it and the run with it.
+			// kernel would kill it and the run with it. Its threads have
+			// pids of their own, and prlimit64 on any of them sets the
+			// whole process's limits.
 			layer: LayerSeccomp, name: "lower the reaper's limits",
-			script: "import resource\nresource.prlimit(1, resource.RLIMIT_CPU, (1, 1))\nprint('lowered', resource.prlimit(1, resource.RLIMIT_CPU))\n",
-			setup:  printed("lowered (1, 1)"),
+			script: `import os, resource
+for tid in sorted(os.listdir("/proc/1/task"), key=int, reverse=True):
+    try:
+        resource.prlimit(int(tid), resource.RLIMIT_CPU, (1, 1))
+        print("lowered through", tid, resource.prlimit(1, resource.RLIMIT_CPU))
+    except OSError as e:
+        print(tid, e)
+`,
+			setup: printed("lowered through"),
 		},
 		{
 			layer: LayerLandlockScope, name: "signal a host process",
@@ -410,6 +419,15 @@ if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)
 print("fork", 0)
+import resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))
+print("setrlimit-self", 0)
+report("prlimit-self-pid0", libc.prlimit(0, 7, None, ctypes.byref((ctypes.c_ulong * 2)())))
+report("prlimit-read-pid1", libc.prlimit(1, 7, None, ctypes.byref((ctypes.c_ulong * 2)())))
+lim = (ctypes.c_ulong * 2)(soft - 2, hard)
+report("prlimit-set-own-pid", libc.prlimit(os.getpid(), 7, ctypes.byref(lim), None))
+report("ptrace-traceme-high-word", libc.syscall(101 if os.uname().machine == "x86_64" else 117, ctypes.c_long(1 << 32), 0, 0, 0))
 `})
 	want := map[string]int{
 		"tiocsti":              int(unix.EPERM), // ENOTTY without the filter: stdin is /dev/null
@@ -417,6 +435,15 @@ print("fork", 0)
 		"personality-norandom": int(unix.EPERM),
 		"clone3":               int(unix.ENOSYS), // EFAULT/EINVAL without the filter
 		"fork":                 0,
+		// Limits: a process may change its own (setrlimit, prlimit with
+		// pid 0) and read anyone's, but not set another's, not even
+		// through its own pid.
+		"setrlimit-self":      0,
+		"prlimit-self-pid0":   0,
+		"prlimit-read-pid1":   0,
+		"prlimit-set-own-pid": int(unix.EPERM),
+		// PTRACE_TRACEME with a non-zero high word is not TRACEME.
+		"ptrace-traceme-high-word": int(unix.EPERM),
 	}
 	o := runIn(t, Sandbox{}, dir, "calls.py")
 	if o.err != nil || o.res.ExitCode != 0 {

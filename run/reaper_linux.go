@@ -42,9 +42,13 @@ func isNamespaceInit() bool { return os.Getpid() == 1 }
 // environ and fd/ are closed), it ignores the signals on which the Go
 // runtime would exit or crash (the kernel already drops SIGKILL, SIGSTOP
 // and signals without a handler sent to a namespace's init from inside),
-// the seccomp filter refuses prlimit64 on pid 1, and it runs under the
-// same seccomp filter, no_new_privs, capabilities and Landlock domain as
-// the script.
+// and the script's seccomp filter refuses prlimit64 on any other process
+// (the reaper's threads have pids of their own) and pidfd_getfd. The
+// thread that set up the layers runs under all of them; the Go runtime's
+// other threads get the seccomp filter and no_new_privs (TSYNC) but keep
+// the namespace's capabilities and are outside the Landlock domain, which
+// only matters if the script could run code in the reaper, and the points
+// above are there to prevent that.
 //
 // When the script exits, the reaper writes its wait status on statusFD
 // and exits; the kernel then kills whatever is left in the namespace, so
@@ -96,8 +100,20 @@ func releaseScript(pid int, cfg *initConfig) error {
 		return fmt.Errorf("the script ended before it started (wait status %#x)", uint32(ws))
 	}
 	if has(cfg.Layers, LayerRlimits) {
-		if err := setChildLimits(pid, cfg.Limits); err != nil {
+		// The seccomp filter on this thread (inherited by the script)
+		// refuses prlimit64 on another process; the other threads of
+		// this process are not under it yet, and a goroutine other than
+		// this locked one never runs on this thread.
+		done := make(chan error)
+		go func() { done <- setChildLimits(pid, cfg.Limits) }()
+		if err := <-done; err != nil {
 			return err
+		}
+	}
+	if mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); mode == unix.SECCOMP_MODE_FILTER {
+		// Now every thread of the reaper gets the filter too.
+		if err := loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+			return fmt.Errorf("seccomp for the reaper's threads: %v", err)
 		}
 	}
 	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
@@ -157,12 +173,24 @@ func reap(pid int) int {
 			continue
 		}
 		if got == pid {
-			var msg [4]byte
-			binary.BigEndian.PutUint32(msg[:], uint32(ws))
-			unix.Write(statusFD, msg[:])
-			return 0
+			return sendStatus(ws)
 		}
 	}
+}
+
+// sendStatus writes the script's wait status on statusFD in one blocking
+// write and returns the reaper's exit status: 0 only if all 4 bytes went
+// out, so the supervisor never trusts a status it did not get whole.
+func sendStatus(ws unix.WaitStatus) int {
+	if flags, err := unix.FcntlInt(statusFD, unix.F_GETFL, 0); err == nil && flags&unix.O_NONBLOCK != 0 {
+		unix.FcntlInt(statusFD, unix.F_SETFL, flags&^unix.O_NONBLOCK)
+	}
+	var msg [4]byte
+	binary.BigEndian.PutUint32(msg[:], uint32(ws))
+	if n, err := unix.Write(statusFD, msg[:]); err != nil || n != len(msg) {
+		return initExitFailure
+	}
+	return 0
 }
 
 // statusField reads the number after key in a /proc status file.

@@ -10,6 +10,7 @@ func deniedSyscalls() []sysno {
 	return append([]sysno{
 		{"process_vm_readv", unix.SYS_PROCESS_VM_READV},
 		{"process_vm_writev", unix.SYS_PROCESS_VM_WRITEV},
+		{"pidfd_getfd", unix.SYS_PIDFD_GETFD},
 		{"mount", unix.SYS_MOUNT},
 		{"umount2", unix.SYS_UMOUNT2},
 		{"pivot_root", unix.SYS_PIVOT_ROOT},

@@ -39,7 +39,8 @@ import (
 //	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
 //	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
-//	prlimit64 on pid 1                             EPERM  (the run's reaper; see spawnAndReap)
+//	prlimit64 setting another process's limits     EPERM  (the run's reaper; see spawnAndReap)
+//	pidfd_getfd                                    EPERM  (another process's descriptors)
 //	everything else                                allowed
 //
 // PTRACE_TRACEME is how the reaper starts the script stopped after execve
@@ -60,6 +61,7 @@ const (
 	seccompArch   = 4
 	seccompArg0   = 16
 	seccompArg1   = 24
+	seccompArg2   = 32
 	perLinux      = 0
 	perQuery      = 0xffffffff
 	retKill       = unix.SECCOMP_RET_KILL_PROCESS
@@ -141,13 +143,20 @@ func seccompFilter() []unix.SockFilter {
 		stmt(bpfReturn, retEPERM),
 		stmt(bpfReturn, retAllow),
 	)
-	// prlimit64: PID 1 is the reaper, whose limits are not the script's
-	// to lower (RLIMIT_CPU would get it killed). The pid is an int: only
-	// the low word counts.
+	// prlimit64: setting the limits of another process is refused, so
+	// that the reaper's (PID 1 and its threads, which have pids of their
+	// own) are not the script's to lower (RLIMIT_CPU would get it
+	// killed). Pid 0 (self, which setrlimit uses) and reading stay
+	// allowed. The pid is an int: only its low word counts; the new
+	// limit is a pointer: both words.
 	prog = append(prog,
-		jump(bpfJumpEq, unix.SYS_PRLIMIT64, 0, 4),
+		jump(bpfJumpEq, unix.SYS_PRLIMIT64, 0, 8),
 		stmt(bpfLoadWord, seccompArg0),
-		jump(bpfJumpEq, 1, 0, 1),
+		jump(bpfJumpEq, 0, 5, 0),
+		stmt(bpfLoadWord, seccompArg2),
+		jump(bpfJumpEq, 0, 0, 2),
+		stmt(bpfLoadWord, seccompArg2+4),
+		jump(bpfJumpEq, 0, 1, 0),
 		stmt(bpfReturn, retEPERM),
 		stmt(bpfReturn, retAllow),
 	)
@@ -163,18 +172,17 @@ func seccompFilter() []unix.SockFilter {
 	return append(prog, stmt(bpfReturn, retAllow))
 }
 
-// installSeccomp loads the filter; execve keeps it. It needs no_new_privs
-// (or CAP_SYS_ADMIN), so it runs after setNoNewPrivs. As PID 1 of a PID
-// namespace the init stage outlives the layers' set-up as the reaper, so
-// the filter then covers all its threads (SECCOMP_FILTER_FLAG_TSYNC), not
-// only this one.
-func installSeccomp(*initConfig) error {
+// installSeccomp loads the filter on this thread; execve and fork keep
+// it. It needs no_new_privs (or CAP_SYS_ADMIN), so it runs after
+// setNoNewPrivs. As PID 1 the init stage outlives the set-up as the
+// reaper: it extends the filter to its other threads once it has set the
+// script's limits (releaseScript).
+func installSeccomp(*initConfig) error { return loadSeccomp(0) }
+
+// loadSeccomp loads the filter with seccomp(2) and the given flags.
+func loadSeccomp(flags uintptr) error {
 	if !seccompSupported {
 		return fmt.Errorf("no seccomp filter for this architecture")
-	}
-	var flags uintptr
-	if isNamespaceInit() {
-		flags = unix.SECCOMP_FILTER_FLAG_TSYNC
 	}
 	filter := seccompFilter()
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
