@@ -20,6 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// reaperGrace bounds how long a timed-out or canceled run waits for the
+// reaper (PID 1) to kill and reap the namespace before it is killed.
+const reaperGrace = 500 * time.Millisecond
+
 // outputGrace bounds how long Run waits for the output pipes to drain after
 // the sandbox is gone; only a process that escaped the kill could hold them.
 const outputGrace = 2 * time.Second
@@ -112,8 +116,24 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// any point from here on: while the layers are set up, or while the
 	// script runs.
 	var ended atomic.Int32
+	var running atomic.Bool // the script runs under a reaper (PID 1)
 	done := make(chan struct{})
 	kill := func() { killSandbox(cmd.Process, st.pidns, p.requestID) }
+	// stop ends a running run. Under a PID namespace it first asks the
+	// reaper, by closing the config pipe, to kill and reap the namespace
+	// itself, which keeps the script's status and CPU time; SIGKILL to
+	// PID 1 follows if it has not exited after reaperGrace.
+	stop := func() {
+		if running.Load() {
+			cfgW.Close()
+			select {
+			case <-done:
+				return
+			case <-time.After(reaperGrace):
+			}
+		}
+		kill()
+	}
 	go func() {
 		timer := time.NewTimer(p.timeout)
 		defer timer.Stop()
@@ -121,17 +141,17 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		case <-done:
 		case <-timer.C:
 			if ended.CompareAndSwap(endNormal, endTimeout) {
-				kill()
+				stop()
 			}
 		case <-ctx.Done():
 			if ended.CompareAndSwap(endNormal, endCanceled) {
-				kill()
+				stop()
 			}
 		}
 	}()
 
 	runErr := handshake(p, st, cfgW, repR, res, kill)
-	cfgW.Close()
+	running.Store(runErr == nil && st.pidns && res.Started)
 	waitErr := cmd.Wait()
 	ended.CompareAndSwap(endNormal, endExited)
 	close(done)

@@ -62,6 +62,20 @@ func spawnAndReap(cfg *initConfig, report *os.File) int {
 	setSignalAction(sigIgnore, reaperIgnoredSignals()...)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	closeExtraFDs()
+	// The supervisor ends the run (timeout, cancellation) by closing the
+	// config pipe: then every process of the namespace is killed and
+	// reaped here, so the script's status and CPU time are still
+	// reported (SIGKILL to PID 1 would make the kernel discard the
+	// children's usage). Started before the fork so that the thread it
+	// blocks is counted in setChildLimits.
+	reading := make(chan struct{})
+	go func() {
+		var b [1]byte
+		close(reading)
+		unix.Read(configFD, b[:])
+		unix.Kill(-1, unix.SIGKILL)
+	}()
+	<-reading
 	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, &syscall.ProcAttr{
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
@@ -155,14 +169,21 @@ func setChildLimits(pid int, l limits) error {
 	return nil
 }
 
-// reap waits for the script (pid) and writes its wait status on statusFD.
-// Other children are orphans of the run, reaped as they come.
+// reap waits for the script (pid); other children are orphans of the run,
+// reaped as they come. When the script has exited, whatever is left is
+// killed and reaped too (their CPU time then counts), and the script's
+// wait status goes out on statusFD.
 func reap(pid int) int {
+	var script unix.WaitStatus
+	exited := false
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
 		if err == unix.EINTR {
 			continue
+		}
+		if err == unix.ECHILD && exited {
+			return sendStatus(script)
 		}
 		if err != nil {
 			return initExitFailure
@@ -173,7 +194,8 @@ func reap(pid int) int {
 			continue
 		}
 		if got == pid {
-			return sendStatus(ws)
+			script, exited = ws, true
+			unix.Kill(-1, unix.SIGKILL)
 		}
 	}
 }

@@ -650,3 +650,27 @@ func TestPIDNamespaceInit(t *testing.T) {
 		t.Errorf("after signalling PID 1: ExitCode %d Signal %q, stdout:\n%s", o.res.ExitCode, o.res.Signal, o.stdout)
 	}
 }
+
+// TestTimedOutRunAccounting checks that a run ended by its time limit still
+// reports the CPU time its processes used and the script's own status:
+// under a PID namespace the reaper kills and reaps the namespace itself
+// (SIGKILL to PID 1 would make the kernel discard the children's usage).
+func TestTimedOutRunAccounting(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"spin.py": `import os
+if os.fork() == 0:
+    while True:
+        pass
+while True:
+    pass
+`})
+	o := runIn(t, Sandbox{Timeout: time.Second}, dir, "spin.py")
+	if o.err != nil || !o.res.TimedOut || o.res.Signal != "SIGKILL" {
+		t.Fatalf("err %v TimedOut %v Signal %q", o.err, o.res.TimedOut, o.res.Signal)
+	}
+	// Two spinning processes for a second: a loaded machine may give
+	// them less, but far more than the few ms of the sandbox's own start.
+	if o.res.CPUTime < 200*time.Millisecond {
+		t.Errorf("CPUTime %s after a second of two spinning processes", o.res.CPUTime)
+	}
+}
