@@ -136,11 +136,13 @@ func releaseScript(pid int, cfg *initConfig) error {
 	return nil
 }
 
-// setChildLimits sets RLIMIT_AS on the stopped script, and RLIMIT_NPROC
-// again: that limit counts every task of the namespace's uid, including
-// this reaper's Go threads, which should not come out of the script's
-// MaxProcs. The reaper is past its busy start by now, so the count does
-// not grow afterwards.
+// setChildLimits sets RLIMIT_AS on the stopped script, and RLIMIT_NPROC:
+// that limit counts every task of the namespace's uid, including this
+// reaper's Go threads, which should not come out of the script's MaxProcs.
+// They are counted now, plus reaperThreadSlack for threads the Go runtime
+// may still start while the reaper waits (when a blocking system call
+// hands its processor over), so the script gets MaxProcs tasks, or up to
+// reaperThreadSlack more, never fewer.
 func setChildLimits(pid int, l limits) error {
 	set := func(name string, resource int, v uint64) error {
 		lim := unix.Rlimit{Cur: v, Max: v}
@@ -164,10 +166,14 @@ func setChildLimits(pid int, l limits) error {
 			// Raising a hard limit needs privileges we dropped; keep it.
 			return nil
 		}
-		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs+threads)
+		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs+threads+reaperThreadSlack)
 	}
 	return nil
 }
+
+// reaperThreadSlack is how many threads the reaper's Go runtime may add
+// after setChildLimits counted them (see there).
+const reaperThreadSlack = 2
 
 // reap waits for the script (pid); other children are orphans of the run,
 // reaped as they come. When the script has exited, whatever is left is

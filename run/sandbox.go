@@ -73,8 +73,11 @@ type Sandbox struct {
 	// MemoryMB is the RLIMIT_AS cap in MiB; DefaultMemoryMB when zero.
 	MemoryMB int
 
-	// MaxProcs caps the processes of the run (RLIMIT_NPROC inside the
-	// sandbox's user namespace); DefaultMaxProcs when zero.
+	// MaxProcs caps the processes (and threads) of the script
+	// (RLIMIT_NPROC inside the sandbox's user namespace); DefaultMaxProcs
+	// when zero. Under a PID namespace the reaper's few Go threads are
+	// added to the limit, with a slack of two, so the script gets at
+	// least MaxProcs.
 	MaxProcs int
 
 	// MaxFileMB caps the size of any file the script writes (RLIMIT_FSIZE);
