@@ -181,10 +181,18 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
 	}
-	if runErr == nil && st.pidns && res.Started && status == nil && res.Signal != "" && !res.TimedOut && !res.Canceled {
-		// Not our kill: the script's own status is unknown, and the
-		// signal is PID 1's, so do not report it as the script's.
-		runErr = fmt.Errorf("%w: the sandbox's PID 1 was killed by %s before the script ended", ErrStart, res.Signal)
+	if runErr == nil && st.pidns && res.Started && status == nil && !res.TimedOut && !res.Canceled {
+		// The reaper did not report: the script's own status is unknown,
+		// and the exit code or signal is PID 1's, not the script's.
+		if res.Signal != "" {
+			runErr = fmt.Errorf("%w: the sandbox's PID 1 was killed by %s before the script's status was sent", ErrStart, res.Signal)
+		} else {
+			runErr = fmt.Errorf("%w: the sandbox's PID 1 failed (exit %d) before the script's status was sent", ErrStart, res.ExitCode)
+		}
+		res.ExitCode, res.Signal = -1, ""
+	}
+	if !res.Started {
+		res.ExitCode = -1 // the init stage's status, not a script's
 	}
 	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)

@@ -136,7 +136,9 @@ func releaseScript(pid int, cfg *initConfig) error {
 	return nil
 }
 
-// setChildLimits sets RLIMIT_AS on the stopped script, and RLIMIT_NPROC:
+// setChildLimits sets RLIMIT_AS and RLIMIT_CPU on the stopped script (the
+// reaper needs neither, and its own CPU time must not be capped: the
+// script can make it work, e.g. with many orphans), and RLIMIT_NPROC:
 // that limit counts every task of the namespace's uid, including this
 // reaper's Go threads, which should not come out of the script's MaxProcs.
 // They are counted now, plus reaperThreadSlack for threads the Go runtime
@@ -156,17 +158,24 @@ func setChildLimits(pid int, l limits) error {
 			return err
 		}
 	}
+	if l.CPUSeconds > 0 {
+		if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, l.CPUSeconds); err != nil {
+			return err
+		}
+	}
 	if l.Procs > 0 {
 		threads, ok := statusField("/proc/self/status", "Threads:")
 		if !ok {
 			threads = 8 // Go's runtime threads at rest, an upper bound
 		}
+		want := l.Procs + threads + reaperThreadSlack
 		var cur unix.Rlimit
-		if unix.Getrlimit(unix.RLIMIT_NPROC, &cur) == nil && cur.Max < l.Procs+threads {
-			// Raising a hard limit needs privileges we dropped; keep it.
-			return nil
+		if unix.Getrlimit(unix.RLIMIT_NPROC, &cur) == nil && cur.Max < want {
+			// Raising a hard limit needs privileges we dropped: the
+			// caller's own hard limit is the cap then.
+			want = cur.Max
 		}
-		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs+threads+reaperThreadSlack)
+		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, want)
 	}
 	return nil
 }

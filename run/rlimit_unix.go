@@ -23,15 +23,18 @@ func applyRlimits(cfg *initConfig) error {
 	l := cfg.Limits
 	list := []rlimit{
 		{"RLIMIT_CORE", syscall.RLIMIT_CORE, 0},
-		{"RLIMIT_CPU", syscall.RLIMIT_CPU, l.CPUSeconds},
 		{"RLIMIT_FSIZE", syscall.RLIMIT_FSIZE, l.FileSize},
 		{"RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, l.OpenFiles},
 	}
-	// Under a PID namespace the init stage stays PID 1 and its own Go
-	// threads count against RLIMIT_NPROC: it sets the limit on the script
-	// only (setChildLimits).
-	if l.Procs > 0 && nprocIsPerRun() && !isNamespaceInit() {
-		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
+	// Under a PID namespace the init stage stays PID 1 as the reaper: its
+	// own Go threads count against RLIMIT_NPROC and it must not run out
+	// of CPU time, so it sets those two on the script only
+	// (setChildLimits), like RLIMIT_AS.
+	if !isNamespaceInit() {
+		list = append(list, rlimit{"RLIMIT_CPU", syscall.RLIMIT_CPU, l.CPUSeconds})
+		if l.Procs > 0 && nprocIsPerRun() {
+			list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
+		}
 	}
 	for _, r := range list {
 		if r.value == 0 && r.resource != syscall.RLIMIT_CORE {

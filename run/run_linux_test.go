@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -674,5 +675,32 @@ while True:
 	// them less, but far more than the few ms of the sandbox's own start.
 	if o.res.CPUTime < 200*time.Millisecond {
 		t.Errorf("CPUTime %s after a second of two spinning processes", o.res.CPUTime)
+	}
+}
+
+// TestNprocUnderLowHardLimit checks that a caller whose hard RLIMIT_NPROC
+// is just above MaxProcs still gets a run: the reaper adds its threads to
+// the script's limit but must stay within the hard limit it inherited. The
+// test binary re-runs this test under `ulimit -u` (a hard limit, once
+// lowered, cannot be raised again without CAP_SYS_RESOURCE).
+func TestNprocUnderLowHardLimit(t *testing.T) {
+	needTool(t, "python3")
+	if os.Getenv("SKILL_SANDBOX_TEST_LOW_NPROC") != "" {
+		dir := newSkill(t, map[string]string{"ok.py": "print('ok')\n"})
+		o := runIn(t, Sandbox{MaxProcs: 10}, dir, "ok.py")
+		if o.err != nil || o.res.ExitCode != 0 || !strings.Contains(o.stdout, "ok") {
+			t.Errorf("err %v exit %d stderr %q", o.err, o.res.ExitCode, o.stderr)
+		}
+		return
+	}
+	needTool(t, "bash")
+	for hard := 10; hard <= 20; hard++ {
+		cmd := exec.Command("bash", "-c", `ulimit -u "$1" && exec "$2" -test.run '^TestNprocUnderLowHardLimit$' -test.count=1 -test.v`,
+			"bash", strconv.Itoa(hard), os.Args[0])
+		cmd.Env = append(os.Environ(), "SKILL_SANDBOX_TEST_LOW_NPROC=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Errorf("hard RLIMIT_NPROC %d, MaxProcs 10: %v\n%s", hard, err, out)
+		}
 	}
 }

@@ -186,9 +186,13 @@ func loadSeccomp(flags uintptr) error {
 	}
 	filter := seccompFilter()
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
-	if errno != 0 {
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	switch {
+	case errno != 0:
 		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %v", errno)
+	case r != 0:
+		// With TSYNC, the id of a thread that could not be synced.
+		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): thread %d not synced", r)
 	}
 	return nil
 }
