@@ -2,8 +2,6 @@ package run
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,30 +41,12 @@ func TestFallbackWithoutUserNamespaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	dir, err := os.MkdirTemp("", "skill-sandbox-nouserns-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "run.test")
-	if err := copyFile(bin, "/proc/self/exe"); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-test.run", fallbackTests, "-test.count", "1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + sandboxPath, "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8", noUserNSEnv + "=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
+	out, err := rerunSuite(fallbackTests, []string{noUserNSEnv + "=1"}, &syscall.SysProcAttr{
 		Cloneflags:                 syscall.CLONE_NEWUSER,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}},
 		GidMappingsEnableSetgroups: true,
-	}
-	out, err := cmd.CombinedOutput()
+	})
 	t.Logf("suite without user namespaces:\n%s", out)
 	if err != nil {
 		t.Fatalf("the suite failed where user namespaces are refused: %v", err)

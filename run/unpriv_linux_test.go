@@ -22,27 +22,8 @@ func TestUnprivileged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	// The test binary sits in a private build folder; copy it where
-	// nobody can execute it.
-	dir, err := os.MkdirTemp("", "skill-sandbox-unpriv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "run.test")
-	if err := copyFile(bin, "/proc/self/exe"); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-test.run", unprivilegedTests, "-test.count", "1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + sandboxPath, "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID, Groups: []uint32{}}}
-	out, err := cmd.CombinedOutput()
+	out, err := rerunSuite(unprivilegedTests, nil,
+		&syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID, Groups: []uint32{}}})
 	t.Logf("suite as uid %d:\n%s", nobodyUID, out)
 	if err != nil {
 		t.Fatalf("the suite failed as an unprivileged user: %v", err)
@@ -52,6 +33,37 @@ func TestUnprivileged(t *testing.T) {
 	}
 }
 
+// rerunSuite runs the tests matching pattern again in a copy of this test
+// binary, with a minimal environment plus env and the process attributes
+// attr (another identity, a user namespace, ...), and returns their
+// combined output. The copy sits in a new folder every user can enter,
+// since the build folder of `go test` is private.
+func rerunSuite(pattern string, env []string, attr *syscall.SysProcAttr) (string, error) {
+	dir, err := os.MkdirTemp("", "skill-sandbox-rerun-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "run.test")
+	if err := copyFile(bin, "/proc/self/exe"); err != nil {
+		return "", err
+	}
+	args := []string{"-test.run", pattern, "-test.count", "1"}
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + sandboxPath, "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}, env...)
+	cmd.SysProcAttr = attr
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// copyFile copies src to dst, executable.
 func copyFile(dst, src string) error {
 	in, err := os.Open(src)
 	if err != nil {
