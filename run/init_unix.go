@@ -19,8 +19,8 @@ const maxConfig = 16 << 20
 // it was started as one by Run: argv[0] is "skill-sandbox-init" and a pipe
 // is open on descriptor 3. It then applies the isolation layers and execs
 // the script (under a PID namespace: starts the script as its child and
-// stays PID 1 to reap), and never returns. In every other case it returns at once,
-// after a string comparison. Call it first thing in main, and in TestMain
+// stays PID 1 to reap), and never returns. In every other case it returns
+// at once, after a string comparison. Call it first thing in main, and in TestMain
 // of tests that use Run.
 func ExecInitIfRequested() {
 	if len(os.Args) != 1 || os.Args[0] != initArg0 {

@@ -50,8 +50,8 @@ func isNamespaceInit() bool { return os.Getpid() == 1 }
 // only matters if the script could run code in the reaper, and the points
 // above are there to prevent that.
 //
-// When the script exits, the reaper writes its wait status on statusFD
-// and exits; the kernel then kills whatever is left in the namespace, so
+// When the script exits, the reaper kills and reaps whatever is left in
+// the namespace, writes the script's wait status on statusFD and exits;
 // no process outlives the run.
 func spawnAndReap(cfg *initConfig, report *os.File) int {
 	// Before the fork, so there is no moment the script could use. The
@@ -130,8 +130,8 @@ func releaseScript(pid int, cfg *initConfig) error {
 			return fmt.Errorf("seccomp for the reaper's threads: %v", err)
 		}
 	}
-	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
-		return fmt.Errorf("releasing the script: ptrace(PTRACE_DETACH): %v", errno)
+	if err := detach(pid, 0); err != nil {
+		return fmt.Errorf("releasing the script: ptrace(PTRACE_DETACH): %v", err)
 	}
 	return nil
 }
@@ -272,21 +272,27 @@ func reaperIgnoredSignals() []unix.Signal {
 // setSignalAction sets the disposition of sigs with rt_sigaction directly,
 // behind the Go runtime's back. It is cheaper than os/signal (whose first
 // use starts a thread, about 2 ms here), and safe in the reaper, where
-// nothing uses os/signal. The struct
-// layout (handler, flags, restorer, mask) is the kernel's on amd64 and
-// arm64.
+// nothing uses os/signal. The struct layout (handler, flags, restorer,
+// mask) is the kernel's on amd64 and arm64; elsewhere it does nothing, and
+// the reaper keeps the Go runtime's dispositions.
 func setSignalAction(action uintptr, sigs ...unix.Signal) {
+	if !sigactionLayout {
+		return
+	}
 	act := [4]uint64{uint64(action)}
 	for _, sig := range sigs {
 		unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
 	}
 }
 
-// detach ends a ptrace relation a tracee started, passing on the signal
-// it stopped with (but not the SIGTRAP of a traced execve).
-func detach(pid int, sig unix.Signal) {
+// detach ends a ptrace relation (PTRACE_DETACH), passing on the signal the
+// tracee stopped with, but not the SIGTRAP of a traced execve.
+func detach(pid int, sig unix.Signal) error {
 	if sig == unix.SIGTRAP {
 		sig = 0
 	}
-	unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(sig), 0, 0)
+	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(sig), 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -5,12 +5,15 @@ import "golang.org/x/sys/unix"
 // Architecture constants of the seccomp filter for arm64.
 const (
 	seccompSupported = true
-	auditArch        = unix.AUDIT_ARCH_AARCH64
-	checkX32         = false
-	sysClone         = unix.SYS_CLONE
-	sysClone3        = unix.SYS_CLONE3
-	sysIoctl         = unix.SYS_IOCTL
-	sysPersonality   = unix.SYS_PERSONALITY
+	// sigactionLayout: the kernel's struct sigaction here is handler,
+	// flags, restorer, mask (see setSignalAction).
+	sigactionLayout = true
+	auditArch       = unix.AUDIT_ARCH_AARCH64
+	checkX32        = false
+	sysClone        = unix.SYS_CLONE
+	sysClone3       = unix.SYS_CLONE3
+	sysIoctl        = unix.SYS_IOCTL
+	sysPersonality  = unix.SYS_PERSONALITY
 )
 
 // archDeniedSyscalls lists denied calls that exist only on arm64: none.
