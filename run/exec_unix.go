@@ -83,9 +83,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			Args: []string{initArg0},
 			// The init stage gets the script's environment in its config;
 			// its own only marks it as part of this run (see orphans).
-			// GOGC, GOMAXPROCS and GODEBUG keep the short-lived Go
-			// runtimes of the init stages small: no collection, few
-			// threads to tear down at execve, no cgroup probing.
+			// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
+			// runtime small: no collection, few threads (they count
+			// against RLIMIT_NPROC while it reaps), no cgroup probing.
 			Env:        []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"},
 			Stdin:      stdin,
 			Stdout:     outW,
