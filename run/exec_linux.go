@@ -232,18 +232,25 @@ func countProcs(uid int) int {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
-				if f := strings.Fields(rest); len(f) > 0 && f[0] == want {
-					n++
-				}
-				break
-			}
+		uids, _ := statusValue("/proc/"+e.Name()+"/status", "Uid:")
+		if f := strings.Fields(uids); len(f) > 0 && f[0] == want {
+			n++
 		}
 	}
 	return n
+}
+
+// statusValue returns what follows key (e.g. "Uid:") on its line of a
+// /proc status file, trimmed; false when the file or the key is missing.
+func statusValue(path, key string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
 }

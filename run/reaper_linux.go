@@ -1,8 +1,6 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -59,7 +57,7 @@ func spawnAndReap(cfg *initConfig, report *os.File) int {
 	// runtime resets the signals it handles (all of these, unless the
 	// supervisor's caller had ignored SIGHUP or SIGINT) to the default
 	// action in the child before execve; TestPIDNamespaceInit checks it.
-	setSignalAction(sigIgnore, reaperIgnoredSignals()...)
+	ignoreSignals(reaperIgnoredSignals()...)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	closeExtraFDs()
 	// The supervisor ends the run (timeout, cancellation) by closing the
@@ -147,6 +145,7 @@ func releaseScript(pid int, cfg *initConfig) error {
 // reaperThreadSlack more, never fewer.
 func setChildLimits(pid int, l limits) error {
 	set := func(name string, resource int, v uint64) error {
+		v = withinHardLimit(resource, v)
 		lim := unix.Rlimit{Cur: v, Max: v}
 		if err := unix.Prlimit(pid, resource, &lim, nil); err != nil {
 			return fmt.Errorf("%s=%d on the script: %v", name, v, err)
@@ -164,18 +163,12 @@ func setChildLimits(pid int, l limits) error {
 		}
 	}
 	if l.Procs > 0 {
-		threads, ok := statusField("/proc/self/status", "Threads:")
-		if !ok {
+		v, _ := statusValue("/proc/self/status", "Threads:")
+		threads, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
 			threads = 8 // Go's runtime threads at rest, an upper bound
 		}
-		want := l.Procs + threads + reaperThreadSlack
-		var cur unix.Rlimit
-		if unix.Getrlimit(unix.RLIMIT_NPROC, &cur) == nil && cur.Max < want {
-			// Raising a hard limit needs privileges we dropped: the
-			// caller's own hard limit is the cap then.
-			want = cur.Max
-		}
-		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, want)
+		return set("RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs+threads+reaperThreadSlack)
 	}
 	return nil
 }
@@ -230,25 +223,6 @@ func sendStatus(ws unix.WaitStatus) int {
 	return 0
 }
 
-// statusField reads the number after key in a /proc status file.
-func statusField(path, key string) (uint64, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(key)); ok {
-			n, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
-// sigIgnore is SIG_IGN for setSignalAction.
-const sigIgnore = 1
-
 // reaperIgnoredSignals are the classic signals 1–31 but SIGKILL and
 // SIGSTOP (which cannot be ignored) and SIGCHLD (ignoring it would make
 // the kernel reap the children for us and wait4 fail). Among them are the
@@ -269,17 +243,18 @@ func reaperIgnoredSignals() []unix.Signal {
 	return sigs
 }
 
-// setSignalAction sets the disposition of sigs with rt_sigaction directly,
-// behind the Go runtime's back. It is cheaper than os/signal (whose first
+// ignoreSignals sets the disposition of sigs to SIG_IGN with rt_sigaction
+// directly, behind the Go runtime's back. It is cheaper than os/signal (whose first
 // use starts a thread, about 2 ms here), and safe in the reaper, where
 // nothing uses os/signal. The struct layout (handler, flags, restorer,
 // mask) is the kernel's on amd64 and arm64; elsewhere it does nothing, and
 // the reaper keeps the Go runtime's dispositions.
-func setSignalAction(action uintptr, sigs ...unix.Signal) {
+func ignoreSignals(sigs ...unix.Signal) {
 	if !sigactionLayout {
 		return
 	}
-	act := [4]uint64{uint64(action)}
+	const sigIgn = 1
+	act := [4]uint64{sigIgn}
 	for _, sig := range sigs {
 		unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
 	}

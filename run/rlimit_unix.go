@@ -59,11 +59,19 @@ func setAddressSpace(cfg *initConfig) error {
 }
 
 // setLimit sets soft and hard limit to v, or to the current hard limit if
-// that is lower (an unprivileged process cannot raise it).
+// that is lower (see withinHardLimit).
 func setLimit(resource int, v uint64) error {
+	v = withinHardLimit(resource, v)
+	return syscall.Setrlimit(resource, &syscall.Rlimit{Cur: v, Max: v})
+}
+
+// withinHardLimit returns v, or this process's hard limit for resource if
+// that is lower: an unprivileged process cannot raise it, and a child it
+// forks inherits the same hard limit.
+func withinHardLimit(resource int, v uint64) uint64 {
 	var cur syscall.Rlimit
 	if err := syscall.Getrlimit(resource, &cur); err == nil && uint64(cur.Max) < v {
-		v = uint64(cur.Max)
+		return uint64(cur.Max)
 	}
-	return syscall.Setrlimit(resource, &syscall.Rlimit{Cur: v, Max: v})
+	return v
 }

@@ -6,7 +6,7 @@ import "golang.org/x/sys/unix"
 const (
 	seccompSupported = true
 	// sigactionLayout: the kernel's struct sigaction here is handler,
-	// flags, restorer, mask (see setSignalAction).
+	// flags, restorer, mask (see ignoreSignals).
 	sigactionLayout = true
 	auditArch       = unix.AUDIT_ARCH_X86_64
 	checkX32        = true // x32 system calls share the arch value: refuse them by number

@@ -6,7 +6,7 @@ package run
 // missing.
 const (
 	seccompSupported = false
-	sigactionLayout  = false // setSignalAction does nothing here
+	sigactionLayout  = false // ignoreSignals does nothing here
 	auditArch        = 0
 	checkX32         = false
 	sysClone         = 0
