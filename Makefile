@@ -3,7 +3,9 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
-#   make fuzz      fuzz the SKILL.md parser for FUZZTIME (default 30s)
+#   make fuzz      fuzz the SKILL.md parser, the proxy's request and host
+#                  parsers, the policy parser and the MCP framing for FUZZTIME
+#                  each (default 30s)
 
 GO       ?= go
 BIN      := bin/skill-sandbox
@@ -39,6 +41,14 @@ bench: build
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
+	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
+	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime $(FUZZTIME) ./scan
+	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
+	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
 
 clean:
 	rm -rf bin

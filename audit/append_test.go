@@ -34,7 +34,7 @@ func TestAppendConcurrent(t *testing.T) {
 				// different offsets.
 				c := string(rune('a' + w%26))
 				meta.Args = []string{strings.Repeat(c, maxArgBytes-100), strings.Repeat(c, maxArgBytes-100),
-					strings.Repeat(c, maxArgBytes-100), strings.Repeat(c, maxArgBytes-2000+w*20+i)}
+					strings.Repeat(c, maxArgBytes-100), strings.Repeat(c, maxArgBytes-2700+w*20+i)}
 				errs <- Append(path, FromRun(meta, sampleResult(), nil))
 			}
 		}()

@@ -23,12 +23,3 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkDigestDir(b *testing.B) {
-	dir := makeSkill(b)
-	for b.Loop() {
-		if _, err := DigestDir(dir); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

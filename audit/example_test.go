@@ -8,8 +8,9 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 )
 
-// The digest depends only on names, content, types, symlink targets and
-// the executable bit, so the same tree digests the same anywhere.
+// The digest is sign.DigestAny: it depends only on names, content, types,
+// symlink targets and the executable bit, so the same tree digests the same
+// anywhere, and it equals the canonical digest that signatures sign.
 func ExampleDigestDir() {
 	dir, err := os.MkdirTemp("", "example-skill-")
 	if err != nil {
@@ -28,7 +29,7 @@ func ExampleDigestDir() {
 	}
 	fmt.Println(digest)
 	// Output:
-	// b7cec40c0a256c7c58f599e45a3472206d2a8e750265b03a530530b92710dc31
+	// 794e7e9122013579ff17f6f12216a435a8d7743554494ac18be5f7ff896b4a72
 }
 
 func ExampleCheckLine() {

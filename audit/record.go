@@ -15,7 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -24,7 +26,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "1"
+	SchemaVersion = "2"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -57,6 +59,9 @@ const (
 	OutcomeCanceled = "canceled"  // stopped because the runner was interrupted
 	OutcomeRefused  = "refused"   // never started: invalid skill, bad script, ...
 	OutcomeFailed   = "failed"    // the sandbox or the runner failed, at or after the start
+	// OutcomeOutputLimit: killed because stdout or stderr passed
+	// --max-output (version 2); output_exceeded names the stream.
+	OutcomeOutputLimit = "output_limit"
 )
 
 // Error kinds, the error_kind field of a record with an error.
@@ -70,6 +75,8 @@ const (
 	KindUnsupported   = "unsupported"    // run.ErrUnsupported
 	KindStart         = "start_failed"   // run.ErrStart: the init stage or execve failed
 	KindCanceled      = "canceled"       // the context was canceled before the run
+	KindSignature     = "signature"      // sign.ErrNotVerified: --require-signature refused the skill
+	KindPolicy        = "policy"         // a policy file is invalid, or the skill asks for more than is granted
 	KindInternal      = "internal"       // anything else
 )
 
@@ -118,23 +125,58 @@ type Record struct {
 	Duration float64 `json:"duration_ms"`
 	CPU      float64 `json:"cpu_ms"`
 	MaxRSSKB int64   `json:"max_rss_kb"`
-	Stdout   Stream  `json:"stdout"`
-	Stderr   Stream  `json:"stderr"`
+	// PeakMemoryKB is the run's cgroup's peak memory charge (version 2);
+	// 0 without the cgroup layer.
+	PeakMemoryKB int64 `json:"peak_memory_kb"`
+	// OOMKills counts processes killed by the cgroup's memory limit
+	// (version 2).
+	OOMKills int    `json:"oom_kills"`
+	Stdout   Stream `json:"stdout"`
+	Stderr   Stream `json:"stderr"`
 
 	NetworkAllowed bool `json:"network_allowed"`
-	MemoryLimitMB  int  `json:"memory_limit_mb"`
+	// Network is the run's network: mode, host lists and the proxy's
+	// connections (schema version 2).
+	Network       Network `json:"network"`
+	MemoryLimitMB int     `json:"memory_limit_mb"`
 	// AddressSpaceMB is the RLIMIT_AS really applied: MemoryLimitMB plus
 	// an allowance for interpreters that reserve address space up front
 	// (node); 0 when the script was not started.
-	AddressSpaceMB int    `json:"address_space_mb"`
-	TimeoutMS      int64  `json:"timeout_ms"`
+	AddressSpaceMB int   `json:"address_space_mb"`
+	TimeoutMS      int64 `json:"timeout_ms"`
+	// MaxOutputBytes is --max-output, the bytes streamed per stream at
+	// most; 0 for no limit (version 2).
+	MaxOutputBytes int64 `json:"max_output_bytes"`
+	// OutputExceeded is "stdout" or "stderr" when that stream passed
+	// MaxOutputBytes, else "" (version 2).
+	OutputExceeded string `json:"output_exceeded"`
 	WorkDir        string `json:"workdir,omitempty"`
+
+	// Grants are the file grants; Artifacts what the run changed under
+	// them (docs/grants.md). Added in version 2.
+	Grants    Grants    `json:"grants"`
+	Artifacts Artifacts `json:"artifacts"`
 
 	Layers     Layers     `json:"layers"`
 	Validation Validation `json:"validation"`
+	Signature  Signature  `json:"signature"`
 
 	Error     string `json:"error,omitempty"`
 	ErrorKind string `json:"error_kind,omitempty"`
+
+	// MCP identifies the MCP tool call behind the record; absent for
+	// command-line calls (schema version 2).
+	MCP *MCP `json:"mcp,omitempty"`
+
+	// Policy is the resolved policy of the run (docs/policy.md) as its
+	// canonical JSON; absent when the call failed before the policy was
+	// resolved, or when it is longer than MaxPolicyBytes (PolicyTruncated
+	// is then set and PolicySHA256 still identifies it). Schema version 2.
+	Policy          json.RawMessage `json:"policy,omitempty"`
+	PolicySHA256    string          `json:"policy_sha256,omitempty"`
+	PolicyTruncated bool            `json:"policy_truncated,omitempty"`
+	// PolicySources are the policy files that went into Policy.
+	PolicySources []PolicySource `json:"policy_sources,omitempty"`
 
 	Tool Tool   `json:"tool"`
 	Host string `json:"host"`
@@ -178,10 +220,55 @@ type Validation struct {
 	Warnings []string `json:"warnings"`
 }
 
+// Signature is the outcome of the skill signature check of a call.
+type Signature struct {
+	// Required is set when the call required a good signature
+	// (--require-signature); such a call never runs an unverified skill.
+	Required bool `json:"required"`
+	// Verified is set when the skill's signature verified.
+	Verified bool `json:"verified"`
+	// Principal, Fingerprint and KeyType describe the signer (see
+	// sign.Signer); empty unless Verified.
+	Principal   string `json:"principal"`
+	Fingerprint string `json:"fingerprint"`
+	KeyType     string `json:"key_type"`
+}
+
+// SignatureOf returns the record's signature field for a verified signer.
+func SignatureOf(required bool, s *sign.Signer) Signature {
+	if s == nil {
+		return Signature{Required: required}
+	}
+	return Signature{Required: required, Verified: true, Principal: s.Principal, Fingerprint: s.Fingerprint, KeyType: s.KeyType}
+}
+
 // Tool names the program that wrote the record.
 type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+}
+
+// PolicySource is one policy file behind a record's policy: the operator
+// policy (--policy) or the skill's request file.
+type PolicySource struct {
+	Role string `json:"role"` // "operator" or "request"
+	Path string `json:"path"`
+}
+
+// MaxPolicyBytes bounds the policy kept in a record; a longer one is left
+// out (its hash stays) so that the record keeps under MaxLineBytes.
+const MaxPolicyBytes = 16 << 10
+
+// MCP describes the MCP tool call a record belongs to.
+type MCP struct {
+	// RequestID is the JSON-RPC id of the tools/call request, as its JSON
+	// text (a number, or a string with its quotes).
+	RequestID string `json:"request_id"`
+	// Client is the client's name from initialize (clientInfo.name) or
+	// from the request's _meta; "" when the client gave none.
+	Client string `json:"client"`
+	// Tool is the MCP tool called, e.g. "run_skill_script".
+	Tool string `json:"tool"`
 }
 
 // Meta is what a call asked for, known before the run. FromRun combines it
@@ -200,12 +287,29 @@ type Meta struct {
 	Args   []string
 
 	NetworkAllowed bool
+	// Grants are the file grants asked for (absolute paths); the record
+	// shows the run's resolved grants when it got that far.
+	Grants run.Grants
+	// Signature is the signature check done before the run.
+	Signature Signature
+	// AllowHosts and DenyHosts are the host allowlist asked for.
+	AllowHosts, DenyHosts []string
 	// MemoryLimitMB and Timeout are the limits asked for; zero means the
 	// run package's default, which the record shows.
 	MemoryLimitMB int
 	Timeout       time.Duration
+	// MaxOutput is the run's Sandbox.MaxOutput (0: no limit).
+	MaxOutput int64
 
 	ToolVersion string
+	// MCP, when set, is copied to the record's mcp field.
+	MCP *MCP
+	// Policy is the canonical JSON of the resolved policy and PolicySHA256
+	// its hash (policy.Resolved.Canonical and Digest); nil when none was
+	// resolved. PolicySources are the files behind it.
+	Policy        []byte
+	PolicySHA256  string
+	PolicySources []PolicySource
 	// Time is the record's timestamp; zero means time.Now().
 	Time time.Time
 }
@@ -254,15 +358,26 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Duration:       millis(res.Duration),
 		CPU:            millis(res.CPUTime),
 		MaxRSSKB:       res.MaxRSSKB,
+		PeakMemoryKB:   res.PeakMemoryKB,
+		OOMKills:       res.OOMKills,
 		Stdout:         stream(res.Stdout),
 		Stderr:         stream(res.Stderr),
 		NetworkAllowed: meta.NetworkAllowed,
+		Network:        network(meta, res),
 		MemoryLimitMB:  meta.MemoryLimitMB,
 		AddressSpaceMB: res.AddressSpaceMB,
 		TimeoutMS:      meta.Timeout.Milliseconds(),
+		MaxOutputBytes: meta.MaxOutput,
+		OutputExceeded: res.OutputExceeded,
 		WorkDir:        res.WorkDir,
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
+		MCP:            meta.MCP,
+		Grants:         grantsOf(meta.Grants, res.Grants),
+		Artifacts:      artifactsOf(res.Artifacts),
+		Signature:      meta.Signature,
+		PolicySHA256:   meta.PolicySHA256,
+		PolicySources:  meta.PolicySources,
 		Tool:           Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:           host,
 		UID:            os.Getuid(),
@@ -270,6 +385,11 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 	}
 	if meta.DigestErr != nil {
 		rec.Skill.DigestError = meta.DigestErr.Error()
+	}
+	if len(meta.Policy) > MaxPolicyBytes {
+		rec.PolicyTruncated = true
+	} else if len(meta.Policy) > 0 {
+		rec.Policy = json.RawMessage(meta.Policy)
 	}
 	if rec.MemoryLimitMB == 0 {
 		rec.MemoryLimitMB = run.DefaultMemoryMB
@@ -312,6 +432,10 @@ func ErrorKind(err error) string {
 		return KindStart
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return KindCanceled
+	case errors.Is(err, sign.ErrNotVerified):
+		return KindSignature
+	case errors.As(err, new(*policy.Error)), errors.As(err, new(*policy.RefusedError)):
+		return KindPolicy
 	default:
 		return KindInternal
 	}
@@ -341,6 +465,8 @@ func outcome(res *run.Result, err error) string {
 		return OutcomeTimedOut
 	case res.Canceled:
 		return OutcomeCanceled
+	case res.OutputExceeded != "" && res.Signal != "":
+		return OutcomeOutputLimit
 	case res.Signal != "":
 		return OutcomeKilled
 	case err != nil && !res.Started && ErrorKind(err) == KindCanceled:
@@ -381,6 +507,8 @@ func message(rec Record) string {
 		fmt.Fprintf(&b, "timed out after %s", fmtMillis(float64(rec.TimeoutMS)))
 	case OutcomeKilled:
 		fmt.Fprintf(&b, "killed by %s after %s", rec.Signal, fmtMillis(rec.Duration))
+	case OutcomeOutputLimit:
+		fmt.Fprintf(&b, "killed after %s: %s passed the output limit of %d bytes", fmtMillis(rec.Duration), rec.OutputExceeded, rec.MaxOutputBytes)
 	case OutcomeCanceled:
 		b.WriteString("canceled: the runner was interrupted")
 	case OutcomeRefused:
@@ -441,12 +569,30 @@ func problems(ps []validate.Problem) []string {
 // MarshalLine returns the record as one line of JSON ending in "\n", at
 // most MaxLineBytes long. Long free-form fields are cut first (see
 // docs/audit.md); if the line is still too long, trailing args are dropped
-// and args_truncated is set. HTML characters are not escaped.
+// and args_truncated is set. HTML characters are not escaped. Fields that
+// are not valid UTF-8 (file names in another encoding) are written with
+// their stray bytes as \xNN and backslashes doubled, never as U+FFFD.
 func (r Record) MarshalLine() ([]byte, error) {
+	if len(r.Layers.Missing) > 0 { // escapeNames writes to it: a copy
+		r.Layers.Missing = append([]MissingLayer(nil), r.Layers.Missing...)
+	}
+	r.escapeNames()
 	r.capFields()
 	line, err := marshal(r)
 	if err != nil || len(line) <= MaxLineBytes {
 		return line, err
+	}
+	// Too long: first list fewer connections (the totals keep counting
+	// them), then keep as many leading args as fit.
+	for len(line) > MaxLineBytes && len(r.Network.Connections) > 0 {
+		r.Network.Connections = r.Network.Connections[:len(r.Network.Connections)/2]
+		r.Network.ConnectionsTruncated = true
+		if line, err = marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	if len(line) <= MaxLineBytes {
+		return line, nil
 	}
 	// Too long: keep as many leading args as fit in what the rest leaves.
 	args := r.Args
@@ -483,15 +629,25 @@ func (r Record) MarshalLine() ([]byte, error) {
 
 // capFields applies the per-field size caps.
 func (r *Record) capFields() {
+	r.capGrants(maxGrantPaths, maxArtifactFiles, maxGrantPathLen)
 	r.Message = truncate(r.Message, maxMessageBytes)
 	r.Skill.Name = truncate(r.Skill.Name, maxNameBytes)
+	r.Signature.Principal = truncate(r.Signature.Principal, maxNameBytes)
 	r.Skill.Path = truncate(r.Skill.Path, maxPathBytes)
 	r.Skill.DigestError = truncate(r.Skill.DigestError, maxErrorBytes)
 	r.Script = truncate(r.Script, maxPathBytes)
 	r.WorkDir = truncate(r.WorkDir, maxPathBytes)
+	r.PolicySources = capSources(r.PolicySources, maxPathBytes)
 	r.Error = truncate(r.Error, maxErrorBytes)
 	r.Host = truncate(r.Host, maxNameBytes)
 	r.Tool.Version = truncate(r.Tool.Version, maxNameBytes)
+	if r.MCP != nil {
+		m := *r.MCP // a copy: the caller's value is not touched
+		m.RequestID = truncate(m.RequestID, maxNameBytes)
+		m.Client = truncate(m.Client, maxNameBytes)
+		m.Tool = truncate(m.Tool, maxNameBytes)
+		r.MCP = &m
+	}
 	if len(r.Interpreter) > maxInterpreter {
 		r.Interpreter = r.Interpreter[:maxInterpreter]
 	}
@@ -507,16 +663,20 @@ func (r *Record) capFields() {
 		}
 	}
 	r.Args = truncateAll(r.Args, maxArgBytes) // a copy: the caller's slice is not touched
+	r.Network.capNetwork()
 }
 
 // shorten cuts every free-form field to shortStringBytes; the last resort
 // of MarshalLine.
 func (r *Record) shorten() {
+	r.capGrants(shortGrantPaths, shortGrantPaths, shortStringBytes)
 	r.Message = truncate(r.Message, shortStringBytes)
 	r.Skill.Path = truncate(r.Skill.Path, shortStringBytes)
+	r.Signature.Principal = truncate(r.Signature.Principal, shortStringBytes)
 	r.Skill.DigestError = truncate(r.Skill.DigestError, shortStringBytes)
 	r.Script = truncate(r.Script, shortStringBytes)
 	r.WorkDir = truncate(r.WorkDir, shortStringBytes)
+	r.PolicySources = capSources(r.PolicySources, shortStringBytes)
 	r.Error = truncate(r.Error, shortStringBytes)
 	r.Interpreter = truncateAll(r.Interpreter, shortStringBytes)
 	r.Validation.Errors = truncateAll(r.Validation.Errors, shortStringBytes)
@@ -570,6 +730,18 @@ func truncateAll(ss []string, n int) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = truncate(s, n)
+	}
+	return out
+}
+
+// capSources returns a copy of ss with each path cut to n bytes.
+func capSources(ss []PolicySource, n int) []PolicySource {
+	if ss == nil {
+		return nil
+	}
+	out := make([]PolicySource, len(ss))
+	for i, s := range ss {
+		out[i] = PolicySource{Role: s.Role, Path: truncate(s.Path, n)}
 	}
 	return out
 }

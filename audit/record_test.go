@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -170,10 +171,24 @@ func TestGoldenRecords(t *testing.T) {
 	refused := &run.Result{ExitCode: -1, Script: "../etc/passwd", Validation: validate.Result{
 		Errors: []validate.Problem{{File: "SKILL.md", Line: 2, Column: 7, Field: "name", Message: "must be lowercase"}},
 	}}
+	allowlisted := sampleResult()
+	allowlisted.Network = &netproxy.Report{
+		Connections: []netproxy.Connection{
+			{Method: "CONNECT", Host: "api.example.com", Port: 443, Addr: "93.184.215.14:443", Allowed: true,
+				Rule: "allow *.example.com", BytesUp: 517, BytesDown: 5120, Duration: 85 * time.Millisecond},
+			{Method: "CONNECT", Host: "metadata.example.com", Port: 443,
+				Reason: "metadata.example.com resolves only to refused addresses: 169.254.169.254 (link-local (cloud metadata))",
+				Rule:   "allow *.example.com", Duration: 2 * time.Millisecond},
+		},
+		Total: 2, Allowed: 1, Denied: 1, BytesUp: 517, BytesDown: 5120,
+	}
+	allowMeta := sampleMeta()
+	allowMeta.AllowHosts, allowMeta.DenyHosts = []string{"*.example.com"}, []string{"admin.example.com"}
 	recs := []Record{
 		FromRun(sampleMeta(), sampleResult(), nil),
 		FromRun(sampleMeta(), timedOut, nil),
 		FromRun(sampleMeta(), refused, fmt.Errorf("%w: SKILL.md:2:7: name: must be lowercase", run.ErrInvalidSkill)),
+		FromRun(allowMeta, allowlisted, nil),
 	}
 	var got bytes.Buffer
 	for _, r := range recs {
@@ -342,7 +357,7 @@ func TestCheckLineRejects(t *testing.T) {
 		{"extra field", edit(func(m map[string]any) { m["stdout_content"] = "secret" }), `unexpected field "stdout_content"`},
 		{"nested extra field", edit(func(m map[string]any) { m["stdout"].(map[string]any)["content"] = "x" }), `/stdout: unexpected field "content"`},
 		{"bad enum", edit(func(m map[string]any) { m["level"] = "debug" }), "/level"},
-		{"bad const", edit(func(m map[string]any) { m["schema_version"] = "2" }), "/schema_version"},
+		{"bad const", edit(func(m map[string]any) { m["schema_version"] = "1" }), "/schema_version"},
 		{"bad pattern", edit(func(m map[string]any) { m["request_id"] = "xyz" }), "/request_id"},
 		{"timestamp without nanoseconds", edit(func(m map[string]any) { m["timestamp"] = "2026-11-22T22:04:05Z" }), "/timestamp"},
 		{"below minimum", edit(func(m map[string]any) { m["exit_code"] = -2 }), "minimum"},
@@ -359,12 +374,12 @@ func TestCheckLineRejects(t *testing.T) {
 }
 
 func TestSchemaIsTheShippedFile(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("schema", "v1.json"))
+	onDisk, err := os.ReadFile(filepath.Join("schema", "v2.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(onDisk, Schema()) {
-		t.Error("Schema() differs from schema/v1.json")
+		t.Error("Schema() differs from schema/v2.json")
 	}
 	var s struct {
 		Schema   string          `json:"$schema"`
@@ -416,5 +431,43 @@ func TestDocExamplesMatchSchema(t *testing.T) {
 	}
 	if blocks == 0 {
 		t.Error("docs/audit.md shows no example record")
+	}
+}
+
+// TestNetworkConnectionsBounded: a run with more connections than fit in
+// a line lists fewer, says so, and keeps the totals.
+func TestNetworkConnectionsBounded(t *testing.T) {
+	res := sampleResult()
+	rep := &netproxy.Report{Truncated: true, Total: 5000, Denied: 5000}
+	for i := 0; i < 256; i++ {
+		rep.Connections = append(rep.Connections, netproxy.Connection{
+			Method: "CONNECT", Host: strings.Repeat("h", 250) + ".example.com", Port: 443,
+			Reason: strings.Repeat("r", 2000), Rule: "deny " + strings.Repeat("p", 300),
+		})
+	}
+	res.Network = rep
+	meta := sampleMeta()
+	meta.AllowHosts = []string{"*.example.com"}
+	rec := FromRun(meta, res, nil)
+	line, err := rec.MarshalLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) > MaxLineBytes {
+		t.Fatalf("line of %d bytes", len(line))
+	}
+	if err := CheckLine(line); err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := json.Unmarshal(line, &back); err != nil {
+		t.Fatal(err)
+	}
+	n := back.Network
+	if n.Mode != NetworkAllowlist || !n.ConnectionsTruncated || n.Totals.Connections != 5000 || len(n.Connections) == 0 || len(n.Connections) > maxConnections {
+		t.Errorf("network: mode %s truncated %v totals %+v, %d listed", n.Mode, n.ConnectionsTruncated, n.Totals, len(n.Connections))
+	}
+	if len(rec.Network.Connections) != maxConnections || len(rec.Network.Connections[0].Reason) != 2000 {
+		t.Error("MarshalLine changed the caller's record")
 	}
 }

@@ -12,13 +12,13 @@ import (
 	"strings"
 )
 
-//go:embed schema/v1.json
-var schemaV1 string
+//go:embed schema/v2.json
+var schemaV2 string
 
 // Schema returns the JSON Schema (draft 2020-12) of record schema version
-// SchemaVersion, as shipped in audit/schema/v1.json.
+// SchemaVersion, as shipped in audit/schema/v2.json (v1.json is kept for reference).
 func Schema() []byte {
-	return []byte(schemaV1)
+	return []byte(schemaV2)
 }
 
 // ErrSchema is wrapped by CheckLine when a line does not match the schema.
@@ -32,7 +32,7 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // silently skipped. Every mismatch is reported, with its JSON pointer.
 func CheckLine(line []byte) error {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(schemaV1), &schema); err != nil {
+	if err := json.Unmarshal([]byte(schemaV2), &schema); err != nil {
 		return fmt.Errorf("audit schema: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))

@@ -1,5 +1,7 @@
 package run
 
+import "os"
+
 // initArg0 is argv[0] of the re-executed init stage. Together with a
 // readable config descriptor it tells ExecInitIfRequested that this process
 // is the init stage and not the program itself.
@@ -22,7 +24,8 @@ const goByte = 'g'
 const initExitFailure = 125
 
 // initConfig is everything the init stage needs: the supervisor decides,
-// the init stage only carries out. It travels as JSON over configFD.
+// the init stage only carries out. It travels gob-encoded over configFD
+// (byte-exact strings; see sendConfig).
 type initConfig struct {
 	Argv    []string // Argv[0] is the absolute path executed
 	Env     []string
@@ -33,9 +36,25 @@ type initConfig struct {
 	// that size inside the mount namespace.
 	WorkDirMB int
 
+	// Grants are bind-mounted at their own path, parents first; Masked
+	// entries (inside read grants) are hidden; GrantRules are the
+	// Landlock rules of the grants. SkillTree, when not 0, is the
+	// descriptor of a detached copy of the skill folder (see handOver).
+	Grants     []grantMount `json:",omitempty"`
+	Masked     []string     `json:",omitempty"`
+	GrantRules []grantRule  `json:",omitempty"`
+	SkillTree  int          `json:",omitempty"`
+
 	Layers       []Layer // layers the init stage should apply (namespaces excepted)
 	Namespaces   []Layer // namespaces the process was cloned into
 	AllowNetwork bool
+	// ProxyPort, when set, asks the init stage to listen on
+	// 127.0.0.1:ProxyPort inside the network namespace, hand the
+	// listening socket to the supervisor over descriptor ProxyFD (a unix
+	// socket, SCM_RIGHTS), close that, and allow TCP connect to that port
+	// only (see setupNetNS).
+	ProxyPort int
+	ProxyFD   int
 
 	// WaitForGo makes the init stage wait for goByte after its layer
 	// report, so the supervisor can refuse the run before the script
@@ -44,6 +63,25 @@ type initConfig struct {
 	WaitForGo bool
 
 	Limits limits
+
+	// seccomp is decided by the init stage itself, from the namespaces
+	// that took effect, and used for every thread it filters.
+	seccomp seccompPolicy
+
+	// oomScore is the reaper's own oom_score_adj, opened before Landlock
+	// (see oom_linux.go).
+	oomScore *os.File
+}
+
+// seccompPolicy says which namespaces are missing, i.e. which host objects
+// the seccomp filter must keep out of reach itself (see
+// seccomp_net_linux.go).
+type seccompPolicy struct {
+	hostNet   bool // no network namespace and no AllowNetwork: no UDP
+	sharedNet bool // no network namespace at all (also with AllowNetwork): no netlink
+	noMount   bool // no mount namespace: no AF_UNIX sockets but stream pairs
+	noIPC     bool // no IPC namespace: no System V IPC, no POSIX message queues
+	noPID     bool // no PID namespace: no setsid, so the run's session holds all of it
 }
 
 // limits are the resource limits applied by the init stage. Zero means

@@ -78,6 +78,12 @@ func saneLang(lang string) bool {
 	return true
 }
 
+// CheckEnvKey reports why Run would refuse key in Sandbox.Env (an invalid
+// name, a variable the sandbox sets itself, or one that changes which code
+// an interpreter or the loader runs), or nil. Policy files use it to refuse
+// such keys when they are read rather than when a run starts.
+func CheckEnvKey(key string) error { return checkEnvKey(key) }
+
 // checkEnvKey reports why key may not be set by the caller, or nil.
 func checkEnvKey(key string) error {
 	if !validEnvKey(key) {

@@ -61,8 +61,9 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 		if !userNSRefused(err) {
 			return nil, err
 		}
+		reason := userNSCause(err, readHostFacts("/proc"))
 		for _, l := range p.wantNS {
-			st.missing = append(st.missing, Missing{Layer: l, Reason: "user namespaces unavailable: " + err.Error()})
+			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
 		}
 	} else {
 		for _, l := range p.wantNS {
@@ -135,12 +136,14 @@ func enableSubreaper(pidns bool) {
 
 // killSandbox ends a run. With a PID namespace, SIGKILL to its init (PID 1)
 // makes the kernel kill every process in it. Without one, the process group
-// is killed, then, round after round until none is left, every process
-// reparented to us (we are a child subreaper) that belongs to this run.
+// is killed, then, round after round until none is left, every process of
+// the run's session (see sessionMembers); those reparented to us (we are a
+// child subreaper) are reaped. The request id is not used: a process's
+// environment is its own to forge.
 //
 // The init stage is signalled through os.Process, which uses a pidfd where
 // the kernel has them, so a late kill cannot hit a recycled pid.
-func killSandbox(proc *os.Process, pidns bool, requestID string) {
+func killSandbox(proc *os.Process, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return
@@ -148,36 +151,42 @@ func killSandbox(proc *os.Process, pidns bool, requestID string) {
 	pid := proc.Pid
 	unix.Kill(-pid, unix.SIGKILL)
 	for round := 0; round < 50; round++ {
-		found := false
-		for _, child := range orphans(pid, requestID) {
-			found = true
-			unix.Kill(child, unix.SIGKILL)
-			unix.Wait4(child, nil, 0, nil)
+		members := sessionMembers(pid)
+		for _, m := range members {
+			unix.Kill(m.pid, unix.SIGKILL)
+			if m.ours {
+				unix.Wait4(m.pid, nil, 0, nil)
+			}
 		}
-		if !found {
+		if len(members) == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// orphans lists our children, other than the init stage itself (pid), that
-// belong to the run: the environment carries the run's request id, or the
-// process is still in the run's session (the init stage is a session
-// leader), or it carries no sandbox variable at all and left our own
-// session (a daemon that scrubbed its environment and called setsid). Our
-// ordinary children stay in our session, and the init stages of concurrent
-// runs carry their own id, so neither is touched. This is the best effort
-// of the fallback without a PID namespace.
-func orphans(pid int, requestID string) []int {
+// member is a process of a run's session.
+type member struct {
+	pid  int
+	ours bool // our child (reparented to us): we reap it
+}
+
+// sessionMembers lists the processes, other than the init stage itself
+// (pid), whose session is the run's: the init stage is started as a
+// session leader, every process of the run inherits its session, and
+// without a PID namespace the seccomp filter refuses setsid(2), the only
+// way out of it (see seccomp_net_linux.go). The session id is the kernel's
+// and cannot be forged; the kernel does not reuse the pid while the
+// session exists. Zombies that are not our children are left to their
+// parent, which is in the session too and gets killed.
+func sessionMembers(pid int) []member {
 	self := strconv.Itoa(os.Getpid())
-	ownSID, _ := unix.Getsid(0)
-	marker := []byte("SKILL_SANDBOX_REQUEST_ID=" + requestID + "\x00")
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	sid := strconv.Itoa(pid)
+	var out []member
 	for _, e := range ents {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil || n == pid {
@@ -194,15 +203,14 @@ func orphans(pid int, requestID string) []int {
 			continue
 		}
 		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 4 || f[1] != self {
+		if len(f) < 4 || f[3] != sid {
 			continue
 		}
-		sid, _ := strconv.Atoi(f[3])
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		unmarked := !bytes.Contains(env, []byte("SKILL_SANDBOX_"))
-		if bytes.Contains(env, marker) || sid == pid || (unmarked && sid != ownSID) {
-			out = append(out, n)
+		ours := f[1] == self
+		if f[0] == "Z" && !ours {
+			continue
 		}
+		out = append(out, member{pid: n, ours: ours})
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 // killSandbox kills the init stage and its process group. Without a PID
 // namespace or a subreaper, a descendant that started its own session
 // escapes; this is a documented limit of this platform.
-func killSandbox(proc *os.Process, _ bool, _ string) {
+func killSandbox(proc *os.Process, _ bool) {
 	proc.Kill()
 	unix.Kill(-proc.Pid, unix.SIGKILL)
 }
@@ -69,3 +69,7 @@ func sandboxIdentity() (int, int) {
 // countProcs is not needed here: RLIMIT_NPROC is not applied (see
 // nprocIsPerRun).
 func countProcs(int) int { return 0 }
+
+// explainMissing has nothing to add here: "not available on darwin" is
+// the whole cause.
+func explainMissing(missing []Missing) []Missing { return missing }

@@ -4,8 +4,10 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,13 +36,15 @@ const (
 	endTimeout
 	endCanceled
 	endExited // the init stage or script exited by itself first
+	endOutput // a stream passed Sandbox.MaxOutput
 )
 
 // started describes the init stage process once it runs.
 type started struct {
 	cmd        *exec.Cmd
 	namespaces []Layer   // namespaces the process was cloned into
-	missing    []Missing // namespaces that could not be created, and why
+	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
+	supervised []Layer   // layers the supervisor applied: the cgroup
 	pidns      bool      // the process is PID 1 of its own PID namespace
 }
 
@@ -73,16 +77,39 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
+	// The script's stdout and stderr pipes belong to its host identity, so
+	// that reopening them by name (echo x > /dev/stderr, /proc/self/fd/1)
+	// passes the permission check, as it does outside the sandbox; the
+	// pipes are private to this run either way.
+	if p.hostUID != os.Geteuid() {
+		for _, f := range []*os.File{outW, errW} {
+			if err := unix.Fchown(int(f.Fd()), p.hostUID, p.hostGID); err != nil {
+				return fmt.Errorf("%w: %v", ErrStart, err)
+			}
+		}
+	}
 	stdin, err := stdinFile(p.stdin, &closeLater)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	extra := append([]*os.File{cfgR, repW, statusW}, p.extraFiles...)
+	var proxySup, proxyChild *os.File
+	if p.proxy != nil {
+		sup, child, err := proxySocketPair()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrStart, err)
+		}
+		closeLater = append(closeLater, sup, child)
+		p.cfg.ProxyFD = configFD + len(extra) // the next descriptor
+		proxySup, proxyChild, extra = sup, child, append(extra, child)
+		defer p.proxy.stop(res)
 	}
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path: selfExe(),
 			Args: []string{initArg0},
 			// The init stage gets the script's environment in its config;
-			// its own only marks it as part of this run (see orphans).
+			// its own only names the run (for people reading ps).
 			// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
 			// runtime small: no collection, few threads (they count
 			// against RLIMIT_NPROC while it reaps), no cgroup probing.
@@ -90,23 +117,40 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			Stdin:      stdin,
 			Stdout:     outW,
 			Stderr:     errW,
-			ExtraFiles: []*os.File{cfgR, repW, statusW},
+			ExtraFiles: extra,
 		}
 	}
 	st, err := startInit(newCmd, p)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
+	if proxyChild != nil {
+		proxyChild.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
+	cg := setupCgroup(p, st, res)
+	defer cg.close() // on the early return below; finishCgroup closes it otherwise
 	start := time.Now()
 	cmd := st.cmd
+	if p.needMountNS != nil && !has(st.namespaces, LayerMountNS) {
+		// Without a mount namespace the handed-over trees cannot be
+		// attached: refuse before anything runs.
+		killSandbox(cmd.Process, st.pidns)
+		cmd.Wait()
+		return p.needMountNS
+	}
 	p.cfg.Namespaces = st.namespaces
 	if !has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && nprocIsPerRun() {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
 	}
 
+	// A stream past MaxOutput ends the run like the time limit does.
+	tooMuch := make(chan struct{})
+	var tooMuchOnce sync.Once
+	p.stdout.onExceed = func() { tooMuchOnce.Do(func() { close(tooMuch) }) }
+	p.stderr.onExceed = p.stdout.onExceed
 	var copies sync.WaitGroup
 	copies.Add(2)
 	go func() { defer copies.Done(); io.Copy(p.stdout, outR) }()
@@ -118,7 +162,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	var ended atomic.Int32
 	var running atomic.Bool // the script runs under a reaper (PID 1)
 	done := make(chan struct{})
-	kill := func() { killSandbox(cmd.Process, st.pidns, p.requestID) }
+	kill := func() { killSandbox(cmd.Process, st.pidns) }
 	// stop ends a running run. Under a PID namespace it first asks the
 	// reaper, by closing the config pipe, to kill and reap the namespace
 	// itself, which keeps the script's status and CPU time; SIGKILL to
@@ -147,10 +191,14 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			if ended.CompareAndSwap(endNormal, endCanceled) {
 				stop()
 			}
+		case <-tooMuch:
+			if ended.CompareAndSwap(endNormal, endOutput) {
+				stop()
+			}
 		}
 	}()
 
-	runErr := handshake(p, st, cfgW, repR, res, kill)
+	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
 	running.Store(runErr == nil && st.pidns && res.Started)
 	waitErr := cmd.Wait()
 	ended.CompareAndSwap(endNormal, endExited)
@@ -160,11 +208,18 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// Without a PID namespace the kernel does not end the tree with
 		// its first process: kill what is left of the process group and
 		// any descendant that was reparented to us.
-		killSandbox(cmd.Process, false, p.requestID)
+		killSandbox(cmd.Process, false)
 	}
+	finishCgroup(cg, res)
 	waitOutput(&copies, outR, errR)
 	res.Stdout = p.stdout.output()
 	res.Stderr = p.stderr.output()
+	switch {
+	case p.stdout.exceeded:
+		res.OutputExceeded = "stdout"
+	case p.stderr.exceeded:
+		res.OutputExceeded = "stderr"
+	}
 
 	switch ended.Load() {
 	case endTimeout:
@@ -192,7 +247,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.ExitCode, res.Signal = -1, ""
 	}
 	if !res.Started {
-		res.ExitCode = -1 // the init stage's status, not a script's
+		// The init stage's status, not a script's: a refused run's init
+		// stage is killed, which is no signal of the script's.
+		res.ExitCode, res.Signal = -1, ""
 	}
 	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
@@ -205,10 +262,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	return runErr
 }
 
-// handshake sends the config, reads the layer report, enforces
-// RequireIsolation and lets the init stage execve the script. It records
+// handshake sends the config, reads the layer report, refuses a run with
+// missing layers (see refusing) and lets the init stage execve the script. It records
 // the layers and whether the script started in res.
-func handshake(p *plan, st *started, cfgW, repR *os.File, res *Result, kill func()) error {
+func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
 	if err := sendConfig(cfgW, &p.cfg); err != nil {
 		kill()
 		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
@@ -223,16 +280,19 @@ func handshake(p *plan, st *started, cfgW, repR *os.File, res *Result, kill func
 		kill()
 		return fmt.Errorf("%w: init stage: %s", ErrStart, rep.Fatal)
 	}
-	res.Applied, res.Missing = mergeLayers(p, st.missing, rep)
-	for _, m := range res.Missing {
-		if p.warn != nil {
-			fmt.Fprintf(p.warn, "skill-sandbox: warning: layer %s not applied: %s\n", m.Layer, m.Reason)
+	res.Applied, res.Missing = mergeLayers(p, st, rep)
+	res.Missing = explainMissing(res.Missing)
+	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+		kill()
+		return isolationError(blocking)
+	}
+	if p.proxy != nil {
+		if err := startAllowlist(p, proxySup, res); err != nil {
+			kill()
+			return err
 		}
 	}
-	if p.requireAll && len(res.Missing) > 0 {
-		kill()
-		return fmt.Errorf("%w: %d layer(s) missing, first %s: %s", ErrIsolation, len(res.Missing), res.Missing[0].Layer, res.Missing[0].Reason)
-	}
+	warnDegraded(p.warn, res.Missing)
 	if p.cfg.WaitForGo {
 		if _, err := cfgW.Write([]byte{goByte}); err != nil {
 			kill()
@@ -255,15 +315,20 @@ func handshake(p *plan, st *started, cfgW, repR *os.File, res *Result, kill func
 	return nil
 }
 
-// sendConfig writes cfg as a 4-byte big-endian length and JSON, so the
-// init stage reads exactly the config and not the go byte after it.
+// sendConfig writes cfg as a 4-byte big-endian length and its gob
+// encoding, so the init stage reads exactly the config and not the go byte
+// after it. Gob, not JSON: JSON replaces bytes that are not UTF-8 with
+// U+FFFD, so a script, folder or argument named in another encoding would
+// reach execve as a different name than the one checked (and a second
+// file named with the replacement characters would run instead).
 func sendConfig(w io.Writer, cfg *initConfig) error {
-	data, err := json.Marshal(cfg)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(cfg); err != nil {
 		return err
 	}
+	data := buf.Bytes()
 	msg := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
-	_, err = w.Write(append(msg, data...))
+	_, err := w.Write(append(msg, data...))
 	return err
 }
 
@@ -283,21 +348,24 @@ func readReport(rd *bufio.Reader, rep *initReport) error {
 	return nil
 }
 
-// mergeLayers orders the init stage's report, the namespaces that could not
-// be created and the disabled layers into Applied and Missing.
-func mergeLayers(p *plan, nsMissing []Missing, rep initReport) ([]Layer, []Missing) {
+// mergeLayers orders the init stage's report, the layers the supervisor
+// applied or could not have and the disabled layers into Applied and
+// Missing.
+func mergeLayers(p *plan, st *started, rep initReport) ([]Layer, []Missing) {
 	var applied []Layer
 	var missing []Missing
-	all := append(namespaceLayers(p.cfg.AllowNetwork), processLayers(p.cfg.AllowNetwork)...)
-	for _, l := range all {
+	for _, l := range allLayers(p.cfg.AllowNetwork) {
 		switch {
-		case has(rep.Applied, l):
+		case has(rep.Applied, l), has(st.supervised, l):
 			applied = append(applied, l)
 		case has(p.disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
+		case l == LayerLandlockNet && has(rep.Applied, LayerNetNS):
+			// Not needed: TCP cannot leave the private network
+			// namespace (see applyLandlock).
 		default:
 			reason := ""
-			for _, m := range append(nsMissing, rep.Missing...) {
+			for _, m := range append(st.missing, rep.Missing...) {
 				if m.Layer == l {
 					reason = m.Reason
 					break

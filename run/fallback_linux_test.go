@@ -1,6 +1,9 @@
 package run
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"syscall"
@@ -22,14 +25,16 @@ func forbidUserNamespacesIfAsked() error {
 }
 
 // fallbackTests run again where user namespaces are refused.
-const fallbackTests = "^(TestFallbackWithoutUserNamespaces|TestEnvironmentAllowlist|TestNothingOutlivesTheRun|TestResourceLimits|TestExitStatus)$"
+const fallbackTests = "^(TestFallbackWithoutUserNamespaces|TestGrantAttacks|TestEnvironmentAllowlist|TestNothingOutlivesTheRun|TestResourceLimits|TestExitStatus)$"
 
 // TestFallbackWithoutUserNamespaces checks the real fallback, not the
 // Disable switch: the suite re-runs part of itself inside a user namespace
 // (mapping the host's uids 0-65535 onto themselves) whose
 // max_user_namespaces is 0, so clone(CLONE_NEWUSER) fails as on a kernel
-// or container that forbids it. Runs must still work, report every
-// namespace missing with the kernel's reason, and apply the other layers.
+// or container that forbids it. By default a run must be refused with the
+// real cause (the sysctl, not the kernel's "no space left on device");
+// with AllowDegraded it must work, report every namespace missing and
+// apply the other layers. The other re-run tests opt in (see runIn).
 func TestFallbackWithoutUserNamespaces(t *testing.T) {
 	if os.Getenv(noUserNSEnv) == "1" {
 		checkFallbackRun(t)
@@ -57,20 +62,49 @@ func TestFallbackWithoutUserNamespaces(t *testing.T) {
 func checkFallbackRun(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{"ok.py": "import os\nprint('uid', os.getuid())\n"})
-	o := runIn(t, Sandbox{}, dir, "ok.py")
+
+	// The default fails closed, with one error naming the layers, the
+	// cause and the way out.
+	var out, warn bytes.Buffer
+	sb := Sandbox{SkillDir: dir, Stdout: &out, Warnings: &warn}
+	res, err := sb.Run(context.Background(), "ok.py", nil)
+	if !errors.Is(err, ErrIsolation) || res.Started || out.Len() > 0 || res.Signal != "" {
+		t.Fatalf("the default ran without user namespaces: err %v started %v signal %q stdout %q", err, res.Started, res.Signal, out.String())
+	}
+	msg := err.Error()
+	t.Logf("refusal: %s", msg)
+	for _, want := range []string{"userns, pidns, mountns, ipcns, utsns, netns", "user.max_user_namespaces = 0", "sysctl -w user.max_user_namespaces", "--allow-degraded"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("refusal %q does not say %q", msg, want)
+		}
+	}
+	if strings.HasPrefix(strings.TrimPrefix(msg, ErrIsolation.Error()+": "), "no space") {
+		t.Errorf("refusal leads with the kernel's misleading words: %q", msg)
+	}
+	if warn.Len() > 0 {
+		t.Errorf("a refused run printed warnings besides its error: %q", warn.String())
+	}
+	if len(res.Missing) != len(namespaceLayers(false)) {
+		t.Errorf("Missing = %+v, want exactly the namespaces", res.Missing)
+	}
+
+	o := runIn(t, Sandbox{AllowDegraded: true, Warnings: &warn}, dir, "ok.py")
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
 	}
 	if !strings.Contains(o.stdout, "uid 65534") {
 		t.Errorf("the script did not run as nobody: %q", o.stdout)
 	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "running without userns, pidns") {
+		t.Errorf("want one warning line for the one cause, got %q", warn.String())
+	}
 	missing := map[Layer]string{}
 	for _, m := range o.res.Missing {
 		missing[m.Layer] = m.Reason
 	}
 	for _, l := range namespaceLayers(false) {
-		if !strings.Contains(missing[l], "user namespaces unavailable") {
-			t.Errorf("%s: reason %q, want the clone failure", l, missing[l])
+		if !strings.Contains(missing[l], "user namespaces unavailable: disabled by the sysctl user.max_user_namespaces = 0") {
+			t.Errorf("%s: reason %q, want the sysctl named", l, missing[l])
 		}
 	}
 	for _, l := range []Layer{LayerRlimits, LayerCaps, LayerNoNewPrivs, LayerSeccomp} {
@@ -83,3 +117,7 @@ func checkFallbackRun(t *testing.T) {
 		t.Errorf("RequireIsolation ran the script without namespaces (err %v)", o.err)
 	}
 }
+
+// degradedRerun reports whether this is the nested run without user
+// namespaces, where the re-run tests opt into degraded runs.
+func degradedRerun() bool { return os.Getenv(noUserNSEnv) == "1" }

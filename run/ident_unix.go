@@ -3,7 +3,6 @@
 package run
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -78,5 +77,5 @@ func mayAccess(path string, uid, gid int, want uint32) bool {
 
 // errUnreachable explains the usual cause when the caller is root.
 func errUnreachable(path string, uid int) error {
-	return fmt.Errorf("%w: %s is not readable by uid %d, the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, path, uid)
+	return &unreachableError{path: path, uid: uid}
 }

@@ -24,7 +24,8 @@ func nprocIsPerRun() bool { return true }
 //     (private /proc, every top-level folder but the system ones masked,
 //     a minimal /dev, read-only skill folder, size-capped work folder; see
 //     setupMounts) and the UTS namespace (host name "skill-sandbox"),
-//     which need CAP_SYS_ADMIN inside the namespace and so come first;
+//     which need CAP_SYS_ADMIN inside the namespace and so come first,
+//     and the network namespace (loopback up, see setupNetNS);
 //  2. rlimits, all but RLIMIT_AS (set right before execve);
 //  3. capabilities: bounding, ambient, inheritable, permitted and effective
 //     sets cleared and securebits locked, so the namespace's uid 0 holds
@@ -48,15 +49,25 @@ func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
 		{LayerMountNS, setupMounts},
 		{LayerIPCNS, func(*initConfig) error { return nil }},
 		{LayerUTSNS, setHostname},
-		{LayerNetNS, func(*initConfig) error { return nil }},
+		{LayerNetNS, setupNetNS},
 		{LayerRlimits, applyRlimits},
 		{LayerCaps, dropCapabilities},
 		{LayerNoNewPrivs, setNoNewPrivs},
 	}
 	applied, missing := runSteps(cfg, steps)
+	if isNamespaceInit() {
+		cfg.oomScore = openOOMScore()
+	}
 	// The three Landlock layers share one ruleset.
 	la, lm := applyLandlock(cfg)
 	applied, missing = append(applied, la...), append(missing, lm...)
+	cfg.seccomp = seccompPolicy{
+		hostNet:   !has(applied, LayerNetNS) && !cfg.AllowNetwork,
+		sharedNet: !has(applied, LayerNetNS),
+		noMount:   !has(applied, LayerMountNS),
+		noIPC:     !has(applied, LayerIPCNS),
+		noPID:     !has(applied, LayerPIDNS),
+	}
 	sa, sm := runSteps(cfg, []step{{LayerSeccomp, installSeccomp}})
 	return append(applied, sa...), append(missing, sm...)
 }

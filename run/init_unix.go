@@ -3,7 +3,9 @@
 package run
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,7 +76,7 @@ func initMain() int {
 	return 127
 }
 
-// readConfig reads the length-prefixed JSON config.
+// readConfig reads the length-prefixed gob config (see sendConfig).
 func readConfig(r io.Reader) (*initConfig, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -89,7 +91,7 @@ func readConfig(r io.Reader) (*initConfig, error) {
 		return nil, fmt.Errorf("reading config: %v", err)
 	}
 	var cfg initConfig
-	if err := json.Unmarshal(data, &cfg); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("decoding config: %v", err)
 	}
 	if len(cfg.Argv) == 0 {

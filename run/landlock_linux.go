@@ -53,7 +53,7 @@ type llRulesetAttr struct {
 func landlockABI() (int, error) {
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if errno != 0 {
-		return 0, fmt.Errorf("landlock unavailable: %v", errno)
+		return 0, fmt.Errorf("%s", landlockCause(errno))
 	}
 	return int(v), nil
 }
@@ -65,12 +65,15 @@ func landlockABI() (int, error) {
 //
 //   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
 //     skill folder;
-//   - read: a short list of /etc files the C library and interpreters
-//     need, /proc (private with the PID namespace);
+//   - read: the parts of /etc in etcReadable (the list the mount layout
+//     uses too), /proc (private with the PID namespace);
 //   - read and write: /dev/null, zero, full, random, urandom, and the
-//     private /dev/shm when the mount namespace provides one;
+//     private /dev/shm and /tmp when the mount namespace provides them;
 //   - everything but execute and device nodes: the work folder;
-//   - TCP bind and connect: nothing, unless AllowNetwork (then not handled);
+//   - TCP bind and connect: nothing, unless AllowNetwork or a private
+//     network namespace (then not handled: its loopback is the script's);
+//     with a host allowlist, connect to the proxy's port only and no bind,
+//     in the namespace too;
 //   - scopes: no signal and no abstract unix socket leaves the domain.
 //
 // ABI 7 added only logging; rights of later ABIs (UDP, connecting to
@@ -110,7 +113,13 @@ func applyLandlock(cfg *initConfig) ([]Layer, []Missing) {
 			attr.handledFS = llFSv1
 		}
 	}
-	if want(LayerLandlockNet) {
+	// In a private network namespace the only TCP peers are the script's
+	// own, on its loopback (see setupNetNS): TCP is left to the script
+	// there, so local servers work, and landlock-net is the fallback that
+	// denies TCP bind and connect when there is no such namespace.
+	// With a host allowlist the TCP rules stay, in the namespace too:
+	// connect to the proxy's port only, no bind (see addProxyPortRule).
+	if want(LayerLandlockNet) && (!has(cfg.Namespaces, LayerNetNS) || cfg.ProxyPort != 0) {
 		if abi >= 4 {
 			attr.handledNet = llNetv4
 		} else {
@@ -135,6 +144,12 @@ func applyLandlock(cfg *initConfig) ([]Layer, []Missing) {
 	defer unix.Close(int(fd))
 	if attr.handledFS != 0 {
 		if err := addPathRules(int(fd), cfg, attr.handledFS); err != nil {
+			fail(err.Error(), all...)
+			return nil, missing
+		}
+	}
+	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
+		if err := addProxyPortRule(int(fd), cfg.ProxyPort); err != nil {
 			fail(err.Error(), all...)
 			return nil, missing
 		}
@@ -165,11 +180,7 @@ func addPathRules(ruleset int, cfg *initConfig, handled uint64) error {
 	for _, p := range llSystemDirs() {
 		rules = append(rules, rule{p, llReadExec})
 	}
-	etc := llEtcPaths()
-	if cfg.AllowNetwork {
-		etc = append(etc, llNetworkEtc()...)
-	}
-	for _, pattern := range etc {
+	for _, pattern := range etcPatterns(cfg.AllowNetwork) {
 		matches, _ := filepath.Glob(pattern)
 		for _, p := range matches {
 			rules = append(rules, rule{p, llRead})
@@ -179,15 +190,20 @@ func addPathRules(ruleset int, cfg *initConfig, handled uint64) error {
 		rules = append(rules, rule{p, llDevice})
 	}
 	if has(cfg.Namespaces, LayerMountNS) {
-		// The private /dev/shm of setupMounts; never the host's.
-		rules = append(rules, rule{"/dev/shm", llReadWrite})
+		// The private /dev/shm and /tmp of setupMounts; never the host's.
+		rules = append(rules, rule{"/dev/shm", llReadWrite}, rule{"/tmp", llReadWrite})
+	}
+	for _, p := range llProcPaths(has(cfg.Namespaces, LayerPIDNS) && isNamespaceInit()) {
+		rules = append(rules, rule{p, llRead})
 	}
 	rules = append(rules,
-		rule{"/proc", llRead},
 		rule{cfg.Argv[0], llReadExec},
 		rule{cfg.Skill, llReadExec},
 		rule{cfg.WorkDir, llReadWrite},
 	)
+	for _, g := range cfg.GrantRules {
+		rules = append(rules, rule{g.Path, grantAccess(g.Access)})
+	}
 	for _, r := range rules {
 		if err := addPathRule(ruleset, r.path, r.access&handled); err != nil {
 			if os.IsNotExist(err) && r.path != cfg.Skill && r.path != cfg.WorkDir {
@@ -231,22 +247,6 @@ func addPathRule(ruleset int, path string, access uint64) error {
 // llSystemDirs are read and executed: the system's programs and libraries.
 func llSystemDirs() []string {
 	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
-}
-
-// llEtcPaths are read: what the C library, TLS and interpreters need (globs).
-func llEtcPaths() []string {
-	return []string{
-		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-		"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/mime.types",
-		"/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/protocols",
-		"/etc/services", "/etc/inputrc", "/etc/locale.alias", "/etc/timezone",
-		"/etc/python3", "/etc/python3.*", "/etc/perl", "/etc/bash.bashrc", "/etc/magic",
-	}
-}
-
-// llNetworkEtc are read only with AllowNetwork: name resolution.
-func llNetworkEtc() []string {
-	return []string{"/etc/resolv.conf", "/etc/hosts"}
 }
 
 // llDevices are read and written: harmless character devices.

@@ -11,14 +11,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keptTopDirs are the top-level folders the script sees as on the host:
-// programs, libraries and configuration (Landlock narrows /etc further),
-// the private /proc, and /dev (rebuilt, see setupDev). Every other folder
+// keptTopDirs are the top-level folders maskTopDirs leaves alone: programs
+// and libraries as on the host, /etc (rebuilt from a short list, see
+// setupEtc), the private /proc, /dev (rebuilt, see setupDev) and /tmp (a
+// private tmpfs, see setupMounts). Every other folder
 // of "/" (/home, /root, /tmp, /run, /var, /srv, /mnt, /opt, /sys, ...) is
 // masked: besides files, it could hold unix sockets, and connect(2) to a
 // pathname socket is not something Landlock (ABI <= 7) can deny.
 func keptTopDirs() []string {
-	return []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev"}
+	return []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp"}
 }
 
 // maskOptions are those of the empty tmpfs put over masked folders.
@@ -35,11 +36,13 @@ const (
 //   - with a PID namespace, a fresh proc is mounted on /proc (nosuid,
 //     nodev, noexec) that shows only the run's processes;
 //   - every top-level folder but those of keptTopDirs is masked by an
-//     empty tmpfs, files in "/" by /dev/null, and /dev is rebuilt with a
-//     few harmless devices;
+//     empty tmpfs, files in "/" by /dev/null, /etc is rebuilt from
+//     etcReadable, and /dev with a few harmless devices;
+//   - /tmp becomes a private, writable tmpfs;
 //   - the skill and work folders are bind-mounted back into the masks from
 //     descriptors opened before masking;
-//   - unless it is kept, the work folder becomes a private tmpfs of
+//   - unless it is kept, the work folder is a folder of the /tmp tmpfs
+//     (when it lies in /tmp, the default) or a tmpfs of its own, capped at
 //     WorkDirMB (disk fill is then impossible);
 //   - the skill folder and the masks are made read-only.
 //
@@ -52,6 +55,9 @@ func setupMounts(cfg *initConfig) error {
 	// Handles on what the script needs, taken before masking.
 	keep := map[string]int{}
 	for _, dir := range []string{cfg.Skill, cfg.WorkDir} {
+		if dir == cfg.Skill && cfg.SkillTree != 0 {
+			continue // handed over by the supervisor, see attachSkill
+		}
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %v", dir, err)
@@ -73,35 +79,71 @@ func setupMounts(cfg *initConfig) error {
 		}
 	}
 	// Masks stay writable only where a folder must be re-created in them.
-	needed := []string{cfg.Skill, cfg.WorkDir}
+	grantFDs, err := openGrants(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeGrants(grantFDs)
+	needed := append([]string{cfg.Skill, cfg.WorkDir}, grantPaths(cfg)...)
 	masked, writable, err := maskTopDirs(needed)
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := setupEtc(cfg.AllowNetwork); err != nil {
+		errs = append(errs, err)
+	}
+	masked, writable = append(masked, "/etc"), append(writable, "/etc")
+	// A private /tmp: programs that write /tmp by name, ignoring TMPDIR
+	// (LibreOffice, many scripts), work. When the work folder lies in
+	// /tmp (the default) it is a folder of this same tmpfs, so both count
+	// against one cap of WorkDirMB.
+	shared := cfg.WorkDirMB > 0 && under(cfg.WorkDir, []string{"/tmp"})
+	tmpMB := cfg.WorkDirMB
+	if tmpMB == 0 {
+		tmpMB = DefaultWorkDirMB
+	}
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(tmpMB, "1777")); err != nil {
+		errs = append(errs, fmt.Errorf("/tmp tmpfs: %v", err))
+	}
+	masked = append(masked, "/tmp")
 	if err := maskTopFiles(devices["/dev/null"]); err != nil {
 		errs = append(errs, err)
 	}
 	if err := setupDev(devices); err != nil {
 		errs = append(errs, err)
 	}
+	if err := bindGrants(cfg, grantFDs); err != nil {
+		errs = append(errs, err)
+	}
 	for _, dir := range []string{cfg.Skill, cfg.WorkDir} {
-		if under(dir, masked) {
+		switch {
+		case dir == cfg.Skill && cfg.SkillTree != 0:
+			if err := attachSkill(cfg); err != nil {
+				errs = append(errs, err)
+			}
+		case dir == cfg.WorkDir && shared:
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				errs = append(errs, fmt.Errorf("work folder: %v", err))
+			}
+		case under(dir, masked):
 			if err := rebind(keep[dir], dir); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	if cfg.WorkDirMB > 0 {
+	if cfg.WorkDirMB > 0 && !shared {
 		// A size-capped work folder: a full disk is not the script's to cause.
-		opts := fmt.Sprintf("size=%dm,nr_inodes=%d,mode=0700", cfg.WorkDirMB, max(cfg.WorkDirMB*64, 1024))
-		if err := unix.Mount("tmpfs", cfg.WorkDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		if err := unix.Mount("tmpfs", cfg.WorkDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(cfg.WorkDirMB, "0700")); err != nil {
 			errs = append(errs, fmt.Errorf("work folder tmpfs: %v", err))
 		}
 	}
-	if !under(cfg.Skill, masked) {
+	if !under(cfg.Skill, masked) && cfg.SkillTree == 0 {
 		if err := rebind(keep[cfg.Skill], cfg.Skill); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := maskDenied(cfg, devices["/dev/null"]); err != nil {
+		errs = append(errs, err)
 	}
 	if err := remountReadOnly(cfg.Skill); err != nil {
 		errs = append(errs, err)
@@ -112,6 +154,12 @@ func setupMounts(cfg *initConfig) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tmpfsOptions are those of a size-capped tmpfs of sizeMB MiB (with 64
+// inodes per MiB, at least 1024) and the given octal mode.
+func tmpfsOptions(sizeMB int, mode string) string {
+	return fmt.Sprintf("size=%dm,nr_inodes=%d,mode=%s", sizeMB, max(sizeMB*64, 1024), mode)
 }
 
 // maskTopDirs masks every top-level folder not kept. Folders that will

@@ -74,12 +74,14 @@ func spawnAndReap(cfg *initConfig, report *os.File) int {
 		unix.Kill(-1, unix.SIGKILL)
 	}()
 	<-reading
+	setOOMScore(cfg.oomScore, "1000") // the script inherits it
 	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, &syscall.ProcAttr{
 		Dir:   cfg.Dir,
 		Env:   cfg.Env,
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{Ptrace: true},
 	})
+	setOOMScore(cfg.oomScore, "0")
 	if err != nil {
 		writeReport(report, initReport{ExecError: err.Error()})
 		return 127
@@ -124,7 +126,7 @@ func releaseScript(pid int, cfg *initConfig) error {
 	}
 	if mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); mode == unix.SECCOMP_MODE_FILTER {
 		// Now every thread of the reaper gets the filter too.
-		if err := loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		if err := loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC, cfg.seccomp); err != nil {
 			return fmt.Errorf("seccomp for the reaper's threads: %v", err)
 		}
 	}

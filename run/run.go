@@ -39,18 +39,34 @@ const nobodyUID = 65534
 // plan is what Run decided before starting anything; the platform launcher
 // turns it into a process.
 type plan struct {
-	cfg        initConfig
-	hostUID    int     // host uid the script runs as
-	hostGID    int     // host gid the script runs as
-	wantNS     []Layer // namespaces to create
-	disabled   []Layer // layers turned off by the caller
-	timeout    time.Duration
-	stdin      io.Reader
-	stdout     *capture
-	stderr     *capture
-	requireAll bool
-	warn       io.Writer // one line per missing layer; may be nil
-	requestID  string
+	cfg       initConfig
+	hostUID   int     // host uid the script runs as
+	hostGID   int     // host gid the script runs as
+	wantNS    []Layer // namespaces to create
+	disabled  []Layer // layers turned off by the caller
+	timeout   time.Duration
+	stdin     io.Reader
+	stdout    *capture
+	stderr    *capture
+	strict    bool      // RequireIsolation: every missing layer refuses
+	degraded  bool      // AllowDegraded: no missing layer refuses
+	warn      io.Writer // one line per cause of missing layers; may be nil
+	requestID string
+	memoryMB  int          // Sandbox.MemoryMB or its default
+	cgroup    cgroupLimits // limits of the run's cgroup
+
+	// extraFiles are passed to the init stage after its fixed
+	// descriptors: the detached trees of handOver.
+	extraFiles []*os.File
+	// needMountNS is the error to return when the run gets no mount
+	// namespace: the trees cannot be attached, and the sandbox identity
+	// cannot reach these paths through the host's folders.
+	needMountNS error
+	// artifactRoots are the folders whose changes are listed in
+	// Result.Artifacts.
+	artifactRoots []string
+	// proxy is the host allowlist; nil without one.
+	proxy *proxyPlan
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and
@@ -62,30 +78,52 @@ type plan struct {
 // with Result.Canceled set.
 func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Result, error) {
 	res := &Result{ExitCode: -1, Script: script}
-	p, cleanup, err := s.prepare(script, args, res)
+	p, cleanup, err := s.prepare(script, args, nil, res)
 	if cleanup != nil {
 		defer cleanup()
 	}
 	if err != nil {
 		return res, err
 	}
-	return res, launch(ctx, p, res)
+	return res, launchListing(ctx, p, res)
+}
+
+// launchListing launches the plan and, when it has write grants or a kept
+// work folder, lists in res.Artifacts what the run changed there.
+func launchListing(ctx context.Context, p *plan, res *Result) error {
+	if len(p.artifactRoots) == 0 {
+		return launch(ctx, p, res)
+	}
+	before := takeSnapshot(p.artifactRoots)
+	err := launch(ctx, p, res)
+	if res.Started {
+		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
+	}
+	return err
 }
 
 // prepare does every check and decision that needs no child process:
-// validation, script and interpreter resolution, environment, work folder.
+// validation, script and interpreter resolution (or, for a non-nil command,
+// the command's program: see Command), environment, work folder.
 // The returned cleanup (possibly nil) removes the work folder.
-func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, func(), error) {
+func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*plan, func(), error) {
 	if s.SkillDir == "" {
 		return nil, nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
 	}
 	if err := s.checkNumbers(); err != nil {
 		return nil, nil, err
 	}
+	if s.AllowDegraded && s.RequireIsolation {
+		return nil, nil, fmt.Errorf("%w: AllowDegraded and RequireIsolation contradict each other", ErrBadConfig)
+	}
 	for _, l := range s.Disable {
 		if !knownLayer(l) {
 			return nil, nil, fmt.Errorf("%w: unknown layer %q in Disable", ErrBadConfig, l)
 		}
+	}
+	proxy, err := s.planProxy()
+	if err != nil {
+		return nil, nil, err
 	}
 	skill, err := filepath.Abs(s.SkillDir)
 	if err == nil {
@@ -95,37 +133,35 @@ func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, fun
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSkill, err)
 	}
 
-	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
-	res.Skill = res.Validation.Name
-	if !res.Validation.Valid {
-		return nil, nil, fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
-	}
-
-	target, err := validate.ResolveScript(skill, script)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadScript, err)
-	}
-	if rel, err := filepath.Rel(skill, target); err == nil {
-		res.Script = filepath.ToSlash(rel)
-	}
-	interp, err := validate.DetectInterpreter(target)
-	if err != nil {
-		if errors.Is(err, validate.ErrNoInterpreter) {
-			return nil, nil, fmt.Errorf("%w: %v", ErrNoInterpreter, err)
-		}
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadScript, err)
-	}
-	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
-	argv, asMB, err := commandLine(interp, target, args, memoryMB)
-	if err != nil {
-		return nil, nil, err
-	}
-	res.Interpreter = argv[:len(argv)-len(args)-1]
-
 	uid, gid := sandboxIdentity()
-	if err := checkReachable(uid, gid, skill, target, argv[0]); err != nil {
+	var argv []string
+	var asMB int
+	switch {
+	case command != nil:
+		argv, asMB, err = s.commandArgv(uid, gid, skill, command, res)
+	case s.Module:
+		if s.UseWorkDir || s.Cwd != "" {
+			return nil, nil, fmt.Errorf("%w: Module runs from the skill folder; UseWorkDir and Cwd do not apply", ErrBadConfig)
+		}
+		argv, asMB, err = s.moduleArgv(uid, gid, skill, script, args, res)
+	default:
+		argv, asMB, err = s.scriptArgv(uid, gid, skill, script, args, res)
+	}
+	// A folder the sandbox identity cannot reach may still be handed
+	// over (see handOver): that decision comes below.
+	var reachErr error
+	if errors.As(err, new(*unreachableError)) {
+		reachErr, err = err, nil
+	}
+	if err != nil {
 		return nil, nil, err
 	}
+
+	gp, err := s.planGrants(skill)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Grants = gp.grants
 
 	requestID := s.RequestID
 	if requestID == "" {
@@ -148,8 +184,14 @@ func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, fun
 		return nil, cleanup, err
 	}
 	dir := filepath.Join(skill, "scripts")
-	if s.UseWorkDir {
+	if s.Module {
+		dir = skill // python -m imports the module from the working directory
+	}
+	if s.UseWorkDir || command != nil {
 		dir = work
+	}
+	if gp.grants.Cwd != "" {
+		dir = gp.grants.Cwd
 	}
 	workDirMB := 0
 	if !s.KeepWorkDir {
@@ -161,16 +203,18 @@ func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, fun
 	}
 
 	p := &plan{
-		hostUID:    uid,
-		hostGID:    gid,
-		disabled:   s.Disable,
-		timeout:    timeout,
-		stdin:      s.Stdin,
-		requireAll: s.RequireIsolation,
+		hostUID:  uid,
+		hostGID:  gid,
+		disabled: s.Disable,
+		timeout:  timeout,
+		stdin:    s.Stdin,
+		strict:   s.RequireIsolation,
+		degraded: s.AllowDegraded,
 	}
 	outputCap := orDefault(s.OutputCap, DefaultOutputCap)
 	p.stdout = newCapture(s.Stdout, outputCap)
 	p.stderr = newCapture(s.Stderr, outputCap)
+	p.stdout.maxStream, p.stderr.maxStream = s.MaxOutput, s.MaxOutput
 	p.cfg = initConfig{
 		Argv:         argv,
 		Env:          env,
@@ -179,14 +223,46 @@ func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, fun
 		WorkDir:      work,
 		WorkDirMB:    workDirMB,
 		AllowNetwork: s.AllowNetwork,
-		WaitForGo:    s.RequireIsolation,
+		WaitForGo:    !s.AllowDegraded, // prepare refuses AllowDegraded with RequireIsolation
 		Limits: limits{
 			AddressSpace: uint64(asMB) << 20,
-			CPUSeconds:   uint64(timeout.Seconds()) + 1,
+			CPUSeconds:   cpuSeconds(s.CPUSeconds, timeout),
 			Procs:        uint64(orDefault(s.MaxProcs, DefaultMaxProcs)),
 			FileSize:     uint64(orDefault(s.MaxFileMB, DefaultMaxFileMB)) << 20,
 			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
 		},
+	}
+	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, gp.grants.Masked, gp.rules
+	p.artifactRoots = append([]string(nil), gp.grants.Write...)
+	if s.KeepWorkDir {
+		p.artifactRoots = append(p.artifactRoots, work)
+	}
+	if p.extraFiles, err = handOver(uid, gid, &p.cfg, reachErr != nil); err != nil {
+		return nil, cleanup, err
+	}
+	closeTrees := cleanup
+	cleanup = func() {
+		for _, f := range p.extraFiles {
+			f.Close()
+		}
+		closeTrees()
+	}
+	if reachErr == nil {
+		reachErr = checkGrantReach(uid, gid, gp.reach)
+	}
+	if reachErr != nil {
+		if len(p.extraFiles) == 0 {
+			return nil, cleanup, reachErr
+		}
+		p.needMountNS = reachErr
+	}
+	if proxy != nil {
+		p.proxy = proxy
+		p.cfg.Env = withProxyEnv(p.cfg.Env)
+		p.cfg.ProxyPort = proxyPort
+		// The run must be refused before the script starts if the
+		// network namespace is missing.
+		p.cfg.WaitForGo = true
 	}
 	for _, l := range namespaceLayers(s.AllowNetwork) {
 		if !has(s.Disable, l) {
@@ -200,7 +276,52 @@ func (s *Sandbox) prepare(script string, args []string, res *Result) (*plan, fun
 	}
 	p.warn = s.Warnings
 	p.requestID = requestID
+	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
+	p.memoryMB = memoryMB
+	p.cgroup = cgroupLimits{
+		MemoryBytes: int64(memoryMB+workDirMB) << 20,
+		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroupInitAllowance),
+		CPUs:        s.CPUs,
+	}
 	return p, cleanup, nil
+}
+
+// scriptArgv validates the skill, resolves script inside its scripts/
+// folder and returns the argv that runs it with args, and the RLIMIT_AS in
+// MiB.
+func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, res *Result) ([]string, int, error) {
+	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
+	res.Skill = res.Validation.Name
+	if !res.Validation.Valid {
+		return nil, 0, fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	}
+
+	target, err := validate.ResolveScript(skill, script)
+	if err != nil {
+		// Both errors read "script refused": say it once.
+		msg := strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
+		return nil, 0, fmt.Errorf("%w: %s", ErrBadScript, msg)
+	}
+	if rel, err := filepath.Rel(skill, target); err == nil {
+		res.Script = filepath.ToSlash(rel)
+	}
+	interp, err := validate.DetectInterpreter(target)
+	if err != nil {
+		if errors.Is(err, validate.ErrNoInterpreter) {
+			return nil, 0, fmt.Errorf("%w: %v", ErrNoInterpreter, err)
+		}
+		return nil, 0, fmt.Errorf("%w: %v", ErrBadScript, err)
+	}
+	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
+	argv, asMB, err := commandLine(interp, target, args, memoryMB)
+	if err != nil {
+		return nil, 0, err
+	}
+	res.Interpreter = argv[:len(argv)-len(args)-1]
+
+	// An unreachable skill folder is returned with the argv: handOver
+	// may still solve it.
+	return argv, asMB, checkReachable(uid, gid, skill, target, argv[0])
 }
 
 // checkNumbers refuses negative limits.
@@ -212,6 +333,12 @@ func (s *Sandbox) checkNumbers() error {
 		if v < 0 {
 			return fmt.Errorf("%w: %s is negative (%d)", ErrBadConfig, name, v)
 		}
+	}
+	if s.MaxOutput < 0 {
+		return fmt.Errorf("%w: MaxOutput is negative (%d)", ErrBadConfig, s.MaxOutput)
+	}
+	if s.CPUs < 0 || s.CPUs != s.CPUs {
+		return fmt.Errorf("%w: CPUs is negative or not a number (%v)", ErrBadConfig, s.CPUs)
 	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("%w: Timeout is negative (%s)", ErrBadConfig, s.Timeout)
@@ -237,8 +364,35 @@ func processLayers(allowNetwork bool) []Layer {
 	return append(ls, LayerLandlockScope, LayerSeccomp)
 }
 
-func knownLayer(l Layer) bool {
-	return has(namespaceLayers(false), l) || has(processLayers(false), l)
+// supervisorLayers are applied by the supervisor around the init stage.
+func supervisorLayers() []Layer { return []Layer{LayerCgroup} }
+
+// allLayers lists every layer of a run in the order of the Layer list.
+func allLayers(allowNetwork bool) []Layer {
+	ls := append(namespaceLayers(allowNetwork), supervisorLayers()...)
+	return append(ls, processLayers(allowNetwork)...)
+}
+
+func knownLayer(l Layer) bool { return has(allLayers(false), l) }
+
+// guardsHost reports whether l keeps the script away from the host's data
+// and processes: by default a run is refused when such a layer is missing
+// (see refusing). The cgroup is not one: it bounds the machine's memory,
+// process and CPU use, which RLIMIT_AS and RLIMIT_NPROC also bound per
+// process, and many machines (an ordinary user without a delegated cgroup
+// v2 subtree) cannot have it, so by default its absence is reported, not
+// refused; RequireIsolation refuses it too.
+func guardsHost(l Layer) bool { return l != LayerCgroup }
+
+// hostGuards returns the missing layers that guard the host (guardsHost).
+func hostGuards(missing []Missing) []Missing {
+	var out []Missing
+	for _, m := range missing {
+		if guardsHost(m.Layer) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // commandLine builds the script's argv: the interpreter resolved on the
@@ -357,4 +511,13 @@ func removeAll(dir string) {
 		return nil
 	})
 	os.RemoveAll(dir)
+}
+
+// cpuSeconds is the RLIMIT_CPU of a run: the asked limit, else one second
+// more than the wall-time limit (a single-threaded script cannot use more).
+func cpuSeconds(asked int, timeout time.Duration) uint64 {
+	if asked > 0 {
+		return uint64(asked)
+	}
+	return uint64(timeout.Seconds()) + 1
 }

@@ -290,14 +290,19 @@ func processesWith(token string) []int {
 	return pids
 }
 
-// daemonScript double-forks, starts a new session and leaves `sleep TOKEN`
-// running; the first process then waits forever or exits at once.
+// daemonScript double-forks, starts a new session (where it may) and
+// leaves `sleep TOKEN` running with a forged SKILL_SANDBOX_REQUEST_ID, as a
+// daemon that tries to pass for another run's process would; the first
+// process then waits forever or exits at once.
 const daemonScript = `import os, sys, time
 token, mode = sys.argv[1], sys.argv[2]
 if os.fork() == 0:
-    os.setsid()
+    try:
+        os.setsid()
+    except OSError:
+        pass
     if os.fork() == 0:
-        os.execv("/bin/sleep", ["sleep", token])
+        os.execve("/bin/sleep", ["sleep", token], {"SKILL_SANDBOX_REQUEST_ID": "forged"})
     os._exit(0)
 time.sleep(0.3)
 print("daemon started", flush=True)
@@ -319,11 +324,22 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 		{"exit without pidns", []Layer{LayerPIDNS}, "exit"},
 		{"timeout without namespaces", []Layer{LayerUserNS}, "wait"},
 		{"exit without namespaces", []Layer{LayerUserNS}, "exit"},
+		// The layer that holds the daemon in the run's session: without
+		// it (and the PID namespace and the cgroup, which end the tree
+		// as well) the forged daemon escapes.
+		{"escape without pidns, cgroup and seccomp", []Layer{LayerPIDNS, LayerCgroup, LayerSeccomp}, "exit"},
+		{"exit without pidns and cgroup", []Layer{LayerPIDNS, LayerCgroup}, "exit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			token := markerToken(t)
-			o := runIn(t, Sandbox{Timeout: time.Second, Disable: c.disable}, dir, "daemon.py", token, c.mode)
+			// The daemon must start before the time limit, also on a
+			// loaded machine; a run that exits by itself needs none.
+			timeout := 20 * time.Second
+			if c.mode == "wait" {
+				timeout = 3 * time.Second
+			}
+			o := runIn(t, Sandbox{Timeout: timeout, Disable: c.disable}, dir, "daemon.py", token, c.mode)
 			t.Cleanup(func() {
 				for _, pid := range processesWith(token) {
 					syscall.Kill(pid, syscall.SIGKILL)
@@ -341,7 +357,10 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 			if o.res.TimedOut && o.res.Signal != "SIGKILL" {
 				t.Errorf("timed out run ended with signal %q, want SIGKILL", o.res.Signal)
 			}
-			if left := processesWith(token); len(left) > 0 {
+			left := processesWith(token)
+			if escapes := has(c.disable, LayerSeccomp); escapes && len(left) == 0 {
+				t.Errorf("the daemon did not escape without seccomp and pidns: the test shows nothing")
+			} else if !escapes && len(left) > 0 {
 				t.Errorf("processes outlived the run: %v", left)
 			}
 		})
@@ -396,8 +415,11 @@ func TestRequireIsolation(t *testing.T) {
 	if o.res.Started || strings.Contains(o.stdout, "script ran") {
 		t.Errorf("the script ran although isolation was required")
 	}
-	if !strings.Contains(warn.String(), "seccomp") {
-		t.Errorf("no warning about the missing layer: %q", warn.String())
+	if !strings.Contains(o.err.Error(), "without seccomp: disabled") {
+		t.Errorf("the error does not name the missing layer: %v", o.err)
+	}
+	if warn.Len() > 0 {
+		t.Errorf("a refused run warned besides its error: %q", warn.String())
 	}
 	if len(o.res.Missing) != 1 || o.res.Missing[0] != (Missing{LayerSeccomp, "disabled"}) {
 		t.Errorf("Missing = %+v", o.res.Missing)

@@ -13,10 +13,14 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net"
+	"net/netip"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -35,19 +39,22 @@ const (
 // these names, and they are stable: audit records and probes refer to them.
 type Layer string
 
-// The layers, in the order the init stage applies them.
+// The layers, in the order they are applied: the namespaces by clone(2),
+// the cgroup by the supervisor before the init stage reads its config, the
+// rest by the init stage.
 const (
 	LayerUserNS        Layer = "userns"         // user namespace: no host privileges, uid mapped
 	LayerPIDNS         Layer = "pidns"          // PID namespace: host processes invisible, tree dies with its init
 	LayerMountNS       Layer = "mountns"        // mount namespace: private /proc, host /tmp, /run, /dev/shm masked
 	LayerIPCNS         Layer = "ipcns"          // IPC namespace: no host SysV IPC or POSIX queues
 	LayerUTSNS         Layer = "utsns"          // UTS namespace: host name hidden
-	LayerNetNS         Layer = "netns"          // network namespace: no interfaces (omitted with AllowNetwork)
+	LayerNetNS         Layer = "netns"          // network namespace: only its own loopback, up (omitted with AllowNetwork)
+	LayerCgroup        Layer = "cgroup"         // per-run cgroup: memory.max (no swap), pids.max, cpu.max for the whole tree
 	LayerRlimits       Layer = "rlimits"        // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE
 	LayerCaps          Layer = "capabilities"   // every capability and the bounding set dropped
 	LayerNoNewPrivs    Layer = "no_new_privs"   // setuid binaries and file capabilities cannot raise privileges
 	LayerLandlockFS    Layer = "landlock-fs"    // read-only system dirs and skill, read-write work folder only
-	LayerLandlockNet   Layer = "landlock-net"   // TCP bind and connect denied (omitted with AllowNetwork)
+	LayerLandlockNet   Layer = "landlock-net"   // TCP bind and connect denied where netns is missing (omitted with AllowNetwork or netns)
 	LayerLandlockScope Layer = "landlock-scope" // no signals or abstract unix sockets outside the sandbox
 	LayerSeccomp       Layer = "seccomp"        // deny-list of kernel-attack syscalls, with the arch check
 )
@@ -64,14 +71,42 @@ type Sandbox struct {
 	Env map[string]string
 
 	// AllowNetwork keeps the host network: no network namespace and no
-	// Landlock TCP rules. Off by default.
+	// Landlock TCP rules. Off by default. It cannot be combined with
+	// AllowHosts.
 	AllowNetwork bool
+
+	// AllowHosts turns on the network allowlist: the run keeps its private
+	// network namespace (loopback only), and a filtering proxy in the
+	// calling process (package netproxy), reached through a port on the
+	// sandbox's loopback that the proxy variables point at, carries
+	// connections to these hosts only. Entries are netproxy patterns:
+	// "api.example.com", "*.example.com", optionally with ":PORT"
+	// (default 80 and 443), or an IP address (an explicit grant, also for
+	// private and loopback addresses). Needs the user and network
+	// namespaces: without them Run refuses (ErrIsolation), never falling
+	// back to an open network. Linux only.
+	AllowHosts []string
+
+	// DenyHosts are exceptions to AllowHosts, in the same syntax; deny
+	// wins.
+	DenyHosts []string
 
 	// Timeout is the wall-time limit; DefaultTimeout when zero.
 	Timeout time.Duration
 
-	// MemoryMB is the RLIMIT_AS cap in MiB; DefaultMemoryMB when zero.
+	// MemoryMB is the memory limit in MiB; DefaultMemoryMB when zero.
+	// With the cgroup layer it caps the whole process tree (memory.max is
+	// MemoryMB plus WorkDirMB when the work folder is a tmpfs, whose files
+	// are memory too; no swap), and RLIMIT_AS is relaxed to MemoryMB plus
+	// the node allowance for every process. Without a cgroup it is each
+	// process's RLIMIT_AS.
 	MemoryMB int
+
+	// CPUs caps the CPU bandwidth of the whole tree, in CPUs (1.5 = one
+	// and a half cores), through the cgroup's cpu.max; 0 leaves it
+	// unlimited. Without a cgroup it is not enforced (the layer is then
+	// reported missing).
+	CPUs float64
 
 	// MaxProcs caps the processes (and threads) of the script
 	// (RLIMIT_NPROC inside the sandbox's user namespace); DefaultMaxProcs
@@ -79,6 +114,10 @@ type Sandbox struct {
 	// added to the limit, with a slack of two, so the script gets at
 	// least MaxProcs.
 	MaxProcs int
+
+	// CPUSeconds caps the CPU time of each process of the script
+	// (RLIMIT_CPU); when zero, one second more than the wall-time limit.
+	CPUSeconds int
 
 	// MaxFileMB caps the size of any file the script writes (RLIMIT_FSIZE);
 	// DefaultMaxFileMB when zero.
@@ -93,6 +132,21 @@ type Sandbox struct {
 	// capped.
 	OutputCap int
 
+	// Module makes Run take its script argument as a Python module of the
+	// skill's scripts package ("scripts.package_skill") and run it as
+	// "python3 -m MODULE" with the skill folder as working directory, for
+	// skills written as packages whose modules import each other
+	// ("from scripts.utils import ..."). The module's file must lie in
+	// scripts/ like any script. UseWorkDir and Cwd cannot be combined
+	// with it.
+	Module bool
+
+	// MaxOutput, when positive, caps the bytes streamed to Stdout and to
+	// Stderr, each: the first byte past it is not streamed, the run is
+	// killed, and Result.OutputExceeded names the stream. Zero streams
+	// without limit.
+	MaxOutput int64
+
 	// UseWorkDir runs the script with a fresh per-run work folder as its
 	// working directory instead of the skill's scripts/ folder. HOME and
 	// TMPDIR always point to the work folder.
@@ -102,6 +156,30 @@ type Sandbox struct {
 	// Result.WorkDir) so outputs can be collected as artifacts.
 	KeepWorkDir bool
 
+	// ReadPaths are host files and folders the script may read, and
+	// WritePaths host folders it may create, change and delete files in
+	// (created when missing). Relative paths are resolved against the
+	// caller's working directory, symlinks in them are resolved, and the
+	// script sees each at the same absolute path as the host. Both the
+	// mount namespace (bind mounts, read-only for ReadPaths) and Landlock
+	// enforce them. "/" is refused, and the deny list (DefaultDenyPaths
+	// plus DenyPaths) wins over every grant; see docs/grants.md.
+	ReadPaths, WritePaths []string
+
+	// Cwd, when set, is the script's working directory instead of
+	// scripts/ (or the work folder); it must lie inside a grant.
+	Cwd string
+
+	// DenyPaths adds entries to the built-in deny list (DefaultDenyPaths):
+	// absolute paths, or "~/name" for that name in every home folder.
+	DenyPaths []string
+
+	// AllowDenied names paths exempt from the deny list: an entry of the
+	// list equal to one of them is lifted, and a grant equal to one of them
+	// may lie inside a denied folder. Only exact paths count, never
+	// their parents or children.
+	AllowDenied []string
+
 	// WorkDirMB caps the total size of the work folder when it is not
 	// kept: the sandbox then gets a private tmpfs of that size (memory,
 	// not disk) instead of the host folder, so a script cannot fill the
@@ -109,8 +187,24 @@ type Sandbox struct {
 	// folder, bounded only by MaxFileMB per file and the time limit.
 	WorkDirMB int
 
-	// RequireIsolation makes a missing kernel layer an error instead of a
-	// warning.
+	// AllowDegraded opts into running with the isolation layers that
+	// exist. By default (fail closed) Run refuses with ErrIsolation when a
+	// layer is missing: a namespace (user, PID, mount, IPC, UTS, network),
+	// Landlock, seccomp, the capability drop, no_new_privs or the rlimits.
+	// The error names the missing layers, the cause (user namespaces
+	// disabled by sysctl, by AppArmor, by a container's seccomp profile,
+	// an old kernel, Landlock absent) and the fix. With AllowDegraded the
+	// script runs, Result.Missing lists what is missing, and Warnings gets
+	// one line per cause. A non-empty Disable implies AllowDegraded (the
+	// caller asked for a weaker sandbox). landlock-net and landlock-scope
+	// missing never refuse a run while the namespaces that do the same
+	// job are in force (netns for TCP; netns and pidns for abstract
+	// sockets and signals).
+	AllowDegraded bool
+
+	// RequireIsolation is stricter than the default: every missing layer
+	// refuses the run, including disabled and covered ones. It may not be
+	// combined with AllowDegraded.
 	RequireIsolation bool
 
 	// Stdin feeds the script's standard input; nil means /dev/null.
@@ -120,8 +214,13 @@ type Sandbox struct {
 	// discards it (it is still counted, hashed and captured up to OutputCap).
 	Stdout, Stderr io.Writer
 
-	// Warnings receives one line per missing isolation layer; nil discards.
+	// Warnings receives, when a run goes ahead without some layers, one
+	// line per cause naming the missing layers; nil discards.
 	Warnings io.Writer
+
+	// NetworkLog receives one line per request the host allowlist's proxy
+	// refused ("skill-sandbox: network: denied ..."); nil discards.
+	NetworkLog io.Writer
 
 	// RequestID, when set, is exported to the script as
 	// SKILL_SANDBOX_REQUEST_ID.
@@ -130,9 +229,15 @@ type Sandbox struct {
 	// Strict makes validation warnings fail the run, as validate --strict.
 	Strict bool
 
+	// resolve and dial replace the proxy's resolver and dialer in tests
+	// (see netproxy.Config); they are not reachable from the command line.
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	dial    func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+
 	// Disable turns off single layers. It exists for tests that show an
 	// attack succeeding without a layer and failing with it; a disabled
-	// layer is reported in Result.Missing with the reason "disabled".
+	// layer is reported in Result.Missing with the reason "disabled". A
+	// run with disabled layers is a degraded run (see AllowDegraded).
 	Disable []Layer
 }
 
@@ -167,6 +272,14 @@ type Result struct {
 	CPUTime  time.Duration // user + system time of the process tree
 	MaxRSSKB int64         // peak resident set size in KiB
 
+	// PeakMemoryKB is the run's cgroup's highest memory charge in KiB:
+	// every process, plus tmpfs, memfd and page cache pages it used. 0
+	// without the cgroup layer (or on kernels that do not track it).
+	PeakMemoryKB int64
+	// OOMKills counts processes of the run killed by the cgroup's memory
+	// limit.
+	OOMKills int
+
 	// AddressSpaceMB is the RLIMIT_AS really applied, in MiB: MemoryMB,
 	// plus a fixed allowance for interpreters that reserve address space
 	// up front (node; its heap is still capped at MemoryMB).
@@ -176,8 +289,24 @@ type Result struct {
 
 	WorkDir string // the kept work folder when KeepWorkDir is set
 
+	// OutputExceeded is "stdout" or "stderr" (stdout when both) when that
+	// stream passed Sandbox.MaxOutput: nothing past the limit was
+	// streamed, and the run was killed for it unless it had ended first.
+	OutputExceeded string
+
+	// Grants are the resolved ReadPaths, WritePaths and Cwd.
+	Grants Grants
+
+	// Artifacts lists the files created, changed or deleted under the
+	// write grants and in a kept work folder, once the script has ended.
+	Artifacts Artifacts
+
 	Applied []Layer   // layers in force for the script
 	Missing []Missing // layers that could not be applied
+
+	// Network is the proxy's log when AllowHosts was set and the proxy
+	// started; nil otherwise.
+	Network *netproxy.Report
 }
 
 // Errors returned by Run, wrapped with detail; test with errors.Is. Run
@@ -186,7 +315,7 @@ var (
 	ErrInvalidSkill  = errors.New("skill is invalid")
 	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
 	ErrNoInterpreter = errors.New("interpreter not found")  // e.g. node not installed
-	ErrIsolation     = errors.New("isolation unavailable")  // RequireIsolation with a missing layer
+	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set
 	ErrBadConfig     = errors.New("invalid sandbox config") // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
 	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed

@@ -41,6 +41,8 @@ import (
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
 //	prlimit64 setting another process's limits     EPERM  (the run's reaper; see spawnAndReap)
 //	pidfd_getfd                                    EPERM  (another process's descriptors)
+//	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
+//	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
 //	everything else                                allowed
 //
 // PTRACE_TRACEME is how the reaper starts the script stopped after execve
@@ -93,7 +95,7 @@ func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
 // seccompFilter assembles the program described above. Every block falls
 // through to the next when its system call does not match, so all jumps
 // are short.
-func seccompFilter() []unix.SockFilter {
+func seccompFilter(pol seccompPolicy) ([]unix.SockFilter, error) {
 	prog := []unix.SockFilter{
 		stmt(bpfLoadWord, seccompArch),
 		jump(bpfJumpEq, auditArch, 1, 0),
@@ -164,12 +166,17 @@ func seccompFilter() []unix.SockFilter {
 		jump(bpfJumpEq, sysClone3, 0, 1),
 		stmt(bpfReturn, retENOSYS),
 	)
+	blocks, err := policyFilter(pol)
+	if err != nil {
+		return nil, err
+	}
+	prog = append(prog, blocks...)
 	for _, s := range deniedSyscalls() {
 		prog = append(prog,
 			jump(bpfJumpEq, s.nr, 0, 1),
 			stmt(bpfReturn, retEPERM))
 	}
-	return append(prog, stmt(bpfReturn, retAllow))
+	return append(prog, stmt(bpfReturn, retAllow)), nil
 }
 
 // installSeccomp loads the filter on this thread; execve and fork keep
@@ -177,14 +184,17 @@ func seccompFilter() []unix.SockFilter {
 // setNoNewPrivs. As PID 1 the init stage outlives the set-up as the
 // reaper: it extends the filter to its other threads once it has set the
 // script's limits (releaseScript).
-func installSeccomp(*initConfig) error { return loadSeccomp(0) }
+func installSeccomp(cfg *initConfig) error { return loadSeccomp(0, cfg.seccomp) }
 
 // loadSeccomp loads the filter with seccomp(2) and the given flags.
-func loadSeccomp(flags uintptr) error {
+func loadSeccomp(flags uintptr, pol seccompPolicy) error {
 	if !seccompSupported {
 		return fmt.Errorf("no seccomp filter for this architecture")
 	}
-	filter := seccompFilter()
+	filter, err := seccompFilter(pol)
+	if err != nil {
+		return err
+	}
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	switch {

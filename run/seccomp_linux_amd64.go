@@ -16,10 +16,13 @@ const (
 	sysPersonality  = unix.SYS_PERSONALITY
 )
 
-// archDeniedSyscalls lists denied calls that exist only on amd64.
+// archDeniedSyscalls lists denied calls that exist only on amd64:
+// hardware ports, and modify_ldt (16-bit segments, for Wine and DOS
+// emulators; a long history of kernel bugs).
 func archDeniedSyscalls() []sysno {
 	return []sysno{
 		{"iopl", unix.SYS_IOPL},
 		{"ioperm", unix.SYS_IOPERM},
+		{"modify_ldt", unix.SYS_MODIFY_LDT},
 	}
 }

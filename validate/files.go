@@ -111,7 +111,7 @@ func List(dir string, all bool) ([]File, error) {
 				}
 				continue
 			case !mode.IsRegular():
-				f.Problem = fmt.Sprintf("not a regular file (%v)", mode)
+				f.Problem = notRegular(mode)
 			default:
 				if info, err := os.Stat(full); err == nil {
 					f.Size = info.Size()

@@ -97,21 +97,27 @@ func (f *Frontmatter) Lookup(key string) (Pair, bool) {
 	return Pair{}, false
 }
 
-// ParseFrontmatter parses a whole SKILL.md file: a UTF-8 BOM and CRLF line
-// endings are accepted, the first line must be "---" and the frontmatter ends
-// at the next line that is exactly "---". The frontmatter must be a YAML
-// mapping written in the subset real skills use:
+// ParseFrontmatter parses a whole SKILL.md file: a UTF-8 BOM and LF, CRLF
+// or lone CR line endings are accepted, the first line must be "---" and the
+// frontmatter ends at the next line that is exactly "---" (or at a YAML
+// document end marker "..." before it, followed only by blank lines and
+// comments). The frontmatter must be a YAML mapping written in the subset
+// real skills use:
 //
 //   - plain, 'single-quoted' and "double-quoted" scalars (with YAML escapes),
 //     over several lines too;
 //   - literal (|) and folded (>) block scalars with chomping (-, +) and an
 //     explicit indentation indicator;
-//   - nested block mappings (such as metadata:), block lists ("- a") and
-//     single-line flow lists ("[a, b]") and flow maps ("{k: v}");
+//   - any nesting of block mappings and block lists (such as a list of
+//     mappings under metadata:, "- - a" compact lists), explicit keys
+//     ("? key" then ": value") whose key is a scalar, and single-line flow
+//     lists ("[a, b]") and flow maps ("{k: v}");
 //   - comments.
 //
-// Anchors, aliases, tags, directives, several documents, complex keys and
-// duplicate keys are rejected. Every scalar is a string. Errors are
+// Anchors, aliases, tags, directives, several documents, keys that are
+// collections and duplicate keys are rejected, as are plain scalars that
+// start with an indicator YAML reserves (%, @, `). Control characters are
+// rejected in the frontmatter only: the Markdown body is not YAML. Every scalar is a string. Errors are
 // *SyntaxError values with the line and column in SKILL.md. Inputs larger
 // than MaxSkillMDSize are rejected.
 func ParseFrontmatter(data []byte) (*Frontmatter, error) {
@@ -119,15 +125,12 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 		return nil, &SyntaxError{Line: 1, Msg: fmt.Sprintf("SKILL.md is %d bytes; the limit is %d bytes (1 MiB)", len(data), MaxSkillMDSize)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if err := checkText(data); err != nil {
+	if err := checkUTF8(data); err != nil {
 		return nil, err
 	}
-	text := string(data)
-	raw := strings.Split(text, "\n")
-	lines := make([]string, len(raw))
-	for i, l := range raw {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
+	// CRLF, LF and a lone CR all end a line (YAML 1.2, 5.4).
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	lines := strings.Split(text, "\n")
 	if len(text) == 0 || !isDelimiter(lines[0]) {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "SKILL.md must start with YAML frontmatter (---)"}
 	}
@@ -141,7 +144,16 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 	if end < 0 {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "SKILL.md frontmatter not properly closed with ---"}
 	}
-	p := &parser{lines: lines[1:end], first: 2}
+	// The Markdown body is not YAML: a control character there is no
+	// syntax error (validate warns about it).
+	if err := checkControl(lines[:end+1]); err != nil {
+		return nil, err
+	}
+	fmEnd, err := documentEnd(lines, end)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{lines: lines[1:fmEnd], first: 2, inlineIdx: -1}
 	root, err := p.parseDocument()
 	if err != nil {
 		return nil, err
@@ -156,19 +168,16 @@ func isDelimiter(line string) bool {
 	return strings.TrimRight(line, " \t") == "---"
 }
 
-// checkText rejects invalid UTF-8 and control characters YAML forbids.
-func checkText(data []byte) error {
+// checkUTF8 rejects invalid UTF-8 anywhere in the file.
+func checkUTF8(data []byte) error {
 	line, col := 1, 1
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			return &SyntaxError{Line: line, Column: col, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x); SKILL.md must be UTF-8 text", data[i])}
-		case r == '\n':
+		case r == '\n' || r == '\r' && (i+1 == len(data) || data[i+1] != '\n'):
 			line, col = line+1, 0
-		case r == '\t' || r == '\r':
-		case r < 0x20 || r == 0x7f:
-			return &SyntaxError{Line: line, Column: col, Msg: fmt.Sprintf("control character %U is not allowed; SKILL.md must be text", r)}
 		}
 		i += size
 		col++
@@ -176,11 +185,87 @@ func checkText(data []byte) error {
 	return nil
 }
 
+// checkControl rejects the control characters YAML forbids in the given
+// lines (the frontmatter and its delimiters).
+func checkControl(lines []string) error {
+	for i, l := range lines {
+		if line, col, r, ok := ControlChar(l); ok {
+			return &SyntaxError{Line: i + line, Column: col, Msg: fmt.Sprintf("control character %U is not allowed; SKILL.md must be text", r)}
+		}
+	}
+	return nil
+}
+
+// ControlChar finds the first control character other than tab, newline
+// and carriage return in text (which YAML forbids and a Markdown body
+// should not hold) and returns its 1-based line and column, and the
+// character.
+func ControlChar(text string) (line, col int, r rune, ok bool) {
+	line, col = 1, 1
+	for _, r := range text {
+		switch {
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r':
+		case r < 0x20 || r == 0x7f:
+			return line, col, r, true
+		}
+		col++
+	}
+	return 0, 0, 0, false
+}
+
+// documentEnd returns the index, in lines, where the YAML document of the
+// frontmatter (which closes at lines[end], "---") ends: at a document end
+// marker "..." (YAML 1.2, 9.1.4), if one comes first, else at end. Only
+// blank lines and comments may follow the marker: another document is not
+// allowed.
+func documentEnd(lines []string, end int) (int, error) {
+	for i := 1; i < end; i++ {
+		if !isDocumentEndMarker(lines[i]) {
+			continue
+		}
+		for j := i + 1; j < end; j++ {
+			if !isBlank(lines[j]) {
+				return 0, &SyntaxError{Line: j + 1, Column: 1, Msg: "content after the YAML document end marker (...) on line " + fmt.Sprint(i+1) + "; only one document is allowed"}
+			}
+		}
+		return i, nil
+	}
+	return end, nil
+}
+
+// isDocumentEndMarker reports whether line is "...", optionally followed
+// by blanks or a comment.
+func isDocumentEndMarker(line string) bool {
+	rest, ok := strings.CutPrefix(line, "...")
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return false
+	}
+	return isBlank(rest)
+}
+
 // parser reads the frontmatter lines (without delimiters and line endings).
 type parser struct {
 	lines []string
 	first int // SKILL.md line number of lines[0]
 	pos   int // index of the next unread line
+
+	// A collection that starts on the line of a list item ("- key: v",
+	// "- - a") has its first entry at inlineOff of line inlineIdx, not at
+	// that line's indentation; inlineIdx is -1 when there is none.
+	inlineIdx, inlineOff int
+}
+
+// indentAt is indentOf, except on the line of an inline collection
+// (see parser.inlineIdx), where the collection's column counts; that
+// happens once.
+func (p *parser) indentAt(idx int) (int, error) {
+	if idx == p.inlineIdx {
+		p.inlineIdx = -1
+		return p.inlineOff, nil
+	}
+	return p.indentOf(idx)
 }
 
 func (p *parser) errAt(idx, off int, format string, a ...any) error {
@@ -286,7 +371,7 @@ func (p *parser) parseMap(idx, indent, depth int) (*Node, error) {
 			p.pos = len(p.lines)
 			return m, nil
 		}
-		ind, err := p.indentOf(i)
+		ind, err := p.indentAt(i)
 		if err != nil {
 			return nil, err
 		}
@@ -297,21 +382,86 @@ func (p *parser) parseMap(idx, indent, depth int) (*Node, error) {
 		if ind > indent {
 			return nil, p.errAt(i, ind, "unexpected indentation (expected column %d)", indent+1)
 		}
-		key, keyOff, after, err := p.parseKey(i, ind)
-		if err != nil {
-			return nil, err
+		var key string
+		var keyOff int
+		var val *Node
+		if isExplicitKey(p.lines[i][ind:]) {
+			key, keyOff, val, err = p.explicitEntry(i, ind, depth)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			var after int
+			key, keyOff, after, err = p.parseKey(i, ind)
+			if err != nil {
+				return nil, err
+			}
+			p.pos = i + 1
+			if val, err = p.parseValue(i, after, indent, true, depth); err != nil {
+				return nil, err
+			}
 		}
 		if first, dup := seen[key]; dup {
 			return nil, p.errAt(i, keyOff, "duplicate key %q (first defined on line %d)", key, first)
 		}
 		seen[key] = i + p.first
-		p.pos = i + 1
-		val, err := p.parseValue(i, after, indent, true, depth)
-		if err != nil {
-			return nil, err
-		}
 		m.Pairs = append(m.Pairs, Pair{Key: key, Line: i + p.first, Column: utf8.RuneCountInString(p.lines[i][:keyOff]) + 1, Value: val})
 	}
+}
+
+// isExplicitKey reports whether s starts with the explicit key indicator
+// "?" followed by a blank or the end of the line.
+func isExplicitKey(s string) bool {
+	return s != "" && s[0] == '?' && (len(s) == 1 || s[1] == ' ' || s[1] == '\t')
+}
+
+// explicitEntry parses an entry written with an explicit key (YAML 1.2,
+// 8.2.2): "? key" on line idx at column indent, then optionally ": value"
+// on the next content line at the same column; without it the value is
+// empty. The key must be a scalar on the "?" line: keys that are
+// collections or block scalars are not supported.
+func (p *parser) explicitEntry(idx, indent, depth int) (key string, keyOff int, val *Node, err error) {
+	l := p.lines[idx]
+	off := indent + 1
+	for off < len(l) && (l[off] == ' ' || l[off] == '\t') {
+		off++
+	}
+	if off >= len(l) || l[off] == '#' {
+		return "", 0, nil, p.errAt(idx, indent, "an explicit key (?) must be a scalar on the same line; complex keys are not supported")
+	}
+	if err := p.checkIndicator(idx, off, true); err != nil {
+		return "", 0, nil, err
+	}
+	switch l[off] {
+	case '"', '\'':
+		var end int
+		if key, end, err = p.quotedSingleLine(idx, off); err != nil {
+			return "", 0, nil, err
+		}
+		if rest := strings.TrimLeft(l[end:], " \t"); rest != "" && rest[0] != '#' {
+			return "", 0, nil, p.errAt(idx, len(l)-len(rest), "unexpected text after the explicit key")
+		}
+	case '[', '{', '|', '>', '-':
+		return "", 0, nil, p.errAt(idx, off, "complex mapping keys (collections or block scalars after ?) are not supported")
+	default:
+		if key, _, err = p.plainLine(idx, off); err != nil {
+			return "", 0, nil, p.errAt(idx, off, "complex mapping keys (a mapping after ?) are not supported")
+		}
+	}
+	p.pos = idx + 1
+	j := p.nextContent(p.pos)
+	if j >= 0 {
+		jind, err := p.indentOf(j)
+		if err != nil {
+			return "", 0, nil, err
+		}
+		if s := p.lines[j][jind:]; jind == indent && s[0] == ':' && (len(s) == 1 || s[1] == ' ' || s[1] == '\t') {
+			p.pos = j + 1
+			val, err = p.parseValue(j, jind+1, indent, true, depth)
+			return key, off, val, err
+		}
+	}
+	return key, off, p.node(ScalarNode, idx, len(l)), nil
 }
 
 // looksLikeKey reports whether the line at idx starts a "key: value" entry.
@@ -377,6 +527,7 @@ func (p *parser) checkIndicator(idx, off int, key bool) error {
 		if key && off == 0 {
 			return p.errAt(idx, off, "YAML directives (%%) are not supported in SKILL.md frontmatter")
 		}
+		return p.errAt(idx, off, "the indicator character '%%' cannot start a plain value; quote it")
 	case '@', '`':
 		return p.errAt(idx, off, "the reserved character %q cannot start a plain value; quote it", s[0])
 	case '?':
@@ -393,10 +544,6 @@ func (p *parser) checkIndicator(idx, off int, key bool) error {
 		}
 		if sep && key {
 			return p.errAt(idx, off, "expected a mapping key, found a list item")
-		}
-	case '.':
-		if strings.HasPrefix(s, "...") && off == 0 {
-			return p.errAt(idx, off, "the YAML document end marker (...) is not supported in SKILL.md frontmatter")
 		}
 	case '[', '{':
 		if key {
@@ -435,7 +582,7 @@ func (p *parser) parseValue(idx, off, parent int, inMap bool, depth int) (*Node,
 			return p.parseList(j, ind, depth+1)
 		case ind <= parent:
 			return empty, nil
-		case p.looksLikeKey(j, ind):
+		case p.looksLikeKey(j, ind) || isExplicitKey(s):
 			return p.parseMap(j, ind, depth+1)
 		default:
 			p.pos = j + 1
@@ -471,7 +618,7 @@ func (p *parser) parseList(idx, indent, depth int) (*Node, error) {
 			p.pos = len(p.lines)
 			return list, nil
 		}
-		ind, err := p.indentOf(i)
+		ind, err := p.indentAt(i)
 		if err != nil {
 			return nil, err
 		}
@@ -487,14 +634,22 @@ func (p *parser) parseList(idx, indent, depth int) (*Node, error) {
 		for off < len(l) && (l[off] == ' ' || l[off] == '\t') {
 			off++
 		}
-		if off < len(l) && l[off] != '#' && p.looksLikeKey(i, off) && l[off] != '"' && l[off] != '\'' {
-			return nil, p.errAt(i, off, "mappings inside lists are not supported in SKILL.md frontmatter")
+		// An item may itself be a block mapping ("- name: a" with more
+		// keys below at the same column) or a block list ("- - a"),
+		// starting on the item's line.
+		var item *Node
+		switch rest := l[off:]; {
+		case rest != "" && rest[0] != '#' && (p.looksLikeKey(i, off) || isExplicitKey(rest)):
+			p.inlineIdx, p.inlineOff = i, off
+			item, err = p.parseMap(i, off, depth+1)
+		case rest != "" && rest[0] == '-' && (len(rest) == 1 || rest[1] == ' ' || rest[1] == '\t'):
+			p.inlineIdx, p.inlineOff = i, off
+			item, err = p.parseList(i, off, depth+1)
+		default:
+			p.pos = i + 1
+			item, err = p.parseValue(i, off, indent, false, depth)
 		}
-		if off < len(l) && l[off] == '-' && (off+1 == len(l) || l[off+1] == ' ') {
-			return nil, p.errAt(i, off, "nested block lists are not supported in SKILL.md frontmatter")
-		}
-		p.pos = i + 1
-		item, err := p.parseValue(i, off, indent, false, depth)
+		p.inlineIdx = -1
 		if err != nil {
 			return nil, err
 		}
@@ -854,7 +1009,7 @@ func (p *parser) flow(idx, off int) (*Node, error) {
 			if j+1 < len(l) && (l[j+1] == ' ' || l[j+1] == '\t') {
 				return nil, p.errAt(idx, j, "%q followed by a space cannot start a value inside a flow collection; quote it", c)
 			}
-		case '&', '*', '!', '@', '`', '|', '>':
+		case '&', '*', '!', '@', '`', '|', '>', '%':
 			if err := p.checkIndicator(idx, j, false); err != nil {
 				return nil, err
 			}

@@ -33,7 +33,9 @@ func FuzzParseFrontmatter(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fm, err := ParseFrontmatter(data)
-		lines := bytes.Count(data, []byte("\n")) + 1
+		// CRLF, LF and a lone CR each end a line.
+		lines := bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\n")) +
+			bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r")) + 1
 		if err != nil {
 			var se *SyntaxError
 			if !errors.As(err, &se) {

@@ -151,7 +151,7 @@ func ResolveScript(skillDir, script string) (string, error) {
 		return refuse("%q: %v", script, err)
 	}
 	if !st.Mode().IsRegular() {
-		return refuse("%q is not a regular file (%s)", script, st.Mode().Type())
+		return refuse("%q is %s", script, notRegular(st.Mode()))
 	}
 	return target, nil
 }

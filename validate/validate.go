@@ -59,34 +59,90 @@ func Skill(dir string, opts Options) Result {
 }
 
 // Skills validates every folder in dirs concurrently and returns the
-// results in the order of dirs. A bounded pool of 4×runtime.GOMAXPROCS(0)
-// workers does the work: validation is mostly small file-system calls that
-// block their thread, so more workers than CPUs keep the CPUs busy (on 2
-// cores, 4× validates a 10,000-skill corpus about 1.5 times faster than 1×;
-// see BenchmarkValidateCorpus).
+// results in the order of dirs. It holds every result; Each streams them.
 func Skills(dirs []string, opts Options) []Result {
-	results := make([]Result, len(dirs))
-	workers := 4 * runtime.GOMAXPROCS(0)
-	if workers > len(dirs) {
-		workers = len(dirs)
+	results := make([]Result, 0, len(dirs))
+	Each(dirs, opts, func(r Result) error {
+		results = append(results, r)
+		return nil
+	})
+	return results
+}
+
+// Each validates every folder in dirs concurrently and calls fn with each
+// result in the order of dirs, as soon as that result and all before it are
+// ready. A bounded pool of 4×runtime.GOMAXPROCS(0) workers does the work:
+// validation is mostly small file-system calls that block their thread, so
+// more workers than CPUs keep the CPUs busy (on 2 cores, 4× validates a
+// 10,000-skill corpus about 1.5 times faster than 1×; see
+// BenchmarkValidateCorpus). At most 4 results per worker wait for fn at
+// any time, so memory stays bounded however many folders there are. If fn
+// returns an error, no more folders are started and Each returns it once
+// the started ones are done.
+func Each(dirs []string, opts Options, fn func(Result) error) error {
+	workers := min(4*runtime.GOMAXPROCS(0), len(dirs))
+	if workers == 0 {
+		return nil
 	}
+	type done struct {
+		i int
+		r Result
+	}
+	window := 4 * workers
+	slots := make(chan struct{}, window) // one per folder started and not yet passed to fn
+	out := make(chan done, window)
 	jobs := make(chan int)
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				results[i] = Skill(dirs[i], opts)
+				out <- done{i, Skill(dirs[i], opts)}
 			}
 		}()
 	}
-	for i := range dirs {
-		jobs <- i
+	go func() {
+		defer close(jobs)
+		for i := range dirs {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	pending := make(map[int]Result, window)
+	next := 0
+	var err error
+	for d := range out {
+		pending[d.i] = d.r
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-slots
+			if err == nil {
+				if err = fn(r); err != nil {
+					close(stop)
+				}
+			}
+		}
 	}
-	close(jobs)
-	wg.Wait()
-	return results
+	return err
 }
 
 // Find returns every skill folder under root: folders holding a SKILL.md
@@ -369,7 +425,9 @@ func readSkillMD(path string) ([]byte, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+		return nil, fmt.Errorf("%s", notRegular(st.Mode()))
+	} else if err := checkReadable(st); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -381,7 +439,7 @@ func readSkillMD(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+		return nil, fmt.Errorf("%s", notRegular(st.Mode()))
 	}
 	if st.Size() > MaxSkillMDSize {
 		return nil, fmt.Errorf("file is %d bytes; the limit is %d bytes (1 MiB)", st.Size(), MaxSkillMDSize)
@@ -460,6 +518,12 @@ func (c *checker) checkSkillMD(md string) {
 		default:
 			c.warnf(md, v.Line, v.Column, p.Key, "Field 'metadata' should be a map of string keys to string values, not a %s", v.Kind)
 		}
+	}
+	if line, col, r, ok := ControlChar(fm.Body); ok {
+		// Not YAML, so no syntax error (as the reference validator): but
+		// a control character in instructions is odd, and can hide text
+		// on a terminal.
+		c.warnf(md, fm.EndLine+line, col, "", "control character %U in the Markdown body", r)
 	}
 	c.checkBody(md, fm)
 }

@@ -20,8 +20,9 @@ Flags:
     --all    also list references, assets and other files
     --json   print a JSON array instead of a table
 
-Exit status: 0 listed, 1 failure (no scripts/ folder without --all, or PATH
-is not a readable folder), 2 usage error.
+Exit status: 0 listed, 1 failure (no scripts/ folder without --all, PATH
+is not a readable folder, or the skill is invalid: the files are still
+listed, and the validation errors are printed on stderr), 2 usage error.
 `
 
 // cmdList implements "skill-sandbox list".
@@ -54,6 +55,15 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "list: %v", err)
 		return 1
 	}
+	// A listing is no verdict: an invalid skill, which run would refuse,
+	// makes list fail too.
+	status := 0
+	if v := validate.Skill(paths[0], validate.Options{}); !v.Valid {
+		for _, p := range v.Errors {
+			errorf(stderr, "list: %s: %s", paths[0], oneLine(p.String()))
+		}
+		status = 1
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -62,11 +72,11 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 			errorf(stderr, "list: %v", err)
 			return 1
 		}
-		return 0
+		return status
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(stdout, "%s: no files\n", paths[0])
-		return 0
+		return status
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tPATH\tINTERPRETER\tSIZE")
@@ -84,5 +94,5 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "list: %v", err)
 		return 1
 	}
-	return 0
+	return status
 }

@@ -7,6 +7,12 @@
 //	skill-sandbox list [--all] [--json] PATH
 //	skill-sandbox run [flags] PATH SCRIPT [-- ARGS...]
 //	skill-sandbox audit [flags] PATH SCRIPT [-- ARGS...]
+//	skill-sandbox digest [--manifest] PATH
+//	skill-sandbox sign --key KEY [--signature FILE] PATH
+//	skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
+//	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
+//	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+//	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
 //
 // Run "skill-sandbox COMMAND -h" for the flags of one command.
 package main
@@ -24,6 +30,11 @@ const usage = `Usage:
     skill-sandbox list [--all] [--json] PATH
     skill-sandbox run [flags] PATH SCRIPT [-- ARGS...]
     skill-sandbox audit [flags] PATH SCRIPT [-- ARGS...]
+    skill-sandbox digest [--manifest] PATH
+    skill-sandbox sign --key KEY [--signature FILE] PATH
+    skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
+    skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+    skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox version
 
 Commands:
@@ -32,6 +43,16 @@ Commands:
     run        Run a skill's script in the sandbox.
     audit      Like run, and write one JSONL audit record to stderr
                (or append it to --audit-log FILE).
+    digest     Print the canonical digest of a skill folder (what a
+               signature signs).
+    sign       Sign a skill folder with ssh-keygen (writes SKILL.sig).
+    verify     Check a skill's signature against an allowed_signers file.
+    scan       Look for hidden Unicode, prompt injection, pipe-to-shell,
+               credential reads and more before installing a skill.
+    mcp        Serve skills to agents over the Model Context Protocol
+               (stdio), every script run in the sandbox.
+    policy     Print the policy a run of a skill would get (limits, paths,
+               hosts, environment) without running anything.
 
 Run "skill-sandbox COMMAND -h" for the flags of a command.
 
@@ -48,11 +69,21 @@ func main() {
 	// The sandbox re-executes this binary as its init stage; that process
 	// must never reach the CLI below.
 	run.ExecInitIfRequested()
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	// Next, before anything can be interrupted: a SIGINT or SIGTERM from
+	// now on is held until run or audit has written its record.
+	sigs := catchSignals()
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr, sigs))
 }
 
-// dispatch runs one subcommand and returns the process exit status.
-func dispatch(args []string, stdout, stderr io.Writer) int {
+// dispatch runs one subcommand and returns the process exit status. sigs
+// holds the signals caught since start (see catchSignals); nil means none
+// are caught yet.
+func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int {
+	// Only run, audit and mcp write records; every other command gets the
+	// default handling back.
+	if sigs != nil && (len(args) == 0 || args[0] != "run" && args[0] != "audit" && args[0] != "mcp") {
+		releaseSignals(sigs)
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -63,9 +94,21 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "run":
-		return cmdRun(args[1:], stdout, stderr, false)
+		return cmdRun(args[1:], stdout, stderr, false, sigs)
 	case "audit":
-		return cmdRun(args[1:], stdout, stderr, true)
+		return cmdRun(args[1:], stdout, stderr, true, sigs)
+	case "policy":
+		return cmdPolicy(args[1:], stdout, stderr)
+	case "digest":
+		return cmdDigest(args[1:], stdout, stderr)
+	case "sign":
+		return cmdSign(args[1:], stdout, stderr)
+	case "verify":
+		return cmdVerify(args[1:], stdout, stderr)
+	case "scan":
+		return cmdScan(args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(args[1:], os.Stdin, stdout, stderr, sigs)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "skill-sandbox %s\n", Version)
 		return 0

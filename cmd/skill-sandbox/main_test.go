@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // cliBinary is the path of the skill-sandbox binary built once by TestMain
@@ -15,6 +17,9 @@ import (
 var cliBinary string
 
 func TestMain(m *testing.M) {
+	// runCommand runs in-process in some tests: the sandbox re-executes
+	// this test binary as its init stage.
+	run.ExecInitIfRequested()
 	os.Exit(buildAndRun(m))
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
 const runUsage = `Usage:
@@ -36,7 +36,7 @@ for one, including refused, timed-out, killed and interrupted runs.
 Exit status: the script's own status; 124 when it timed out; 128+N when it
 was killed by signal N, or when skill-sandbox was interrupted by SIGINT (130)
 or SIGTERM (143); 1 when the run was refused (invalid skill, bad script,
-interpreter missing, isolation required but unavailable) or the audit record
+interpreter missing, an isolation layer unavailable without --allow-degraded) or the audit record
 could not be written; 2 on a usage error.
 
 Flags:
@@ -64,20 +64,46 @@ func (e envFlags) Set(kv string) error {
 	return nil
 }
 
+// pathFlags collects a repeated flag's values in order: paths (--read,
+// --write) or host patterns (--allow-host, --deny-host).
+type pathFlags []string
+
+func (p *pathFlags) String() string { return strings.Join(*p, ",") }
+
+func (p *pathFlags) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("empty path")
+	}
+	*p = append(*p, v)
+	return nil
+}
+
 // runFlags are the parsed flags of run and audit.
 type runFlags struct {
 	timeout          time.Duration
 	memoryMB         int
+	cpus             float64
 	allowNetwork     bool
+	allowHosts       pathFlags
+	denyHosts        pathFlags
 	env              envFlags
 	workdir          bool
+	module           bool
 	keepWorkdir      bool
 	workdirMB        int
 	requireIsolation bool
+	allowDegraded    bool
 	strict           bool
 	outputCap        int
+	maxOutput        int64
+	rawOutput        bool
 	auditLog         string
 	quiet            bool
+	requireSignature bool
+	allowedSigners   string
+	read, write      pathFlags
+	cwd              string
+	policy           policyFlags
 }
 
 func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
@@ -85,17 +111,30 @@ func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	f.env = envFlags{}
 	fs.DurationVar(&f.timeout, "timeout", run.DefaultTimeout, "wall-time limit; the whole process tree is killed when it passes")
-	fs.IntVar(&f.memoryMB, "memory", run.DefaultMemoryMB, "address-space limit (RLIMIT_AS) in `MiB`")
-	fs.BoolVar(&f.allowNetwork, "allow-network", false, "keep the host network (no network namespace, no Landlock TCP rules)")
+	fs.IntVar(&f.memoryMB, "memory", run.DefaultMemoryMB, "memory limit in `MiB`: of the whole process tree with a per-run cgroup, else each process's RLIMIT_AS")
+	fs.Float64Var(&f.cpus, "cpus", 0, "CPU bandwidth limit of the whole tree in `CPUs` (cgroup cpu.max; 0: none)")
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the script the host's whole network (no network namespace, no Landlock TCP rules): LAN, 127.0.0.1 and cloud metadata included; prefer --allow-host")
+	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443); see docs/network.md")
+	fs.Var(&f.denyHosts, "deny-host", "never let the script reach `PATTERN`, even if --allow-host matches (repeatable)")
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
+	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder")
 	fs.BoolVar(&f.keepWorkdir, "keep-workdir", false, "keep the work folder after the run and print its path on stderr")
 	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB` (a private tmpfs; a kept work folder is on the host disk and not capped)")
-	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse to run when a sandbox layer is unavailable")
+	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (e.g. no user namespaces); by default such a run is refused, and stderr and the record name the missing layers")
+	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse also when a missing layer is covered by another (e.g. landlock-net under a network namespace); refusing on missing layers is the default")
 	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors")
 	fs.IntVar(&f.outputCap, "output-cap", run.DefaultOutputCap, "`BYTES` of stdout and of stderr each kept in memory (all output is still streamed, counted and hashed)")
+	fs.Int64Var(&f.maxOutput, "max-output", 0, "`BYTES` streamed per stream at most; past it the run is killed (outcome output_limit; 0: no limit)")
+	fs.BoolVar(&f.rawOutput, "raw-output", false, "pass control characters (escape sequences) through to a terminal; by default they are shown as \\xNN")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` (one line, one write) instead of stderr")
-	fs.BoolVar(&f.quiet, "quiet", false, "do not print a warning per missing sandbox layer")
+	fs.BoolVar(&f.requireSignature, "require-signature", false, "refuse to run unless the skill's SKILL.sig is a good signature from --allowed-signers (docs/signing.md)")
+	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
+	fs.Var(&f.read, "read", "let the script read `PATH`, a file or folder, at the same path (repeatable; see docs/grants.md)")
+	fs.Var(&f.write, "write", "let the script create and change files in the folder `PATH`, created if missing (repeatable)")
+	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
+	fs.BoolVar(&f.quiet, "quiet", false, "do not print the warnings of a degraded run (--allow-degraded)")
+	addPolicyFlags(fs, &f.policy)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
@@ -115,7 +154,13 @@ func (e usageError) Error() string { return e.msg }
 // for usage errors too, as far as the flags were parsed: a record with
 // error_kind "usage" is written when the subcommand is audit or --audit-log
 // was parsed before the mistake. Only -h/--help writes none.
-func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
+func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool, sigs chan os.Signal) int {
+	return runCommand(args, stdout, stderr, wantAudit, sigs, cachedDigest)
+}
+
+// runCommand is cmdRun with the function that digests the skill folder for
+// the record; tests pass one that counts its calls.
+func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs chan os.Signal, digest func(dir string) (string, error)) int {
 	name := "run"
 	if wantAudit {
 		name = "audit"
@@ -123,14 +168,18 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 	// Every byte bound for stderr passes through one lineEnd, so that the
 	// record can start on a line of its own after a script whose stderr
 	// does not end with a newline.
+	// With "2>&-" the record of audit would go to /dev/null (see
+	// closedAtStart): the call fails before running anything.
+	stderrGone := stderr == io.Writer(os.Stderr) && closedAtStart(os.Stderr)
+	outTTY, errTTY := isTerminal(stdout), isTerminal(stderr)
 	le := &lineEnd{w: stderr}
 	if sameFile(stdout, stderr) { // 2>&1: the script's stdout counts too
 		stdout = &lineEnd{w: stdout, shared: le}
 	}
 	stderr = le
-	// From the start, SIGINT/SIGTERM cancel the run and the record is still
-	// written.
-	ctx, interrupted, stop := interruptContext()
+	// SIGINT/SIGTERM, caught since main's first instruction, cancel the run
+	// and the record is still written.
+	ctx, interrupted, stop := interruptContext(sigs)
 	defer stop()
 
 	var f runFlags
@@ -150,6 +199,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 	}
 	c.auditLog, c.toStderr = f.auditLog, wantAudit && f.auditLog == ""
 	c.meta.NetworkAllowed = f.allowNetwork
+	c.meta.AllowHosts, c.meta.DenyHosts = f.allowHosts, f.denyHosts
 	// Out-of-range limits are left out of a usage-error record (it shows
 	// the defaults); the error names the bad value.
 	if f.memoryMB > 0 {
@@ -173,6 +223,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 			c.meta.Args = c.meta.Args[1:]
 		}
 	}
+	policyMsg := checkPolicyFlags(fs, &f.policy)
 	switch {
 	case len(rest) < 2:
 		return c.usage("want PATH and SCRIPT", true)
@@ -182,14 +233,36 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 		return c.usage(fmt.Sprintf("--timeout must be positive, got %v", f.timeout), true)
 	case f.memoryMB <= 0:
 		return c.usage(fmt.Sprintf("--memory must be positive, got %d", f.memoryMB), true)
+	case f.maxOutput < 0:
+		return c.usage(fmt.Sprintf("--max-output must not be negative, got %d", f.maxOutput), true)
+	case f.cpus < 0 || f.cpus != f.cpus:
+		return c.usage(fmt.Sprintf("--cpus must not be negative, got %v", f.cpus), true)
 	case f.outputCap <= 0:
 		return c.usage(fmt.Sprintf("--output-cap must be positive, got %d", f.outputCap), true)
 	case f.workdirMB <= 0:
 		return c.usage(fmt.Sprintf("--workdir-size must be positive, got %d", f.workdirMB), true)
+	case f.requireSignature && f.allowedSigners == "":
+		return c.usage("--require-signature needs --allowed-signers FILE", true)
+	case f.allowedSigners != "" && !f.requireSignature:
+		return c.usage("--allowed-signers is only used with --require-signature", true)
+	case f.allowDegraded && f.requireIsolation:
+		return c.usage("--allow-degraded and --require-isolation contradict each other", true)
+	case policyMsg != "":
+		return c.usage(policyMsg, true)
+	case f.allowNetwork && (len(f.allowHosts) > 0 || len(f.denyHosts) > 0):
+		return c.usage("--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host", true)
+	}
+	if f.allowNetwork {
+		// Loud on purpose, --quiet or not: this hands the script the LAN,
+		// the host's own services and the cloud metadata address.
+		fmt.Fprintln(stderr, "skill-sandbox: warning: --allow-network: the script gets the host's whole network, including every LAN host, services on 127.0.0.1 and the cloud metadata address; --allow-host limits it to named hosts")
 	}
 
 	// Open the log before running: a run whose record cannot be written
 	// does not start.
+	if c.toStderr && stderrGone {
+		return exitRefused // no message: there is nowhere to write it
+	}
 	if c.auditLog != "" {
 		if c.log, err = audit.OpenLog(c.auditLog); err != nil {
 			errorf(stderr, "%v", err)
@@ -198,35 +271,117 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 		defer c.log.Close()
 	}
 
-	c.meta.SkillDigest, c.meta.DigestErr = audit.DigestDir(c.meta.SkillPath)
+	c.meta.Grants = run.Grants{Cwd: absPathOrEmpty(f.cwd)}
+	for _, p := range f.read {
+		c.meta.Grants.Read = append(c.meta.Grants.Read, absPath(p))
+	}
+	for _, p := range f.write {
+		c.meta.Grants.Write = append(c.meta.Grants.Write, absPath(p))
+	}
+	// The digest is for the record: a call that writes none does not
+	// read the skill's files for it.
+	if c.wantsRecord() {
+		c.meta.SkillDigest, c.meta.DigestErr = digest(c.meta.SkillPath)
+	}
+	// The policy is resolved before anything runs: a bad policy file or a
+	// skill asking for more than is granted refuses the run.
+	pol, err := resolvePolicy(fs, &f, c.meta.SkillPath)
+	if pol != nil {
+		for _, s := range pol.Sources {
+			c.meta.PolicySources = append(c.meta.PolicySources, audit.PolicySource{Role: s.Role, Path: s.Path})
+		}
+	}
+	if err != nil {
+		errorf(stderr, "%v", err)
+		c.write(audit.FromRun(c.meta, nil, err)) // the refusal stands either way
+		return exitRefused
+	}
+	c.meta.Policy, c.meta.PolicySHA256 = pol.Canonical(), pol.Digest()
+
+	// The signature check is the flags' or the operator policy's.
+	if pol.Signature.Required {
+		c.meta.Signature.Required = true
+		signer, err := sign.VerifySkill(c.meta.SkillPath, pol.Signature.AllowedSigners)
+		if err == nil && c.wantsRecord() && signer.Digest != c.meta.SkillDigest {
+			// The record's digest was taken just before: a difference
+			// means the folder changed in between.
+			err = fmt.Errorf("%w: the skill changed while it was being verified", sign.ErrNotVerified)
+		}
+		if err != nil {
+			errorf(stderr, "%s: %v", c.meta.SkillPath, err)
+			c.write(audit.FromRun(c.meta, nil, err)) // reports its own failure
+			return exitRefused
+		}
+		c.meta.Signature = audit.SignatureOf(true, signer)
+	}
 
 	var warnings io.Writer = stderr
 	if f.quiet {
 		warnings = nil
 	}
+	// A script's output reaches a terminal with its control characters
+	// escaped, unless --raw-output.
+	scriptOut, scriptErr := stdout, stderr
+	var escapers []*termSafe
+	if !f.rawOutput && outTTY {
+		escapers = append(escapers, &termSafe{w: stdout})
+		scriptOut = escapers[len(escapers)-1]
+	}
+	if !f.rawOutput && errTTY {
+		escapers = append(escapers, &termSafe{w: stderr})
+		scriptErr = escapers[len(escapers)-1]
+	}
+	c.meta.MaxOutput = f.maxOutput
 	sb := &run.Sandbox{
 		SkillDir:         c.meta.SkillPath,
 		Env:              f.env,
 		AllowNetwork:     f.allowNetwork,
+		AllowHosts:       f.allowHosts,
+		DenyHosts:        f.denyHosts,
 		Timeout:          f.timeout,
 		MemoryMB:         f.memoryMB,
+		CPUs:             f.cpus,
 		OutputCap:        f.outputCap,
 		UseWorkDir:       f.workdir,
+		Module:           f.module,
 		KeepWorkDir:      f.keepWorkdir,
 		WorkDirMB:        f.workdirMB,
 		RequireIsolation: f.requireIsolation,
+		AllowDegraded:    f.allowDegraded,
 		Stdin:            scriptStdin(os.Stdin),
-		Stdout:           stdout,
-		Stderr:           stderr,
+		Stdout:           scriptOut,
+		Stderr:           scriptErr,
+		MaxOutput:        f.maxOutput,
 		Warnings:         warnings,
+		NetworkLog:       stderr,
 		RequestID:        requestID,
 		Strict:           f.strict,
+		ReadPaths:        f.read,
+		WritePaths:       f.write,
+		Cwd:              f.cwd,
 	}
-	res, runErr := sb.Run(ctx, c.meta.Script, c.meta.Args)
+	pol.Apply(sb, os.LookupEnv)
+	c.meta.Timeout, c.meta.MemoryLimitMB = sb.Timeout, sb.MemoryMB
+	c.meta.Grants.Read, c.meta.Grants.Write = sb.ReadPaths, sb.WritePaths // the flags' and the policy's
+	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
+	var res *run.Result
+	runErr := auditLogOutsideGrants(c.auditLog, sb.WritePaths)
+	if runErr == nil {
+		res, runErr = sb.Run(ctx, c.meta.Script, c.meta.Args)
+	}
 	if res == nil {
 		res = &run.Result{ExitCode: -1}
 	}
+	for _, e := range escapers {
+		e.Flush()
+	}
+	if res.OutputExceeded != "" {
+		errorf(stderr, "%s passed --max-output (%d bytes): the rest was not shown and the run was stopped", res.OutputExceeded, f.maxOutput)
+	}
 
+	for _, d := range res.Grants.Created {
+		fmt.Fprintf(stderr, "skill-sandbox: created --write folder %s\n", d)
+	}
 	code := exitCode(res, runErr, interrupted())
 	if runErr != nil {
 		errorf(stderr, "%v", runErr)
@@ -238,6 +393,40 @@ func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool) int {
 		return exitRefused
 	}
 	return code
+}
+
+// auditLogOutsideGrants refuses a --audit-log file inside a write grant:
+// the script could delete the earlier records and forge new ones. Both
+// sides are compared with symlinks resolved (the log may not exist yet:
+// then its folder is resolved).
+func auditLogOutsideGrants(logPath string, write []string) error {
+	if logPath == "" || len(write) == 0 {
+		return nil
+	}
+	resolve := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			return r
+		}
+		if r, err := filepath.EvalSymlinks(filepath.Dir(a)); err == nil {
+			return filepath.Join(r, filepath.Base(a))
+		}
+		return a
+	}
+	log := resolve(logPath)
+	for _, w := range write {
+		if w == "" {
+			continue
+		}
+		g := resolve(w)
+		if log == g || strings.HasPrefix(log, strings.TrimSuffix(g, "/")+"/") {
+			return fmt.Errorf("%w: --audit-log %s lies inside the write grant %s: the script could rewrite the records; keep the log outside the granted folders", run.ErrBadConfig, logPath, w)
+		}
+	}
+	return nil
 }
 
 // call carries where the record of one call goes.
@@ -268,6 +457,9 @@ func (c *call) usage(msg string, printUsage bool) int {
 	}
 	return exitUsage
 }
+
+// wantsRecord reports whether this call writes a record.
+func (c *call) wantsRecord() bool { return c.auditLog != "" || c.toStderr }
 
 // write writes the record where it was asked for (nowhere for run without
 // --audit-log). The record goes to stderr as the last line only after Run
@@ -314,6 +506,14 @@ func exitCode(res *run.Result, err error, sig os.Signal) int {
 	default:
 		return res.ExitCode
 	}
+}
+
+// absPathOrEmpty is absPath, keeping "" as "".
+func absPathOrEmpty(p string) string {
+	if p == "" {
+		return ""
+	}
+	return absPath(p)
 }
 
 // absPath returns p made absolute, or p itself if that fails.
@@ -380,49 +580,4 @@ func scriptStdin(in *os.File) io.Reader {
 		return nil
 	}
 	return in
-}
-
-// interruptContext returns a context canceled by SIGINT or SIGTERM (which
-// makes Run kill the sandbox), a function that reports the first such
-// signal (nil if none came), and a stop function that restores the default
-// handling. SIGPIPE is caught as well, so that a closed stdout or stderr
-// pipe (| head) gives write errors instead of killing skill-sandbox before
-// its record is written. Caught signals are reset to their defaults in the
-// script by execve.
-func interruptContext() (context.Context, func() os.Signal, func()) {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
-	ctx, cancel := context.WithCancel(context.Background())
-	var mu sync.Mutex
-	var first os.Signal
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				if s == syscall.SIGPIPE {
-					continue
-				}
-				mu.Lock()
-				if first == nil {
-					first = s
-				}
-				mu.Unlock()
-				cancel()
-			case <-done:
-				return
-			}
-		}
-	}()
-	interrupted := func() os.Signal {
-		mu.Lock()
-		defer mu.Unlock()
-		return first
-	}
-	stop := func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel()
-	}
-	return ctx, interrupted, stop
 }

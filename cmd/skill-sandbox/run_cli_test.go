@@ -262,6 +262,21 @@ func TestRecordPerCall(t *testing.T) {
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--memory must be positive"}, nil},
 		{"usage: zero work folder size", []string{"--workdir-size", "0", skill, "ok.sh"},
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--workdir-size must be positive"}, nil},
+		{"usage: degraded and required", []string{"--allow-degraded", "--require-isolation", skill, "ok.sh"},
+			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "contradict"}, nil},
+		{"allow-degraded with every layer", []string{"--allow-degraded", skill, "ok.sh"},
+			want{0, audit.OutcomeExited, audit.LevelInfo, "", 0, "out", ""}, nil},
+		{"output past --max-output", []string{"--max-output", "100", skill, "flood.sh"},
+			want{137, audit.OutcomeOutputLimit, audit.LevelError, "", -1, "line 1", "stdout passed --max-output"},
+			func(t *testing.T, rec audit.Record) {
+				if rec.OutputExceeded != "stdout" || rec.MaxOutputBytes != 100 || rec.Signal != "SIGKILL" || rec.Stdout.Bytes < 100 {
+					t.Errorf("output_exceeded %q max_output_bytes %d signal %q stdout %+v", rec.OutputExceeded, rec.MaxOutputBytes, rec.Signal, rec.Stdout)
+				}
+			}},
+		{"usage: negative max-output", []string{"--max-output", "-1", skill, "ok.sh"},
+			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--max-output must not be negative"}, nil},
+		{"usage: negative cpus", []string{"--cpus", "-1", skill, "ok.sh"},
+			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--cpus must not be negative"}, nil},
 		// The script is not PID 1 of its PID namespace (a reaper is), so
 		// a signal it sends itself has its default effect.
 		{"killed by its own signal", []string{skill, "selfkill.sh"},

@@ -68,25 +68,29 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			dirs = append(dirs, found...)
 		}
 	}
-	results := validate.Skills(dirs, validate.Options{Strict: *strict})
+	// Results are printed as they come, in the order of dirs, so that
+	// memory stays bounded for any number of skills.
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
-	invalid := 0
-	for _, r := range results {
+	invalid, total := 0, 0
+	err = validate.Each(dirs, validate.Options{Strict: *strict}, func(r validate.Result) error {
+		addRequestProblems(&r)
+		total++
 		if !r.Valid {
 			invalid++
 		}
 		if *jsonOut {
-			if err := enc.Encode(r); err != nil {
-				errorf(stderr, "validate: %v", err)
-				return 1
-			}
-			continue
+			return enc.Encode(r)
 		}
 		printResult(stdout, r, *strict)
+		return nil
+	})
+	if err != nil {
+		errorf(stderr, "validate: %v", err)
+		return 1
 	}
-	if !*jsonOut && len(results) > 1 {
-		fmt.Fprintf(stdout, "\n%d skills: %d valid, %d invalid\n", len(results), len(results)-invalid, invalid)
+	if !*jsonOut && total > 1 {
+		fmt.Fprintf(stdout, "\n%d skills: %d valid, %d invalid\n", total, total-invalid, invalid)
 	}
 	if invalid > 0 || failed {
 		return 1

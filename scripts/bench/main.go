@@ -1,14 +1,24 @@
 // Command bench measures skill-sandbox's costs and prints a Markdown table.
 //
 // It measures, in one run on one machine:
-//   - start latency of a do-nothing script, sandboxed (`skill-sandbox run`)
-//     and bare (the interpreter started directly), for python3, bash and an
+//   - start latency of a do-nothing script, bare (the interpreter started
+//     directly), in skill-sandbox (`skill-sandbox run`) and, when bwrap is
+//     installed (apt-get install bubblewrap), in bubblewrap with the
+//     configuration of bwrapArgs, alternating, for python3, bash and an
 //     executable (/bin/true copied into a skill's scripts/): median and p95
-//     over -n runs each, and the ratio;
-//   - the supervisor's peak RSS (the skill-sandbox process itself, from its
-//     rusage; the sandboxed script's memory is accounted to its children);
-//   - validate throughput over a generated corpus of -corpus skills;
-//   - runs per second with -conc concurrent sandboxed runs.
+//     over -n runs each, the overheads and their ratio;
+//   - CPU per run of each (the whole process tree, through a reaping
+//     wrapper: see treeCPU);
+//   - the supervisor's own peak RSS (VmHWM of the skill-sandbox process,
+//     read while it is stopped at exit: see supervisorPeakKB);
+//   - validate and scan throughput over a generated corpus of -corpus skills;
+//   - /bin/true runs per second with -conc in flight: bare, skill-sandbox
+//     and bubblewrap;
+//   - one run of /bin/true as a `tools/call` through a running
+//     `skill-sandbox mcp`, against the CLI, alternating in one loop;
+//   - the latency the host allowlist adds to one HTTPS request (curl in
+//     the sandbox to a server on 127.0.0.1) through the filtering proxy,
+//     against the same request with --allow-network.
 //
 // Usage:
 //
@@ -40,6 +50,7 @@ const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 // options are the command-line settings.
 type options struct {
 	bin    string
+	bwrap  string // bubblewrap binary, "" when not installed
 	n      int
 	corpus int
 	conc   int
@@ -57,13 +68,18 @@ type kind struct {
 
 // latency is the result of one kind.
 type latency struct {
-	kind                kind
-	bare, sandboxed     []time.Duration
-	rssKB               []int64 // supervisor peak RSS per sandboxed run
-	bareErr, sandboxErr error
+	kind                       kind
+	bare, sandboxed, bwrap     []time.Duration // wall time per run
+	bareCPU, sbCPU, bwCPU      []time.Duration // CPU time per run
+	rssKB                      []int64         // supervisor's own peak RSS
+	bareErr, sandboxErr, bwErr error
+	rssErr                     error
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == reapArg {
+		os.Exit(reapMain(os.Args[2:]))
+	}
 	os.Exit(mainErr(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -92,6 +108,9 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.bin = bin
+	if o.bwrap = findBwrap(); o.bwrap == "" {
+		fmt.Fprintln(stderr, "bench: bwrap not installed (apt-get install bubblewrap): no comparison with bubblewrap")
+	}
 	if o.tmp == "" {
 		// Next to the binary rather than in /tmp, which the sandbox may mask.
 		o.tmp = filepath.Dir(bin)
@@ -126,34 +145,58 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	for _, k := range kinds {
 		fmt.Fprintf(stderr, "bench: start latency %s (%d runs each)...\n", k.label, o.n)
 		r := measureLatency(o, base, k)
-		if r.bareErr != nil || r.sandboxErr != nil {
+		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil {
 			failed = true
-			fmt.Fprintf(stderr, "bench: %s: bare: %v; sandboxed: %v\n", k.label, r.bareErr, r.sandboxErr)
+			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr)
 		}
 		results = append(results, r)
 	}
 
-	fmt.Fprintf(stderr, "bench: validate corpus of %d skills...\n", o.corpus)
-	valDur, valErr := measureValidate(o, base)
-	if valErr != nil {
+	fmt.Fprintf(stderr, "bench: validate and scan a corpus of %d skills...\n", o.corpus)
+	var valDur, scanDur time.Duration
+	corpus, valErr := makeCorpus(o, base)
+	scanErr := valErr
+	if valErr == nil {
+		valDur, valErr = measureCorpus(o, corpus, "validate")
+		scanDur, scanErr = measureCorpus(o, corpus, "scan")
+	}
+	if valErr != nil || scanErr != nil {
 		failed = true
-		fmt.Fprintf(stderr, "bench: validate: %v\n", valErr)
+		fmt.Fprintf(stderr, "bench: validate: %v; scan: %v\n", valErr, scanErr)
 	}
 
-	fmt.Fprintf(stderr, "bench: %d concurrent runs...\n", o.conc)
+	trueKind := kinds[2]
+	fmt.Fprintf(stderr, "bench: %s with %d in flight...\n", trueKind.label, o.conc)
 	total := o.n
 	if total < 4*o.conc {
 		total = 4 * o.conc
 	}
-	py := kinds[0]
-	bareRate, bareCErr := concurrentRate(o.conc, total, func() error { return runBare(base, py) })
-	sbRate, sbCErr := concurrentRate(o.conc, total, func() error { _, err := runSandboxed(o.bin, base, py); return err })
-	if bareCErr != nil || sbCErr != nil {
-		failed = true
-		fmt.Fprintf(stderr, "bench: concurrent: bare: %v; sandboxed: %v\n", bareCErr, sbCErr)
+	rates := concurrentRates(o, total, base, trueKind)
+	for _, r := range rates {
+		if r.err != nil {
+			failed = true
+			fmt.Fprintf(stderr, "bench: concurrent %s: %v\n", r.name, r.err)
+		}
 	}
 
-	printTable(stdout, o, results, valDur, valErr, total, bareRate, sbRate)
+	fmt.Fprintf(stderr, "bench: %s through skill-sandbox mcp (%d runs each)...\n", trueKind.label, o.n)
+	mcpRes := measureMCP(o, base, trueKind)
+	if mcpRes.err != nil {
+		failed = true
+		fmt.Fprintf(stderr, "bench: mcp: %v\n", mcpRes.err)
+	}
+
+	proxyRuns := min(o.n, 30)
+	fmt.Fprintf(stderr, "bench: one HTTPS request through the allowlist proxy vs --allow-network (%d runs each)...\n", proxyRuns)
+	prox := measureProxy(o, base, proxyRuns)
+	if prox.err != nil {
+		failed = true
+		fmt.Fprintf(stderr, "bench: proxy: %v\n", prox.err)
+	}
+
+	printTable(stdout, o, results, []corpusRun{{"validate", valDur, valErr}, {"scan", scanDur, scanErr}}, total, rates)
+	printMCP(stdout, mcpRes)
+	printProxy(stdout, prox)
 	if failed {
 		return 1
 	}
@@ -192,86 +235,145 @@ func lookSystem(name string) (string, error) {
 	return "", errors.New(name + " not found on " + systemPath)
 }
 
+// bareArgv is the command line that runs k's script without a sandbox.
+func bareArgv(base string, k kind) ([]string, error) {
+	script := filepath.Join(base, k.skill, "scripts", k.script)
+	if k.interp == "" {
+		return []string{script}, nil
+	}
+	p, err := lookSystem(k.interp)
+	if err != nil {
+		return nil, err
+	}
+	return []string{p, script}, nil
+}
+
 // runBare starts k's script without a sandbox and waits for it.
 func runBare(base string, k kind) error {
-	script := filepath.Join(base, k.skill, "scripts", k.script)
-	var cmd *exec.Cmd
-	if k.interp == "" {
-		cmd = exec.Command(script)
-	} else {
-		p, err := lookSystem(k.interp)
-		if err != nil {
-			return err
-		}
-		cmd = exec.Command(p, script)
+	argv, err := bareArgv(base, k)
+	if err != nil {
+		return err
 	}
-	cmd.Dir = filepath.Dir(script)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = filepath.Join(base, k.skill, "scripts")
 	return cmd.Run()
 }
 
-// runSandboxed runs k's script through `skill-sandbox run` and returns the
-// supervisor's peak RSS in KiB.
+// sandboxArgv is the command line that runs k's script in skill-sandbox.
+func sandboxArgv(bin, base string, k kind) []string {
+	return []string{bin, "run", filepath.Join(base, k.skill), k.script}
+}
+
+// runSandboxed runs k's script through `skill-sandbox run`. (The first
+// result is kept for callers that once took the peak RSS from it; it is 0.)
 func runSandboxed(bin, base string, k kind) (int64, error) {
-	cmd := exec.Command(bin, "run", filepath.Join(base, k.skill), k.script)
+	argv := sandboxArgv(bin, base, k)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	var errBuf strings.Builder
 	cmd.Stderr = &errBuf
-	err := cmd.Run()
-	var rss int64
-	if cmd.ProcessState != nil {
-		rss = peakRSS(cmd.ProcessState)
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
 	}
-	if err != nil {
-		return rss, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
-	}
-	return rss, nil
+	return 0, nil
 }
 
 // measureLatency times o.n bare and o.n sandboxed starts of k, alternating
 // so that drift in the machine's load affects both alike.
+// Bubblewrap, when installed, is timed in the same loop.
 func measureLatency(o options, base string, k kind) latency {
 	r := latency{kind: k}
 	for i := 0; i < 5; i++ { // warm the page cache
 		runBare(base, k)
 		runSandboxed(o.bin, base, k)
+		if o.bwrap != "" {
+			runBwrap(o.bwrap, base, k)
+		}
+	}
+	timed := func(fn func() error, wall *[]time.Duration, first *error) {
+		t := time.Now()
+		err := fn()
+		*wall = append(*wall, time.Since(t))
+		if err != nil && *first == nil {
+			*first = err
+		}
 	}
 	for i := 0; i < o.n; i++ {
-		t := time.Now()
-		if err := runBare(base, k); err != nil && r.bareErr == nil {
-			r.bareErr = err
+		timed(func() error { return runBare(base, k) }, &r.bare, &r.bareErr)
+		timed(func() error { _, err := runSandboxed(o.bin, base, k); return err }, &r.sandboxed, &r.sandboxErr)
+		if o.bwrap != "" {
+			timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr)
 		}
-		r.bare = append(r.bare, time.Since(t))
-		t = time.Now()
-		rss, err := runSandboxed(o.bin, base, k)
-		if err != nil && r.sandboxErr == nil {
-			r.sandboxErr = err
+	}
+	// CPU per run, in a separate pass: each run goes through a reaping
+	// wrapper (treeCPU) that would add to the wall times.
+	bare, bareErr := bareArgv(base, k)
+	var bw []string
+	var bwErr error
+	if o.bwrap != "" {
+		bw, bwErr = bwrapArgv(o.bwrap, base, k)
+	}
+	if bareErr != nil && r.bareErr == nil {
+		r.bareErr = bareErr
+	}
+	if bwErr != nil && r.bwErr == nil {
+		r.bwErr = bwErr
+	}
+	for i := 0; i < min(o.n, 20) && bareErr == nil && bwErr == nil; i++ {
+		cpu := func(argv []string, out *[]time.Duration, first *error) {
+			c, err := treeCPU(argv)
+			if err != nil {
+				if *first == nil {
+					*first = err
+				}
+				return
+			}
+			*out = append(*out, c)
 		}
-		r.sandboxed = append(r.sandboxed, time.Since(t))
-		r.rssKB = append(r.rssKB, rss)
+		cpu(bare, &r.bareCPU, &r.bareErr)
+		cpu(sandboxArgv(o.bin, base, k), &r.sbCPU, &r.sandboxErr)
+		if bw != nil {
+			cpu(bw, &r.bwCPU, &r.bwErr)
+		}
+	}
+	// The supervisor's own peak memory, in a separate pass: it is traced.
+	for i := 0; i < min(o.n, 10); i++ {
+		kb, err := supervisorPeakKB(o.bin, []string{"run", filepath.Join(base, k.skill), k.script})
+		if err != nil {
+			r.rssErr = err
+			break
+		}
+		r.rssKB = append(r.rssKB, kb)
 	}
 	return r
 }
 
-// measureValidate generates the corpus and times `validate --recursive`
-// over it three times, returning the median.
-func measureValidate(o options, base string) (time.Duration, error) {
+// makeCorpus generates the corpus of o.corpus skills under base.
+func makeCorpus(o options, base string) (string, error) {
 	dir := filepath.Join(base, "corpus")
 	for i := 0; i < o.corpus; i++ {
 		name := fmt.Sprintf("corpus-skill-%05d", i)
 		sd := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Join(sd, "scripts"), 0o755); err != nil {
-			return 0, err
+			return "", err
 		}
 		md := fmt.Sprintf("---\nname: %s\ndescription: >-\n  Generated benchmark skill %d. Formats reports and\n  checks their tables. Use when asked for report %d.\nlicense: MIT\nmetadata:\n  author: bench\n  version: \"1.%d\"\n---\n# Skill %d\n\nRun `scripts/run.py` on the input.\n", name, i, i, i%10, i)
 		if err := os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte(md), 0o644); err != nil {
-			return 0, err
+			return "", err
 		}
 		if err := os.WriteFile(filepath.Join(sd, "scripts", "run.py"), []byte("print('ok')\n"), 0o755); err != nil {
-			return 0, err
+			return "", err
 		}
 	}
+	return dir, nil
+}
+
+// measureCorpus times "skill-sandbox CMD --recursive CORPUS" three times
+// and returns the median. scan exits 1 when it finds something at or above
+// high; the generated skills have nothing, so any failure is an error.
+func measureCorpus(o options, dir, command string) (time.Duration, error) {
 	var times []time.Duration
 	for i := 0; i < 3; i++ {
-		cmd := exec.Command(o.bin, "validate", "--recursive", dir)
+		cmd := exec.Command(o.bin, command, "--recursive", dir)
 		var errBuf strings.Builder
 		cmd.Stderr = &errBuf
 		var lines atomic.Int64
@@ -361,34 +463,109 @@ func machine() string {
 	return fmt.Sprintf("%d × %s, %s, %s, uid %d", runtime.NumCPU(), model, kernel, runtime.Version(), os.Getuid())
 }
 
-func printTable(w io.Writer, o options, results []latency, valDur time.Duration, valErr error, total int, bareRate, sbRate float64) {
-	fmt.Fprintf(w, "Machine: %s. %s UTC.\n\n", machine(), time.Now().UTC().Format("2006-01-02 15:04"))
-	fmt.Fprintln(w, "| measurement | bare | sandboxed | overhead | ratio |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+// corpusRun is the median time of one command over the corpus.
+type corpusRun struct {
+	command string
+	dur     time.Duration
+	err     error
+}
+
+// rate is the throughput of one way of running with several in flight.
+type rate struct {
+	name    string
+	perSec  float64
+	err     error
+	present bool
+}
+
+// concurrentRates measures runs per second of k with o.conc in flight:
+// bare, skill-sandbox and, when installed, bubblewrap.
+func concurrentRates(o options, total int, base string, k kind) []rate {
+	var rs []rate
+	add := func(name string, fn func() error) {
+		v, err := concurrentRate(o.conc, total, fn)
+		rs = append(rs, rate{name: name, perSec: v, err: err, present: true})
+	}
+	add("bare", func() error { return runBare(base, k) })
+	add("skill-sandbox", func() error { _, err := runSandboxed(o.bin, base, k); return err })
+	if o.bwrap != "" {
+		add("bubblewrap", func() error { return runBwrap(o.bwrap, base, k) })
+	} else {
+		rs = append(rs, rate{name: "bubblewrap"})
+	}
+	return rs
+}
+
+// cell formats a duration, or "–" when there are no samples.
+func cell(ds []time.Duration, q float64) string {
+	if len(ds) == 0 {
+		return "–"
+	}
+	return ms(quantile(ds, q))
+}
+
+func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, total int, rates []rate) {
+	fmt.Fprintf(w, "Machine: %s. %s UTC.\n", machine(), time.Now().UTC().Format("2006-01-02 15:04"))
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(w, "Load average at the end: %s.\n", strings.Join(strings.Fields(string(b))[:3], " "))
+	}
+	bw := "bubblewrap (not installed)"
+	if o.bwrap != "" {
+		bw = "bubblewrap"
+	}
+	fmt.Fprintf(w, "\nStart of a do-nothing program, %d runs each, alternating; overhead = sandboxed − bare.\n\n", o.n)
+	fmt.Fprintf(w, "| program | quantile | bare | skill-sandbox | %s | skill-sandbox overhead | bubblewrap overhead | ratio of overheads |\n", bw)
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		for _, q := range []struct {
 			name string
 			q    float64
 		}{{"median", 0.5}, {"p95", 0.95}} {
 			b, s := quantile(r.bare, q.q), quantile(r.sandboxed, q.q)
-			fmt.Fprintf(w, "| start %s, %s of %d | %s | %s | %s | %.1f× |\n", r.kind.label, q.name, len(r.bare), ms(b), ms(s), ms(s-b), float64(s)/float64(b))
-		}
-	}
-	var rss []time.Duration // reuse quantile on KiB values
-	var maxRSS int64
-	for _, r := range results {
-		for _, k := range r.rssKB {
-			rss = append(rss, time.Duration(k))
-			if k > maxRSS {
-				maxRSS = k
+			bwOver, ratio := "–", "–"
+			if len(r.bwrap) > 0 {
+				bwq := quantile(r.bwrap, q.q)
+				bwOver = ms(bwq - b)
+				ratio = fmt.Sprintf("%.2f", float64(s-b)/float64(bwq-b))
 			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.kind.label, q.name, ms(b), ms(s), cell(r.bwrap, q.q), ms(s-b), bwOver, ratio)
 		}
 	}
-	fmt.Fprintf(w, "| supervisor peak RSS (median / max of %d runs) | | %.1f / %.1f MiB | | |\n", len(rss), float64(quantile(rss, 0.5))/1024, float64(maxRSS)/1024)
-	if valErr == nil {
-		fmt.Fprintf(w, "| validate --recursive, %d skills (median of 3) | | %.2f s = %.0f skills/s | | |\n", o.corpus, valDur.Seconds(), float64(o.corpus)/valDur.Seconds())
-	} else {
-		fmt.Fprintf(w, "| validate --recursive, %d skills | | failed: %v | | |\n", o.corpus, valErr)
+	fmt.Fprint(w, "\nCPU per run (user + system of the process tree, median):\n\n")
+	fmt.Fprintln(w, "| program | bare | skill-sandbox | bubblewrap |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, r := range results {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.kind.label, cell(r.bareCPU, 0.5), cell(r.sbCPU, 0.5), cell(r.bwCPU, 0.5))
 	}
-	fmt.Fprintf(w, "| python3 runs/s, %d concurrent (%d runs) | %.0f | %.0f | | %.1f× |\n", o.conc, total, bareRate, sbRate, bareRate/sbRate)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| measurement | value |")
+	fmt.Fprintln(w, "|---|---:|")
+	for _, r := range results {
+		if len(r.rssKB) == 0 {
+			fmt.Fprintf(w, "| supervisor's own peak RSS, %s | not measured: %v |\n", r.kind.label, r.rssErr)
+			continue
+		}
+		var kb []time.Duration // reuse quantile on KiB values
+		for _, k := range r.rssKB {
+			kb = append(kb, time.Duration(k))
+		}
+		fmt.Fprintf(w, "| supervisor's own peak RSS (VmHWM at exit), %s, median / max of %d | %.1f / %.1f MiB |\n", r.kind.label, len(kb), float64(quantile(kb, 0.5))/1024, float64(quantile(kb, 1))/1024)
+	}
+	for _, c := range corpus {
+		if c.err == nil {
+			fmt.Fprintf(w, "| %s --recursive, %d skills (median of 3) | %.2f s = %.0f skills/s |\n", c.command, o.corpus, c.dur.Seconds(), float64(o.corpus)/c.dur.Seconds())
+		} else {
+			fmt.Fprintf(w, "| %s --recursive, %d skills | failed: %v |\n", c.command, o.corpus, c.err)
+		}
+	}
+	for _, r := range rates {
+		switch {
+		case !r.present:
+			fmt.Fprintf(w, "| /bin/true runs/s, %d in flight, %s | not installed |\n", o.conc, r.name)
+		case r.err != nil:
+			fmt.Fprintf(w, "| /bin/true runs/s, %d in flight, %s | failed: %v |\n", o.conc, r.name, r.err)
+		default:
+			fmt.Fprintf(w, "| /bin/true runs/s, %d in flight, %s (%d runs) | %.0f |\n", o.conc, r.name, total, r.perSec)
+		}
+	}
 }

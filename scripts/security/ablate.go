@@ -30,7 +30,9 @@ func ablationCandidates(num int) []string {
 		return []string{"pidns", "mountns"}
 	case 12:
 		return []string{"pidns", "landlock-scope", "userns"}
-	case 13, 14, 24:
+	case 13, 14:
+		return []string{"rlimits", "cgroup"}
+	case 24:
 		return []string{"rlimits"}
 	case 20:
 		return []string{"utsns", "landlock-fs", "userns"}
@@ -44,6 +46,14 @@ func ablationCandidates(num int) []string {
 		return []string{"mountns", "landlock-fs", "netns", "landlock-scope", "userns"}
 	case 28:
 		return []string{"pidns"}
+	case 29:
+		return []string{"seccomp", "capabilities", "userns"}
+	case 30, 33:
+		return []string{"netns", "seccomp", "landlock-net"}
+	case 31:
+		return []string{"ipcns", "seccomp"}
+	case 32:
+		return []string{"pidns", "cgroup"}
 	}
 	return nil
 }

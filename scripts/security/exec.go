@@ -33,8 +33,11 @@ type invocation struct {
 	env        []string // added to the caller's environment (of the runner, or of the baseline script)
 	extraFiles []*os.File
 	stdin      string
+	dir        string        // working directory of the runner (sandboxed runs); "" for the harness's
 	timeout    time.Duration // harness-side kill; default 60s
 	during     func(ctx context.Context, pid int)
+	module     bool // script is a Python module, run as "python3 -m" from the skill folder
+	ttyOut     bool // stdout is a pseudo-terminal (probe 35), as for a user at a terminal
 }
 
 // outcome is what one run produced.
@@ -97,6 +100,7 @@ func runSandboxed(cfg *config, inv invocation) *outcome {
 
 	argv := []string{"audit", "--audit-log", logPath}
 	argv = append(argv, inv.flags...)
+	argv = append(argv, cfg.extraFlags...)
 	argv = append(argv, inv.skillDir, inv.script)
 	if len(inv.args) > 0 {
 		argv = append(argv, "--")
@@ -104,6 +108,7 @@ func runSandboxed(cfg *config, inv invocation) *outcome {
 	}
 	cmd := exec.Command(cfg.bin, argv...)
 	cmd.Env = append(os.Environ(), inv.env...)
+	cmd.Dir = inv.dir
 	o := execute(cmd, inv)
 	o.sandboxed = true
 	o.record = readRecord(logPath)
@@ -119,6 +124,10 @@ func runSandboxed(cfg *config, inv invocation) *outcome {
 func runBaseline(cfg *config, inv invocation, tmp string) *outcome {
 	scriptPath := filepath.Join(inv.skillDir, "scripts", inv.script)
 	argv, err := interpreterFor(scriptPath)
+	if inv.module {
+		scriptPath = filepath.Join(inv.skillDir, "x") // runs from the skill folder
+		argv, err = []string{"python3", "-m", inv.script}, nil
+	}
 	if err != nil {
 		return &outcome{err: err, exitCode: -1}
 	}
@@ -166,6 +175,19 @@ func lookSystem(name string) (string, error) {
 func execute(cmd *exec.Cmd, inv invocation) *outcome {
 	var so, se capBuffer
 	cmd.Stdout, cmd.Stderr = &so, &se
+	var ptyDone chan struct{}
+	if inv.ttyOut {
+		master, slave, err := openPTY()
+		if err != nil {
+			return &outcome{exitCode: -1, err: err}
+		}
+		cmd.Stdout = slave
+		ptyDone = drainPTY(master, &so)
+		defer func() {
+			slave.Close()
+			<-ptyDone
+		}()
+	}
 	if inv.stdin != "" {
 		cmd.Stdin = strings.NewReader(inv.stdin)
 	}
@@ -203,6 +225,10 @@ func execute(cmd *exec.Cmd, inv invocation) *outcome {
 	o.duration = time.Since(start)
 	cancel()
 	wg.Wait()
+	if ptyDone != nil {
+		cmd.Stdout.(*os.File).Close()
+		<-ptyDone
+	}
 	o.stdout, o.stderr = so.String(), se.String()
 	if st := cmd.ProcessState; st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok {

@@ -28,6 +28,9 @@ type config struct {
 	noBaseline bool
 	ablate     bool
 	unpriv     bool
+	noUserNS   bool     // when root, also run without user namespaces (nouserns.go)
+	forbidNS   bool     // this process is the no-userns pass: forbid them first
+	extraFlags []string // added to every sandboxed invocation (--allow-degraded)
 	verbose    bool
 	tmpBase    string
 	home       string
@@ -48,6 +51,9 @@ type report struct {
 	Total         int             `json:"total"`
 	Failures      []string        `json:"failures"`
 	Usability     []usabilityCase `json:"usability,omitempty"`
+	// The pass without user namespaces (nouserns.go).
+	NoUserNSSkipped string `json:"no_userns_skipped,omitempty"`
+	Refusal         string `json:"no_userns_refusal,omitempty"`
 }
 
 func main() {
@@ -70,9 +76,18 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.verbose, "v", false, "print every probe's output")
 	fs.BoolVar(&cfg.ablate, "ablate", true, "find the decisive layer of each blocked probe by disabling candidate layers one at a time")
 	fs.BoolVar(&cfg.unpriv, "unprivileged", true, "when root, also run the sandboxed probes as uid 65534")
+	fs.BoolVar(&cfg.noUserNS, "without-userns", true, "when root, also run where user namespaces are refused: the default must refuse, and --allow-degraded shows what gets through")
+	fs.BoolVar(&cfg.forbidNS, "forbid-userns", false, "internal: set user.max_user_namespaces to 0 in this process's own user namespace, then run with --allow-degraded")
 	fs.StringVar(&cfg.tmpBase, "tmp", "", "folder for temporary skills (default: next to -bin)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if cfg.forbidNS {
+		if err := forbidUserNamespaces(); err != nil {
+			fmt.Fprintf(stderr, "security: %v\n", err)
+			return 2
+		}
+		cfg.extraFlags = []string{"--allow-degraded"}
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "security: unexpected argument %q\n", fs.Arg(0))

@@ -211,9 +211,10 @@ func layers(names ...string) string {
 	return strings.Join(out, "+")
 }
 
-// allProbes returns the 28 probes in order.
+// allProbes returns the probes in order: the 28 of SECURITY-PROBES.md, then
+// the red team's classes (probes_classes.go).
 func allProbes() []probe {
-	return []probe{
+	return append([]probe{
 		{1, "p01-read-passwd", "read /etc/passwd and /etc/shadow", mustBlock, nil, judgeP01},
 		{2, "p02-read-ssh-key", "read a key under $HOME/.ssh", mustBlock, setupKeyArg, judgeSecretRead("read ")},
 		{3, "p03-write-outside", "write outside the work folder", mustBlock, setupP03, judgeP03},
@@ -242,7 +243,7 @@ func allProbes() []probe {
 		{26, "p26-unix-socket", "host unix sockets", mustBlock, setupP26, judgeP26},
 		{27, "p27-inherited-fd", "inherited file descriptor", mustBlock, setupP27, judgeP27},
 		{28, "p28-daemonise", "outlive the run", mustBlock, setupP28, judgeP28},
-	}
+	}, classProbes()...)
 }
 
 func judgeP01(e *env, o *outcome) judgement {
@@ -644,10 +645,17 @@ func judgeP13(e *env, o *outcome) judgement {
 	if reached >= 2048 {
 		return judgement{verdict: vEffect, evidence: ev}
 	}
+	layer := "rlimits"
 	if s.Label == "" {
-		ev = fmt.Sprintf("killed (%s) before reporting; peak RSS %d MiB", o.signal, rss/1024)
+		sig, _ := o.record["signal"].(string)
+		ev = fmt.Sprintf("killed (%s) before reporting; peak RSS %d MiB", firstOf(sig, o.signal), rss/1024)
 	}
-	return judgement{verdict: vNone, evidence: ev, layer: "rlimits"}
+	if n, _ := o.record["oom_kills"].(float64); n > 0 {
+		peak, _ := o.record["peak_memory_kb"].(float64)
+		ev += fmt.Sprintf("; the run's cgroup OOM-killed %d process(es) at a peak of %d MiB", int(n), int(peak)/1024)
+		layer = "cgroup"
+	}
+	return judgement{verdict: vNone, evidence: ev, layer: layer}
 }
 
 func setupP14(e *env) error {
@@ -1164,4 +1172,14 @@ func tempSkillDir(e *env, prefix string) (string, error) {
 	}
 	e.defer_(func() { os.RemoveAll(dir) })
 	return dir, os.Chmod(dir, 0o755)
+}
+
+// firstOf returns the first non-empty string.
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

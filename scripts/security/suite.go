@@ -34,6 +34,8 @@ type probeReport struct {
 	RunnerError string   `json:"runner_error,omitempty"`
 	Unpriv      string   `json:"unprivileged,omitempty"`
 	UnprivEv    string   `json:"unprivileged_evidence,omitempty"`
+	NoUserNS    string   `json:"no_userns_degraded,omitempty"`
+	NoUserNSEv  string   `json:"no_userns_degraded_evidence,omitempty"`
 	Pass        bool     `json:"pass"`
 }
 
@@ -50,6 +52,14 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 	probes := allProbes()
 	rep.Total = len(probes)
 	ok := true
+	if cfg.forbidNS {
+		msg, err := defaultRefusal(cfg)
+		if err != nil {
+			ok = false
+			rep.Failures = append(rep.Failures, err.Error())
+		}
+		rep.Refusal = msg
+	}
 	var rows []probeReport
 	var applied, missing []string
 	for _, p := range probes {
@@ -131,6 +141,11 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 			}
 		}
 	}
+	if cfg.noUserNS && os.Getuid() == 0 && !cfg.forbidNS {
+		if !runWithoutUserNS(cfg, rep, rows, stderr) {
+			ok = false
+		}
+	}
 	rep.Probes = rows
 	rep.LayersApplied, rep.LayersMissing = applied, missing
 	printSecurity(cfg, rep, rows, stdout)
@@ -179,8 +194,9 @@ func newEnv(cfg *config, p probe, sandboxed bool) *env {
 
 // probeRan reports whether the probe's script actually started.
 func probeRan(p probe, o *outcome) bool {
+	sig, _ := o.record["signal"].(string) // the script's, e.g. an OOM kill by the run's cgroup
 	return len(o.steps) > 0 || o.result != "" || o.signal != "" || o.killed ||
-		recordBool(o.record, "timed_out")
+		recordBool(o.record, "timed_out") || sig != ""
 }
 
 func baselineWord(v string) string {
@@ -269,7 +285,18 @@ func printSecurity(cfg *config, rep *report, rows []probeReport, w io.Writer) {
 	if rep.UnprivSkipped != "" && rep.UID == 0 {
 		fmt.Fprintf(w, "unprivileged pass skipped: %s\n\n", rep.UnprivSkipped)
 	}
-	fmt.Fprintln(tw, "#\tprobe\tbaseline\tsandboxed\t"+map[bool]string{true: "uid 65534\t"}[unpriv]+"stopped by (errno)\tdecisive (ablation)\tevidence")
+	degraded := false
+	for _, r := range rows {
+		degraded = degraded || r.NoUserNS != ""
+	}
+	if rep.NoUserNSSkipped != "" {
+		fmt.Fprintf(w, "pass without user namespaces skipped: %s\n\n", rep.NoUserNSSkipped)
+	}
+	if rep.Refusal != "" {
+		fmt.Fprintf(w, "without user namespaces, the default refuses: %s\n\n", truncate(rep.Refusal, 400))
+	}
+	fmt.Fprintln(tw, "#\tprobe\tbaseline\tsandboxed\t"+map[bool]string{true: "uid 65534\t"}[unpriv]+
+		map[bool]string{true: "no userns, --allow-degraded\t"}[degraded]+"stopped by (errno)\tdecisive (ablation)\tevidence")
 	for _, r := range rows {
 		ab := "-"
 		switch {
@@ -285,15 +312,34 @@ func printSecurity(cfg *config, rep *report, rows []probeReport, w io.Writer) {
 				up = "-\t"
 			}
 		}
+		dg := ""
+		if degraded {
+			dg = r.NoUserNS + "\t"
+			if r.NoUserNS == "" {
+				dg = "-\t"
+			}
+		}
 		ev := r.Evidence
 		if r.Unpriv != "" && !passes(r.Policy, r.Unpriv) && passes(r.Policy, r.Sandboxed) {
 			ev = "uid 65534: " + r.UnprivEv + " | root: " + ev
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s%s\t%s\t%s\n", r.Num, r.Attack, r.Baseline, r.Sandboxed, up, r.StoppedBy, ab, truncate(ev, 130))
+		if r.NoUserNS != "" && !passes(r.Policy, r.NoUserNS) {
+			ev = "degraded: " + r.NoUserNSEv + " | " + ev
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s%s%s\t%s\t%s\n", r.Num, r.Attack, r.Baseline, r.Sandboxed, up, dg, r.StoppedBy, ab, truncate(ev, 130))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nscore: %d/%d blocked (default policy%s)\n", rep.Score, rep.Total,
 		map[bool]string{true: ", as root and as uid 65534"}[unpriv])
+	if degraded && rep.Refusal != "" {
+		n := 0
+		for _, r := range rows {
+			if r.NoUserNS != "" && !passes(r.Policy, r.NoUserNS) {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "without user namespaces: the default refuses; with --allow-degraded %d probe(s) get through (listed in docs/security.md)\n", n)
+	}
 	fmt.Fprintln(w, "  9-10 \"contained\": the program runs, its harm is stopped; 16-18 \"effect stopped\": language-level,")
 	fmt.Fprintln(w, "  the import/eval runs, what it tries next is stopped; 20 \"partial\": the kernel release stays visible.")
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 )
 
@@ -23,15 +25,18 @@ type usabilityCase struct {
 	Pass      bool     `json:"pass"`
 
 	stdin     string
+	args      []string
+	module    bool                                // Script is a Python module (--module)
 	needs     string                              // program that must exist on the sandbox PATH, or ""
 	sameAsBar bool                                // the summary must equal the baseline's
 	check     func(cfg *config, o *outcome) error // extra check on the sandboxed run
 	cleanup   func(o *outcome)                    // after the sandboxed run
+	setup     func() (*grantRun, error)           // files and grants of the case (grants.go); no baseline
 }
 
 // usabilityCases lists the suite.
 func usabilityCases() []*usabilityCase {
-	return []*usabilityCase{
+	cases := []*usabilityCase{
 		{Skill: "read-reference", Script: "read_ref.py", What: "read its own references/ file", sameAsBar: true},
 		{Skill: "write-output", Script: "write_out.py", What: "write an output file in the work folder ($TMPDIR)"},
 		{Skill: "write-output", Script: "write_out.py", Flags: []string{"--workdir", "--keep-workdir"},
@@ -49,7 +54,50 @@ func usabilityCases() []*usabilityCase {
 			}},
 		{Skill: "stdin-filter", Script: "upper.py", What: "read standard input", stdin: "hello wörld\n", sameAsBar: true},
 		{Skill: "sqlite-tempfile", Script: "db.py", What: "sqlite3, tempfile, zlib, localtime", sameAsBar: true},
+		{Skill: "tmp-by-name", Script: "scratch.py", What: "write and read /tmp by name (ignoring TMPDIR)", sameAsBar: true,
+			check: privateTmp},
+		{Skill: "dev-stderr", Script: "log.sh", What: "echo > /dev/stderr, /dev/stdout, /proc/self/fd/1", sameAsBar: true,
+			check: func(_ *config, o *outcome) error {
+				for _, want := range []string{"diagnostic via /dev/stderr\n", "diagnostic via /dev/fd/2\n"} {
+					if !strings.Contains(o.stderr, want) {
+						return fmt.Errorf("stderr lacks %q", strings.TrimSpace(want))
+					}
+				}
+				if !strings.Contains(o.stdout, "result via /dev/stdout\nresult via /proc/self/fd/1\n") {
+					return fmt.Errorf("stdout lacks the lines written by name")
+				}
+				return nil
+			}},
+		{Skill: "python-module", Script: "scripts.package_skill", Flags: []string{"--module"}, module: true, args: []string{"demo"},
+			What: "python -m scripts.package_skill from the skill root", sameAsBar: true},
+		{Skill: "loopback-server", Script: "serve_test.py", What: "HTTP server on 127.0.0.1, fetched by the script", sameAsBar: true},
+		{Skill: "office-convert", Script: "convert.py", Flags: []string{"--workdir", "--keep-workdir", "--timeout", "180s"},
+			What: "LibreOffice: docx to PDF (soffice --headless)", needs: "soffice", check: checkKeptPDF, cleanup: removeKept},
+		// node started by bash gets no interpreter allowance of its own:
+		// the cgroup memory limit relaxes RLIMIT_AS for the tree (where
+		// there is none, --memory 1536 is the documented way, README).
+		{Skill: "node-from-bash", Script: "build.sh", What: "bash script that runs node itself",
+			needs: "node", sameAsBar: true},
 	}
+	return append(cases, grantCases()...)
+}
+
+// privateTmp checks that the /tmp the script wrote to (its TMPDEV line)
+// is not the host's /tmp.
+func privateTmp(_ *config, o *outcome) error {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/tmp", &st); err != nil {
+		return err
+	}
+	for _, l := range strings.Split(o.stdout, "\n") {
+		if v, ok := strings.CutPrefix(l, "TMPDEV="); ok {
+			if v == strconv.FormatUint(uint64(st.Dev), 10) {
+				return fmt.Errorf("the script wrote to the host's /tmp")
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no TMPDEV line")
 }
 
 // runUsability runs the usability suite and prints its table.
@@ -57,7 +105,7 @@ func runUsability(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 	ok := true
 	for _, c := range usabilityCases() {
 		dir := filepath.Join(cfg.root, "testdata", "usability", c.Skill)
-		inv := invocation{skillDir: dir, script: c.Script, flags: c.Flags, stdin: c.stdin}
+		inv := invocation{skillDir: dir, script: c.Script, flags: c.Flags, stdin: c.stdin, args: c.args, module: c.module}
 		if c.needs != "" {
 			if _, err := lookSystem(c.needs); err != nil {
 				c.Baseline, c.Sandboxed, c.Detail, c.Pass = "-", "skipped", c.needs+" not installed", true
@@ -65,8 +113,21 @@ func runUsability(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 				continue
 			}
 		}
+		if c.setup != nil {
+			g, err := c.setup()
+			if err != nil {
+				c.Baseline, c.Sandboxed, c.Detail = "-", "FAIL", err.Error()
+				ok = false
+				rep.Failures = append(rep.Failures, fmt.Sprintf("usability %s/%s: setup: %v", c.Skill, c.Script, err))
+				rep.Usability = append(rep.Usability, *c)
+				continue
+			}
+			inv.flags, inv.args, inv.dir = g.flags, g.args, g.dir
+			c.Baseline = "-" // the grants are the point: no unsandboxed baseline
+			c.Flags, c.check, c.cleanup = g.flags, func(_ *config, o *outcome) error { return g.check(o) }, func(*outcome) { g.cleanup() }
+		}
 		baseSummary := ""
-		if !cfg.noBaseline {
+		if !cfg.noBaseline && c.setup == nil {
 			tmp, err := os.MkdirTemp("", "skill-sandbox-usability-")
 			if err == nil {
 				b := runBaseline(cfg, inv, tmp)
@@ -106,7 +167,7 @@ func runUsability(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 		rep.Usability = append(rep.Usability, *c)
 	}
 	passed := 0
-	fmt.Fprintf(stdout, "\nusability suite (legitimate skills, default flags)\n\n")
+	fmt.Fprintf(stdout, "\nusability suite (legitimate skills, default flags plus the grants shown)\n\n")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "skill\twhat\tbaseline\tsandboxed\tdetail")
 	for _, c := range rep.Usability {
@@ -172,6 +233,24 @@ func checkKeptFile(_ *config, o *outcome) error {
 	}
 	if !strings.HasPrefix(string(b), "line 0\n") {
 		return fmt.Errorf("kept report.txt has unexpected content")
+	}
+	return nil
+}
+
+// checkKeptPDF reads the PDF that office-convert left in its kept work
+// folder: LibreOffice may exit 0 without writing it, so the output itself
+// is checked.
+func checkKeptPDF(_ *config, o *outcome) error {
+	d := keptDir(o)
+	if d == "" {
+		return fmt.Errorf("script did not print its working directory")
+	}
+	b, err := os.ReadFile(filepath.Join(d, "report.pdf"))
+	if err != nil {
+		return fmt.Errorf("kept work folder: %w", err)
+	}
+	if !strings.HasPrefix(string(b), "%PDF-") || !strings.Contains(string(b[max(0, len(b)-1024):]), "%%EOF") || len(b) < 1000 {
+		return fmt.Errorf("report.pdf is not a PDF (%d bytes)", len(b))
 	}
 	return nil
 }

@@ -1,0 +1,112 @@
+//go:build linux
+
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGrantFlags runs a script that reads a granted file by a path
+// relative to --cwd and writes a report into a --write folder that does
+// not exist yet, all inside a private (0700) folder, and checks the
+// output, the stderr notice and the record's grants and artifacts (with
+// jq, as a log pipeline would).
+func TestGrantFlags(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	skill := newSkill(t, map[string]string{"scripts/report.py": `import sys
+rows = open(sys.argv[1]).read().split()
+open(sys.argv[2], "w").write("word,length\n" + "".join(w + "," + str(len(w)) + "\n" for w in rows))
+print("rows", len(rows))
+`})
+	requireSandbox(t, skill)
+	work := t.TempDir() // 0700
+	os.MkdirAll(filepath.Join(work, "data"), 0o700)
+	os.WriteFile(filepath.Join(work, "data", "in.txt"), []byte("alpha beta gamma\n"), 0o600)
+	r := runCLI(t, work, "audit", "--read", "data/in.txt", "--write", "out", "--cwd", "out", skill, "report.py", "../data/in.txt", "report.csv")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "rows 3") {
+		t.Fatalf("exit %d stdout %q stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	out := filepath.Join(work, "out")
+	if !strings.Contains(r.Stderr, "skill-sandbox: created --write folder "+out+"\n") {
+		t.Errorf("no notice of the created folder:\n%s", r.Stderr)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.csv"))
+	if err != nil || !strings.HasPrefix(string(report), "word,length\nalpha,5\n") {
+		t.Fatalf("report %q, %v", report, err)
+	}
+	rec := stderrRecord(t, r.Stderr)
+	if len(rec.Grants.Read) != 1 || rec.Grants.Read[0] != filepath.Join(work, "data", "in.txt") || rec.Grants.Cwd != out {
+		t.Errorf("grants %+v", rec.Grants)
+	}
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("jq not installed (CI installs it): " + err.Error())
+	}
+	sum := sha256.Sum256(report)
+	filter := `.grants.write == [$out] and .grants.created == [$out] and .artifacts.count == 1 and
+		(.artifacts.files[0] | .path == $out + "/report.csv" and .action == "created" and .type == "file" and .sha256 == $sum and .size == ($size | tonumber))`
+	cmd := exec.Command(jq, "-e", "--arg", "out", out, "--arg", "sum", hex.EncodeToString(sum[:]), "--arg", "size", strconv.Itoa(len(report)), filter)
+	cmd.Stdin = strings.NewReader(lastLine(r.Stderr))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("jq: %v %s\nrecord: %s", err, b, lastLine(r.Stderr))
+	}
+
+	// Refusals name the problem and keep the grants asked for.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--read", "/"}, "granting the whole file system is refused"},
+		{[]string{"--read", "data", "--cwd", "out"}, "is not inside a --read or --write grant"},
+	} {
+		args := append(append([]string{"audit"}, c.args...), skill, "report.py")
+		r := runCLI(t, work, args...)
+		rec := stderrRecord(t, r.Stderr)
+		if r.Code != 1 || rec.ErrorKind != "bad_config" || !strings.Contains(rec.Error, c.want) || len(rec.Grants.Read) != 1 {
+			t.Errorf("%v: exit %d record %+v", c.args, r.Code, rec)
+		}
+	}
+}
+
+// TestAuditLogInsideWriteGrant: a script given a --write folder that
+// holds the --audit-log file could erase the earlier records and forge
+// new ones. The run is refused (with a record) before the script starts.
+func TestAuditLogInsideWriteGrant(t *testing.T) {
+	skill := newSkill(t, map[string]string{"scripts/forge.sh": "#!/bin/sh\nprintf '{\"forged\":true}\\n' > \"$1/audit.jsonl\"\necho FORGED\n"})
+	requireSandbox(t, skill)
+	work := t.TempDir()
+	out := filepath.Join(work, "out")
+	os.Mkdir(out, 0o777)
+	os.Chmod(out, 0o777)
+	logPath := filepath.Join(out, "audit.jsonl")
+	old := "{\"earlier\":\"record\"}\n"
+	os.WriteFile(logPath, []byte(old), 0o666)
+	os.Chmod(logPath, 0o666)
+	for _, args := range [][]string{
+		{"run", "--write", out, "--audit-log", logPath},
+		{"run", "--write", work, "--audit-log", logPath},
+		{"run", "--write", out, "--audit-log", filepath.Join(out, "sub", "..", "audit.jsonl")},
+	} {
+		r := runCLI(t, work, append(args, skill, "forge.sh", out)...)
+		if strings.Contains(r.Stdout, "FORGED") || r.Code == 0 {
+			t.Errorf("%v: exit %d stdout %q: the script ran with the audit log writable", args, r.Code, r.Stdout)
+		}
+		data, _ := os.ReadFile(logPath)
+		if !strings.HasPrefix(string(data), old) || strings.Contains(string(data), "forged") {
+			t.Fatalf("%v: audit log rewritten: %q", args, data)
+		}
+		if !strings.Contains(lastLine(string(data)), `"bad_config"`) {
+			t.Errorf("%v: no refusal record: %q", args, data)
+		}
+		os.WriteFile(logPath, []byte(old), 0o666)
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/mcp"
+	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+const mcpUsage = `Usage: skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+
+Serve the skills found in each DIR (a skill folder, or a folder of skill
+folders) to an agent over the Model Context Protocol: newline-delimited
+JSON-RPC 2.0 on stdin and stdout, protocol revisions 2025-11-25 (with the
+initialize handshake) and 2026-07-28 (stateless). Diagnostics and, without
+--audit-log, the audit records go to stderr; stdout carries only protocol
+messages. See docs/mcp.md.
+
+Tools: list_skills, read_skill, read_skill_file, run_skill_script,
+run_command. Every script or command runs in the sandbox with the limits
+given here and in the operator policy (--policy; a skill's own
+skill-sandbox.toml may only lower them); no tool call can widen them. Each call that runs something
+writes one audit record, refused calls too.
+
+The server stops at EOF on stdin (or SIGINT/SIGTERM), after stopping every
+run in progress. Exit status: 0 after EOF, 128+N after signal N, 1 on a
+failure, 2 on a usage error.
+
+Flags:
+`
+
+// stringList collects a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+// cmdMCP implements "skill-sandbox mcp".
+func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		skills           stringList
+		policyFile       string
+		allowDegraded    bool
+		allowHosts       stringList
+		denyHosts        stringList
+		requireSignature bool
+		allowedSigners   string
+		auditLog         string
+		workspace        string
+		maxRuns          int
+		timeout          time.Duration
+		memoryMB         int
+		allowNetwork     bool
+		requireIsolation bool
+		maxMessage       int
+	)
+	fs.Var(&skills, "skills", "serve the skills in `DIR` (repeatable)")
+	fs.StringVar(&policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
+	fs.StringVar(&auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
+	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also run_command's working directory; it may not overlap a skills folder")
+	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
+	fs.DurationVar(&timeout, "timeout", run.DefaultTimeout, "wall-time limit of each run; a call may ask for less, never more (default: the policy's, else 30s)")
+	fs.IntVar(&memoryMB, "memory", run.DefaultMemoryMB, "address-space limit (RLIMIT_AS) of each run in `MiB` (default: the policy's, else 512)")
+	fs.BoolVar(&allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
+	fs.Var(&allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
+	fs.Var(&denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
+	fs.BoolVar(&allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused; the record names the missing layers)")
+	fs.BoolVar(&requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
+	fs.BoolVar(&requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
+	fs.StringVar(&allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
+	fs.IntVar(&maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mcpUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		errorf(stderr, "mcp: "+format, a...)
+		fmt.Fprintln(stderr, `Run "skill-sandbox mcp -h" for usage.`)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr("unexpected argument %q (skills folders are given with --skills)", fs.Arg(0))
+	case len(skills) == 0:
+		return usageErr("want at least one --skills DIR")
+	case requireSignature && allowedSigners == "":
+		return usageErr("--require-signature needs --allowed-signers FILE")
+	case allowedSigners != "" && !requireSignature:
+		return usageErr("--allowed-signers is only used with --require-signature")
+	case allowDegraded && requireIsolation:
+		return usageErr("--allow-degraded and --require-isolation contradict each other")
+	case maxRuns <= 0:
+		return usageErr("--max-runs must be positive, got %d", maxRuns)
+	case timeout <= 0:
+		return usageErr("--timeout must be positive, got %v", timeout)
+	case memoryMB <= 0:
+		return usageErr("--memory must be positive, got %d", memoryMB)
+	case maxMessage <= 0:
+		return usageErr("--max-message must be positive, got %d", maxMessage)
+	}
+
+	// Limits given on the command line override the operator policy;
+	// those not given leave it (or the defaults) in force.
+	set := setFlags(fs)
+	cfg := mcp.Config{
+		SkillDirs: skills,
+		Sandbox: run.Sandbox{
+			AllowDegraded:    allowDegraded,
+			RequireIsolation: requireIsolation,
+		},
+		Flags: policy.Flags{
+			AllowNetwork:  allowNetwork,
+			AllowHosts:    allowHosts,
+			DenyHosts:     denyHosts,
+			AllowDegraded: allowDegraded,
+		},
+		AllowedSigners:  allowedSigners,
+		Workspace:       workspace,
+		MaxRuns:         maxRuns,
+		MaxMessageBytes: maxMessage,
+		Version:         Version,
+		Log:             stderr,
+	}
+	if set["timeout"] {
+		cfg.Flags.Timeout = timeout
+	}
+	if set["memory"] {
+		cfg.Flags.MemoryMB = memoryMB
+	}
+	if policyFile != "" {
+		op, err := policy.ParseFile(policyFile)
+		if err != nil {
+			errorf(stderr, "mcp: %v", err)
+			return exitRefused
+		}
+		cfg.Policy = op
+	}
+	if auditLog != "" {
+		write := []string{workspace}
+		if cfg.Policy != nil {
+			write = append(write, cfg.Policy.Filesystem.Write...)
+		}
+		if err := auditLogOutsideGrants(auditLog, write); err != nil {
+			errorf(stderr, "mcp: %v", err)
+			return exitRefused
+		}
+		log, err := audit.OpenLog(auditLog)
+		if err != nil {
+			errorf(stderr, "mcp: %v", err)
+			return exitRefused
+		}
+		defer log.Close()
+		cfg.AuditLog = log
+	}
+	srv, err := mcp.NewServer(cfg)
+	if err != nil {
+		errorf(stderr, "mcp: %v", err)
+		return exitRefused
+	}
+	// SIGINT and SIGTERM stop the server as EOF does: every run is
+	// stopped and has its record before the exit.
+	ctx, interrupted, stop := interruptContext(sigs)
+	defer stop()
+	err = srv.Serve(ctx, stdin, stdout)
+	if sig, ok := interrupted().(syscall.Signal); ok {
+		return exitSignal + int(sig)
+	}
+	if err != nil {
+		errorf(stderr, "mcp: %v", err)
+		return exitRefused
+	}
+	return 0
+}

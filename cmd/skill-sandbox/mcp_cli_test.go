@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+)
+
+func TestMCPUsage(t *testing.T) {
+	skills := repoPath("testdata", "example")
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"mcp", "-h"}, 0, "Usage: skill-sandbox mcp"},
+		{"no skills", []string{"mcp"}, 2, "want at least one --skills DIR"},
+		{"positional", []string{"mcp", "--skills", skills, "extra"}, 2, `unexpected argument "extra"`},
+		{"bad max-runs", []string{"mcp", "--skills", skills, "--max-runs", "0"}, 2, "--max-runs must be positive"},
+		{"missing policy", []string{"mcp", "--skills", skills, "--policy", filepath.Join(t.TempDir(), "none.toml")}, 1, "none.toml"},
+		{"degraded and required", []string{"mcp", "--skills", skills, "--allow-degraded", "--require-isolation"}, 2, "contradict"},
+		{"workspace over the skills", []string{"mcp", "--skills", skills, "--workspace", filepath.Join(skills, "word-stats", "out")}, 1, "overlaps the skills folder"},
+		{"workspace holding the skills", []string{"mcp", "--skills", skills, "--workspace", repoPath("testdata")}, 1, "overlaps the skills folder"},
+		{"missing folder", []string{"mcp", "--skills", filepath.Join(t.TempDir(), "none")}, 1, "skills folder"},
+		{"audit log in the workspace", []string{"mcp", "--skills", skills, "--workspace", ws, "--audit-log", filepath.Join(ws, "a.jsonl")}, 1, "lies inside the write grant"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, "", tc.args...)
+			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.Code, tc.code, r.Stderr)
+			}
+			if r.Stdout != "" {
+				t.Errorf("stdout not empty: %q", r.Stdout)
+			}
+		})
+	}
+}
+
+// TestMCPEOFStopsRuns starts runs through the server, closes its stdin and
+// checks that the server exits, that no sandboxed process is left behind,
+// and that each run has its record.
+func TestMCPEOFStopsRuns(t *testing.T) {
+	skills, err := filepath.Abs(repoPath("testdata", "example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("%d.%d", 900+os.Getpid()%99, time.Now().UnixNano()%1000) // a unique sleep length
+	cmd := exec.Command(cliBinary, "mcp", "--skills", skills, "--max-runs", "3")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep %s"}}}`+"\n", i, marker)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(processesWith(marker)) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the runs did not start; found %v; stderr:\n%s", processesWith(marker), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server exit: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server did not exit after EOF; stderr:\n%s", stderr.String())
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("processes left behind after EOF: %v", left)
+	}
+	var n int
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if isRecordLine(line) {
+			rec := parseRecord(t, []byte(line))
+			if !rec.Canceled || rec.MCP == nil || rec.MCP.Tool != "run_command" {
+				t.Errorf("record: canceled %v, mcp %+v", rec.Canceled, rec.MCP)
+			}
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d records, want 3; stderr:\n%s", n, stderr.String())
+	}
+}
+
+// processesWith returns the pids of host processes whose command line
+// contains s.
+func processesWith(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) && !bytes.Contains(cmdline, []byte("tools/call")) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestMCPNodeClient drives the server with the official TypeScript MCP SDK
+// client (scripts/mcpclient, installed by .ci/run with npm ci): it lists
+// the tools and runs the bundled example skill, then checks the structured
+// result.
+func TestMCPNodeClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed (.ci/run installs it)")
+	}
+	clientDir, err := filepath.Abs(repoPath("scripts", "mcpclient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Skip("the MCP SDK client is not installed: run npm ci in scripts/mcpclient (.ci/run does)")
+	}
+	skills, err := filepath.Abs(repoPath("testdata", "example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(node, filepath.Join(clientDir, "client.mjs"), cliBinary, "mcp", "--skills", skills, "--audit-log", auditLog)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Tools  []string `json:"tools"`
+		Client string   `json:"client"`
+		Call   struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				ExitCode int    `json:"exit_code"`
+				Outcome  string `json:"outcome"`
+				TimedOut bool   `json:"timed_out"`
+				Request  string `json:"request_id"`
+				Stdout   struct {
+					Text      string `json:"text"`
+					Truncated bool   `json:"truncated"`
+				} `json:"stdout"`
+			} `json:"structuredContent"`
+			Content []struct {
+				Type, Text string
+			} `json:"content"`
+		} `json:"call"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("client output: %v\n%s", err, stdout.String())
+	}
+	if strings.Join(out.Tools, ",") != "list_skills,read_skill,read_skill_file,run_skill_script,run_command" {
+		t.Errorf("tools %v", out.Tools)
+	}
+	sc := out.Call.StructuredContent
+	if out.Call.IsError || sc.ExitCode != 0 || sc.Outcome != "exited" || sc.TimedOut || sc.Request == "" {
+		t.Errorf("call result: %+v", out.Call)
+	}
+	var stats struct {
+		Words int `json:"words"`
+		Lines int `json:"lines"`
+	}
+	if err := json.Unmarshal([]byte(sc.Stdout.Text), &stats); err != nil || stats.Words != 77 || stats.Lines != 6 {
+		t.Errorf("word-stats output %q (%v)", sc.Stdout.Text, err)
+	}
+	if len(out.Call.Content) != 1 || out.Call.Content[0].Type != "text" || !strings.Contains(out.Call.Content[0].Text, sc.Request) {
+		t.Errorf("text content %+v", out.Call.Content)
+	}
+	data, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if len(lines) != 1 {
+		t.Fatalf("%d records, want 1", len(lines))
+	}
+	rec := parseRecord(t, lines[0])
+	if rec.MCP == nil || rec.MCP.Client != out.Client || rec.RequestID != sc.Request {
+		t.Errorf("record mcp %+v, request id %s (client %q, result id %s)", rec.MCP, rec.RequestID, out.Client, sc.Request)
+	}
+}
+
+// TestMCPRequireSignature checks that with --require-signature (or an
+// operator policy's [signature] section) a signed
+// skill's script runs, an altered one is refused, and run_command (which
+// could run any file) is refused; each call has its record.
+func TestMCPRequireSignature(t *testing.T) {
+	t.Run("flags", func(t *testing.T) { testMCPRequireSignature(t, false) })
+	t.Run("policy", func(t *testing.T) { testMCPRequireSignature(t, true) })
+}
+
+// testMCPRequireSignature requires the signature with the flags or, with
+// viaPolicy, with an operator policy's [signature] section.
+func testMCPRequireSignature(t *testing.T, viaPolicy bool) {
+	skill, allowed := signedSkill(t)
+	args := []string{"mcp", "--skills", filepath.Dir(skill), "--require-signature", "--allowed-signers", allowed}
+	if viaPolicy {
+		pol := writeFile(t, "op.toml", "[signature]\nrequire = true\nallowed_signers = \""+allowed+"\"\n")
+		args = []string{"mcp", "--skills", filepath.Dir(skill), "--policy", pol}
+	}
+	cmd := exec.Command(cliBinary, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	dec := json.NewDecoder(stdout)
+	call := func(id int, tool string, args map[string]any) map[string]any {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+		stdin.Write(append(b, '\n'))
+		var resp struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := dec.Decode(&resp); err != nil {
+			t.Fatalf("response: %v; stderr:\n%s", err, stderr.String())
+		}
+		return resp.Result
+	}
+	run := map[string]any{"skill": "word-stats", "script": "stats.py", "args": []string{"references/sample.txt"}}
+	if res := call(1, "run_skill_script", run); res["isError"] != false {
+		t.Errorf("signed skill: %v", res)
+	}
+	if err := os.WriteFile(filepath.Join(skill, "references", "sample.txt"), []byte("changed after signing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(2, "run_skill_script", run); res["isError"] != true {
+		t.Errorf("altered skill ran: %v", res)
+	}
+	if res := call(3, "run_command", map[string]any{"command": "true"}); res["isError"] != true {
+		t.Errorf("run_command ran under --require-signature: %v", res)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("server: %v\n%s", err, stderr.String())
+	}
+	var recs []audit.Record
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if isRecordLine(line) {
+			recs = append(recs, parseRecord(t, []byte(line)))
+		}
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3:\n%s", len(recs), stderr.String())
+	}
+	if !recs[0].Signature.Required || !recs[0].Signature.Verified || recs[0].Outcome != "exited" {
+		t.Errorf("record 1: %+v %s", recs[0].Signature, recs[0].Outcome)
+	}
+	for i, r := range recs[1:] {
+		if r.Outcome != "refused" || r.ErrorKind != audit.KindSignature || r.Signature.Verified {
+			t.Errorf("record %d: %s %s %+v", i+2, r.Outcome, r.ErrorKind, r.Signature)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+)
+
+// TestAllowHostCLI runs curl in the sandbox with --allow-host naming a
+// server on the host's loopback by IP (an explicit grant), and checks the
+// stderr line of a refused request and the record with jq.
+func TestAllowHostCLI(t *testing.T) {
+	for _, tool := range []string{"curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	skill := newSkill(t, map[string]string{
+		"scripts/get.sh": "for u in \"$@\"; do curl -sS -o /dev/null -w '%{http_code}\\n' \"$u\"; done\n",
+	})
+	requireSandbox(t, skill)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hi") })}
+	go srv.Serve(ln)
+	defer srv.Close()
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	other := "127.0.0.1:1"
+	if port == "1" {
+		other = "127.0.0.1:2"
+	}
+
+	r := runCLI(t, "", "audit", "--quiet", "--allow-host", addr, "--deny-host", "*.example.com", skill, "get.sh",
+		"http://"+addr+"/a", "http://"+other+"/b", "http://metadata.example.com/")
+	if r.Code != 0 || r.Stdout != "200\n403\n403\n" {
+		t.Fatalf("exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied GET "+other+": "+other+" is an IP address") ||
+		!strings.Contains(r.Stderr, `denied GET metadata.example.com:80: metadata.example.com:80 is denied by "*.example.com"`) {
+		t.Errorf("denial lines missing from stderr:\n%s", r.Stderr)
+	}
+	line := lastLine(r.Stderr)
+	jq := exec.Command("jq", "-r", `[.schema_version, .network.mode, (.network.allow_hosts|join(",")), (.network.totals|"\(.connections) \(.allowed) \(.denied)"), (.network.connections[0]|"\(.host) \(.port) \(.address) \(.allowed) \(.rule) \(.bytes_down > 0)"), .network.connections[1].reason] | .[]`)
+	jq.Stdin = strings.NewReader(line)
+	out, err := jq.Output()
+	if err != nil {
+		t.Fatalf("jq: %v on %s", err, line)
+	}
+	want := fmt.Sprintf("2\nallowlist\n%s\n3 1 2\n127.0.0.1 %s %s true allow %s true\n%s is an IP address; only an allow entry naming that address grants it\n", addr, port, addr, addr, other)
+	if string(out) != want {
+		t.Errorf("jq:\n%s\nwant:\n%s", out, want)
+	}
+
+	// --allow-network says loudly what it gives, and the record says it too.
+	r = runCLI(t, "", "audit", "--quiet", "--allow-network", skill, "get.sh", "http://"+addr+"/c")
+	if r.Code != 0 || r.Stdout != "200\n" || !strings.Contains(r.Stderr, "--allow-network: the script gets the host's whole network") {
+		t.Errorf("--allow-network: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if rec := stderrRecord(t, r.Stderr); rec.Network.Mode != audit.NetworkHost || !rec.NetworkAllowed {
+		t.Errorf("--allow-network record: %+v", rec.Network)
+	}
+
+	// Without any network flag nothing is reachable and the record says so.
+	r = runCLI(t, "", "audit", "--quiet", skill, "get.sh", "http://"+addr+"/d")
+	if rec := stderrRecord(t, r.Stderr); rec.Network.Mode != audit.NetworkNone || strings.Contains(r.Stdout, "200") {
+		t.Errorf("no network: stdout %q record %+v", r.Stdout, rec.Network)
+	}
+
+	for _, args := range [][]string{
+		{"--allow-network", "--allow-host", "example.com"},
+		{"--allow-network", "--deny-host", "example.com"},
+	} {
+		r := runCLI(t, "", append(append([]string{"audit"}, args...), skill, "get.sh")...)
+		if r.Code != 2 || stderrRecord(t, r.Stderr).ErrorKind != audit.KindUsage {
+			t.Errorf("%v: exit %d, want a usage error", args, r.Code)
+		}
+	}
+	r = runCLI(t, "", "audit", "--allow-host", "*.com", skill, "get.sh")
+	if rec := stderrRecord(t, r.Stderr); r.Code != 1 || rec.ErrorKind != audit.KindBadConfig || !strings.Contains(rec.Error, "two labels") {
+		t.Errorf("bad pattern: exit %d record error %q", r.Code, rec.Error)
+	}
+}

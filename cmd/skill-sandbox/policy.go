@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/validate"
+)
+
+const policyUsage = `Usage: skill-sandbox policy [flags] PATH
+
+Print the policy a run of the skill folder PATH would get, without running
+anything: the limits, paths, hosts and environment variables in force once
+the command-line flags, the operator policy (--policy FILE) and the skill's
+own request file (PATH/skill-sandbox.toml) are combined by the precedence
+rules of docs/policy.md. A request of the skill beyond what is granted is
+an error listing each missing grant and the flag that would grant it.
+
+The flags are those of "run" (see "skill-sandbox run -h"); --json prints
+the resolved policy as JSON with its SHA-256, as the audit record holds it.
+
+Exit status: 0 the policy resolves, 1 it does not (a bad policy file, a
+request beyond the grants), 2 usage error.
+
+Flags:
+`
+
+// policyFlags are the flags that feed a policy, shared by run, audit and
+// policy (beside the limits run already has).
+type policyFlags struct {
+	file      string
+	maxProcs  int
+	cpuTime   int
+	maxFileMB int
+}
+
+// addPolicyFlags adds --policy and the limits that only a policy used to
+// set to fs.
+func addPolicyFlags(fs *flag.FlagSet, f *policyFlags) {
+	fs.StringVar(&f.file, "policy", "", "operator policy `FILE` (docs/policy.md): limits and grants; the skill's skill-sandbox.toml may only ask within them")
+	fs.IntVar(&f.maxProcs, "max-procs", 0, "processes and threads the script may have (`N`; default "+fmt.Sprint(run.DefaultMaxProcs)+")")
+	fs.IntVar(&f.cpuTime, "cpu-time", 0, "CPU time limit per process in `SECONDS` (default: the timeout plus one second)")
+	fs.IntVar(&f.maxFileMB, "max-file-size", 0, "largest file the script may write, in `MiB` (default "+fmt.Sprint(run.DefaultMaxFileMB)+")")
+}
+
+// checkPolicyFlags reports a negative or zero limit given explicitly.
+func checkPolicyFlags(fs *flag.FlagSet, f *policyFlags) string {
+	set := setFlags(fs)
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"max-procs", f.maxProcs}, {"cpu-time", f.cpuTime}, {"max-file-size", f.maxFileMB}} {
+		if set[c.name] && c.v <= 0 {
+			return fmt.Sprintf("--%s must be positive, got %d", c.name, c.v)
+		}
+	}
+	return ""
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// resolvePolicy combines the flags given on the command line, the operator
+// policy and the request file of the skill in skillDir. When the request
+// asks for more than is granted it returns the error and, for the record,
+// the policy as far as it was resolved.
+func resolvePolicy(fs *flag.FlagSet, f *runFlags, skillDir string) (*policy.Resolved, error) {
+	set := setFlags(fs)
+	var flags policy.Flags
+	if set["timeout"] {
+		flags.Timeout = f.timeout
+	}
+	if set["memory"] {
+		flags.MemoryMB = f.memoryMB
+	}
+	if set["workdir-size"] {
+		flags.WorkDirMB = f.workdirMB
+	}
+	for _, p := range f.read {
+		flags.Read = append(flags.Read, absPath(p))
+	}
+	for _, p := range f.write {
+		flags.Write = append(flags.Write, absPath(p))
+	}
+	flags.MaxProcs = f.policy.maxProcs
+	flags.CPUSeconds = f.policy.cpuTime
+	flags.MaxFileMB = f.policy.maxFileMB
+	flags.AllowNetwork = f.allowNetwork
+	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
+	flags.AllowDegraded = f.allowDegraded
+	flags.RequireSignature = f.requireSignature
+	if f.allowedSigners != "" {
+		flags.AllowedSigners = absPath(f.allowedSigners)
+	}
+	flags.Env = f.env
+
+	var op *policy.Policy
+	if f.policy.file != "" {
+		var err error
+		if op, err = policy.ParseFile(f.policy.file); err != nil {
+			return nil, err
+		}
+	}
+	req, err := policy.LoadRequest(skillDir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := policy.Resolve(flags, op, req, skillDir)
+	if err != nil {
+		return r, err // r names the files that refused
+	}
+	if f.requireIsolation {
+		// --require-isolation is stricter than any policy's allow_degraded.
+		r.Sandbox.AllowDegraded = false
+	}
+	return r, nil
+}
+
+// policyJSON is what "policy --json" prints.
+type policyJSON struct {
+	Policy  json.RawMessage `json:"policy"`
+	SHA256  string          `json:"sha256"`
+	Sources []policy.Source `json:"sources"`
+}
+
+// cmdPolicy implements "skill-sandbox policy".
+func cmdPolicy(args []string, stdout, stderr io.Writer) int {
+	var f runFlags
+	fs := newRunFlagSet("policy", &f, stderr)
+	jsonOut := fs.Bool("json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, policyUsage)
+		fs.PrintDefaults()
+	}
+	paths, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2 // flag printed the error and the usage
+	}
+	if len(paths) != 1 || paths[0] == "" {
+		errorf(stderr, "policy: want one skill PATH")
+		fmt.Fprintf(stderr, "Run \"skill-sandbox policy -h\" for usage.\n")
+		return 2
+	}
+	if msg := checkPolicyFlags(fs, &f.policy); msg != "" {
+		errorf(stderr, "policy: %s", msg)
+		return 2
+	}
+	dir := absPath(paths[0])
+	r, err := resolvePolicy(fs, &f, dir)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 1
+	}
+	if *jsonOut {
+		out := policyJSON{Policy: r.Canonical(), SHA256: r.Digest(), Sources: r.Sources}
+		if out.Sources == nil {
+			out.Sources = []policy.Source{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			errorf(stderr, "policy: %v", err)
+			return 1
+		}
+		return 0
+	}
+	printPolicy(stdout, r)
+	return 0
+}
+
+// printPolicy writes the human form of a resolved policy.
+func printPolicy(w io.Writer, r *policy.Resolved) {
+	for _, s := range r.Sources {
+		fmt.Fprintf(w, "%-10s %s\n", s.Role+":", s.Path)
+	}
+	if len(r.Sources) == 0 {
+		fmt.Fprintln(w, "no policy file: command-line flags and defaults only")
+	}
+	res := r.Resources
+	fmt.Fprintln(w, "[resources]")
+	fmt.Fprintf(w, "  timeout      %v\n", time.Duration(res.TimeoutMS)*time.Millisecond)
+	fmt.Fprintf(w, "  memory_mb    %d\n", res.MemoryMB)
+	fmt.Fprintf(w, "  max_procs    %d\n", res.MaxProcs)
+	fmt.Fprintf(w, "  cpu_seconds  %d\n", res.CPUSeconds)
+	fmt.Fprintf(w, "  max_file_mb  %d\n", res.MaxFileMB)
+	fmt.Fprintf(w, "  workdir_mb   %d\n", res.WorkDirMB)
+	list := func(name string, v []string) {
+		if len(v) == 0 {
+			fmt.Fprintf(w, "  %-15s (none)\n", name)
+			return
+		}
+		fmt.Fprintf(w, "  %-15s %s\n", name, strings.Join(v, "\n                  "))
+	}
+	fmt.Fprintln(w, "[filesystem]")
+	list("read", r.Filesystem.Read)
+	list("write", r.Filesystem.Write)
+	list("deny_read", r.Filesystem.DenyRead)
+	list("deny_write", r.Filesystem.DenyWrite)
+	fmt.Fprintln(w, "[network]")
+	if r.Network.AllowAll {
+		fmt.Fprintln(w, "  any host (--allow-network)")
+	}
+	list("allowed_domains", r.Network.AllowedDomains)
+	list("denied_domains", r.Network.DeniedDomains)
+	fmt.Fprintln(w, "[env]")
+	list("pass", r.Env.Pass)
+	list("set", r.Env.Set)
+	fmt.Fprintln(w, "[sandbox]")
+	fmt.Fprintf(w, "  allow_degraded %v\n", r.Sandbox.AllowDegraded)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintf(w, "sha256: %s\n", r.Digest())
+}
+
+// requestProblems checks the skill's request file, if it has one, for
+// validate: every error becomes a problem of the skill.
+func requestProblems(dir string) []validate.Problem {
+	_, err := policy.LoadRequest(dir)
+	if err == nil {
+		return nil
+	}
+	p := validate.Problem{File: policy.RequestFile, Message: err.Error()}
+	var pe *policy.Error
+	if errors.As(err, &pe) {
+		p.Line, p.Column, p.Message = pe.Line, pe.Col, pe.Msg
+	}
+	return []validate.Problem{p}
+}
+
+// addRequestProblems adds the problems of the skill's request file, if it
+// has one, to its validation result.
+func addRequestProblems(r *validate.Result) {
+	if ps := requestProblems(r.Path); len(ps) > 0 {
+		r.Errors = append(r.Errors, ps...)
+		r.Valid = false
+	}
+}

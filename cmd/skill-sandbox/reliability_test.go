@@ -1,0 +1,193 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+)
+
+// TestSignalBeforeRunIsHeld delivers SIGTERM and SIGINT before the command
+// is even dispatched, as main's catchSignals would catch one arriving right
+// after start: the run is canceled, exactly one record is written and the
+// exit status is 128+N. Before the fix the signal was not caught until
+// cmdRun had set up its handler, and such a signal killed the process.
+func TestSignalBeforeRunIsHeld(t *testing.T) {
+	skill := newSkill(t, nil)
+	requireSandbox(t, skill)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+			sigs := make(chan os.Signal, 4)
+			sigs <- sig
+			var stdout, stderr bytes.Buffer
+			code := dispatch([]string{"audit", "--audit-log", log, skill, "sleep.sh"}, &stdout, &stderr, sigs)
+			if code != 128+int(sig) {
+				t.Errorf("exit %d, want %d\n%s", code, 128+int(sig), stderr.String())
+			}
+			recs := fileRecords(t, log)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1", len(recs))
+			}
+			if !recs[0].Canceled || recs[0].Outcome != audit.OutcomeCanceled {
+				t.Errorf("outcome %s canceled %v", recs[0].Outcome, recs[0].Canceled)
+			}
+		})
+	}
+}
+
+// TestSignalRightAfterStart sends SIGTERM or SIGINT right after exec, 200
+// times. A signal that arrives once main runs must leave exactly one record
+// and exit 128+N. One that arrives during the Go runtime's own start-up,
+// before any code of this program runs, kills the process by the default
+// action: no program can catch it, and the test counts (and logs) those
+// instead of failing on them, but it does check that nothing was started
+// then.
+func TestSignalRightAfterStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 runs")
+	}
+	skill := newSkill(t, nil)
+	requireSandbox(t, skill)
+	dir := t.TempDir()
+	var early, caught int
+	for i := range 200 {
+		sig := syscall.SIGTERM
+		if i%2 == 1 {
+			sig = syscall.SIGINT
+		}
+		log := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i))
+		cmd := exec.Command(cliBinary, "audit", "--quiet", "--audit-log", log, skill, "ok.sh")
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			// The signal came after the script had finished.
+			caught++
+			if n := len(fileRecords(t, log)); n != 1 {
+				t.Fatalf("try %d: exit 0 with %d records", i, n)
+			}
+			continue
+		}
+		ws := exitErr.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Signaled() && ws.Signal() == sig:
+			early++
+			if _, err := os.Stat(log); err == nil || stdout.Len() > 0 {
+				t.Fatalf("try %d: killed by %v after the log was opened or the script ran", i, sig)
+			}
+		case ws.ExitStatus() == 128+int(sig):
+			caught++
+			if n := len(fileRecords(t, log)); n != 1 {
+				t.Fatalf("try %d: exit %d with %d records", i, ws.ExitStatus(), n)
+			}
+		default:
+			t.Fatalf("try %d: %v", i, err)
+		}
+	}
+	t.Logf("%d of 200 signals caught with a record; %d arrived during the Go runtime's start-up", caught, early)
+}
+
+// TestAuditStderrClosed: with stderr closed, audit's record cannot be
+// written, so the call fails (exit 1) without running the script.
+func TestAuditStderrClosed(t *testing.T) {
+	skill := newSkill(t, nil)
+	requireSandbox(t, skill)
+	// The shell closes descriptor 2 before exec, as a user's "2>&-".
+	cmd := exec.Command("sh", "-c", `"$0" audit --quiet "$1" ok.sh 2>&-`, cliBinary, skill)
+	out, err := cmd.Output()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Errorf("exit %v, want 1", err)
+	}
+	if strings.Contains(string(out), "out") {
+		t.Errorf("the script ran although its record could not be written: %q", out)
+	}
+	// 2>/dev/null is the user's choice: the record is discarded, exit 0.
+	cmd = exec.Command("sh", "-c", `"$0" audit --quiet "$1" ok.sh 2>/dev/null`, cliBinary, skill)
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "out") {
+		t.Errorf("2>/dev/null: %v %q", err, out)
+	}
+}
+
+// TestNonUTF8ScriptName: a script named with a byte that is not UTF-8 runs
+// as itself, not as a file named with U+FFFD in its place, and the record
+// shows the name escaped.
+func TestNonUTF8ScriptName(t *testing.T) {
+	skill := newSkill(t, map[string]string{
+		"scripts/a\xff.sh":   "echo right-file\n",
+		"scripts/a\uFFFD.sh": "echo WRONG-FILE\n",
+	})
+	requireSandbox(t, skill)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := runCLI(t, "", "run", "--quiet", "--audit-log", log, skill, "a\xff.sh", "--", "arg\xfe")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "right-file" {
+		t.Fatalf("exit %d stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("\uFFFD")) || bytes.Contains(data, []byte(`\ufffd`)) {
+		t.Errorf("record holds U+FFFD: %s", data)
+	}
+	rec := fileRecords(t, log)[0]
+	if rec.Script != `scripts/a\xff.sh` || len(rec.Args) != 1 || rec.Args[0] != `arg\xfe` {
+		t.Errorf("script %q args %q, want escaped names", rec.Script, rec.Args)
+	}
+}
+
+// TestListInvalidSkill: list prints the files of an invalid skill but
+// exits 1 with the validation errors on stderr.
+func TestListInvalidSkill(t *testing.T) {
+	skill := newSkill(t, map[string]string{"SKILL.md": "---\nname: Other-Name\ndescription: x\n---\n"})
+	r := runCLI(t, "", "list", skill)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "scripts/ok.sh") || !strings.Contains(r.Stderr, "must be lowercase") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, "", "list", newSkill(t, nil))
+	if r.Code != 0 {
+		t.Errorf("valid skill: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestDirectoryAsScript: a folder given as the script is refused, and the
+// message names it a directory (it printed "d---------" before).
+func TestDirectoryAsScript(t *testing.T) {
+	skill := newSkill(t, map[string]string{"scripts/sub/x.sh": "echo x\n"})
+	r := runCLI(t, "", "run", "--quiet", skill, "sub")
+	want := `script refused: "sub" is not a regular file (a directory)`
+	if r.Code != 1 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "d---------") {
+		t.Errorf("exit %d, want %q in:\n%s", r.Code, want, r.Stderr)
+	}
+}
+
+// TestUnreadableSkillMDAsRoot: as root, a SKILL.md of mode 0000 (which only
+// root's permission override can read) does not validate.
+func TestUnreadableSkillMDAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: for other users open(2) refuses the file already")
+	}
+	skill := newSkill(t, nil)
+	if err := os.Chmod(filepath.Join(skill, "SKILL.md"), 0); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "validate", skill)
+	if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, "not readable (mode 0000)") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestScanCLI(t *testing.T) {
+	trigger := repoPath("testdata", "scan", "trigger")
+	anthropic := repoPath("testdata", "scan", "anthropic")
+	sarif := filepath.Join(t.TempDir(), "out.sarif")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // part of stdout
+	}{
+		{"critical finding fails", []string{"scan", filepath.Join(trigger, "pipe-to-shell")}, 1, "pipes a download into bash [pipe-to-shell]"},
+		{"below the threshold", []string{"scan", "--fail-on", "critical", filepath.Join(trigger, "load-time-command")}, 0, "[load-time-command]"},
+		{"at the threshold", []string{"scan", "--fail-on", "medium", filepath.Join(trigger, "load-time-command")}, 1, "medium"},
+		{"info only passes even at info-1", []string{"scan", "--fail-on", "low", filepath.Join(trigger, "network-endpoint")}, 0, "names endpoint"},
+		{"info fails at info", []string{"scan", "--fail-on", "info", filepath.Join(trigger, "network-endpoint")}, 1, "names endpoint"},
+		{"anthropic shapes pass at low", []string{"scan", "--recursive", "--fail-on", "low", anthropic}, 0, "7 skill(s) scanned"},
+		{"recursive with sarif", []string{"scan", "--recursive", "--sarif", sarif, trigger}, 1, "8 skill(s) scanned"},
+		{"missing folder", []string{"scan", filepath.Join(trigger, "nope")}, 1, "0 skill(s) scanned"},
+		{"no skills under", []string{"scan", "--recursive", t.TempDir()}, 1, ""},
+		{"bad severity", []string{"scan", "--fail-on", "severe", trigger}, 2, ""},
+		{"no path", []string{"scan"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			if r.Code != tt.code || !strings.Contains(r.Stdout, tt.stdout) {
+				t.Errorf("exit %d (want %d), stdout lacks %q:\n%s%s", r.Code, tt.code, tt.stdout, r.Stdout, r.Stderr)
+			}
+		})
+	}
+	data, err := os.ReadFile(sarif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log map[string]any
+	if err := json.Unmarshal(data, &log); err != nil || log["version"] != "2.1.0" {
+		t.Errorf("SARIF file: %v %v", err, log["version"])
+	}
+
+	// JSONL: one object per skill, findings with names for severities.
+	r := runCLI(t, "", "scan", "--json", "--recursive", trigger)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d JSON lines, want 8:\n%s", len(lines), r.Stdout)
+	}
+	for _, l := range lines {
+		var res struct {
+			Path     string
+			Files    int
+			Findings []struct {
+				Rule, Severity, File, Reason string
+				Line                         int
+			}
+		}
+		if err := json.Unmarshal([]byte(l), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Path == "" || res.Files == 0 || len(res.Findings) == 0 || res.Findings[0].Severity == "" || res.Findings[0].Rule == "" {
+			t.Errorf("JSON line %s", l)
+		}
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// closedAtStart cannot tell a closed standard descriptor here.
+func closedAtStart(*os.File) bool { return false }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+)
+
+// signedSkill copies the example skill, makes an ed25519 key with
+// ssh-keygen, signs the copy with "skill-sandbox sign" and returns the
+// skill folder and an allowed_signers file trusting the key.
+func signedSkill(t *testing.T) (skill, allowed string) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen not installed (Debian: openssh-client; .ci/run installs it)")
+	}
+	// Not t.TempDir: its parent is private, and as root the sandbox runs
+	// the skill as nobody.
+	tmp, err := os.MkdirTemp("", "skill-sandbox-signed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	skill = filepath.Join(tmp, "word-stats")
+	if err := os.CopyFS(skill, os.DirFS(repoPath("testdata", "example", "word-stats"))); err != nil {
+		t.Fatal(err)
+	}
+	// The sandbox runs the skill as nobody when the caller is root.
+	if err := filepath.Walk(skill, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		perm := info.Mode().Perm() | 0o044
+		if perm&0o100 != 0 {
+			perm |= 0o011
+		}
+		return os.Chmod(p, perm)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var pub []byte
+	key := filepath.Join(tmp, "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	pub, err = os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed = filepath.Join(tmp, "allowed_signers")
+	if err := os.WriteFile(allowed, []byte("alice@example.com "+string(pub)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "sign", "--key", key, skill)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Signed ") {
+		t.Fatalf("sign: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	return skill, allowed
+}
+
+func TestSignVerifyCLI(t *testing.T) {
+	skill, allowed := signedSkill(t)
+	r := runCLI(t, "", "verify", "--allowed-signers", allowed, skill)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "principal alice@example.com, ssh-ed25519 key SHA256:") {
+		t.Fatalf("verify: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for principal, code := range map[string]int{"alice@example.com": 0, "bob@example.com": 1} {
+		r := runCLI(t, "", "verify", "--allowed-signers", allowed, "--principal", principal, skill)
+		if r.Code != code || code == 0 && !strings.Contains(r.Stdout, "principal "+principal) || code == 1 && !strings.Contains(r.Stderr, `no line of `) {
+			t.Errorf("--principal %s: exit %d\n%s%s", principal, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// The digest command's output is what was signed: ssh-keygen agrees.
+	digest := runCLI(t, "", "digest", skill).Stdout
+	cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", allowed, "-I", "alice@example.com", "-n", "skill-sandbox", "-s", filepath.Join(skill, "SKILL.sig"))
+	cmd.Stdin = strings.NewReader(digest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("ssh-keygen -Y verify of the digest output: %v %s", err, out)
+	}
+
+	if err := os.WriteFile(filepath.Join(skill, "scripts", "stats.py"), []byte("print('evil')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "verify", "--allowed-signers", allowed, skill)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "skill-sandbox: error: ") || !strings.Contains(r.Stderr, "does not verify") {
+		t.Errorf("verify of an altered skill: exit %d\n%s", r.Code, r.Stderr)
+	}
+	for _, args := range [][]string{
+		{"verify", skill},
+		{"verify", "--allowed-signers", allowed},
+		{"sign", skill},
+		{"sign", "--key", "k"},
+	} {
+		if r := runCLI(t, "", args...); r.Code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, r.Code)
+		}
+	}
+}
+
+// TestRequireSignature: run and audit with --require-signature run a
+// signed skill and record its signer; an unsigned or altered skill is
+// refused before anything runs, with exactly one record.
+func TestRequireSignature(t *testing.T) {
+	skill, allowed := signedSkill(t)
+	verify := runCLI(t, "", "verify", "--allowed-signers", allowed, skill).Stdout
+	flags := []string{"audit", "--require-signature", "--allowed-signers", allowed, "--allow-degraded", "--quiet"}
+
+	r := runCLI(t, "", append(flags, skill, "stats.py", "--", "references/sample.txt")...)
+	rec := stderrRecord(t, r.Stderr)
+	if rec.ErrorKind == audit.KindUnsupported {
+		t.Skipf("no sandbox on this platform: %s", rec.Error)
+	}
+	if r.Code != 0 || rec.Outcome != audit.OutcomeExited {
+		t.Fatalf("signed skill: exit %d, outcome %s\n%s", r.Code, rec.Outcome, r.Stderr)
+	}
+	s := rec.Signature
+	if !s.Required || !s.Verified || s.Principal != "alice@example.com" || s.KeyType != "ssh-ed25519" ||
+		!strings.Contains(verify, s.Fingerprint) || !strings.HasPrefix(s.Fingerprint, "SHA256:") {
+		t.Errorf("signature in the record: %+v (verify said %s)", s, verify)
+	}
+	if !strings.Contains(verify, rec.Skill.SHA256) {
+		t.Errorf("record digest %s is not the verified digest (%s)", rec.Skill.SHA256, verify)
+	}
+
+	// Altered, then unsigned: refused, one record each, nothing run.
+	if err := os.WriteFile(filepath.Join(skill, "scripts", "stats.py"), []byte("print('evil')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"altered", "unsigned"} {
+		if name == "unsigned" {
+			if err := os.Remove(filepath.Join(skill, "SKILL.sig")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		log := filepath.Join(t.TempDir(), "audit.jsonl")
+		r := runCLI(t, "", "run", "--require-signature", "--allowed-signers", allowed, "--audit-log", log, skill, "stats.py")
+		if r.Code != 1 || strings.Contains(r.Stdout, "evil") {
+			t.Errorf("%s: exit %d, stdout %q", name, r.Code, r.Stdout)
+		}
+		recs := fileRecords(t, log)
+		if len(recs) != 1 {
+			t.Fatalf("%s: %d records", name, len(recs))
+		}
+		rec := recs[0]
+		if rec.Outcome != audit.OutcomeRefused || rec.ErrorKind != audit.KindSignature || rec.Started ||
+			!rec.Signature.Required || rec.Signature.Verified || rec.Signature.Fingerprint != "" {
+			t.Errorf("%s: record %+v", name, rec)
+		}
+		want := map[string]string{"altered": "does not verify", "unsigned": "not signed"}[name]
+		if !strings.Contains(rec.Error, want) || !strings.Contains(r.Stderr, want) {
+			t.Errorf("%s: error %q / stderr %q, want %q", name, rec.Error, r.Stderr, want)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"run", "--require-signature", skill, "stats.py"},
+		{"run", "--allowed-signers", allowed, skill, "stats.py"},
+	} {
+		if r := runCLI(t, "", args...); r.Code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, r.Code)
+		}
+	}
+}
+
+// TestSignWithoutKeygen: without ssh-keygen on PATH, sign says so and
+// fails instead of writing anything.
+func TestSignWithoutKeygen(t *testing.T) {
+	skill := filepath.Join(t.TempDir(), "s")
+	if err := os.CopyFS(skill, os.DirFS(repoPath("testdata", "example", "word-stats"))); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cliBinary, "sign", "--key", "/nonexistent/key", skill)
+	cmd.Env = []string{"PATH=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 || !strings.Contains(string(out), "ssh-keygen not found") {
+		t.Errorf("sign without ssh-keygen: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(skill, "SKILL.sig")); err == nil {
+		t.Error("a signature was written")
+	}
+}

@@ -1,0 +1,24 @@
+// Package mcp serves Agent Skills to agents over the Model Context Protocol,
+// with every script run in the sandbox of package run.
+//
+// The transport is newline-delimited JSON-RPC 2.0 (the MCP stdio transport):
+// one message per line, each line at most Config.MaxMessageBytes. The server
+// answers both protocol eras in use:
+//
+//   - the handshake revisions (2025-11-25, 2025-06-18): initialize,
+//     notifications/initialized, ping, tools/list, tools/call,
+//     notifications/cancelled;
+//   - the stateless revision 2026-07-28: no handshake, server/discover, the
+//     protocol version and client capabilities in every request's
+//     params._meta, resultType "complete" in every result.
+//
+// The era is decided per request: a request whose params._meta holds
+// "io.modelcontextprotocol/protocolVersion" is a 2026-07-28 request; any
+// other is a handshake-era request (answered even before initialize, with
+// the client name unknown until then).
+//
+// What a run may do is fixed when the Server is made (Config.Sandbox, the
+// operator's policy): a tool call chooses the skill, script, arguments,
+// stdin and a shorter time limit, never a wider grant. Every tool call that
+// runs something, refused calls included, writes exactly one audit record.
+package mcp

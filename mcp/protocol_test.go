@@ -1,0 +1,207 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestFraming sends malformed and invalid messages and checks each error
+// code, and that the server keeps serving after each.
+func TestFraming(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, MaxMessageBytes: 4096})
+	c.nextID = 1000 // the client's own ids stay clear of the ones below
+	for _, tc := range []struct {
+		name, line string
+		code       float64
+		id         any
+	}{
+		{"not JSON", `{"jsonrpc":"2.0","id":1,"method":`, CodeParseError, nil},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`, CodeParseError, nil},
+		{"bare string", `"hello"`, CodeInvalidRequest, nil},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, nil},
+		{"no jsonrpc", `{"id":7,"method":"ping"}`, CodeInvalidRequest, float64(7)},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":8,"method":"ping"}`, CodeInvalidRequest, float64(8)},
+		{"method not a string", `{"jsonrpc":"2.0","id":9,"method":5}`, CodeInvalidRequest, float64(9)},
+		{"no method", `{"jsonrpc":"2.0","id":10}`, CodeInvalidRequest, float64(10)},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, nil},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, nil},
+		{"params array", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`, CodeInvalidParams, float64(11)},
+		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"resources/list"}`, CodeMethodNotFound, float64(12)},
+		{"oversized", `{"jsonrpc":"2.0","id":13,"method":"ping","params":{"x":"` + strings.Repeat("a", 10000) + `"}}`, CodeInvalidRequest, nil},
+		{"tools/call without name", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{}}`, CodeInvalidParams, float64(14)},
+		{"tools/call arguments not object", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"list_skills","arguments":[1]}}`, CodeInvalidParams, float64(15)},
+		{"unknown tool", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}`, CodeInvalidParams, float64(16)},
+		{"initialize without version", `{"jsonrpc":"2.0","id":17,"method":"initialize","params":{}}`, CodeInvalidParams, float64(17)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.sendLine(tc.line)
+			r := c.read()
+			if got := dig(r, "error", "code"); got != tc.code {
+				t.Errorf("error code %v, want %v: %v", got, tc.code, r)
+			}
+			if r["id"] != tc.id {
+				t.Errorf("id %v, want %v", r["id"], tc.id)
+			}
+			if r["jsonrpc"] != "2.0" {
+				t.Errorf("jsonrpc %v", r["jsonrpc"])
+			}
+			// Still serving.
+			if p := c.request("ping", nil); p["result"] == nil {
+				t.Fatalf("ping after %s: %v", tc.name, p)
+			}
+		})
+	}
+	// Notifications and responses get no reply, even when wrong.
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/unknown"}`)
+	c.sendLine(`{"jsonrpc":"2.0","id":99,"result":{}}`)
+	c.sendLine(``)
+	if p := c.request("ping", nil); p["result"] == nil || p["id"] == float64(99) {
+		t.Fatalf("ping: %v", p)
+	}
+}
+
+// TestLegacyEra walks the 2025-11-25 lifecycle.
+func TestLegacyEra(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	r := c.request("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "old", "version": "1"},
+	})
+	if got := dig(r, "result", "protocolVersion"); got != "2025-06-18" {
+		t.Errorf("2025-06-18 not kept: %v", got)
+	}
+	r = c.request("initialize", map[string]any{"protocolVersion": "2099-01-01", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x"}})
+	if got := dig(r, "result", "protocolVersion"); got != VersionLegacy {
+		t.Errorf("unknown version answered with %v, want %s", got, VersionLegacy)
+	}
+	if dig(r, "result", "capabilities", "tools") == nil || dig(r, "result", "serverInfo", "name") != "skill-sandbox" {
+		t.Errorf("initialize result: %v", r)
+	}
+	c.initialize()
+	if r := c.request("ping", nil); r["result"] == nil {
+		t.Errorf("ping: %v", r)
+	}
+	r = c.request("tools/list", nil)
+	tools, _ := dig(r, "result", "tools").([]any)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, dig(tl, "name").(string))
+		if dig(tl, "inputSchema", "type") != "object" {
+			t.Errorf("tool %v: inputSchema %v", dig(tl, "name"), dig(tl, "inputSchema"))
+		}
+	}
+	want := []string{ToolListSkills, ToolReadSkill, ToolReadSkillFile, ToolRunScript, ToolRunCommand}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	if _, ok := dig(r, "result").(map[string]any)["resultType"]; ok {
+		t.Error("handshake-era result has resultType")
+	}
+}
+
+// TestStatelessEra walks the 2026-07-28 protocol: no handshake,
+// server/discover, _meta on every request, resultType in results.
+func TestStatelessEra(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	r := c.request("server/discover", map[string]any{"_meta": statelessMeta()})
+	if got := dig(r, "result", "resultType"); got != "complete" {
+		t.Errorf("discover resultType %v: %v", got, r)
+	}
+	if vs, _ := dig(r, "result", "supportedVersions").([]any); len(vs) == 0 || vs[0] != VersionStateless {
+		t.Errorf("supportedVersions %v", vs)
+	}
+	first := c.request("tools/list", map[string]any{"_meta": statelessMeta()})
+	if dig(first, "result", "resultType") != "complete" {
+		t.Errorf("tools/list: %v", first)
+	}
+	second := c.request("tools/list", map[string]any{"_meta": statelessMeta()})
+	a, _ := json.Marshal(first["result"])
+	b, _ := json.Marshal(second["result"])
+	if !bytes.Equal(a, b) {
+		t.Error("tools/list differs between two calls")
+	}
+	res := c.request("tools/call", map[string]any{"_meta": statelessMeta(), "name": ToolRunScript,
+		"arguments": map[string]any{"skill": "probe", "script": "echo.sh", "args": []string{"a", "b"}, "stdin": "in"}})
+	if dig(res, "result", "resultType") != "complete" || dig(res, "result", "isError") != false {
+		t.Fatalf("tools/call: %v", res)
+	}
+	if got := dig(res, "result", "structuredContent", "stdout", "text"); got != "args:a b\nin" {
+		t.Errorf("stdout %q", got)
+	}
+	c.close()
+	recs := records(t, c.log.String())
+	if len(recs) != 1 || recs[0].MCP == nil || recs[0].MCP.Client != "go-test-stateless" || recs[0].MCP.Tool != ToolRunScript {
+		t.Errorf("records: %+v", recs)
+	}
+
+	// Errors of the stateless era.
+	c = newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	for _, tc := range []struct {
+		name string
+		meta map[string]any
+		code float64
+	}{
+		{"unsupported version", map[string]any{metaProtocolVersion: "2030-01-01", metaClientCapabilities: map[string]any{}}, CodeUnsupportedVersion},
+		{"version not a string", map[string]any{metaProtocolVersion: 5, metaClientCapabilities: map[string]any{}}, CodeInvalidParams},
+		{"no capabilities", map[string]any{metaProtocolVersion: VersionStateless}, CodeInvalidParams},
+		{"capabilities not an object", map[string]any{metaProtocolVersion: VersionStateless, metaClientCapabilities: "all"}, CodeInvalidParams},
+	} {
+		r := c.request("tools/list", map[string]any{"_meta": tc.meta})
+		if got := dig(r, "error", "code"); got != tc.code {
+			t.Errorf("%s: code %v, want %v: %v", tc.name, got, tc.code, r)
+		}
+		if tc.code == CodeUnsupportedVersion {
+			if vs, _ := dig(r, "error", "data", "supported").([]any); len(vs) == 0 {
+				t.Errorf("%s: no supported versions in data: %v", tc.name, r)
+			}
+		}
+	}
+}
+
+// TestLineReader checks the size cap and that memory stays bounded by it
+// while an oversized line is skipped.
+func TestLineReader(t *testing.T) {
+	in := "short\r\n" + strings.Repeat("x", 1<<20) + "\nafter\nlast"
+	lr := newLineReader(strings.NewReader(in), 100)
+	var got []string
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, errTooLong) {
+			got = append(got, "TOO LONG")
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(line))
+	}
+	if want := "short|TOO LONG|after|last"; strings.Join(got, "|") != want {
+		t.Errorf("lines %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+// TestWriteErrorStops checks that a server whose output is gone stops.
+func TestWriteErrorStops(t *testing.T) {
+	srv, err := NewServer(Config{SkillDirs: []string{skillsDir(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	outR.Close()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), inR, outW) }()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+	if err := <-done; err == nil {
+		t.Error("Serve returned nil after its output was closed")
+	}
+	inW.Close()
+}

@@ -1,0 +1,328 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
+)
+
+// errArguments marks a tool call refused for its arguments; its record has
+// error_kind "usage".
+var errArguments = errors.New("invalid tool arguments")
+
+// checkWorkspace resolves the workspace folder (created when missing)
+// and refuses one that overlaps a skills folder: a run may not write the
+// skills it runs, nor a folder holding them.
+func checkWorkspace(dir string, skillDirs []string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	// As run creates --write folders: writable by the sandbox identity.
+	if _, err := run.MakeWriteFolder(abs); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %s: not a directory", dir)
+	}
+	for _, sd := range skillDirs {
+		if within(abs, sd) || within(sd, abs) {
+			return "", fmt.Errorf("workspace %s overlaps the skills folder %s: runs could change the skills", abs, sd)
+		}
+	}
+	return abs, nil
+}
+
+// within reports whether path is dir or lies under it (both absolute and
+// clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// runCall is one run being prepared: what the record needs from the start.
+type runCall struct {
+	tool string
+	meta audit.Meta
+}
+
+func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
+	c := s.newRunCall(info, ToolRunScript)
+	var a struct {
+		Skill          string   `json:"skill"`
+		Script         string   `json:"script"`
+		Args           []string `json:"args"`
+		Stdin          *string  `json:"stdin"`
+		TimeoutSeconds *float64 `json:"timeout_seconds"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
+	}
+	c.meta.Script, c.meta.Args = a.Script, a.Args
+	switch {
+	case a.Skill == "":
+		return s.refuse(c, fmt.Errorf(`%w: "skill" is required`, errArguments))
+	case a.Script == "":
+		return s.refuse(c, fmt.Errorf(`%w: "script" is required`, errArguments))
+	}
+	sk, err := s.lookup(a.Skill)
+	if err != nil {
+		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
+	}
+	c.meta.SkillPath = sk.Path
+	c.meta.SkillDigest, c.meta.DigestErr = sign.DigestAnyCached(sk.Path, s.digests)
+	if s.cfg.AllowedSigners != "" {
+		c.meta.Signature.Required = true
+		signer, err := sign.VerifySkill(sk.Path, s.cfg.AllowedSigners)
+		if err != nil {
+			return s.refuse(c, err)
+		}
+		c.meta.Signature = audit.SignatureOf(true, signer)
+	}
+	sb, err := s.prepareRun(c, sk.Path, true, a.Stdin, a.TimeoutSeconds)
+	if err != nil {
+		return s.refuse(c, err)
+	}
+	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
+		return sb.Run(ctx, a.Script, a.Args)
+	})
+}
+
+func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
+	c := s.newRunCall(info, ToolRunCommand)
+	var a struct {
+		Command        string   `json:"command"`
+		Stdin          *string  `json:"stdin"`
+		TimeoutSeconds *float64 `json:"timeout_seconds"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
+	}
+	c.meta.Script = "bash -c"
+	c.meta.Args = []string{a.Command}
+	if strings.TrimSpace(a.Command) == "" {
+		return s.refuse(c, fmt.Errorf(`%w: "command" is required`, errArguments))
+	}
+	if s.cfg.AllowedSigners != "" {
+		c.meta.Signature.Required = true
+		return s.refuse(c, fmt.Errorf("%w: run_command is off when signatures are required: a command line could run any file, signed or not", sign.ErrNotVerified))
+	}
+	// The first skills folder is the run's read-only folder, the others
+	// are read grants; the workspace, if any, is the working directory.
+	dir := s.cfg.SkillDirs[0]
+	c.meta.SkillPath = dir
+	sb, err := s.prepareRun(c, dir, false, a.Stdin, a.TimeoutSeconds)
+	if err != nil {
+		return s.refuse(c, err)
+	}
+	sb.ReadPaths = append(sb.ReadPaths, s.cfg.SkillDirs[1:]...)
+	sb.Cwd = s.cfg.Workspace
+	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
+		return sb.Command(ctx, []string{"bash", "-c", a.Command})
+	})
+}
+
+func (s *Server) newRunCall(info callInfo, tool string) *runCall {
+	c := &runCall{tool: tool}
+	c.meta = audit.Meta{
+		Timeout:     s.serverTimeout(),
+		ToolVersion: s.cfg.Version,
+		MCP: &audit.MCP{
+			RequestID: string(info.id),
+			Client:    info.client.Name,
+			Tool:      tool,
+		},
+	}
+	if id, err := audit.NewRequestID(); err == nil {
+		c.meta.RequestID = id
+	}
+	return c
+}
+
+// prepareRun resolves the sandbox of a run in dir (see sandboxFor), checks
+// the call's time limit against it and sets the call's own fields.
+func (s *Server) prepareRun(c *runCall, dir string, request bool, stdin *string, timeoutSec *float64) (*run.Sandbox, error) {
+	sb, err := s.sandboxFor(dir, request)
+	if err != nil {
+		return nil, err
+	}
+	c.meta.NetworkAllowed = sb.AllowNetwork
+	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
+	c.meta.MemoryLimitMB = sb.MemoryMB
+	c.meta.Timeout = sb.Timeout
+	timeout, err := callTimeout(timeoutSec, sb.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.meta.Timeout = timeout
+	sb.SkillDir = dir
+	if s.cfg.Workspace != "" {
+		sb.WritePaths = append(sb.WritePaths, s.cfg.Workspace)
+	}
+	sb.Timeout = timeout
+	sb.RequestID = c.meta.RequestID
+	sb.Stdin = nil
+	if stdin != nil {
+		sb.Stdin = strings.NewReader(*stdin)
+	}
+	sb.Stdout, sb.Stderr = nil, nil
+	sb.Warnings = s.warnings(c.meta.RequestID)
+	sb.NetworkLog = sb.Warnings
+	return &sb, nil
+}
+
+// callTimeout checks a requested time limit against the run's: a call
+// may shorten it, never lengthen it.
+func callTimeout(sec *float64, limit time.Duration) (time.Duration, error) {
+	if sec == nil {
+		return limit, nil
+	}
+	if math.IsNaN(*sec) || *sec <= 0 {
+		return 0, fmt.Errorf("%w: timeout_seconds must be positive", errArguments)
+	}
+	if *sec > limit.Seconds() {
+		return 0, fmt.Errorf("%w: timeout_seconds %g exceeds the server's limit of %g", errArguments, *sec, limit.Seconds())
+	}
+	return max(time.Duration(*sec*float64(time.Second)), time.Millisecond), nil
+}
+
+// execute runs one sandboxed process for a tool call, once a run slot is
+// free, and writes its record.
+func (s *Server) execute(ctx context.Context, c *runCall, sb *run.Sandbox,
+	start func(context.Context, *run.Sandbox) (*run.Result, error)) map[string]any {
+	select {
+	case s.runs <- struct{}{}:
+	case <-ctx.Done():
+		return s.finish(c, nil, ctx.Err())
+	}
+	defer func() { <-s.runs }()
+	c.meta.Grants = run.Grants{Read: sb.ReadPaths, Write: sb.WritePaths, Cwd: sb.Cwd}
+	res, err := start(ctx, sb)
+	return s.finish(c, res, err)
+}
+
+// refuse ends a call that did not get as far as the sandbox.
+func (s *Server) refuse(c *runCall, err error) map[string]any {
+	return s.finish(c, nil, err)
+}
+
+// finish writes the call's record and builds its tool result. A record
+// that cannot be written makes the call an error (the run has happened,
+// but the operator asked for a record of each).
+func (s *Server) finish(c *runCall, res *run.Result, err error) map[string]any {
+	rec := audit.FromRun(c.meta, res, err)
+	if errors.Is(err, errArguments) {
+		rec.ErrorKind = audit.KindUsage
+	}
+	if res == nil {
+		res = &run.Result{ExitCode: rec.ExitCode}
+	}
+	werr := s.writeRecord(rec)
+	out := map[string]any{
+		"request_id":  rec.RequestID,
+		"outcome":     rec.Outcome,
+		"exit_code":   rec.ExitCode,
+		"signal":      rec.Signal,
+		"timed_out":   rec.TimedOut,
+		"duration_ms": rec.Duration,
+		"stdout":      streamOut(res.Stdout),
+		"stderr":      streamOut(res.Stderr),
+		"artifacts":   artifactsOut(res.Artifacts),
+		"network":     networkOut(res.Network),
+	}
+	if c.tool == ToolRunScript {
+		out["skill"] = rec.Skill.Name
+		out["script"] = rec.Script
+	}
+	if len(res.Missing) > 0 {
+		out["missing_layers"] = rec.Layers.Missing
+	}
+	if res.Artifacts.Truncated {
+		out["artifacts_truncated"] = true
+	}
+	if err != nil {
+		out["error"] = err.Error()
+	}
+	if werr != nil {
+		out["error"] = strings.TrimPrefix(fmt.Sprintf("%v; audit record not written: %v", out["error"], werr), "<nil>; ")
+	}
+	isError := err != nil || werr != nil || rec.Outcome != audit.OutcomeExited || rec.ExitCode != 0
+	return toolResult(out, isError)
+}
+
+// networkOut lists the connections the host allowlist's proxy handled.
+func networkOut(r *netproxy.Report) map[string]any {
+	conns := []map[string]any{}
+	if r == nil {
+		return map[string]any{"connections": conns}
+	}
+	for _, c := range r.Connections {
+		conns = append(conns, map[string]any{"host": c.Host, "port": c.Port, "method": c.Method,
+			"allowed": c.Allowed, "rule": c.Rule, "reason": c.Reason, "bytes_up": c.BytesUp, "bytes_down": c.BytesDown})
+	}
+	return map[string]any{"connections": conns, "allowed": r.Allowed, "denied": r.Denied, "truncated": r.Truncated}
+}
+
+// artifactsOut lists what a run changed in the workspace.
+func artifactsOut(a run.Artifacts) []map[string]any {
+	out := []map[string]any{}
+	for _, f := range a.Files {
+		out = append(out, map[string]any{"path": f.Path, "action": f.Action, "type": f.Type, "size": f.Size, "sha256": f.SHA256})
+	}
+	return out
+}
+
+func streamOut(o run.Output) map[string]any {
+	return map[string]any{"text": string(o.Captured), "bytes": o.Bytes, "truncated": o.Truncated}
+}
+
+// writeRecord appends the record to the audit log, or writes it on the
+// server's log as one JSON line.
+func (s *Server) writeRecord(rec audit.Record) error {
+	if s.cfg.AuditLog != nil {
+		return s.cfg.AuditLog.Append(rec)
+	}
+	if s.cfg.Log == nil {
+		return nil
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return audit.Write(s.cfg.Log, rec)
+}
+
+// warnings returns where a run's missing-layer warnings go: the log, each
+// line tagged with the run's request id.
+func (s *Server) warnings(requestID string) io.Writer {
+	if s.cfg.Log == nil {
+		return nil
+	}
+	return &prefixWriter{s: s, prefix: "run " + requestID + ": "}
+}
+
+// prefixWriter writes whole lines to the server's log with a prefix.
+type prefixWriter struct {
+	s      *Server
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		p.s.logf("%s%s", p.prefix, line)
+	}
+	return len(b), nil
+}

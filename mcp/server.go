@@ -1,0 +1,382 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+)
+
+// Protocol revisions the server speaks. The first is the stateless
+// revision; the others are reached through the initialize handshake.
+const (
+	VersionStateless = "2026-07-28"
+	VersionLegacy    = "2025-11-25"
+)
+
+// legacyVersions are the handshake revisions accepted by initialize, newest
+// first. The tool call shapes used here (structuredContent, outputSchema,
+// isError) exist in all of them.
+var legacyVersions = []string{VersionLegacy, "2025-06-18"}
+
+// Keys of a 2026-07-28 request's params._meta.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+// maxInFlight caps the requests being handled at once: each holds a
+// goroutine and its message (up to MaxMessageBytes) until it is answered.
+// Runs are further bounded by Config.MaxRuns.
+const maxInFlight = 256
+
+// clientInfo is the client's implementation name and version.
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// callInfo is what a handler knows about the request it serves.
+type callInfo struct {
+	id        json.RawMessage
+	stateless bool // a 2026-07-28 request (protocol version in _meta)
+	client    clientInfo
+}
+
+// Serve reads requests from r and writes responses to w until r reaches
+// EOF, a read fails or ctx is canceled. Requests are handled concurrently;
+// tools/call runs are bounded by Config.MaxRuns. When Serve returns, every
+// run it started has been stopped (its context canceled) and waited for, so
+// no sandboxed process is left behind.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	ctx, cancelAll := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancelAll()
+		wg.Wait()
+	}()
+	out := &writer{w: w}
+	sess := &session{inflight: map[string]context.CancelFunc{}}
+
+	lines := make(chan lineOrErr)
+	go readLines(newLineReader(r, s.maxMessage), lines, ctx.Done())
+	for {
+		var item lineOrErr
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case item = <-lines:
+		}
+		switch {
+		case errors.Is(item.err, io.EOF):
+			return nil
+		case errors.Is(item.err, errTooLong):
+			s.logf("dropped a message over %d bytes", s.maxMessage)
+			out.reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", s.maxMessage))
+			continue
+		case item.err != nil:
+			return fmt.Errorf("reading requests: %w", item.err)
+		}
+		if len(item.line) == 0 {
+			continue
+		}
+		req, id, perr := parseMessage(item.line)
+		if perr != nil {
+			out.reply(id, nil, perr)
+			continue
+		}
+		if req == nil {
+			continue
+		}
+		if req.ID == nil {
+			s.notification(sess, req)
+			continue
+		}
+		if req.Method == "initialize" {
+			// Answered in order, so that requests read after it see the
+			// client it names.
+			result, rerr := s.handle(ctx, sess, req)
+			out.reply(req.ID, result, rerr)
+			continue
+		}
+		key := string(req.ID)
+		reqCtx, cancel, ok := sess.start(ctx, key)
+		if !ok {
+			out.reply(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key))
+			continue
+		}
+		if reqCtx == nil {
+			out.reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sess.finish(key, cancel)
+			result, rerr := s.handle(reqCtx, sess, req)
+			if reqCtx.Err() != nil && ctx.Err() == nil {
+				// Canceled by notifications/cancelled: the spec asks for no
+				// response.
+				return
+			}
+			if err := out.reply(req.ID, result, rerr); err != nil {
+				cancelAll() // stdout is gone: nobody can read results
+			}
+		}()
+	}
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+// readLines feeds lines to ch until an error (which it sends last) or done.
+func readLines(lr *lineReader, ch chan<- lineOrErr, done <-chan struct{}) {
+	for {
+		line, err := lr.next()
+		select {
+		case ch <- lineOrErr{line, err}:
+		case <-done:
+			return
+		}
+		if err != nil && !errors.Is(err, errTooLong) {
+			return
+		}
+	}
+}
+
+// session is the state of one connection: the in-flight requests and, for
+// clients of the handshake revisions, what initialize said.
+type session struct {
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc
+	client   clientInfo
+	version  string // negotiated by initialize; "" before
+}
+
+// start registers a request id. It reports ok=false when the id is in use,
+// and a nil context when too many requests are in flight.
+func (s *session) start(parent context.Context, key string) (context.Context, context.CancelFunc, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.inflight[key]; dup {
+		return nil, nil, false
+	}
+	if len(s.inflight) >= maxInFlight {
+		return nil, nil, true
+	}
+	ctx, cancel := context.WithCancel(parent)
+	s.inflight[key] = cancel
+	return ctx, cancel, true
+}
+
+func (s *session) finish(key string, cancel context.CancelFunc) {
+	s.mu.Lock()
+	delete(s.inflight, key)
+	s.mu.Unlock()
+	cancel()
+}
+
+func (s *session) cancel(key string) bool {
+	s.mu.Lock()
+	c, ok := s.inflight[key]
+	s.mu.Unlock()
+	if ok {
+		c()
+	}
+	return ok
+}
+
+// notification handles a message without an id. Errors are never sent for
+// notifications (JSON-RPC forbids replying to them); they are logged.
+func (s *Server) notification(sess *session, req *request) {
+	switch req.Method {
+	case "notifications/initialized":
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		}
+		if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil || len(p.RequestID) == 0 {
+			s.logf("notifications/cancelled without a usable requestId")
+			return
+		}
+		id, err := checkID(p.RequestID)
+		if err != nil {
+			s.logf("notifications/cancelled: %v", err.Message)
+			return
+		}
+		if sess.cancel(string(id)) {
+			s.logf("request %s cancelled by the client (%s)", id, oneLine(p.Reason, 200))
+		}
+	default:
+		if len(req.Method) > 200 {
+			req.Method = req.Method[:200] + "..."
+		}
+		s.logf("ignored notification %q", req.Method)
+	}
+}
+
+// handle answers one request.
+func (s *Server) handle(ctx context.Context, sess *session, req *request) (any, *rpcError) {
+	info, rerr := s.callInfo(sess, req)
+	if rerr != nil {
+		return nil, rerr
+	}
+	var result map[string]any
+	switch req.Method {
+	case "initialize":
+		result, rerr = s.initialize(sess, req)
+	case "server/discover":
+		result = s.discover()
+	case "ping":
+		result = map[string]any{}
+	case "tools/list":
+		result = s.listTools(info.stateless)
+	case "tools/call":
+		result, rerr = s.callTool(ctx, info, req)
+	default:
+		m := req.Method
+		if len(m) > 200 {
+			m = m[:200] + "..."
+		}
+		return nil, errorf(CodeMethodNotFound, "method not found: %q", m)
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	if info.stateless {
+		result["resultType"] = "complete"
+	}
+	return result, nil
+}
+
+// callInfo decides the era of a request: a 2026-07-28 request carries its
+// protocol version and client capabilities in params._meta; any other
+// request belongs to the handshake revisions.
+func (s *Server) callInfo(sess *session, req *request) (callInfo, *rpcError) {
+	info := callInfo{id: req.ID}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
+		return info, errorf(CodeInvalidParams, "invalid params: _meta: %v", err)
+	}
+	rawVersion, stateless := p.Meta[metaProtocolVersion]
+	if !stateless {
+		sess.mu.Lock()
+		info.client = sess.client
+		sess.mu.Unlock()
+		return info, nil
+	}
+	info.stateless = true
+	var version string
+	if err := json.Unmarshal(rawVersion, &version); err != nil {
+		return info, errorf(CodeInvalidParams, "invalid params: _meta[%q] must be a string", metaProtocolVersion)
+	}
+	if version != VersionStateless {
+		e := errorf(CodeUnsupportedVersion, "unsupported protocol version %q", oneLine(version, 64))
+		e.Data = map[string]any{"requested": version, "supported": supportedVersions()}
+		return info, e
+	}
+	var caps map[string]json.RawMessage
+	if raw, ok := p.Meta[metaClientCapabilities]; !ok || json.Unmarshal(raw, &caps) != nil || caps == nil {
+		return info, errorf(CodeInvalidParams, "invalid params: _meta[%q] must be an object", metaClientCapabilities)
+	}
+	if raw, ok := p.Meta[metaClientInfo]; ok {
+		if err := json.Unmarshal(raw, &info.client); err != nil {
+			return info, errorf(CodeInvalidParams, "invalid params: _meta[%q]: %v", metaClientInfo, err)
+		}
+	}
+	return info, nil
+}
+
+func supportedVersions() []string {
+	return append([]string{VersionStateless}, legacyVersions...)
+}
+
+// initialize is the handshake of the 2025 revisions. A client asking for a
+// version this server does not speak in the handshake (2026-07-28 has no
+// handshake) gets the newest handshake version, as the spec's version
+// negotiation says.
+func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcError) {
+	var p struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      clientInfo      `json:"clientInfo"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	if p.ProtocolVersion == "" {
+		return nil, errorf(CodeInvalidParams, `invalid params: "protocolVersion" is required`)
+	}
+	version := VersionLegacy
+	if slices.Contains(legacyVersions, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	sess.mu.Lock()
+	sess.client = p.ClientInfo
+	sess.version = version
+	sess.mu.Unlock()
+	return map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"tools": map[string]any{}},
+		"serverInfo":      s.serverInfo(),
+		"instructions":    instructions,
+	}, nil
+}
+
+// discover is server/discover of 2026-07-28.
+func (s *Server) discover() map[string]any {
+	return map[string]any{
+		"supportedVersions": supportedVersions(),
+		"capabilities":      map[string]any{"tools": map[string]any{}},
+		"serverInfo":        s.serverInfo(),
+		"instructions":      instructions,
+	}
+}
+
+func (s *Server) serverInfo() map[string]any {
+	return map[string]any{"name": "skill-sandbox", "version": s.cfg.Version}
+}
+
+const instructions = "Agent Skills served by skill-sandbox. Call list_skills, then read_skill for a skill's instructions and read_skill_file for its references. " +
+	"run_skill_script runs one of a skill's scripts in a kernel sandbox; run_command runs a bash command line in the same sandbox. " +
+	"The operator's policy fixes what a run may read, write and reach; no argument can widen it."
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// logf writes one line to the server's log (stderr in the command).
+func (s *Server) logf(format string, a ...any) {
+	if s.cfg.Log == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.cfg.Log, "skill-sandbox mcp: "+format+"\n", a...)
+}
+
+// oneLine shortens s to n bytes and replaces line breaks, for log lines.
+func oneLine(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' || c < 0x20 {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,19 @@
+// Package netproxy is a filtering HTTP proxy for sandboxed programs: it
+// carries CONNECT tunnels (HTTPS and any other TLS) and plain HTTP
+// requests with absolute URIs to the hosts and ports a Policy allows, and
+// nothing else.
+//
+// The proxy resolves names itself and refuses addresses that reach the
+// host, its LAN or its cloud provider (loopback, private, carrier-grade
+// NAT, link-local including the metadata address, multicast, unique-local,
+// unspecified, and their IPv4-mapped forms) unless an allow pattern names
+// the IP address itself. It dials exactly the address it checked, so a
+// second, different DNS answer cannot redirect the connection (DNS
+// rebinding). Every connection is logged in a bounded Report.
+//
+// Requests it will not carry get an HTTP error with a reason in the body:
+// 403 for the policy and the address checks, 400 for a malformed request,
+// 408 for a head not received within HeaderTimeout, 431 for a head over
+// MaxHeaderBytes, 502 when the server cannot be resolved or reached, 503
+// when MaxConns connections are already being served.
+package netproxy

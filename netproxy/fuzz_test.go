@@ -1,0 +1,85 @@
+package netproxy
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
+
+// FuzzReadHead feeds arbitrary bytes to the request head parser: it must
+// never panic, never accept more than the size cap, and whatever it
+// accepts must name a target the policy code can judge.
+func FuzzReadHead(f *testing.F) {
+	for _, s := range []string{
+		"CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n",
+		"GET http://example.com/a?b#c HTTP/1.1\r\nConnection: x, keep-alive\r\nX: y\r\n\r\n",
+		"GET http://[::1]:8080/ HTTP/1.0\r\n\r\n",
+		"CONNECT [2001:db8::1]:443 HTTP/1.1\r\n\r\n",
+		"GET / HTTP/1.1\r\n\r\n",
+		"CONNECT a:1 HTTP/1.1\r\n folded\r\n\r\n",
+		"\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	pol, err := NewPolicy([]string{"*.example.com", "example.com:8080", "[::1]:8080"}, []string{"bad.example.com"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	const max = 1024
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := readHead(bufio.NewReaderSize(strings.NewReader(string(data)), 256), max)
+		if err != nil {
+			return
+		}
+		if len(data) > max && strings.Index(string(data), "\r\n\r\n") > max {
+			t.Fatalf("accepted a head over %d bytes", max)
+		}
+		if req.target.port < 1 || req.target.port > 65535 {
+			t.Fatalf("port %d", req.target.port)
+		}
+		if req.target.host == "" && !req.target.addr.IsValid() {
+			t.Fatal("empty target")
+		}
+		pol.check(req.target)
+		if req.method != "CONNECT" {
+			head := string(req.upstreamHead())
+			if strings.Count(head, "\r\n\r\n") != 1 || !strings.HasSuffix(head, "\r\n\r\n") {
+				t.Fatalf("upstream head is not one head: %q", head)
+			}
+		}
+	})
+}
+
+// FuzzPattern checks that a pattern that parses matches its own host and
+// that parsing never panics.
+func FuzzPattern(f *testing.F) {
+	for _, s := range []string{"api.example.com", "*.example.com:8443", "[::1]:80", "203.0.113.7", "Ex.COM.", "127.1", "xn--bcher-kva.ch"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePattern(s)
+		if err != nil {
+			return
+		}
+		if p.String() != s {
+			t.Fatalf("String() = %q, want %q", p.String(), s)
+		}
+		port := p.port
+		if port == 0 {
+			port = 443
+		}
+		tg := target{host: p.host, addr: p.addr, port: port}
+		if p.wildcard {
+			tg.host = "x." + p.host
+		}
+		if !p.matches(tg) {
+			t.Fatalf("pattern %q does not match %v", s, tg)
+		}
+		if p.wildcard && p.matches(target{host: p.host, port: port}) {
+			t.Fatalf("wildcard %q matches its base name", s)
+		}
+		if _, err := parseTarget(tg.String(), 0); err != nil {
+			t.Fatalf("target %v of pattern %q does not parse back: %v", tg, s, err)
+		}
+	})
+}

@@ -1,0 +1,359 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Defaults applied by New to zero fields of a Config.
+const (
+	DefaultMaxConns       = 128
+	DefaultMaxHeaderBytes = 16 << 10
+	DefaultHeaderTimeout  = 10 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+	DefaultMaxLog         = 256
+)
+
+// relayBufSize is the copy buffer of each direction of a connection: with
+// MaxConns it bounds the proxy's memory whatever the clients do.
+const relayBufSize = 16 << 10
+
+// Config configures a Proxy. Only Policy is required.
+type Config struct {
+	// Policy decides which hosts and ports may be reached.
+	Policy *Policy
+
+	// Resolve looks up a host name; nil uses the system resolver. It is a
+	// hook for tests (mapping test names to chosen addresses), and the
+	// addresses it returns are checked like any others.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	// Dial connects to an address that passed the checks; nil uses
+	// net.Dialer. It is a hook for tests (sending a checked address to a
+	// local test server); the proxy never resolves again after the check.
+	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+
+	// Denied receives one line per refused request, for the caller's
+	// stderr; nil discards.
+	Denied io.Writer
+
+	MaxConns       int           // connections served at once; more get 503
+	MaxHeaderBytes int           // size cap of a request head
+	HeaderTimeout  time.Duration // time allowed for the whole request head
+	IdleTimeout    time.Duration // a connection with no progress this long is closed
+	DialTimeout    time.Duration // resolution plus connection to the server
+	MaxLog         int           // connections kept in the Report
+}
+
+// Proxy is a filtering HTTP proxy: CONNECT tunnels and plain HTTP requests
+// with absolute URIs, to the hosts its Policy allows.
+type Proxy struct {
+	cfg Config
+
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	lns     map[net.Listener]struct{}
+	closed  bool
+	report  Report
+	slots   chan struct{}
+	running sync.WaitGroup
+}
+
+// New returns a Proxy for cfg, applying the defaults to zero limits.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Policy == nil {
+		return nil, errors.New("netproxy: no policy")
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.MaxConns, DefaultMaxConns)
+	def(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	def(&cfg.MaxLog, DefaultMaxLog)
+	defDur(&cfg.HeaderTimeout, DefaultHeaderTimeout)
+	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
+	defDur(&cfg.DialTimeout, DefaultDialTimeout)
+	return &Proxy{
+		cfg:   cfg,
+		conns: map[net.Conn]struct{}{},
+		lns:   map[net.Listener]struct{}{},
+		slots: make(chan struct{}, cfg.MaxConns),
+	}, nil
+}
+
+// Serve accepts connections on ln until ln is closed or Close is called,
+// and serves each in its own goroutine. It returns nil after Close.
+func (p *Proxy) Serve(ln net.Listener) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	p.lns[ln] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.lns, ln)
+		p.mu.Unlock()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			p.mu.Lock()
+			closed := p.closed
+			p.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !p.track(c) {
+			c.Close()
+			return nil
+		}
+		p.running.Add(1)
+		go func() {
+			defer p.running.Done()
+			defer p.untrack(c)
+			p.serveConn(c)
+		}()
+	}
+}
+
+// Close stops every Serve, closes every connection and waits for their
+// goroutines. The Report stays readable.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for ln := range p.lns {
+		ln.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.running.Wait()
+	return nil
+}
+
+// track registers c for Close; false when the proxy is closed.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// serveConn handles one client connection: one request head, then a tunnel
+// (CONNECT) or one forwarded request (plain HTTP).
+func (p *Proxy) serveConn(c net.Conn) {
+	start := time.Now()
+	select {
+	case p.slots <- struct{}{}:
+		defer func() { <-p.slots }()
+	default:
+		p.refuse(c, Connection{Reason: "too many connections"}, 503, "Service Unavailable", start)
+		return
+	}
+	c.SetReadDeadline(start.Add(p.cfg.HeaderTimeout))
+	br := bufio.NewReaderSize(c, 4<<10)
+	req, err := readHead(br, p.cfg.MaxHeaderBytes)
+	if err != nil {
+		status, text := 400, "Bad Request"
+		reason := "bad request: " + err.Error()
+		switch {
+		case errors.Is(err, errHeadTooLarge):
+			status, text = 431, "Request Header Fields Too Large"
+		case errors.Is(err, io.EOF):
+			// A connection closed without a request says nothing.
+			return
+		case isTimeout(err):
+			status, text, reason = 408, "Request Timeout", "request head not received in time"
+		}
+		p.refuse(c, Connection{Reason: reason}, status, text, start)
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	e := Connection{Method: req.method, Host: req.target.hostname(), Port: req.target.port}
+	d := p.cfg.Policy.check(req.target)
+	e.Rule = d.Rule
+	if !d.Allowed {
+		e.Reason = d.Reason
+		p.refuse(c, e, 403, "Forbidden", start)
+		return
+	}
+	up, addr, status, reason := p.connect(req.target, d.IPGrant)
+	if up == nil {
+		e.Reason = reason
+		text := "Forbidden"
+		if status == 502 {
+			text = "Bad Gateway"
+		}
+		p.refuse(c, e, status, text, start)
+		return
+	}
+	defer up.Close()
+	p.mu.Lock()
+	p.conns[up] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, up)
+		p.mu.Unlock()
+	}()
+	e.Addr = addr.String()
+	e.Allowed = true
+	var first []byte
+	if req.method == "CONNECT" {
+		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			p.finish(e, start)
+			return
+		}
+	} else {
+		first = req.upstreamHead()
+	}
+	e.BytesUp, e.BytesDown = p.relay(c, br, up, first)
+	p.finish(e, start)
+}
+
+// connect resolves the target (unless it is an IP literal), drops the
+// addresses the checks refuse and dials the first that answers. It returns
+// the connection and its address, or nil with an HTTP status and reason.
+func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
+	defer cancel()
+	var addrs []netip.Addr
+	if t.addr.IsValid() {
+		addrs = []netip.Addr{t.addr}
+	} else {
+		var err error
+		if p.cfg.Resolve != nil {
+			addrs, err = p.cfg.Resolve(ctx, t.host)
+		} else {
+			addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", t.host)
+		}
+		if err != nil || len(addrs) == 0 {
+			return nil, netip.AddrPort{}, 502, fmt.Sprintf("cannot resolve %s", t.host)
+		}
+	}
+	var ok []netip.Addr
+	var refused []string
+	for _, a := range addrs {
+		a = a.Unmap()
+		if why := addrBlocked(a); why != "" && !ipGrant {
+			refused = append(refused, a.String()+" ("+why+")")
+			continue
+		}
+		ok = append(ok, a)
+	}
+	if len(ok) == 0 {
+		return nil, netip.AddrPort{}, 403, fmt.Sprintf("%s resolves only to refused addresses: %s", t.host, joinMax(refused, 4))
+	}
+	var lastErr error
+	for _, a := range ok {
+		ap := netip.AddrPortFrom(a, uint16(t.port))
+		var c net.Conn
+		var err error
+		if p.cfg.Dial != nil {
+			c, err = p.cfg.Dial(ctx, ap)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, "tcp", ap.String())
+		}
+		if err == nil {
+			return c, ap, 0, ""
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, netip.AddrPort{}, 502, fmt.Sprintf("cannot connect to %s: %v", t, lastErr)
+}
+
+// refuse answers a request the proxy will not carry and logs it.
+func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start time.Time) {
+	body := "skill-sandbox: network: " + e.Reason + "\n"
+	msg := "HTTP/1.1 " + strconv.Itoa(status) + " " + text + "\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
+		"Connection: close\r\n\r\n" + body
+	// The caller's line first, so that it is there by the time the
+	// client sees the refusal.
+	if p.cfg.Denied != nil {
+		what := e.Method
+		if e.Host != "" {
+			what += " " + net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+		}
+		if what == "" {
+			what = "request"
+		}
+		fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s\n", what, e.Reason)
+	}
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	io.WriteString(c, msg)
+	p.finish(e, start)
+}
+
+// finish records a connection in the report.
+func (p *Proxy) finish(e Connection, start time.Time) {
+	e.Start = start
+	e.Duration = time.Since(start)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.report.add(e, p.cfg.MaxLog)
+}
+
+// joinMax joins at most n strings, saying how many were left out.
+func joinMax(s []string, n int) string {
+	out := ""
+	for i, v := range s {
+		if i == n {
+			out += fmt.Sprintf(" and %d more", len(s)-n)
+			break
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// isTimeout reports a deadline error.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

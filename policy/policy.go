@@ -1,0 +1,446 @@
+// Package policy reads skill-sandbox policy files and resolves them into the
+// limits and grants of one run.
+//
+// One format (a strict subset of TOML, see docs/policy.md) serves two
+// roles. An operator policy, given with --policy FILE, grants: it sets
+// limits and names the paths, hosts and environment variables a run may
+// use. A skill's request file, skill-sandbox.toml at the skill's root,
+// only requests: it declares what the skill needs, and a request beyond
+// what the command line and the operator policy grant refuses the run.
+// Resolve applies the precedence rules and returns the Resolved policy,
+// which Apply maps onto a run.Sandbox.
+//
+// Relative paths in a policy file are resolved against the folder holding
+// the file, and "~" or "~/..." against the caller's home folder.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// RequestFile is the name of a skill's request file, at the skill's root.
+const RequestFile = "skill-sandbox.toml"
+
+// Bounds of the [resources] values: a policy cannot ask for a limit the
+// kernel or the run package would overflow on.
+const (
+	MaxTimeout  = 7 * 24 * time.Hour
+	maxResource = 1<<31 - 1
+)
+
+// Policy is one parsed policy file: an operator policy or a skill's request
+// file. Zero values mean "not set". Paths are absolute and cleaned; host
+// patterns are lower-case.
+type Policy struct {
+	// File is the path the policy was read from (as given to Parse).
+	File string
+
+	Resources  Resources
+	Filesystem Filesystem
+	Network    Network
+	Env        Env
+	Sandbox    Options
+	Signature  Signature
+
+	// where maps "section.key" to the key's "file:line:col", for messages.
+	where map[string]string
+}
+
+// Resources are the [resources] limits.
+type Resources struct {
+	Timeout    time.Duration // "30s" or an integer number of seconds
+	MemoryMB   int           // address-space limit, MiB
+	MaxProcs   int           // processes and threads
+	CPUSeconds int           // CPU time, seconds
+	MaxFileMB  int           // largest file written, MiB
+	WorkDirMB  int           // size of the work folder, MiB
+}
+
+// Filesystem are the [filesystem] paths.
+type Filesystem struct {
+	Read      []string // folders or files the script may read
+	Write     []string // folders the script may create and change files in
+	DenyRead  []string // neither read nor written, whatever grants them
+	DenyWrite []string // never written, whatever grants them
+}
+
+// Network are the [network] host patterns, in netproxy.Pattern's forms:
+// "host" (ports 80 and 443), "*.host" (names under host, not host itself),
+// an IP address, each with an optional ":port". Names are lower-cased.
+type Network struct {
+	AllowedDomains []string
+	DeniedDomains  []string
+}
+
+// Env is the [env] section.
+type Env struct {
+	// Pass names variables whose value is taken from the caller's
+	// environment.
+	Pass []string
+	// Set holds variables set to a fixed value, written "NAME=value" in
+	// the file.
+	Set map[string]string
+}
+
+// Signature is the [signature] section: only an operator policy may set
+// it (a skill cannot name the keys it is checked against).
+type Signature struct {
+	// Require refuses a run unless the skill's SKILL.sig is a good
+	// signature by a key of AllowedSigners (--require-signature).
+	Require bool
+	// AllowedSigners is the OpenSSH allowed_signers file
+	// (--allowed-signers), an absolute path.
+	AllowedSigners string
+}
+
+// Options is the [sandbox] section.
+type Options struct {
+	// AllowDegraded lets a run start with isolation layers missing.
+	AllowDegraded bool
+}
+
+// Where returns "file:line:col" of key in section ("filesystem", "read"),
+// or the file name when the key is not in the file.
+func (p *Policy) Where(section, key string) string {
+	if w, ok := p.where[section+"."+key]; ok {
+		return w
+	}
+	return p.File
+}
+
+// ParseFile reads and parses the policy file at path. Relative paths in it
+// are resolved against the file's folder.
+func ParseFile(path string) (*Policy, error) {
+	return parseFile(path, os.Stat)
+}
+
+// LoadRequest reads the request file of the skill folder skillDir. It
+// returns nil and no error when the skill has none. The file must be a
+// regular file, not a symbolic link: a skill cannot make the supervisor
+// read a file outside its folder.
+func LoadRequest(skillDir string) (*Policy, error) {
+	path := filepath.Join(skillDir, RequestFile)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return parseFile(path, os.Lstat)
+}
+
+func parseFile(path string, stat func(string) (os.FileInfo, error)) (*Policy, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	fi, err := stat(abs)
+	if err != nil {
+		return nil, &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "lstat "+abs+": ")}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	home, _ := os.UserHomeDir() // "" makes a "~" path an error, nothing else
+	return Parse(path, data, filepath.Dir(abs), home)
+}
+
+// Parse parses the content of a policy file. name is used in errors and in
+// Policy.File; relative paths are resolved against dir, "~" against home.
+// Every error is an *Error with the line and column of the problem.
+func Parse(name string, data []byte, dir, home string) (*Policy, error) {
+	doc, err := parseTOML(name, data)
+	if err != nil {
+		return nil, err
+	}
+	s := &schema{doc: doc, dir: dir, home: home, p: &Policy{File: name, where: map[string]string{}}}
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	return s.p, nil
+}
+
+// schema checks a parsed document against the policy schema and fills p.
+type schema struct {
+	doc       *document
+	dir, home string
+	p         *Policy
+}
+
+// sections lists the keys of each section.
+func sections() map[string][]string {
+	return map[string][]string{
+		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb"},
+		"filesystem": {"read", "write", "deny_read", "deny_write"},
+		"network":    {"allowed_domains", "denied_domains"},
+		"env":        {"pass", "set"},
+		"sandbox":    {"allow_degraded"},
+		"signature":  {"require", "allowed_signers"},
+	}
+}
+
+func (s *schema) errorf(off int, format string, a ...any) error {
+	return errAt(s.doc.file, s.doc.src, off, format, a...)
+}
+
+func (s *schema) read() error {
+	known := sections()
+	for _, t := range s.doc.tables {
+		if t.hdrOff < 0 {
+			if len(t.entries) > 0 {
+				e := t.entries[0]
+				return s.errorf(e.keyOff, "key %q is outside a section; put it under [resources], [filesystem], [network], [env], [sandbox] or [signature]", e.key)
+			}
+			continue
+		}
+		keys, ok := known[t.name]
+		if !ok {
+			return s.errorf(t.hdrOff, "unknown section [%s]; want [resources], [filesystem], [network], [env], [sandbox] or [signature]", t.name)
+		}
+		for _, e := range t.entries {
+			if !slices.Contains(keys, e.key) {
+				return s.errorf(e.keyOff, "unknown key %q in [%s]; want one of %s", e.key, t.name, strings.Join(keys, ", "))
+			}
+			pe := errAt(s.doc.file, s.doc.src, e.keyOff, "")
+			s.p.where[t.name+"."+e.key] = fmt.Sprintf("%s:%d:%d", pe.File, pe.Line, pe.Col)
+			if err := s.entry(t.name, e); err != nil {
+				return err
+			}
+		}
+	}
+	// As with --require-signature and --allowed-signers, one without the
+	// other is a mistake.
+	if sig := s.p.Signature; sig.Require != (sig.AllowedSigners != "") {
+		what := "[signature] require = true needs allowed_signers"
+		if !sig.Require {
+			what = "[signature] allowed_signers is only used with require = true"
+		}
+		return s.schemaErrorAt("signature", what)
+	}
+	return nil
+}
+
+// schemaErrorAt returns an error at the first key of section.
+func (s *schema) schemaErrorAt(section, msg string) error {
+	for _, t := range s.doc.tables {
+		if t.name == section && t.hdrOff >= 0 {
+			return s.errorf(t.hdrOff, "%s", msg)
+		}
+	}
+	return &Error{File: s.doc.file, Msg: msg}
+}
+
+// want checks the kind of e's value.
+func (s *schema) want(section string, e entry, k kind) error {
+	if e.val.kind != k {
+		return s.errorf(e.val.off, "[%s] %s: want %s, got %s", section, e.key, k, e.val.kind)
+	}
+	return nil
+}
+
+func (s *schema) entry(section string, e entry) error {
+	p := s.p
+	switch section + "." + e.key {
+	case "resources.timeout":
+		return s.timeout(e)
+	case "resources.memory_mb":
+		return s.positive(section, e, &p.Resources.MemoryMB)
+	case "resources.max_procs":
+		return s.positive(section, e, &p.Resources.MaxProcs)
+	case "resources.cpu_seconds":
+		return s.positive(section, e, &p.Resources.CPUSeconds)
+	case "resources.max_file_mb":
+		return s.positive(section, e, &p.Resources.MaxFileMB)
+	case "resources.workdir_mb":
+		return s.positive(section, e, &p.Resources.WorkDirMB)
+	case "filesystem.read":
+		return s.paths(section, e, &p.Filesystem.Read)
+	case "filesystem.write":
+		return s.paths(section, e, &p.Filesystem.Write)
+	case "filesystem.deny_read":
+		return s.paths(section, e, &p.Filesystem.DenyRead)
+	case "filesystem.deny_write":
+		return s.paths(section, e, &p.Filesystem.DenyWrite)
+	case "network.allowed_domains":
+		return s.hosts(section, e, &p.Network.AllowedDomains)
+	case "network.denied_domains":
+		return s.hosts(section, e, &p.Network.DeniedDomains)
+	case "env.pass":
+		return s.envPass(section, e)
+	case "env.set":
+		return s.envSet(section, e)
+	case "signature.require":
+		if err := s.want(section, e, kindBoolean); err != nil {
+			return err
+		}
+		p.Signature.Require = e.val.b
+		return nil
+	case "signature.allowed_signers":
+		if err := s.want(section, e, kindString); err != nil {
+			return err
+		}
+		path, err := resolvePath(e.val.str, s.dir, s.home)
+		if err != nil {
+			return s.errorf(e.val.off, "[signature] allowed_signers: %v", err)
+		}
+		p.Signature.AllowedSigners = path
+		return nil
+	case "sandbox.allow_degraded":
+		if err := s.want(section, e, kindBoolean); err != nil {
+			return err
+		}
+		p.Sandbox.AllowDegraded = e.val.b
+		return nil
+	}
+	return s.errorf(e.keyOff, "unknown key %q in [%s]", e.key, section) // not reached: read checks the keys
+}
+
+// timeout accepts a Go duration string ("90s", "5m") or whole seconds.
+func (s *schema) timeout(e entry) error {
+	var d time.Duration
+	switch e.val.kind {
+	case kindString:
+		var err error
+		if d, err = time.ParseDuration(e.val.str); err != nil {
+			return s.errorf(e.val.off, "[resources] timeout: %q is not a duration (want e.g. \"30s\", \"5m\" or whole seconds)", e.val.str)
+		}
+	case kindInteger:
+		if e.val.num <= 0 || e.val.num > int64(MaxTimeout/time.Second) {
+			return s.errorf(e.val.off, "[resources] timeout: %d seconds is out of range (1 to %d)", e.val.num, int64(MaxTimeout/time.Second))
+		}
+		d = time.Duration(e.val.num) * time.Second
+	default:
+		return s.errorf(e.val.off, "[resources] timeout: want a duration string or an integer number of seconds, got %s", e.val.kind)
+	}
+	if d <= 0 || d > MaxTimeout {
+		return s.errorf(e.val.off, "[resources] timeout: %v is out of range (more than 0, at most %v)", d, MaxTimeout)
+	}
+	s.p.Resources.Timeout = d
+	return nil
+}
+
+func (s *schema) positive(section string, e entry, dst *int) error {
+	if err := s.want(section, e, kindInteger); err != nil {
+		return err
+	}
+	if e.val.num <= 0 || e.val.num > maxResource {
+		return s.errorf(e.val.off, "[%s] %s: %d is out of range (1 to %d)", section, e.key, e.val.num, maxResource)
+	}
+	*dst = int(e.val.num)
+	return nil
+}
+
+func (s *schema) paths(section string, e entry, dst *[]string) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	for i, raw := range e.val.list {
+		path, err := resolvePath(raw, s.dir, s.home)
+		if err != nil {
+			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
+		}
+		if path == "/" && (e.key == "read" || e.key == "write") {
+			return s.errorf(e.val.offs[i], "[%s] %s: granting / is refused; name the folders the skill needs", section, e.key)
+		}
+		*dst = append(*dst, path)
+	}
+	return nil
+}
+
+// resolvePath makes a policy path absolute: "~" and "~/x" are under home,
+// a relative path is under dir.
+func resolvePath(raw, dir, home string) (string, error) {
+	switch {
+	case raw == "":
+		return "", errors.New("empty path")
+	case strings.ContainsRune(raw, 0):
+		return "", fmt.Errorf("path %q holds a NUL byte", raw)
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		if home == "" || !filepath.IsAbs(home) {
+			return "", fmt.Errorf("path %q: the home folder is unknown (HOME is unset)", raw)
+		}
+		return filepath.Join(home, raw[1:]), nil
+	case strings.HasPrefix(raw, "~"):
+		return "", fmt.Errorf("path %q: ~user is not supported; write the path in full", raw)
+	case filepath.IsAbs(raw):
+		return filepath.Clean(raw), nil
+	}
+	return filepath.Join(dir, raw), nil
+}
+
+func (s *schema) hosts(section string, e entry, dst *[]string) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	for i, raw := range e.val.list {
+		if _, err := netproxy.ParsePattern(raw); err != nil {
+			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
+		}
+		*dst = append(*dst, strings.ToLower(raw))
+	}
+	return nil
+}
+
+func (s *schema) envPass(section string, e entry) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	for i, name := range e.val.list {
+		if err := envKeyError(name); err != nil {
+			return s.errorf(e.val.offs[i], "[env] pass: %v", err)
+		}
+		s.p.Env.Pass = append(s.p.Env.Pass, name)
+	}
+	return nil
+}
+
+func (s *schema) envSet(section string, e entry) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	s.p.Env.Set = map[string]string{}
+	for i, kv := range e.val.list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return s.errorf(e.val.offs[i], "[env] set: want \"NAME=value\", got %s", strconv.Quote(kv))
+		}
+		if err := envKeyError(k); err != nil {
+			return s.errorf(e.val.offs[i], "[env] set: %v", err)
+		}
+		if strings.ContainsRune(v, 0) {
+			return s.errorf(e.val.offs[i], "[env] set: the value of %s holds a NUL byte", k)
+		}
+		if _, dup := s.p.Env.Set[k]; dup {
+			return s.errorf(e.val.offs[i], "[env] set: %s is set twice", k)
+		}
+		s.p.Env.Set[k] = v
+	}
+	return nil
+}
+
+// envKeyError is run.CheckEnvKey without the sentinel's prefix, which
+// would read oddly in a policy file's error.
+func envKeyError(key string) error {
+	err := run.CheckEnvKey(key)
+	if err == nil {
+		return nil
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), run.ErrBadConfig.Error()+": "))
+}

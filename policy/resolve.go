@@ -1,0 +1,472 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// Flags are the limits and grants given on the command line for one run.
+// A zero value means the flag was not given.
+type Flags struct {
+	Timeout    time.Duration
+	MemoryMB   int
+	MaxProcs   int
+	CPUSeconds int
+	MaxFileMB  int
+	WorkDirMB  int
+
+	Read  []string // --read, absolute paths
+	Write []string // --write, absolute paths
+
+	AllowNetwork bool     // --allow-network: any host
+	AllowHosts   []string // --allow-host patterns
+	DenyHosts    []string // --deny-host patterns
+
+	Env map[string]string // --env NAME=VALUE
+
+	AllowDegraded bool // --allow-degraded
+
+	RequireSignature bool   // --require-signature
+	AllowedSigners   string // --allowed-signers, absolute
+}
+
+// Resolved is the policy in force for one run. Its JSON form (Canonical)
+// is what the audit record holds and what Digest hashes; the values of
+// environment variables are left out of it, since they may be secrets.
+type Resolved struct {
+	Resources  ResolvedResources  `json:"resources"`
+	Filesystem ResolvedFilesystem `json:"filesystem"`
+	Network    ResolvedNetwork    `json:"network"`
+	Env        ResolvedEnv        `json:"env"`
+	Sandbox    ResolvedSandbox    `json:"sandbox"`
+	Signature  ResolvedSignature  `json:"signature"`
+	// Notes explain grants that a deny removed.
+	Notes []string `json:"notes"`
+
+	// Sources are the policy files that went into the resolution.
+	Sources []Source `json:"-"`
+
+	requested map[string]string // [env] set of the request: the weakest values
+	fixed     map[string]string // [env] set of the operator policy, then --env: the strongest
+}
+
+// Source is one policy file that went into a resolution.
+type Source struct {
+	Role string `json:"role"` // "operator" or "request"
+	Path string `json:"path"`
+}
+
+// ResolvedResources are the limits in force, defaults filled in. The
+// default CPUSeconds is one second more than the timeout, as in run.
+type ResolvedResources struct {
+	TimeoutMS  int64 `json:"timeout_ms"`
+	MemoryMB   int   `json:"memory_mb"`
+	MaxProcs   int   `json:"max_procs"`
+	CPUSeconds int   `json:"cpu_seconds"`
+	MaxFileMB  int   `json:"max_file_mb"`
+	WorkDirMB  int   `json:"workdir_mb"`
+}
+
+// ResolvedFilesystem are the path grants in force, sorted. AllowDenied are
+// the operator policy's grants, which the run exempts from its built-in
+// deny list when they name a listed path exactly.
+type ResolvedFilesystem struct {
+	Read        []string `json:"read"`
+	Write       []string `json:"write"`
+	DenyRead    []string `json:"deny_read"`
+	DenyWrite   []string `json:"deny_write"`
+	AllowDenied []string `json:"allow_denied"`
+}
+
+// ResolvedNetwork is the network in force: any host with AllowAll, else
+// only the allowed patterns minus the denied ones.
+type ResolvedNetwork struct {
+	AllowAll       bool     `json:"allow_all"`
+	AllowedDomains []string `json:"allowed_domains"`
+	DeniedDomains  []string `json:"denied_domains"`
+}
+
+// ResolvedEnv names the variables passed from the caller and those set to
+// fixed values (names only).
+type ResolvedEnv struct {
+	Pass []string `json:"pass"`
+	Set  []string `json:"set"`
+}
+
+// ResolvedSignature is the signature check a run must pass: with
+// Required, the skill's SKILL.sig must be a good signature by a key of
+// AllowedSigners. The caller performs the check (package sign).
+type ResolvedSignature struct {
+	Required       bool   `json:"required"`
+	AllowedSigners string `json:"allowed_signers"`
+}
+
+// ResolvedSandbox holds the [sandbox] options in force.
+type ResolvedSandbox struct {
+	AllowDegraded bool `json:"allow_degraded"`
+}
+
+// Missing is one request of a skill's file that is not granted.
+type Missing struct {
+	Where   string // "file:line:col" of the request
+	Request string // what the skill asked for, e.g. "read /data"
+	Grant   string // how to grant it, e.g. "--read /data"; "" when a deny forbids it
+}
+
+// RefusedError is returned by Resolve when a skill's request file asks for
+// more than the command line and the operator policy grant.
+type RefusedError struct {
+	File    string
+	Missing []Missing
+}
+
+// Error lists every missing grant on a line of its own.
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	who := e.File
+	if who == "" {
+		who = "the run"
+	}
+	fmt.Fprintf(&b, "%s asks for more than is granted (%d):", who, len(e.Missing))
+	for _, m := range e.Missing {
+		fmt.Fprintf(&b, "\n  %s: %s", m.Where, m.Request)
+		if m.Grant != "" {
+			fmt.Fprintf(&b, "; grant it with %s", m.Grant)
+		}
+	}
+	return b.String()
+}
+
+// Resolve combines the command line (flags), the operator policy (op, may
+// be nil) and a skill's request file (req, may be nil) for a skill in
+// skillDir. The rules, one row each in docs/policy.md:
+//
+//   - a limit given as a flag wins over the operator policy's, which wins
+//     over the run package's default;
+//   - a limit in the request may only be lower: the lower value applies,
+//     a higher one refuses the run;
+//   - read and write grants, hosts and passed variables come from the flags
+//     and the operator policy only; the request's must lie within them
+//     (its reads within the skill folder are always granted);
+//   - denies from all three are joined, and a deny beats every grant: a
+//     grant inside a denied path is dropped, and a request inside one is
+//     refused;
+//   - variables: the request's [env] set comes first, then the passed
+//     ones, the operator policy's [env] set and --env, each overriding the
+//     one before.
+//
+// Every unmet request is listed in one *RefusedError.
+func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
+	if op == nil {
+		op = &Policy{}
+	}
+	if req == nil {
+		req = &Policy{}
+	}
+	r := &Resolved{Notes: []string{}}
+	if op.File != "" {
+		r.Sources = append(r.Sources, Source{Role: "operator", Path: absOr(op.File)})
+	}
+	if req.File != "" {
+		r.Sources = append(r.Sources, Source{Role: "request", Path: absOr(req.File)})
+	}
+	var missing []Missing
+	missing = append(missing, r.resources(flags, op, req)...)
+	missing = append(missing, r.filesystem(flags, op, req, skillDir)...)
+	missing = append(missing, r.network(flags, op, req)...)
+	missing = append(missing, r.environment(flags, op, req)...)
+	r.Signature = ResolvedSignature{Required: flags.RequireSignature || op.Signature.Require, AllowedSigners: op.Signature.AllowedSigners}
+	if flags.AllowedSigners != "" {
+		r.Signature.AllowedSigners = flags.AllowedSigners
+	}
+	if req.Signature != (Signature{}) {
+		missing = append(missing, Missing{req.Where("signature", "require"),
+			"[signature], which only the operator policy or --require-signature may set: a skill cannot choose the keys it is checked against", ""})
+	}
+	r.Sandbox.AllowDegraded = flags.AllowDegraded || op.Sandbox.AllowDegraded
+	if req.Sandbox.AllowDegraded && !r.Sandbox.AllowDegraded {
+		missing = append(missing, Missing{req.Where("sandbox", "allow_degraded"), "allow_degraded = true",
+			"allow_degraded = true in the [sandbox] of the operator policy (--policy)"})
+	}
+	if len(missing) > 0 {
+		return r, &RefusedError{File: req.File, Missing: missing}
+	}
+	return r, nil
+}
+
+func absOr(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// limit resolves one limit: the flag, else the operator's, else def; then
+// the request may lower it.
+func limit(flag, op, req, def int, key, grant string, where string, missing *[]Missing) int {
+	v := def
+	if op > 0 {
+		v = op
+	}
+	if flag > 0 {
+		v = flag
+	}
+	switch {
+	case req > v:
+		*missing = append(*missing, Missing{where, fmt.Sprintf("%s = %d (the limit is %d)", key, req, v), fmt.Sprintf(grant, req)})
+	case req > 0:
+		v = req
+	}
+	return v
+}
+
+func (r *Resolved) resources(flags Flags, op, req *Policy) []Missing {
+	var missing []Missing
+	w := func(key string) string { return req.Where("resources", key) }
+	timeout := run.DefaultTimeout
+	if op.Resources.Timeout > 0 {
+		timeout = op.Resources.Timeout
+	}
+	if flags.Timeout > 0 {
+		timeout = flags.Timeout
+	}
+	switch t := req.Resources.Timeout; {
+	case t > timeout:
+		missing = append(missing, Missing{w("timeout"), fmt.Sprintf("timeout = %v (the limit is %v)", t, timeout), fmt.Sprintf("--timeout %v", t)})
+	case t > 0:
+		timeout = t
+	}
+	res := &r.Resources
+	res.TimeoutMS = timeout.Milliseconds()
+	res.MemoryMB = limit(flags.MemoryMB, op.Resources.MemoryMB, req.Resources.MemoryMB, run.DefaultMemoryMB, "memory_mb", "--memory %d", w("memory_mb"), &missing)
+	res.MaxProcs = limit(flags.MaxProcs, op.Resources.MaxProcs, req.Resources.MaxProcs, run.DefaultMaxProcs, "max_procs", "--max-procs %d", w("max_procs"), &missing)
+	res.CPUSeconds = limit(flags.CPUSeconds, op.Resources.CPUSeconds, req.Resources.CPUSeconds, int(timeout.Seconds())+1, "cpu_seconds", "--cpu-time %d", w("cpu_seconds"), &missing)
+	res.MaxFileMB = limit(flags.MaxFileMB, op.Resources.MaxFileMB, req.Resources.MaxFileMB, run.DefaultMaxFileMB, "max_file_mb", "--max-file-size %d", w("max_file_mb"), &missing)
+	res.WorkDirMB = limit(flags.WorkDirMB, op.Resources.WorkDirMB, req.Resources.WorkDirMB, run.DefaultWorkDirMB, "workdir_mb", "--workdir-size %d", w("workdir_mb"), &missing)
+	return missing
+}
+
+// within reports whether path is dir or lies under it (lexically: both
+// are absolute and clean).
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+func withinAny(path string, dirs []string) (string, bool) {
+	for _, d := range dirs {
+		if within(path, d) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// union returns the sorted, de-duplicated elements of the lists.
+func union(lists ...[]string) []string {
+	out := []string{}
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []Missing {
+	fs := &r.Filesystem
+	fs.DenyRead = union(op.Filesystem.DenyRead, req.Filesystem.DenyRead)
+	fs.DenyWrite = union(op.Filesystem.DenyWrite, req.Filesystem.DenyWrite)
+	noWrite := union(fs.DenyRead, fs.DenyWrite)
+	keep := func(kind string, grants, denies []string) []string {
+		out := []string{}
+		for _, g := range grants {
+			if d, denied := withinAny(g, denies); denied {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s %s dropped: inside the denied %s", kind, g, d))
+				continue
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	fs.Read = keep("read", union(flags.Read, op.Filesystem.Read), fs.DenyRead)
+	fs.Write = keep("write", union(flags.Write, op.Filesystem.Write), noWrite)
+	for _, d := range fs.DenyWrite {
+		if w, inWrite := withinAny(d, fs.Write); inWrite {
+			r.Notes = append(r.Notes, fmt.Sprintf("deny_write %s lies inside the write grant %s: it is hidden entirely, reads included", d, w))
+		}
+	}
+	fs.AllowDenied = []string{}
+	for _, p := range union(op.Filesystem.Read, op.Filesystem.Write) {
+		if slices.Contains(fs.Read, p) || slices.Contains(fs.Write, p) {
+			fs.AllowDenied = append(fs.AllowDenied, p)
+		}
+	}
+
+	var missing []Missing
+	skill := filepath.Clean(skillDir)
+	for _, p := range req.Filesystem.Read {
+		where := req.Where("filesystem", "read")
+		if d, denied := withinAny(p, fs.DenyRead); denied {
+			missing = append(missing, Missing{where, "read " + p + " (denied by deny_read " + d + ")", ""})
+			continue
+		}
+		if _, ok := withinAny(p, union(fs.Read, fs.Write)); !ok && !(skillDir != "" && within(p, skill)) {
+			missing = append(missing, Missing{where, "read " + p, "--read " + p})
+		}
+	}
+	for _, p := range req.Filesystem.Write {
+		where := req.Where("filesystem", "write")
+		if d, denied := withinAny(p, noWrite); denied {
+			missing = append(missing, Missing{where, "write " + p + " (denied by deny_read or deny_write " + d + ")", ""})
+			continue
+		}
+		if _, ok := withinAny(p, fs.Write); !ok {
+			missing = append(missing, Missing{where, "write " + p, "--write " + p})
+		}
+	}
+	return missing
+}
+
+func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {
+	n := &r.Network
+	n.AllowAll = flags.AllowNetwork
+	n.AllowedDomains = union(flags.AllowHosts, op.Network.AllowedDomains)
+	n.DeniedDomains = union(flags.DenyHosts, op.Network.DeniedDomains, req.Network.DeniedDomains)
+	var missing []Missing
+	if n.AllowAll && len(n.DeniedDomains) > 0 {
+		// Deny beats allow: the whole network cannot keep a host out.
+		missing = append(missing, Missing{"--allow-network", "the whole network, while denied_domains " + strings.Join(n.DeniedDomains, ", ") + " must stay unreachable",
+			"--allow-host for the hosts needed instead of --allow-network"})
+	}
+	where := req.Where("network", "allowed_domains")
+	for _, s := range req.Network.AllowedDomains {
+		want, err := netproxy.ParsePattern(s)
+		if err != nil { // checked by Parse
+			missing = append(missing, Missing{where, "host " + s + ": " + err.Error(), ""})
+			continue
+		}
+		if d := coveredBy(want, n.DeniedDomains); d != "" {
+			missing = append(missing, Missing{where, "host " + s + " (denied by " + d + ")", ""})
+			continue
+		}
+		if !n.AllowAll && coveredBy(want, n.AllowedDomains) == "" {
+			missing = append(missing, Missing{where, "host " + s, "--allow-host " + s})
+		}
+	}
+	return missing
+}
+
+// coveredBy returns the first pattern of list that covers want, or "".
+func coveredBy(want netproxy.Pattern, list []string) string {
+	for _, s := range list {
+		if h, err := netproxy.ParsePattern(s); err == nil && h.Covers(want) {
+			return s
+		}
+	}
+	return ""
+}
+
+func (r *Resolved) environment(flags Flags, op, req *Policy) []Missing {
+	r.Env.Pass = union(op.Env.Pass)
+	r.requested = map[string]string{}
+	for k, v := range req.Env.Set {
+		r.requested[k] = v
+	}
+	r.fixed = map[string]string{}
+	for _, set := range []map[string]string{op.Env.Set, flags.Env} {
+		for k, v := range set {
+			r.fixed[k] = v
+		}
+	}
+	names := []string{}
+	for _, set := range []map[string]string{r.requested, r.fixed} {
+		for k := range set {
+			names = append(names, k)
+		}
+	}
+	r.Env.Set = union(names)
+	var missing []Missing
+	for _, name := range req.Env.Pass {
+		_, given := flags.Env[name]
+		if !given && !slices.Contains(r.Env.Pass, name) {
+			missing = append(missing, Missing{req.Where("env", "pass"), "environment variable " + name,
+				"--env " + name + "=VALUE, or pass = [\"" + name + "\"] in the [env] of the operator policy"})
+		}
+	}
+	return missing
+}
+
+// Canonical returns the JSON form of r: fields in a fixed order, lists
+// sorted, no insignificant space.
+func (r *Resolved) Canonical() []byte {
+	b, err := json.Marshal(r)
+	if err != nil { // only strings, ints and bools: cannot happen
+		return []byte("null")
+	}
+	return b
+}
+
+// Digest returns the hex SHA-256 of Canonical.
+func (r *Resolved) Digest() string {
+	sum := sha256.Sum256(r.Canonical())
+	return hex.EncodeToString(sum[:])
+}
+
+// Apply sets the limits and grants of r on sb. getenv looks up the
+// caller's environment for the passed variables (os.LookupEnv); a
+// variable unset there is left out.
+func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
+	sb.Timeout = time.Duration(r.Resources.TimeoutMS) * time.Millisecond
+	sb.MemoryMB = r.Resources.MemoryMB
+	sb.MaxProcs = r.Resources.MaxProcs
+	sb.CPUSeconds = r.Resources.CPUSeconds
+	sb.MaxFileMB = r.Resources.MaxFileMB
+	sb.WorkDirMB = r.Resources.WorkDirMB
+	sb.AllowNetwork = r.Network.AllowAll
+	// The whole network covers every allowed host; Resolve has refused a
+	// denied host with it.
+	sb.AllowHosts, sb.DenyHosts = nil, nil
+	if !r.Network.AllowAll {
+		sb.AllowHosts = slices.Clone(r.Network.AllowedDomains)
+		sb.DenyHosts = slices.Clone(r.Network.DeniedDomains)
+	}
+	sb.AllowDegraded = r.Sandbox.AllowDegraded
+	fs := r.Filesystem
+	sb.ReadPaths = slices.Clone(fs.Read)
+	sb.WritePaths = slices.Clone(fs.Write)
+	sb.AllowDenied = slices.Clone(fs.AllowDenied)
+	// run has one deny list, which hides a path entirely. deny_read maps
+	// onto it; deny_write needs it only inside a write grant (elsewhere
+	// nothing is writable), where no part can be made read-only: the
+	// path is then hidden, which is stricter than asked (see Notes).
+	sb.DenyPaths = slices.Clone(fs.DenyRead)
+	for _, d := range fs.DenyWrite {
+		if _, inWrite := withinAny(d, fs.Write); inWrite {
+			sb.DenyPaths = append(sb.DenyPaths, d)
+		}
+	}
+	env := map[string]string{}
+	for k, v := range r.requested {
+		env[k] = v
+	}
+	for _, name := range r.Env.Pass {
+		if v, ok := getenv(name); ok {
+			env[name] = v
+		}
+	}
+	for k, v := range r.fixed {
+		env[k] = v
+	}
+	sb.Env = env
+}

@@ -1,0 +1,211 @@
+package policy
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// The rows of the precedence table in docs/policy.md, one test case each:
+// the row number is the case's name.
+func TestPrecedence(t *testing.T) {
+	type check func(t *testing.T, r *Resolved, err error)
+	refused := func(want ...string) check {
+		return func(t *testing.T, r *Resolved, err error) {
+			t.Helper()
+			var re *RefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("Resolve: %v, want a *RefusedError", err)
+			}
+			for _, w := range want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not hold %q", err, w)
+				}
+			}
+		}
+	}
+	ok := func(f func(r *Resolved) (got, want any)) check {
+		return func(t *testing.T, r *Resolved, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			if got, want := f(r); !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		}
+	}
+	tests := []struct {
+		row   string
+		flags Flags
+		op    string // operator policy, in /ops
+		req   string // request file, in /skill
+		check check
+	}{
+		{"1 limit: default without flag or policy", Flags{}, "", "",
+			ok(func(r *Resolved) (any, any) {
+				return r.Resources, ResolvedResources{run.DefaultTimeout.Milliseconds(), run.DefaultMemoryMB, run.DefaultMaxProcs, int(run.DefaultTimeout.Seconds()) + 1, run.DefaultMaxFileMB, run.DefaultWorkDirMB}
+			})},
+		{"1 limit: operator policy over the default", Flags{}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{5000, 100, 7, 2, 9, 11} })},
+		{"1 limit: flag over the operator policy", Flags{Timeout: 3 * time.Second, MemoryMB: 300, MaxProcs: 30, CPUSeconds: 4, MaxFileMB: 5, WorkDirMB: 6}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{3000, 300, 30, 4, 5, 6} })},
+		{"2 limit: a lower request applies", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"10s\"\nmemory_mb = 200\nmax_procs = 3\ncpu_seconds = 1\nmax_file_mb = 1\nworkdir_mb = 2",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{10000, 200, 3, 1, 1, 2} })},
+		{"3 limit: a higher request is refused, naming the flag", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"2m\"\nmemory_mb = 400\nmax_procs = 999\ncpu_seconds = 999\nmax_file_mb = 999\nworkdir_mb = 999",
+			refused("skill-sandbox.toml asks for more than is granted (6)",
+				"skill-sandbox.toml:2:1: timeout = 2m0s (the limit is 1m0s); grant it with --timeout 2m0s",
+				"memory_mb = 400 (the limit is 300); grant it with --memory 400",
+				"grant it with --max-procs 999", "grant it with --cpu-time 999", "grant it with --max-file-size 999", "grant it with --workdir-size 999")},
+		{"4 grants: flags and operator policy are joined", Flags{Read: []string{"/in"}, Write: []string{"/out"}}, "[filesystem]\nread = [\"data\"]\nwrite = [\"/var/out\"]", "",
+			ok(func(r *Resolved) (any, any) {
+				return [][]string{r.Filesystem.Read, r.Filesystem.Write}, [][]string{{"/in", "/ops/data"}, {"/out", "/var/out"}}
+			})},
+		{"5 request within a grant is met", Flags{Read: []string{"/in"}, Write: []string{"/out"}}, "", "[filesystem]\nread = [\"/in/a.csv\", \"/out/x\"]\nwrite = [\"/out/sub\"]",
+			ok(func(r *Resolved) (any, any) { return r.Filesystem.Read, []string{"/in"} })},
+		{"5 request outside the grants is refused", Flags{Read: []string{"/in"}}, "", "[filesystem]\nread = [\"/etc/secrets\", \"/in\"]\nwrite = [\"/in\"]",
+			refused("(2)", "skill-sandbox.toml:2:1: read /etc/secrets; grant it with --read /etc/secrets", "skill-sandbox.toml:3:1: write /in; grant it with --write /in")},
+		{"6 request to read inside the skill folder is met", Flags{}, "", "[filesystem]\nread = [\"references\"]",
+			ok(func(r *Resolved) (any, any) { return r.Filesystem.Read, []string{} })},
+		{"7 the request's own grants grant nothing", Flags{}, "", "[filesystem]\nwrite = [\"~\"]\nread = [\"/etc\"]",
+			refused("write /home/u; grant it with --write /home/u", "read /etc; grant it with --read /etc")},
+		{"8 deny beats a grant from flags or policy", Flags{Read: []string{"/data/private/x"}, Write: []string{"/data/w"}}, "[filesystem]\nread = [\"/data\"]\ndeny_read = [\"/data/private\"]\ndeny_write = [\"/data/w\"]", "",
+			ok(func(r *Resolved) (any, any) {
+				return []any{r.Filesystem.Read, r.Filesystem.Write, r.Notes}, []any{[]string{"/data"}, []string{},
+					[]string{"read /data/private/x dropped: inside the denied /data/private", "write /data/w dropped: inside the denied /data/w"}}
+			})},
+		{"9 a request inside a deny is refused with no flag to grant it", Flags{Read: []string{"/data"}}, "[filesystem]\ndeny_read = [\"/data/private\"]", "[filesystem]\nread = [\"/data/private/k\"]",
+			refused("read /data/private/k (denied by deny_read /data/private)")},
+		{"10 the request's denies are added", Flags{Read: []string{"/data"}}, "", "[filesystem]\ndeny_read = [\"/data/skip\"]\ndeny_write = [\"out\"]",
+			ok(func(r *Resolved) (any, any) {
+				return [][]string{r.Filesystem.DenyRead, r.Filesystem.DenyWrite}, [][]string{{"/data/skip"}, {"/skill/out"}}
+			})},
+		{"11 hosts: a request covered by a grant is met", Flags{AllowHosts: []string{"*.example.com"}}, "[network]\nallowed_domains = [\"pypi.org:443\"]", "[network]\nallowed_domains = [\"api.example.com\", \"pypi.org:443\"]",
+			ok(func(r *Resolved) (any, any) {
+				return r.Network.AllowedDomains, []string{"*.example.com", "pypi.org:443"}
+			})},
+		{"11 hosts: an uncovered request is refused", Flags{}, "[network]\nallowed_domains = [\"pypi.org:443\"]", "[network]\nallowed_domains = [\"pypi.org\", \"example.com\"]",
+			refused("host pypi.org; grant it with --allow-host pypi.org", "host example.com; grant it with --allow-host example.com")},
+		{"11 hosts: --allow-network covers any request", Flags{AllowNetwork: true}, "", "[network]\nallowed_domains = [\"example.com\"]",
+			ok(func(r *Resolved) (any, any) { return r.Network.AllowAll, true })},
+		{"12 hosts: a denied request is refused, denies are joined", Flags{AllowHosts: []string{"*.evil.com"}, DenyHosts: []string{"a.example.com"}}, "[network]\ndenied_domains = [\"*.evil.com\"]", "[network]\nallowed_domains = [\"x.evil.com\"]\ndenied_domains = [\"b.example.com\"]",
+			refused("(1)", "host x.evil.com (denied by *.evil.com)")},
+		{"12 hosts: denies are joined", Flags{DenyHosts: []string{"a.example.com"}}, "[network]\ndenied_domains = [\"*.evil.com\"]", "[network]\ndenied_domains = [\"b.example.com\"]",
+			ok(func(r *Resolved) (any, any) {
+				return r.Network.DeniedDomains, []string{"*.evil.com", "a.example.com", "b.example.com"}
+			})},
+		{"12 hosts: --allow-network cannot honour a deny", Flags{AllowNetwork: true}, "[network]\ndenied_domains = [\"*.evil.com\"]", "",
+			refused("the run asks for more than is granted (1):", "--allow-network: the whole network, while denied_domains *.evil.com must stay unreachable; grant it with --allow-host")},
+		{"13 env: a passed variable needs the operator policy or --env", Flags{Env: map[string]string{"B": "1"}}, "[env]\npass = [\"A\"]", "[env]\npass = [\"A\", \"B\", \"C\"]",
+			refused("(1)", "environment variable C; grant it with --env C=VALUE, or pass = [\"C\"] in the [env] of the operator policy")},
+		{"14 env: request set < passed < policy set < --env", Flags{Env: map[string]string{"D": "flag"}}, "[env]\npass = [\"B\", \"C\"]\nset = [\"C=op\", \"D=op\"]", "[env]\nset = [\"A=req\", \"B=req\", \"C=req\", \"D=req\"]",
+			ok(func(r *Resolved) (any, any) {
+				sb := &run.Sandbox{}
+				r.Apply(sb, func(k string) (string, bool) { return "caller-" + k, true })
+				return sb.Env, map[string]string{"A": "req", "B": "caller-B", "C": "op", "D": "flag"}
+			})},
+		{"15 allow_degraded: a request needs the operator policy", Flags{}, "", "[sandbox]\nallow_degraded = true",
+			refused("allow_degraded = true; grant it with allow_degraded = true in the [sandbox] of the operator policy")},
+		{"15 allow_degraded: granted by the operator policy", Flags{}, "[sandbox]\nallow_degraded = true", "[sandbox]\nallow_degraded = true",
+			ok(func(r *Resolved) (any, any) { return r.Sandbox.AllowDegraded, true })},
+		{"17 signature: from the operator policy, the flag's signers file winning", Flags{AllowedSigners: "/etc/flag_signers"}, "[signature]\nrequire = true\nallowed_signers = \"signers\"", "",
+			ok(func(r *Resolved) (any, any) { return r.Signature, ResolvedSignature{true, "/etc/flag_signers"} })},
+		{"17 signature: required by the flag alone", Flags{RequireSignature: true, AllowedSigners: "/s"}, "", "",
+			ok(func(r *Resolved) (any, any) { return r.Signature, ResolvedSignature{true, "/s"} })},
+		{"17 signature: a request file may not set it", Flags{}, "", "[signature]\nrequire = true\nallowed_signers = \"my_own_keys\"",
+			refused("skill-sandbox.toml:2:1: [signature], which only the operator policy or --require-signature may set")},
+		{"16 allow_denied: the operator policy's exact paths only", Flags{Read: []string{"/home/u/.aws"}}, "[filesystem]\nread = [\"~/.ssh/known_hosts\"]", "",
+			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/home/u/.ssh/known_hosts"} })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.row, func(t *testing.T) {
+			var op, req *Policy
+			if tt.op != "" {
+				var err error
+				if op, err = Parse("operator.toml", []byte(tt.op), "/ops", "/home/u"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.req != "" {
+				var err error
+				if req, err = Parse(RequestFile, []byte(tt.req), "/skill", "/home/u"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := Resolve(tt.flags, op, req, "/skill")
+			tt.check(t, r, err)
+		})
+	}
+}
+
+func TestApplyLimits(t *testing.T) {
+	op := mustParse(t, "[resources]\ntimeout = \"1500ms\"\nmemory_mb = 64\nmax_procs = 5\ncpu_seconds = 1\nmax_file_mb = 2\nworkdir_mb = 3", "/ops")
+	r, err := Resolve(Flags{AllowNetwork: true}, op, nil, "/skill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &run.Sandbox{}
+	r.Apply(sb, func(string) (string, bool) { return "", false })
+	none := []string{}
+	want := run.Sandbox{Timeout: 1500 * time.Millisecond, MemoryMB: 64, MaxProcs: 5, CPUSeconds: 1, MaxFileMB: 2, WorkDirMB: 3, AllowNetwork: true, Env: map[string]string{},
+		ReadPaths: none, WritePaths: none, DenyPaths: none, AllowDenied: none}
+	if !reflect.DeepEqual(*sb, want) {
+		t.Errorf("Apply:\n got %+v\nwant %+v", *sb, want)
+	}
+}
+
+// TestApplyGrants checks how the filesystem section maps onto the run's
+// grants and deny list: deny_read always, deny_write only inside a write
+// grant (hidden entirely, with a note), the operator's exact paths as
+// AllowDenied.
+func TestApplyGrants(t *testing.T) {
+	op := mustParse(t, `[filesystem]
+read = ["/data", "~/.aws/config"]
+write = ["/out"]
+deny_read = ["/data/private"]
+deny_write = ["/out/keep", "/data/ro"]
+`, "/ops")
+	r, err := Resolve(Flags{Read: []string{"/in"}}, op, nil, "/skill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &run.Sandbox{}
+	r.Apply(sb, func(string) (string, bool) { return "", false })
+	got := [][]string{sb.ReadPaths, sb.WritePaths, sb.DenyPaths, sb.AllowDenied, r.Notes}
+	want := [][]string{{"/data", "/home/u/.aws/config", "/in"}, {"/out"}, {"/data/private", "/out/keep"},
+		{"/data", "/home/u/.aws/config", "/out"},
+		{"deny_write /out/keep lies inside the write grant /out: it is hidden entirely, reads included"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Apply:\n got %q\nwant %q", got, want)
+	}
+
+	op = mustParse(t, "[network]\nallowed_domains = [\"api.example.com\"]\ndenied_domains = [\"x.example.com\"]", "/ops")
+	r, err = Resolve(Flags{AllowHosts: []string{"*.example.org"}}, op, nil, "/skill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Apply(sb, func(string) (string, bool) { return "", false })
+	if got, want := [][]string{sb.AllowHosts, sb.DenyHosts}, [][]string{{"*.example.org", "api.example.com"}, {"x.example.com"}}; !reflect.DeepEqual(got, want) || sb.AllowNetwork {
+		t.Errorf("Apply hosts: %q AllowNetwork %v, want %q", got, sb.AllowNetwork, want)
+	}
+}
+
+func TestDigest(t *testing.T) {
+	a, _ := Resolve(Flags{Read: []string{"/b", "/a"}}, nil, nil, "/s")
+	b, _ := Resolve(Flags{Read: []string{"/a", "/b", "/a"}}, nil, nil, "/s")
+	if a.Digest() != b.Digest() || len(a.Digest()) != 64 {
+		t.Errorf("the same grants in another order hash differently: %s %s", a.Canonical(), b.Canonical())
+	}
+	c, _ := Resolve(Flags{Read: []string{"/a"}}, nil, nil, "/s")
+	if a.Digest() == c.Digest() {
+		t.Error("different grants hash the same")
+	}
+	d, _ := Resolve(Flags{Env: map[string]string{"K": "secret"}}, nil, nil, "/s")
+	if strings.Contains(string(d.Canonical()), "secret") {
+		t.Errorf("the canonical form holds a variable's value: %s", d.Canonical())
+	}
+}

@@ -1,0 +1,526 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxSize is the largest policy file accepted, in bytes. A policy is a few
+// dozen lines; the cap bounds the parser's memory and time on hostile input.
+const MaxSize = 64 << 10
+
+// Error is a problem in a policy file, at a 1-based line and column
+// (counted in characters). Line and Col are 0 when the problem is not tied
+// to a place, such as a file too large to read.
+type Error struct {
+	File string
+	Line int
+	Col  int
+	Msg  string
+}
+
+// Error formats e as "file:line:col: msg", leaving out what is unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// The kinds of value the TOML subset knows.
+type kind int
+
+const (
+	kindString kind = iota + 1
+	kindInteger
+	kindBoolean
+	kindStrings // array of strings
+)
+
+func (k kind) String() string {
+	switch k {
+	case kindString:
+		return "a string"
+	case kindInteger:
+		return "an integer"
+	case kindBoolean:
+		return "a boolean"
+	case kindStrings:
+		return "an array of strings"
+	}
+	return "a value"
+}
+
+// value is one parsed TOML value; off is its byte offset in the source.
+type value struct {
+	kind kind
+	off  int
+	str  string
+	num  int64
+	b    bool
+	list []string
+	offs []int // offsets of list's elements
+}
+
+// entry is one key = value line.
+type entry struct {
+	key    string
+	keyOff int
+	val    value
+}
+
+// table is the root table (name "", hdrOff -1) or one [name] table, with
+// its entries in file order.
+type table struct {
+	name    string
+	hdrOff  int
+	entries []entry
+}
+
+// document is a parsed TOML file: the root table first, then every [table]
+// in file order. src is kept to turn offsets into lines and columns.
+type document struct {
+	file   string
+	src    []byte
+	tables []*table
+}
+
+// errAt returns an *Error for the byte offset off of src.
+func errAt(file string, src []byte, off int, format string, a ...any) *Error {
+	line, col := 1, 1
+	if off > len(src) {
+		off = len(src)
+	}
+	start := 0
+	for i := 0; i < off; i++ {
+		if src[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	col = utf8.RuneCount(src[start:off]) + 1
+	return &Error{File: file, Line: line, Col: col, Msg: fmt.Sprintf(format, a...)}
+}
+
+// toml parses the TOML subset a policy uses. It accepts, per TOML 1.0:
+// [table] headers with a bare or quoted name; key = value lines with a bare
+// or quoted key; basic strings with the TOML escapes, literal strings;
+// decimal integers with underscores between digits; true and false; arrays
+// of strings over several lines with comments and a trailing comma; comments;
+// LF and CRLF line ends; a leading UTF-8 byte order mark. It rejects, with
+// the position and a reason: everything else TOML has (floats, dates and
+// times, inline tables, arrays of tables, dotted keys and table names,
+// multi-line strings, hexadecimal, octal and binary integers, arrays of
+// anything but strings), duplicate keys and tables, invalid UTF-8, control
+// characters, and input larger than MaxSize. Which tables and keys exist is
+// checked by the schema, not here.
+type tomlParser struct {
+	file string
+	src  []byte
+	off  int
+	doc  *document
+	cur  *table
+	seen map[string]bool // table names already defined
+	keys map[*table]map[string]bool
+}
+
+// parseTOML parses src; file names it in errors.
+func parseTOML(file string, src []byte) (*document, error) {
+	if len(src) > MaxSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("file is %d bytes; a policy may be at most %d", len(src), MaxSize)}
+	}
+	if !utf8.Valid(src) {
+		bad := 0
+		for bad < len(src) {
+			r, n := utf8.DecodeRune(src[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		return nil, errAt(file, src, bad, "invalid UTF-8")
+	}
+	root := &table{hdrOff: -1}
+	p := &tomlParser{
+		file: file,
+		src:  src,
+		doc:  &document{file: file, src: src, tables: []*table{root}},
+		cur:  root,
+		seen: map[string]bool{},
+		keys: map[*table]map[string]bool{root: {}},
+	}
+	if strings.HasPrefix(string(src), "\ufeff") {
+		p.off = 3
+	}
+	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	return p.doc, nil
+}
+
+func (p *tomlParser) errorf(off int, format string, a ...any) error {
+	return errAt(p.file, p.src, off, format, a...)
+}
+
+func (p *tomlParser) eof() bool { return p.off >= len(p.src) }
+
+func (p *tomlParser) peek() byte {
+	if p.eof() {
+		return 0
+	}
+	return p.src[p.off]
+}
+
+// describe names the character at off for an error message.
+func (p *tomlParser) describe(off int) string {
+	if off >= len(p.src) {
+		return "end of file"
+	}
+	switch c := p.src[off]; c {
+	case '\n', '\r':
+		return "end of line"
+	default:
+		r, _ := utf8.DecodeRune(p.src[off:])
+		return strconv.QuoteRune(r)
+	}
+}
+
+func (p *tomlParser) skipSpace() {
+	for !p.eof() && (p.src[p.off] == ' ' || p.src[p.off] == '\t') {
+		p.off++
+	}
+}
+
+// newline consumes LF or CRLF at p.off.
+func (p *tomlParser) newline() error {
+	if p.peek() == '\r' {
+		if p.off+1 >= len(p.src) || p.src[p.off+1] != '\n' {
+			return p.errorf(p.off, "carriage return without a line feed")
+		}
+		p.off++
+	}
+	p.off++
+	return nil
+}
+
+// isControl reports whether r may not appear literally in a string or a
+// comment: TOML allows tab but no other control character.
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\t' || r == 0x7f
+}
+
+// comment consumes a comment up to (not including) its line end.
+func (p *tomlParser) comment() error {
+	for !p.eof() {
+		c := p.src[p.off]
+		if c == '\n' || c == '\r' {
+			return nil
+		}
+		if isControl(rune(c)) {
+			return p.errorf(p.off, "control character U+%04X in a comment", c)
+		}
+		p.off++
+	}
+	return nil
+}
+
+// endOfLine consumes optional space and comment, then the line end.
+func (p *tomlParser) endOfLine(what string) error {
+	p.skipSpace()
+	if p.peek() == '#' {
+		if err := p.comment(); err != nil {
+			return err
+		}
+	}
+	if p.eof() {
+		return nil
+	}
+	if c := p.peek(); c != '\n' && c != '\r' {
+		return p.errorf(p.off, "unexpected %s after %s; want a new line", p.describe(p.off), what)
+	}
+	return p.newline()
+}
+
+func (p *tomlParser) parse() error {
+	for !p.eof() {
+		p.skipSpace()
+		switch c := p.peek(); {
+		case p.eof():
+		case c == '#':
+			if err := p.comment(); err != nil {
+				return err
+			}
+		case c == '\n' || c == '\r':
+			if err := p.newline(); err != nil {
+				return err
+			}
+		case c == '[':
+			if err := p.tableHeader(); err != nil {
+				return err
+			}
+		default:
+			if err := p.keyValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *tomlParser) tableHeader() error {
+	start := p.off
+	p.off++ // '['
+	if p.peek() == '[' {
+		return p.errorf(start, "arrays of tables ([[...]]) are not supported")
+	}
+	p.skipSpace()
+	name, err := p.key()
+	if err != nil {
+		return err
+	}
+	p.skipSpace()
+	if p.peek() == '.' {
+		return p.errorf(p.off, "dotted table names are not supported; use a single [name]")
+	}
+	if p.peek() != ']' {
+		return p.errorf(p.off, "unexpected %s in a table header; want ']'", p.describe(p.off))
+	}
+	p.off++
+	if p.seen[name] {
+		return p.errorf(start, "table [%s] is defined twice", name)
+	}
+	p.seen[name] = true
+	t := &table{name: name, hdrOff: start}
+	p.doc.tables = append(p.doc.tables, t)
+	p.keys[t] = map[string]bool{}
+	p.cur = t
+	return p.endOfLine("the table header")
+}
+
+// key parses a bare or quoted key.
+func (p *tomlParser) key() (string, error) {
+	start := p.off
+	switch p.peek() {
+	case '"', '\'':
+		if p.off+2 < len(p.src) && p.src[p.off+1] == p.src[p.off] && p.src[p.off+2] == p.src[p.off] {
+			return "", p.errorf(start, "a multi-line string cannot be a key")
+		}
+		if p.peek() == '"' {
+			return p.basicString()
+		}
+		return p.literalString()
+	}
+	for !p.eof() && isBare(p.src[p.off]) {
+		p.off++
+	}
+	if p.off == start {
+		return "", p.errorf(start, "unexpected %s; want a key", p.describe(start))
+	}
+	return string(p.src[start:p.off]), nil
+}
+
+func isBare(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+func (p *tomlParser) keyValue() error {
+	keyOff := p.off
+	k, err := p.key()
+	if err != nil {
+		return err
+	}
+	p.skipSpace()
+	switch p.peek() {
+	case '.':
+		return p.errorf(p.off, "dotted keys are not supported; put the key in its [table]")
+	case '=':
+		p.off++
+	default:
+		return p.errorf(p.off, "unexpected %s after key %q; want '='", p.describe(p.off), k)
+	}
+	p.skipSpace()
+	v, err := p.value()
+	if err != nil {
+		return err
+	}
+	if p.keys[p.cur][k] {
+		return p.errorf(keyOff, "key %q is defined twice in %s", k, tableName(p.cur.name, p.cur.hdrOff))
+	}
+	p.keys[p.cur][k] = true
+	p.cur.entries = append(p.cur.entries, entry{key: k, keyOff: keyOff, val: v})
+	return p.endOfLine("the value")
+}
+
+// tableName names a table in a message.
+func tableName(name string, hdrOff int) string {
+	if hdrOff < 0 {
+		return "the top level"
+	}
+	return "[" + name + "]"
+}
+
+func (p *tomlParser) value() (value, error) {
+	start := p.off
+	switch c := p.peek(); {
+	case c == '"' || c == '\'':
+		if p.off+2 < len(p.src) && p.src[p.off+1] == c && p.src[p.off+2] == c {
+			return value{}, p.errorf(start, "multi-line strings are not supported")
+		}
+		var s string
+		var err error
+		if c == '"' {
+			s, err = p.basicString()
+		} else {
+			s, err = p.literalString()
+		}
+		return value{kind: kindString, off: start, str: s}, err
+	case c == '[':
+		return p.array()
+	case c == '{':
+		return value{}, p.errorf(start, "inline tables are not supported")
+	case p.eof() || c == '\n' || c == '\r' || c == '#':
+		return value{}, p.errorf(start, "missing value after '='")
+	}
+	// A bare token: boolean, integer, or something unsupported.
+	for !p.eof() && isToken(p.src[p.off]) {
+		p.off++
+	}
+	tok := string(p.src[start:p.off])
+	switch tok {
+	case "true", "false":
+		return value{kind: kindBoolean, off: start, b: tok == "true"}, nil
+	case "":
+		return value{}, p.errorf(start, "unexpected %s; want a value (string, integer, boolean or array of strings)", p.describe(start))
+	}
+	n, err := parseInt(tok)
+	if err != nil {
+		return value{}, p.errorf(start, "%s", err)
+	}
+	return value{kind: kindInteger, off: start, num: n}, nil
+}
+
+func isToken(c byte) bool {
+	return isBare(c) || c == '+' || c == '.' || c == ':'
+}
+
+// parseInt parses a TOML decimal integer, or says why tok is not one.
+func parseInt(tok string) (int64, error) {
+	digits := strings.TrimLeft(tok, "+-")
+	lower := strings.ToLower(tok)
+	switch {
+	case len(tok)-len(digits) > 1:
+		return 0, fmt.Errorf("unexpected %q; want a value (strings must be quoted)", tok)
+	case strings.HasPrefix(digits, "0x") || strings.HasPrefix(digits, "0o") || strings.HasPrefix(digits, "0b"):
+		return 0, fmt.Errorf("hexadecimal, octal and binary integers are not supported: %q", tok)
+	case strings.Contains(tok, ":") || strings.ContainsAny(tok, "TZtz") && tok[0] >= '0' && tok[0] <= '9' ||
+		strings.Contains(tok[1:], "-") && !strings.ContainsAny(lower, "e"):
+		return 0, fmt.Errorf("dates and times are not supported: %q", tok)
+	case strings.ContainsAny(tok, ".eE") && (tok[0] >= '0' && tok[0] <= '9' || tok[0] == '+' || tok[0] == '-') ||
+		strings.HasSuffix(lower, "inf") || strings.HasSuffix(lower, "nan"):
+		return 0, fmt.Errorf("floats are not supported: %q", tok)
+	}
+	if len(digits) == 0 {
+		return 0, fmt.Errorf("unexpected %q; want a value (strings must be quoted)", tok)
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c == '_':
+			if i == 0 || i == len(digits)-1 || digits[i-1] == '_' {
+				return 0, fmt.Errorf("underscore in %q must sit between two digits", tok)
+			}
+		default:
+			return 0, fmt.Errorf("unexpected %q; want a value (strings must be quoted)", tok)
+		}
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, fmt.Errorf("leading zeros are not allowed in %q", tok)
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(tok, "_", ""), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("integer %q is out of range", tok)
+	}
+	return n, nil
+}
+
+// array parses an array of strings, over several lines if need be.
+func (p *tomlParser) array() (value, error) {
+	v := value{kind: kindStrings, off: p.off, list: []string{}}
+	p.off++ // '['
+	for {
+		if err := p.skipBlank(); err != nil {
+			return v, err
+		}
+		if p.peek() == ']' {
+			p.off++
+			return v, nil
+		}
+		start := p.off
+		switch c := p.peek(); c {
+		case '"', '\'':
+			s, err := p.value()
+			if err != nil {
+				return v, err
+			}
+			v.list = append(v.list, s.str)
+			v.offs = append(v.offs, start)
+		case '[':
+			return v, p.errorf(start, "nested arrays are not supported")
+		case 0:
+			if p.eof() {
+				return v, p.errorf(start, "unterminated array; want ']'")
+			}
+			fallthrough
+		default:
+			if _, err := p.value(); err != nil {
+				return v, err
+			}
+			return v, p.errorf(start, "arrays may hold only strings")
+		}
+		if err := p.skipBlank(); err != nil {
+			return v, err
+		}
+		switch p.peek() {
+		case ',':
+			p.off++
+		case ']':
+			p.off++
+			return v, nil
+		default:
+			if p.eof() {
+				return v, p.errorf(p.off, "unterminated array; want ']'")
+			}
+			return v, p.errorf(p.off, "unexpected %s in an array; want ',' or ']'", p.describe(p.off))
+		}
+	}
+}
+
+// skipBlank skips space, line ends and comments inside an array.
+func (p *tomlParser) skipBlank() error {
+	for !p.eof() {
+		switch p.src[p.off] {
+		case ' ', '\t':
+			p.off++
+		case '\n', '\r':
+			if err := p.newline(); err != nil {
+				return err
+			}
+		case '#':
+			if err := p.comment(); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}

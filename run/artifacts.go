@@ -1,0 +1,185 @@
+package run
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Actions of an Artifact.
+const (
+	ArtifactCreated  = "created"
+	ArtifactModified = "modified"
+	ArtifactDeleted  = "deleted"
+)
+
+// Bounds of the artifact list of one run.
+const (
+	// MaxArtifacts is how many changed files are listed.
+	MaxArtifacts = 1000
+	// MaxArtifactBytes is how many bytes are hashed in total; files beyond
+	// it are listed without a hash.
+	MaxArtifactBytes = 256 << 20
+	// maxSnapshotEntries bounds the entries walked per snapshot.
+	maxSnapshotEntries = 100000
+)
+
+// Artifact is one file the script created, changed or deleted.
+type Artifact struct {
+	Path   string // absolute host path
+	Size   int64  // size after the run (before it, when deleted)
+	SHA256 string // hex SHA-256 of the content after the run; "" when deleted, not a regular file or beyond the hashing budget
+	Action string // ArtifactCreated, ArtifactModified or ArtifactDeleted
+	Type   string // "file", "symlink" or "other"
+}
+
+// Artifacts is the bounded list of what a run changed on the host.
+type Artifacts struct {
+	Files       []Artifact
+	Count       int   // changes found, including any left out of Files
+	BytesHashed int64 // bytes read to compute the hashes
+	// Truncated is set when a bound was reached: more than MaxArtifacts
+	// changes, MaxArtifactBytes hashed, or a folder too large to walk.
+	Truncated bool
+}
+
+// fileState is what a snapshot remembers of one entry.
+type fileState struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+	mode  fs.FileMode
+}
+
+// snapshot maps paths to their state; truncated is set when the walk
+// stopped at maxSnapshotEntries.
+type snapshot struct {
+	files     map[string]fileState
+	truncated bool
+}
+
+// takeSnapshot records every non-folder entry under roots. Symlinks are
+// not followed; folders that cannot be read are skipped.
+func takeSnapshot(roots []string) *snapshot {
+	snap := &snapshot{files: map[string]fileState{}}
+	n := 0
+	for _, root := range roots {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxSnapshotEntries {
+				snap.truncated = true
+				return filepath.SkipAll
+			}
+			if d.IsDir() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			st := fileState{size: info.Size(), mtime: info.ModTime(), mode: info.Mode()}
+			st.ino = inodeOf(info)
+			snap.files[p] = st
+			return nil
+		})
+	}
+	return snap
+}
+
+// diffSnapshots lists what changed between before and after, hashing
+// created and modified regular files within the bounds.
+func diffSnapshots(before, after *snapshot) Artifacts {
+	var a Artifacts
+	a.Truncated = before.truncated || after.truncated
+	var paths []string
+	for p, st := range after.files {
+		if old, ok := before.files[p]; !ok || old != st {
+			paths = append(paths, p)
+		}
+	}
+	for p := range before.files {
+		if _, ok := after.files[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	a.Count = len(paths)
+	if len(paths) > MaxArtifacts {
+		paths, a.Truncated = paths[:MaxArtifacts], true
+	}
+	for _, p := range paths {
+		st, ok := after.files[p]
+		art := Artifact{Path: p}
+		switch {
+		case !ok:
+			st = before.files[p]
+			art.Action = ArtifactDeleted
+		case hasPath(before, p):
+			art.Action = ArtifactModified
+		default:
+			art.Action = ArtifactCreated
+		}
+		art.Size = st.size
+		art.Type = fileType(st.mode)
+		if ok && st.mode.IsRegular() {
+			if a.BytesHashed+st.size > MaxArtifactBytes {
+				a.Truncated = true
+			} else if sum, n, err := hashFile(p, st); err == nil {
+				art.SHA256 = sum
+				a.BytesHashed += n
+			}
+		}
+		a.Files = append(a.Files, art)
+	}
+	return a
+}
+
+func hasPath(s *snapshot, p string) bool {
+	_, ok := s.files[p]
+	return ok
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}
+
+// errChanged means the file is not the one the snapshot saw.
+var errChanged = errors.New("file changed since the snapshot")
+
+// hashFile hashes the regular file at p without following a symlink or
+// blocking on a FIFO planted in its place, and only if it is still the
+// inode the snapshot saw; it reads at most st.size bytes.
+func hashFile(p string, st fileState) (string, int64, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|hashOpenFlags, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !info.Mode().IsRegular() || inodeOf(info) != st.ino {
+		return "", 0, errChanged
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, st.size))
+	if err != nil {
+		return "", n, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,493 @@
+package run
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A per-run cgroup holds the whole process tree of one run (the init stage,
+// the script and everything it starts) under one memory, process-count and
+// optionally CPU limit. RLIMIT_AS and RLIMIT_NPROC are per process or per
+// user: 128 processes of 450 MiB each, or memory held in memfds and tmpfs
+// files, fit under them. The cgroup counts all of it.
+//
+// Where the cgroup comes from, in order:
+//
+//   - cgroup v2: a new child of the caller's own cgroup when that cgroup
+//     already hands the memory and pids controllers to its children, else a
+//     sibling in its parent (the caller's cgroup holds processes, so the
+//     no-internal-process rule keeps it from enabling them). That is what a
+//     delegated subtree gives an ordinary user under systemd (user@.service
+//     and its app.slice), and what root gets almost anywhere. Nothing is
+//     enabled or changed in a cgroup this package did not create.
+//   - cgroup v1 (as root, or where the hierarchies are writable): a child
+//     of the caller's cgroup in the memory and pids hierarchies (and cpu,
+//     when a CPU limit is asked for).
+//
+// Where neither works the layer is reported missing with the reasons, and
+// the run goes on: the cgroup guards the machine's resources, not the
+// host's data, and RLIMIT_AS and RLIMIT_NPROC still hold each process.
+
+// runCgroup is one run's cgroup, created by openCgroup and removed by
+// close.
+type runCgroup struct {
+	version int      // 1 or 2
+	dirs    []string // v2: one folder; v1: one per hierarchy, memory first
+}
+
+// The files that say where the cgroup hierarchies are and which cgroups
+// this process is in.
+const (
+	procMountinfo = "/proc/self/mountinfo"
+	procCgroup    = "/proc/self/cgroup"
+)
+
+// openCgroup creates the run's cgroup named name with lim. On failure the
+// error says, for each cgroup version present, why it could not be had.
+func openCgroup(name string, lim cgroupLimits) (*runCgroup, error) {
+	mounts, err := cgroupMounts(procMountinfo)
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownCgroups(procCgroup)
+	if err != nil {
+		return nil, err
+	}
+	var why []string
+	if m, ok := mounts["2"]; ok {
+		cg, err := openCgroupV2(m, own[""], name, lim)
+		if err == nil {
+			return cg, nil
+		}
+		why = append(why, "v2: "+err.Error())
+	}
+	if _, ok := mounts["memory"]; ok {
+		cg, err := openCgroupV1(mounts, own, name, lim)
+		if err == nil {
+			return cg, nil
+		}
+		why = append(why, "v1: "+err.Error())
+	}
+	if len(why) == 0 {
+		return nil, errors.New("no cgroup file system is mounted")
+	}
+	return nil, errors.New(strings.Join(why, "; "))
+}
+
+// cgroupMount is one mounted cgroup hierarchy.
+type cgroupMount struct {
+	dir  string // mount point
+	root string // the hierarchy's folder mounted there
+}
+
+// cgroupMounts reads the mounted hierarchies from mountinfo: key "2" for
+// cgroup2, and each v1 controller's name (memory, pids, cpu, ...).
+func cgroupMounts(path string) (map[string]cgroupMount, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]cgroupMount{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		m := cgroupMount{dir: unescapeMount(f[4]), root: unescapeMount(f[3])}
+		switch g[0] {
+		case "cgroup2":
+			if _, seen := out["2"]; !seen {
+				out["2"] = m
+			}
+		case "cgroup":
+			for _, opt := range strings.Split(g[2], ",") {
+				if _, seen := out[opt]; !seen && opt != "rw" && opt != "ro" {
+					out[opt] = m
+				}
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+// unescapeMount decodes the octal escapes (\040 for a space) of mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroups reads this process's cgroup per hierarchy: key "" for v2,
+// each controller's name for v1.
+func ownCgroups(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out, nil
+}
+
+// hostDir maps a cgroup path of /proc/self/cgroup into the mount.
+func (m cgroupMount) hostDir(cgPath string) (string, error) {
+	rel := cgPath
+	if m.root != "/" {
+		var ok bool
+		if rel, ok = strings.CutPrefix(cgPath, m.root); !ok || (rel != "" && rel[0] != '/') {
+			return "", fmt.Errorf("own cgroup %s is outside the mounted %s", cgPath, m.root)
+		}
+	}
+	return filepath.Join(m.dir, filepath.FromSlash(rel)), nil
+}
+
+// openCgroupV2 creates name in the caller's cgroup or its parent, the first
+// that hands memory and pids (and cpu when asked) to its children.
+func openCgroupV2(m cgroupMount, ownPath, name string, lim cgroupLimits) (*runCgroup, error) {
+	if ownPath == "" {
+		return nil, errors.New("this process has no cgroup v2 entry")
+	}
+	own, err := m.hostDir(ownPath)
+	if err != nil {
+		return nil, err
+	}
+	need := []string{"memory", "pids"}
+	if lim.CPUs > 0 {
+		need = append(need, "cpu")
+	}
+	candidates := []string{own}
+	if own != m.dir {
+		candidates = append(candidates, filepath.Dir(own))
+	}
+	var why []string
+	for _, parent := range candidates {
+		ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+		enabled := strings.Fields(string(ctl))
+		var lacking []string
+		for _, c := range need {
+			if !slices.Contains(enabled, c) {
+				lacking = append(lacking, c)
+			}
+		}
+		if len(lacking) > 0 {
+			why = append(why, fmt.Sprintf("%s does not delegate %s", parent, strings.Join(lacking, ", ")))
+			continue
+		}
+		dir, err := mkdirCgroup(parent, name)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		cg := &runCgroup{version: 2, dirs: []string{dir}}
+		if err := cg.setV2(lim); err != nil {
+			cg.close()
+			return nil, err
+		}
+		return cg, nil
+	}
+	return nil, errors.New(strings.Join(why, "; "))
+}
+
+// setV2 writes the limits of a v2 cgroup.
+func (cg *runCgroup) setV2(lim cgroupLimits) error {
+	dir := cg.dirs[0]
+	if lim.MemoryBytes > 0 {
+		if err := writeCgroup(dir, "memory.max", strconv.FormatInt(lim.MemoryBytes, 10)); err != nil {
+			return err
+		}
+		// No swap: without it the limit would only move memory to disk.
+		// The file is missing when the kernel has no swap accounting,
+		// which also means swap is not charged separately.
+		if err := writeCgroup(dir, "memory.swap.max", "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if lim.Pids > 0 {
+		if err := writeCgroup(dir, "pids.max", strconv.FormatInt(lim.Pids, 10)); err != nil {
+			return err
+		}
+	}
+	if lim.CPUs > 0 {
+		quota, period := cpuQuota(lim.CPUs)
+		if err := writeCgroup(dir, "cpu.max", fmt.Sprintf("%d %d", quota, period)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openCgroupV1 creates name in the caller's cgroup of the memory and pids
+// hierarchies (and cpu when asked).
+func openCgroupV1(mounts map[string]cgroupMount, own map[string]string, name string, lim cgroupLimits) (*runCgroup, error) {
+	ctrls := []string{"memory", "pids"}
+	if lim.CPUs > 0 {
+		ctrls = append(ctrls, "cpu")
+	}
+	cg := &runCgroup{version: 1}
+	for _, c := range ctrls {
+		m, ok := mounts[c]
+		if !ok {
+			cg.close()
+			return nil, fmt.Errorf("the %s controller is not mounted", c)
+		}
+		parent, err := m.hostDir(own[c])
+		if err == nil && own[c] == "" {
+			err = fmt.Errorf("this process has no %s cgroup", c)
+		}
+		var dir string
+		if err == nil {
+			dir, err = mkdirCgroup(parent, name)
+		}
+		if err != nil {
+			cg.close()
+			return nil, err
+		}
+		cg.dirs = append(cg.dirs, dir)
+		if err := setV1(c, dir, lim); err != nil {
+			cg.close()
+			return nil, err
+		}
+	}
+	return cg, nil
+}
+
+// setV1 writes the limits of controller c in its v1 cgroup dir.
+func setV1(c, dir string, lim cgroupLimits) error {
+	switch c {
+	case "memory":
+		v := strconv.FormatInt(lim.MemoryBytes, 10)
+		if err := writeCgroup(dir, "memory.limit_in_bytes", v); err != nil {
+			return err
+		}
+		// memsw is memory plus swap: equal to the memory limit, no swap.
+		// Without swap accounting it is missing; then keep anonymous
+		// memory out of swap as far as the kernel allows.
+		if err := writeCgroup(dir, "memory.memsw.limit_in_bytes", v); errors.Is(err, os.ErrNotExist) {
+			writeCgroup(dir, "memory.swappiness", "0")
+		} else if err != nil {
+			return err
+		}
+	case "pids":
+		return writeCgroup(dir, "pids.max", strconv.FormatInt(lim.Pids, 10))
+	case "cpu":
+		quota, period := cpuQuota(lim.CPUs)
+		if err := writeCgroup(dir, "cpu.cfs_period_us", strconv.FormatInt(period, 10)); err != nil {
+			return err
+		}
+		return writeCgroup(dir, "cpu.cfs_quota_us", strconv.FormatInt(quota, 10))
+	}
+	return nil
+}
+
+// staleCgroupAge is how old a run's cgroup must be before another run
+// removes it when it is empty: a run fills its cgroup within milliseconds
+// of creating it.
+const staleCgroupAge = time.Minute
+
+// sweepStale removes the empty cgroups that runs whose supervisor was
+// killed (SIGKILL, so no clean-up) left in parent. rmdir fails on a
+// cgroup that still holds a process, so a live run is never touched.
+func sweepStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroupPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleCgroupAge {
+			unix.Rmdir(filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
+// mkdirCgroup creates parent/name; another run's folder of the same name
+// (a caller reusing a request id) is not shared: a random suffix is added.
+// Stale cgroups of killed runs are swept from parent first.
+func mkdirCgroup(parent, name string) (string, error) {
+	sweepStale(parent)
+	dir := filepath.Join(parent, name)
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		dir = filepath.Join(parent, name+"-"+newRequestID()[:8])
+		err = os.Mkdir(dir, 0o755)
+	}
+	if err != nil {
+		return "", fmt.Errorf("creating a cgroup in %s: %v", parent, unwrapPath(err))
+	}
+	return dir, nil
+}
+
+// unwrapPath drops the path of a *PathError, which the message already
+// names.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// writeCgroup writes value to dir/file in one write, as the kernel wants.
+func writeCgroup(dir, file, value string) error {
+	f, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %q to %s: %v", value, filepath.Join(dir, file), unwrapPath(err))
+	}
+	return nil
+}
+
+// attach moves process pid, with all its threads, into the cgroup. The
+// init stage does nothing before it has read its config, which the
+// supervisor sends after this, so the script and everything it starts are
+// born inside.
+func (cg *runCgroup) attach(pid int) error {
+	for _, dir := range cg.dirs {
+		if err := writeCgroup(dir, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stats reads the peak memory and the OOM kill count.
+func (cg *runCgroup) stats() cgroupStats {
+	var st cgroupStats
+	dir := cg.dirs[0]
+	if cg.version == 2 {
+		st.PeakBytes = readInt(filepath.Join(dir, "memory.peak"))
+		st.OOMKills = keyedInt(filepath.Join(dir, "memory.events"), "oom_kill")
+	} else {
+		st.PeakBytes = readInt(filepath.Join(dir, "memory.max_usage_in_bytes"))
+		st.OOMKills = keyedInt(filepath.Join(dir, "memory.oom_control"), "oom_kill")
+	}
+	return st
+}
+
+// close kills every process left in the cgroup and removes it; a nil or
+// closed cgroup is left alone.
+func (cg *runCgroup) close() {
+	if cg == nil {
+		return
+	}
+	for _, dir := range cg.dirs {
+		if cg.version == 2 && writeCgroup(dir, "cgroup.kill", "1") == nil {
+			continue
+		}
+		killMembers(dir)
+	}
+	for _, dir := range cg.dirs {
+		// Killed processes leave the cgroup once the kernel has released
+		// them; until then rmdir fails with EBUSY.
+		for i := 0; i < 200; i++ {
+			err := unix.Rmdir(dir)
+			if err == nil || err == unix.ENOENT {
+				break
+			}
+			if err != unix.EBUSY {
+				break
+			}
+			if i%20 == 19 {
+				killMembers(dir)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	cg.dirs = nil
+}
+
+// killMembers sends SIGKILL to every process listed in dir, round after
+// round until none is left (a process may fork between the read and the
+// kill; pids.max bounds how long that can go on).
+func killMembers(dir string) {
+	for round := 0; round < 100; round++ {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			return
+		}
+		pids := strings.Fields(string(data))
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+				unix.Kill(n, unix.SIGKILL)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// readInt reads a file holding one decimal number; 0 when it cannot.
+func readInt(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return n
+}
+
+// keyedInt reads the number after key in a "key value" per line file
+// (memory.events, memory.oom_control); 0 when the file or key is missing.
+func keyedInt(path, key string) int64 {
+	v, _ := statusValue(path, key+" ")
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// cpuQuota turns a number of CPUs into a quota per cpuPeriod, both in
+// microseconds, with the kernel's minimum quota of 1 ms.
+func cpuQuota(cpus float64) (quota, period int64) {
+	period = cpuPeriod.Microseconds()
+	return max(int64(cpus*float64(period)), 1000), period
+}

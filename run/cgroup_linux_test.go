@@ -1,0 +1,339 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needCgroup skips the test when no per-run cgroup can be had here, with
+// the reason.
+func needCgroup(t *testing.T) {
+	t.Helper()
+	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	if err != nil {
+		t.Skipf("no per-run cgroup here (needs root, or a delegated cgroup v2 subtree): %v", err)
+	}
+	cg.close()
+}
+
+// heldAcrossProcesses forks four children that each touch 100 MiB and hold
+// it for a second, together 400 MiB: each fits under RLIMIT_AS 256 MiB,
+// the total does not fit the cgroup's 256 + 16 MiB.
+const heldAcrossProcesses = `import os, time
+N, MB = 4, 100
+kids = []
+for i in range(N):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(MB << 20)
+        for j in range(0, len(b), 4096):
+            b[j] = 1
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+ok = 0
+for pid in kids:
+    _, st = os.waitpid(pid, 0)
+    if os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0:
+        ok += 1
+    else:
+        print("child", pid, "wait status", st)
+if ok == N:
+    print("all held", N * MB, "MiB")
+`
+
+// heldInMemfds writes 600 MiB into three memfds: memfd pages are not in
+// any process's address space, so RLIMIT_AS never sees them.
+const heldInMemfds = `import os
+chunk = b"x" * (1 << 20)
+total = 0
+fds = []
+try:
+    for i in range(3):
+        fd = os.memfd_create("m%d" % i)
+        fds.append(fd)
+        for j in range(200):
+            os.write(fd, chunk)
+            total += 1
+except OSError as e:
+    print("stopped at", total, "MiB:", e)
+if total == 600:
+    print("all held", total, "MiB")
+`
+
+// forkMany forks 300 sleeping children.
+const forkMany = `import os, time
+n = 0
+try:
+    for i in range(300):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("fork failed after", n, e)
+else:
+    print("forked", n)
+`
+
+func cgroupAttacks() []attack {
+	mem := Sandbox{MemoryMB: 256, WorkDirMB: 16}
+	return []attack{
+		{layer: LayerCgroup, name: "400 MiB held by 4 processes under 256 MiB", sb: mem, script: heldAcrossProcesses, setup: printed("all held")},
+		{layer: LayerCgroup, name: "600 MiB held in memfds under 256 MiB", sb: mem, script: heldInMemfds, setup: printed("all held")},
+		{
+			// RLIMIT_NPROC would stop it too; pids.max is the backstop
+			// where RLIMIT_NPROC is per host user (no user namespace).
+			layer: LayerCgroup, name: "300 processes under MaxProcs 20",
+			also: []Layer{LayerRlimits}, sb: Sandbox{MaxProcs: 20}, script: forkMany, setup: printed("forked 300"),
+		},
+	}
+}
+
+// TestCgroupAttacks shows each cgroup limit stopping what the rlimits let
+// through, and that disabling the cgroup lets it through.
+func TestCgroupAttacks(t *testing.T) {
+	fullIsolation(t)
+	needCgroup(t)
+	for _, a := range cgroupAttacks() {
+		t.Run(a.name, func(t *testing.T) { runAttack(t, a) })
+	}
+}
+
+// TestCgroupAccounting checks the peak memory, the OOM kill count, the
+// relaxed RLIMIT_AS and that the cgroup is gone after the run.
+func TestCgroupAccounting(t *testing.T) {
+	needTool(t, "python3")
+	needCgroup(t)
+	dir := newSkill(t, map[string]string{
+		"touch.py": "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\nprint('ok')\n",
+		"held.py":  heldAcrossProcesses,
+	})
+	id := "cgtest-" + newRequestID()[:12]
+	o := runIn(t, Sandbox{RequestID: id}, dir, "touch.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	if !has(o.res.Applied, LayerCgroup) {
+		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
+	}
+	if o.res.PeakMemoryKB < 64<<10 || o.res.PeakMemoryKB > (DefaultMemoryMB+DefaultWorkDirMB)<<10 {
+		t.Errorf("PeakMemoryKB %d, want between 64 MiB and the limit", o.res.PeakMemoryKB)
+	}
+	if want := DefaultMemoryMB + nodeReserveMB; o.res.AddressSpaceMB != want {
+		t.Errorf("AddressSpaceMB %d under the cgroup, want the relaxed %d", o.res.AddressSpaceMB, want)
+	}
+	if left := cgroupLeftovers(t, "skill-sandbox-"+id); len(left) > 0 {
+		t.Errorf("cgroup left behind: %v", left)
+	}
+	o = runIn(t, Sandbox{MemoryMB: 256, WorkDirMB: 16}, dir, "held.py")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.res.OOMKills == 0 || strings.Contains(o.stdout, "all held") {
+		t.Errorf("OOMKills %d stdout %q: want the cgroup to kill a child", o.res.OOMKills, o.stdout)
+	}
+	o = runIn(t, Sandbox{Disable: []Layer{LayerCgroup}}, dir, "touch.py")
+	if o.res.PeakMemoryKB != 0 || o.res.AddressSpaceMB != DefaultMemoryMB {
+		t.Errorf("without the cgroup: PeakMemoryKB %d AddressSpaceMB %d, want 0 and %d", o.res.PeakMemoryKB, o.res.AddressSpaceMB, DefaultMemoryMB)
+	}
+}
+
+// cgroupLeftovers lists folders named name where this process's runs
+// create their cgroups.
+func cgroupLeftovers(t *testing.T, name string) []string {
+	t.Helper()
+	mounts, err := cgroupMounts(procMountinfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := ownCgroups(procCgroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parents []string
+	for key, m := range mounts {
+		p, ok := own[key]
+		if key == "2" {
+			p, ok = own[""]
+		}
+		if !ok {
+			continue
+		}
+		if d, err := m.hostDir(p); err == nil {
+			parents = append(parents, d, filepath.Dir(d))
+		}
+	}
+	var left []string
+	for _, p := range parents {
+		if _, err := os.Stat(filepath.Join(p, name)); err == nil {
+			left = append(left, filepath.Join(p, name))
+		}
+	}
+	return left
+}
+
+func TestCgroupParsing(t *testing.T) {
+	dir := t.TempDir()
+	mi := filepath.Join(dir, "mountinfo")
+	os.WriteFile(mi, []byte(`31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup rw,cpu,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+41 31 0:38 /user.slice /sys/fs/cgroup/with\040space rw,relatime - cgroup2 cgroup2 rw,nsdelegate
+`), 0o644)
+	m, err := cgroupMounts(mi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]cgroupMount{
+		"cpu":     {dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/"},
+		"cpuacct": {dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/"},
+		"memory":  {dir: "/sys/fs/cgroup/memory", root: "/"},
+		"2":       {dir: "/sys/fs/cgroup/with space", root: "/user.slice"},
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("mount %q = %+v, want %+v", k, m[k], v)
+		}
+	}
+	if len(m) != len(want) {
+		t.Errorf("mounts %+v, want %d entries", m, len(want))
+	}
+	pc := filepath.Join(dir, "cgroup")
+	os.WriteFile(pc, []byte("4:memory:/a/b\n2:cpu,cpuacct:/\n0::/user.slice/app.slice/x.scope\n"), 0o644)
+	own, err := ownCgroups(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own["memory"] != "/a/b" || own["cpuacct"] != "/" || own[""] != "/user.slice/app.slice/x.scope" {
+		t.Errorf("own cgroups %+v", own)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/user.slice/app.slice/x.scope", "/sys/fs/cgroup/with space/app.slice/x.scope"},
+		{"/user.slice", "/sys/fs/cgroup/with space"},
+		{"/user.slicex", ""},
+		{"/system.slice", ""},
+	} {
+		got, err := want["2"].hostDir(c.path)
+		if (err != nil) != (c.want == "") || got != c.want && c.want != "" {
+			t.Errorf("hostDir(%q) = %q, %v; want %q", c.path, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ id, want string }{
+		{"0123abcd", "skill-sandbox-0123abcd"},
+		{"Req-42_x", "skill-sandbox-req-42_x"},
+	} {
+		if got := cgroupName(c.id); got != c.want {
+			t.Errorf("cgroupName(%q) = %q, want %q", c.id, got, c.want)
+		}
+	}
+	for _, id := range []string{"", "../../etc", "a/b", strings.Repeat("a", 65)} {
+		if got := cgroupName(id); strings.ContainsAny(got[len("skill-sandbox-"):], "./") || len(got) != len("skill-sandbox-")+32 {
+			t.Errorf("cgroupName(%q) = %q, want a fresh random name", id, got)
+		}
+	}
+}
+
+// TestCgroupLimitFiles checks that the limits reach the kernel's files.
+func TestCgroupLimitFiles(t *testing.T) {
+	needCgroup(t)
+	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 96 << 20, Pids: 42, CPUs: 0.5})
+	if err != nil {
+		if strings.Contains(err.Error(), "cpu") {
+			t.Skipf("no cpu controller for the run's cgroup: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer cg.close()
+	want := map[string]string{"memory.max": "100663296", "pids.max": "42", "cpu.max": "50000 100000"}
+	if cg.version == 1 {
+		want = map[string]string{"memory.limit_in_bytes": "100663296", "pids.max": "42", "cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000"}
+	}
+	for file, v := range want {
+		found := false
+		for _, dir := range cg.dirs {
+			data, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				continue
+			}
+			found = true
+			if got := strings.TrimSpace(string(data)); got != v {
+				t.Errorf("%s = %q, want %q", file, got, v)
+			}
+		}
+		if !found {
+			t.Errorf("%s not found in %v", file, cg.dirs)
+		}
+	}
+	dirs := cg.dirs
+	cg.close()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still exists after close: %v", d, err)
+		}
+	}
+}
+
+// TestOOMPrefersTheScript checks that the script starts with the highest
+// oom_score_adj and the reaper (PID 1) with 0, so that a cgroup OOM kill
+// takes the script and not the run's reaper.
+func TestOOMPrefersTheScript(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"oom.py": `import os
+print("script", open("/proc/self/oom_score_adj").read().strip())
+print("reaper", open("/proc/1/oom_score_adj").read().strip(), flush=True)
+pid = os.fork()
+if pid == 0:
+    print("child", open("/proc/self/oom_score_adj").read().strip(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+`})
+	o := runIn(t, Sandbox{}, dir, "oom.py")
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	if !has(o.res.Applied, LayerPIDNS) {
+		t.Skip("no PID namespace, hence no reaper, here")
+	}
+	for _, want := range []string{"script 1000", "reaper 0", "child 1000"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("stdout %q lacks %q", o.stdout, want)
+		}
+	}
+}
+
+// TestCgroupSweepsStale checks that an empty cgroup left by a killed run
+// is removed by the next run's set-up, and that a fresh one is kept.
+func TestCgroupSweepsStale(t *testing.T) {
+	needCgroup(t)
+	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.close()
+	parent := filepath.Dir(cg.dirs[0])
+	stale, err := mkdirCgroup(parent, cgroupName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := mkdirCgroup(parent, cgroupName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(fresh)
+	defer os.Remove(stale)
+	old := time.Now().Add(-2 * staleCgroupAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Skipf("cannot age a cgroup folder here: %v", err)
+	}
+	sweepStale(parent)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale empty cgroup %s not removed: %v", stale, err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("fresh cgroup %s removed: %v", fresh, err)
+	}
+}

@@ -1,0 +1,17 @@
+//go:build darwin
+
+package run
+
+import "errors"
+
+// runCgroup does not exist here: cgroups are a Linux feature.
+type runCgroup struct{}
+
+// openCgroup reports that this platform has no cgroups.
+func openCgroup(string, cgroupLimits) (*runCgroup, error) {
+	return nil, errors.New("cgroups are a Linux feature")
+}
+
+func (*runCgroup) attach(int) error   { return nil }
+func (*runCgroup) stats() cgroupStats { return cgroupStats{} }
+func (*runCgroup) close()             {}

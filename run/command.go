@@ -1,0 +1,56 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Command runs argv in the sandbox described by s, with the same layers,
+// limits, environment and work folder as Run, but with no script: argv[0]
+// is a program (absolute, or looked up on the sandbox's fixed PATH) and
+// the rest its arguments. It is for callers that run command lines of
+// their own, such as an agent's glue code around skills ("bash -c ...").
+//
+// SkillDir names the folder the command may read (read-only, as a skill
+// folder in Run); it need not be a skill and is not validated. The working
+// directory is the per-run work folder (UseWorkDir is implied) unless Cwd
+// is set; grants and artifacts work as in Run. Result.Script
+// is empty and Result.Interpreter is the resolved argv[0]. Errors and
+// cancellation behave as in Run; a missing program wraps ErrNoInterpreter
+// and an empty argv ErrBadConfig.
+func (s *Sandbox) Command(ctx context.Context, argv []string) (*Result, error) {
+	res := &Result{ExitCode: -1}
+	if len(argv) == 0 || argv[0] == "" {
+		return res, fmt.Errorf("%w: empty command", ErrBadConfig)
+	}
+	p, cleanup, err := s.prepare("", nil, argv, res)
+	if cleanup != nil {
+		defer cleanup()
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, launchListing(ctx, p, res)
+}
+
+// commandArgv resolves argv[0] of a Command and checks that the sandbox
+// identity can reach the folder and the program.
+func (s *Sandbox) commandArgv(uid, gid int, dir string, argv []string, res *Result) ([]string, int, error) {
+	for _, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			return nil, 0, fmt.Errorf("%w: NUL byte in the command", ErrBadConfig)
+		}
+	}
+	prog, err := lookPath(argv[0])
+	if err != nil {
+		return nil, 0, err
+	}
+	prog = filepath.Clean(prog)
+	out := append([]string{prog}, argv[1:]...)
+	res.Interpreter = []string{prog}
+	// An unreachable folder is returned with the argv: handOver may
+	// still solve it.
+	return out, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, dir, prog, prog)
+}

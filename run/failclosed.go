@@ -1,0 +1,107 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Fail closed: a run whose isolation is weaker than the design is refused
+// unless the caller opted into a degraded run (Sandbox.AllowDegraded). The
+// functions here decide which missing layers refuse a run, and word the one
+// error and the warnings.
+
+// coverOf returns, for a layer whose job other layers also do, those
+// layers. Such a layer missing does not refuse a run when all of its cover
+// is in force:
+//   - landlock-net (TCP bind and connect) is redundant in a network
+//     namespace without interfaces;
+//   - landlock-scope keeps signals and abstract unix sockets inside the
+//     sandbox, which the PID namespace (no host process is visible) and
+//     the network namespace (abstract sockets belong to it) also do.
+func coverOf(l Layer) []Layer {
+	switch l {
+	case LayerLandlockNet:
+		return []Layer{LayerNetNS}
+	case LayerLandlockScope:
+		return []Layer{LayerPIDNS, LayerNetNS}
+	}
+	return nil
+}
+
+// refusing returns the missing layers that refuse the run under the
+// caller's choice: every one with RequireIsolation; none with
+// AllowDegraded or when the caller disabled layers (a degraded run by
+// choice, whose consequences, such as Landlock failing without
+// no_new_privs, are the point of the experiment); otherwise those that
+// guard the host (guardsHost) and are not covered by applied layers.
+func refusing(p *plan, applied []Layer, missing []Missing) []Missing {
+	if !p.strict && (p.degraded || len(p.disabled) > 0) {
+		return nil
+	}
+	var out []Missing
+	for _, m := range missing {
+		if !p.strict && (covered(m.Layer, applied) || !guardsHost(m.Layer)) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// covered reports whether every layer covering l is applied.
+func covered(l Layer, applied []Layer) bool {
+	cover := coverOf(l)
+	if len(cover) == 0 {
+		return false
+	}
+	for _, c := range cover {
+		if !has(applied, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// byReason groups missing layers that share a reason (a missing user
+// namespace takes all six namespaces with it), keeping first-seen order.
+func byReason(missing []Missing) (reasons []string, layers map[string][]string) {
+	layers = map[string][]string{}
+	for _, m := range missing {
+		if _, seen := layers[m.Reason]; !seen {
+			reasons = append(reasons, m.Reason)
+		}
+		layers[m.Reason] = append(layers[m.Reason], string(m.Layer))
+	}
+	return reasons, layers
+}
+
+// isolationError is the one message of a refused run: which layers are
+// missing, why, how to fix it, and how to opt in.
+func isolationError(blocking []Missing) error {
+	reasons, layers := byReason(blocking)
+	var b strings.Builder
+	b.WriteString("refusing to run without ")
+	for i, r := range reasons {
+		if i > 0 {
+			b.WriteString("; without ")
+		}
+		fmt.Fprintf(&b, "%s: %s", strings.Join(layers[r], ", "), r)
+	}
+	b.WriteString(". To run anyway with the layers that exist, pass --allow-degraded (Sandbox.AllowDegraded); docs/security.md lists what a degraded run lets through")
+	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
+}
+
+// warnDegraded writes one warning line per cause of the layers a run goes
+// ahead without.
+func warnDegraded(w io.Writer, missing []Missing) {
+	if w == nil {
+		return
+	}
+	reasons, layers := byReason(missing)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "skill-sandbox: warning: running without %s: %s\n", strings.Join(layers[r], ", "), r)
+	}
+}

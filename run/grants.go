@@ -1,0 +1,473 @@
+package run
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Grants are the host paths a run may use besides its skill and work
+// folders, as resolved by Run (absolute, symlinks resolved). They are
+// recorded in Result.Grants.
+type Grants struct {
+	Read  []string // files and folders the script may read
+	Write []string // folders the script may create and change files in
+	Cwd   string   // the script's working directory when Sandbox.Cwd is set
+	// Created lists the Write folders Run created because they were
+	// missing.
+	Created []string
+	// Masked lists the deny-list entries found inside Read grants, hidden
+	// from the script (see DefaultDenyPaths).
+	Masked []string
+}
+
+// maxGrantRules bounds the Landlock rules one run's grants may need (a
+// read grant holding a denied entry is granted child by child).
+const maxGrantRules = 4096
+
+// DefaultDenyPaths returns the built-in deny list: places holding
+// credentials, keys, tokens, shell and REPL history or browser profiles.
+// A deny entry wins over every grant: a grant that is (or lies inside) an
+// entry is refused, an entry inside a read grant is hidden from the script
+// (an empty, inaccessible folder or file in its place), and a write grant
+// may not contain an entry at all, existing or not, since the script could
+// create it (~/.ssh/authorized_keys). Sandbox.AllowDenied lifts single
+// entries.
+//
+// An entry starting with "~/" applies in every home folder: the caller's
+// $HOME, /root and the home folder of every account in /etc/passwd. Other
+// entries are absolute; their last element may hold filepath.Match
+// wildcards. Paths under /proc, /sys, /dev and /run are never granted,
+// whatever the deny list says.
+func DefaultDenyPaths() []string {
+	return []string{
+		// Keys, tokens and cloud or cluster credentials.
+		"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
+		"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+		"~/.password-store", "~/.config/gh", "~/.config/hub", "~/.pypirc", "~/.npmrc",
+		"~/.yarnrc", "~/.yarnrc.yml", "~/.cargo/credentials", "~/.cargo/credentials.toml",
+		"~/.gem/credentials", "~/.m2/settings.xml", "~/.gradle/gradle.properties",
+		"~/.terraform.d/credentials.tfrc.json", "~/.vault-token", "~/.config/op",
+		"~/.s3cfg", "~/.boto", "~/.config/rclone", "~/.local/share/keyrings", "~/.pki",
+		"~/.pgpass", "~/.my.cnf",
+		// Shell and REPL history.
+		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.sh_history", "~/.history",
+		"~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history",
+		"~/.psql_history", "~/.mysql_history", "~/.sqlite_history", "~/.lesshst",
+		"~/.wget-hsts", "~/.viminfo",
+		// Browser and mail profiles (cookies, saved passwords).
+		"~/.mozilla", "~/.thunderbird", "~/.config/google-chrome", "~/.config/chromium",
+		"~/.config/BraveSoftware", "~/.config/microsoft-edge", "~/.config/vivaldi",
+		"~/.config/opera", "~/snap/firefox", "~/snap/chromium",
+		// Host secrets and sockets of other users' sessions.
+		"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
+		"/tmp/ssh-*", "/tmp/.X11-unix", "/tmp/.ICE-unix", "/tmp/tmux-*",
+		"/var/run", "/var/lib/docker",
+	}
+}
+
+// neverGranted are trees no grant may touch: kernel interfaces, devices
+// and runtime sockets. The sandbox has its own /proc and /dev.
+func neverGranted() []string { return []string{"/proc", "/sys", "/dev", "/run"} }
+
+// grantMount is one grant as the init stage mounts it.
+type grantMount struct {
+	Path  string
+	Write bool
+	// Tree is the descriptor, in the init stage, of a detached copy of
+	// the grant made by the supervisor (root callers, see grantTrees);
+	// 0 when the init stage opens Path itself.
+	Tree int `json:",omitempty"`
+	// Dev and Ino identify the folder or file planGrants checked. The
+	// path is opened again later (by the init stage, or open_tree for a
+	// root caller); a script of another run that can write to a parent
+	// could swap the path for a symlink in between, so the opened file
+	// must be this one (see sameGrant).
+	Dev uint64 `json:",omitempty"`
+	Ino uint64 `json:",omitempty"`
+}
+
+// grantRule is one Landlock rule for the grants.
+type grantRule struct {
+	Path string
+	// Access: "r" read, "rw" read and write, "l" list the folder only.
+	Access string
+}
+
+// grantPlan is what Run decided about the grants.
+type grantPlan struct {
+	grants Grants
+	mounts []grantMount // parents before children
+	rules  []grantRule
+	// reach lists each grant with the access the sandbox identity needs
+	// on it ("r" or "rw"), for the permission check.
+	reach map[string]string
+	// ids holds the device and inode of each resolved grant, as checked.
+	ids map[string][2]uint64
+}
+
+// planGrants resolves and checks the grants of s. Relative paths are
+// resolved against the process's working directory; missing write
+// folders are created (and listed in Created). A write grant may not
+// overlap the skill folder (skill; "" skips the check).
+func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
+	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}}
+	if len(s.ReadPaths) == 0 && len(s.WritePaths) == 0 && s.Cwd == "" {
+		return gp, nil
+	}
+	allowed := map[string]bool{}
+	for _, p := range s.AllowDenied {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: AllowDenied %q: %v", ErrBadConfig, p, err)
+		}
+		allowed[a] = true
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			allowed[r] = true
+		}
+	}
+	deny := denyEntries(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
+
+	resolve := func(p string, write bool) (string, error) {
+		flag := "--read"
+		if write {
+			flag = "--write"
+		}
+		if p == "" {
+			return "", fmt.Errorf("%w: empty %s path", ErrBadConfig, flag)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+		}
+		if abs == "/" {
+			return "", fmt.Errorf("%w: %s /: granting the whole file system is refused; grant the folders the script needs", ErrBadConfig, flag)
+		}
+		if write && skill != "" {
+			if err := checkSkillGrants(skill, []string{abs}); err != nil {
+				return "", err
+			}
+		}
+		if write {
+			if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+				if err := checkGrantable(abs, flag, deny, allowed); err != nil {
+					return "", err
+				}
+				if _, err := MakeWriteFolder(abs); err != nil {
+					return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+				}
+				gp.grants.Created = append(gp.grants.Created, abs)
+			}
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+		}
+		if real == "/" {
+			return "", fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", ErrBadConfig, flag, p)
+		}
+		if err := checkGrantable(real, flag, deny, allowed); err != nil {
+			return "", err
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+		}
+		switch {
+		case write && !st.IsDir():
+			return "", fmt.Errorf("%w: --write %s is not a folder", ErrBadConfig, p)
+		case !st.IsDir() && !st.Mode().IsRegular():
+			return "", fmt.Errorf("%w: --read %s is neither a regular file nor a folder", ErrBadConfig, p)
+		}
+		gp.ids[real] = fileIDOf(st)
+		if write && skill != "" {
+			if err := checkSkillGrants(skill, []string{real}); err != nil {
+				return "", err
+			}
+		}
+		if write && !allowed[real] {
+			// The script could create any of these inside the folder.
+			for _, d := range deny {
+				base := denyBase(d)
+				if (pathUnder(base, real) || base == real && hasMeta(d)) && !allowed[d] {
+					return "", fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list; grant a folder that holds no home folder or credential path", ErrBadConfig, p, d)
+				}
+			}
+		}
+		return real, nil
+	}
+
+	for _, p := range s.WritePaths {
+		r, err := resolve(p, true)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(gp.grants.Write, r) {
+			gp.grants.Write = append(gp.grants.Write, r)
+		}
+	}
+	for _, p := range s.ReadPaths {
+		r, err := resolve(p, false)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(gp.grants.Read, r) && !slices.Contains(gp.grants.Write, r) {
+			gp.grants.Read = append(gp.grants.Read, r)
+		}
+	}
+	if s.Cwd != "" {
+		abs, err := filepath.Abs(s.Cwd)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: --cwd %s: %v", ErrBadConfig, s.Cwd, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%w: --cwd %s is not a folder", ErrBadConfig, s.Cwd)
+		}
+		inside := func(g string) bool { return abs == g || pathUnder(abs, g) }
+		if !slices.ContainsFunc(gp.grants.Read, inside) && !slices.ContainsFunc(gp.grants.Write, inside) {
+			return nil, fmt.Errorf("%w: --cwd %s is not inside a --read or --write grant", ErrBadConfig, s.Cwd)
+		}
+		gp.grants.Cwd = abs
+	}
+
+	// Deny entries inside read grants are masked; write grants hold none.
+	for _, r := range gp.grants.Read {
+		for _, d := range deny {
+			matches := []string{d}
+			if hasMeta(d) {
+				matches, _ = filepath.Glob(d)
+			}
+			for _, m := range matches {
+				if m == r || !pathUnder(m, r) || allowed[m] {
+					continue
+				}
+				if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
+					gp.grants.Masked = append(gp.grants.Masked, m)
+				}
+			}
+		}
+	}
+	sort.Strings(gp.grants.Masked)
+
+	for _, w := range gp.grants.Write {
+		id := gp.ids[w]
+		gp.mounts = append(gp.mounts, grantMount{Path: w, Write: true, Dev: id[0], Ino: id[1]})
+		gp.rules = append(gp.rules, grantRule{w, "rw"})
+		gp.reach[w] = "rw"
+	}
+	for _, r := range gp.grants.Read {
+		id := gp.ids[r]
+		gp.mounts = append(gp.mounts, grantMount{Path: r, Dev: id[0], Ino: id[1]})
+		gp.reach[r] = "r"
+		rules, err := readRules(r, gp.grants.Masked, maxGrantRules-len(gp.rules))
+		if err != nil {
+			return nil, err
+		}
+		gp.rules = append(gp.rules, rules...)
+	}
+	// Parents first, so that a grant inside another is mounted on top.
+	sort.SliceStable(gp.mounts, func(i, j int) bool {
+		return strings.Count(gp.mounts[i].Path, "/") < strings.Count(gp.mounts[j].Path, "/")
+	})
+	return gp, nil
+}
+
+// checkGrantable refuses a grant of, or inside, a deny entry or a tree
+// that is never granted.
+func checkGrantable(p, flag string, deny []string, allowed map[string]bool) error {
+	for _, n := range neverGranted() {
+		if pathUnder(p, n) || p == n {
+			return fmt.Errorf("%w: %s %s: %s is never granted (kernel interfaces, devices and sockets)", ErrBadConfig, flag, p, n)
+		}
+	}
+	if allowed[p] {
+		return nil
+	}
+	for _, d := range deny {
+		for q := p; ; q = filepath.Dir(q) {
+			if ok, _ := filepath.Match(d, q); ok || q == d {
+				return fmt.Errorf("%w: %s %s: %s is on the deny list (credentials, keys, history); only a policy naming the path exactly can grant it", ErrBadConfig, flag, p, d)
+			}
+			if q == "/" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// readRules returns the Landlock rules of read grant r. Landlock cannot
+// subtract, so when masked entries lie inside r the grant is spelled out:
+// every child of r that is not masked and holds no masked entry is
+// granted whole; folders holding one are granted for listing only and
+// descended into. Symlinks are left out: what they point to is granted or
+// not on its own.
+func readRules(r string, masked []string, budget int) ([]grantRule, error) {
+	var inside []string
+	for _, m := range masked {
+		if pathUnder(m, r) {
+			inside = append(inside, m)
+		}
+	}
+	if len(inside) == 0 {
+		return []grantRule{{r, "r"}}, nil
+	}
+	rules := []grantRule{{r, "l"}}
+	ents, err := os.ReadDir(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --read %s: %v", ErrBadConfig, r, err)
+	}
+	for _, e := range ents {
+		c := filepath.Join(r, e.Name())
+		switch {
+		case slices.Contains(inside, c), e.Type()&fs.ModeSymlink != 0:
+			continue
+		case slices.ContainsFunc(inside, func(m string) bool { return pathUnder(m, c) }):
+			sub, err := readRules(c, inside, budget-len(rules))
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, sub...)
+		default:
+			rules = append(rules, grantRule{c, "r"})
+		}
+		if len(rules) > budget {
+			return nil, fmt.Errorf("%w: --read %s holds a denied entry and too many files beside it to grant one by one (over %d); grant subfolders instead", ErrBadConfig, r, maxGrantRules)
+		}
+	}
+	return rules, nil
+}
+
+// denyEntries expands the deny list: "~/" entries for every home folder,
+// and existing entries also by their resolved path (a symlinked ~/.ssh
+// keeps its keys elsewhere). Entries named in allowed are dropped.
+func denyEntries(list, homes []string, allowed map[string]bool) []string {
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !allowed[p] && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, e := range list {
+		var paths []string
+		if rest, ok := strings.CutPrefix(e, "~/"); ok {
+			for _, h := range homes {
+				paths = append(paths, filepath.Join(h, rest))
+			}
+		} else if filepath.IsAbs(e) {
+			paths = []string{e}
+		}
+		for _, p := range paths {
+			add(p)
+			if hasMeta(p) {
+				continue
+			}
+			if r, err := filepath.EvalSymlinks(p); err == nil && r != "/" {
+				add(r)
+			}
+		}
+	}
+	return out
+}
+
+// homeFolders returns the caller's $HOME, /root and every home folder
+// named in /etc/passwd that exists, resolved, without "/".
+func homeFolders() []string {
+	cands := []string{os.Getenv("HOME"), "/root"}
+	if f, err := os.Open("/etc/passwd"); err == nil {
+		sc := bufio.NewScanner(f)
+		for n := 0; sc.Scan() && n < 10000; n++ {
+			if fields := strings.Split(sc.Text(), ":"); len(fields) >= 7 {
+				cands = append(cands, fields[5])
+			}
+		}
+		f.Close()
+	}
+	var out []string
+	for _, h := range cands {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		r, err := filepath.EvalSymlinks(h)
+		if err != nil || r == "/" {
+			continue
+		}
+		if st, err := os.Stat(r); err == nil && st.IsDir() && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// denyBase is the folder part of a deny entry without wildcards.
+func denyBase(d string) string {
+	for hasMeta(d) {
+		d = filepath.Dir(d)
+	}
+	return d
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+// pathUnder reports whether p lies strictly inside dir.
+func pathUnder(p, dir string) bool {
+	return p != dir && strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// unreachableError is a path the sandbox identity cannot reach through the
+// host's folders (a root caller's sandbox runs as nobody). It wraps
+// ErrBadConfig. Run hands such a folder over when it can (handOver) and
+// returns this error when it cannot.
+type unreachableError struct {
+	path string
+	uid  int
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("%v: %s is not readable by uid %d, the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, e.uid)
+}
+
+func (e *unreachableError) Unwrap() error { return ErrBadConfig }
+
+// checkSkillGrants refuses a write grant that holds the skill folder or
+// lies inside it: the script could rewrite the skill (the next run would
+// execute the change), and the skill folder is read-only by design.
+func checkSkillGrants(skill string, write []string) error {
+	for _, w := range write {
+		if w == skill || pathUnder(skill, w) || pathUnder(w, skill) {
+			return fmt.Errorf("%w: --write %s overlaps the skill folder %s, which stays read-only; grant a folder outside it", ErrBadConfig, w, skill)
+		}
+	}
+	return nil
+}
+
+// MakeWriteFolder creates dir (with its parents) when it is missing, the
+// way Run creates a missing WritePaths folder: owned by the identity the
+// sandbox runs as (uid 65534 for a root caller), so that scripts can write
+// in it without it being id-mapped (see docs/grants.md). It reports
+// whether it created dir.
+func MakeWriteFolder(dir string) (bool, error) {
+	if _, err := os.Lstat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	uid, gid := sandboxIdentity()
+	if uid != os.Geteuid() && uid >= 0 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,382 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// firstTreeFD is the init stage's descriptor of the first detached tree:
+// the trees follow configFD, reportFD and statusFD in ExtraFiles.
+const firstTreeFD = statusFD + 1
+
+// handOver lets a sandbox that runs as another identity than the caller
+// (a root caller, see nobodyUID) reach the skill folder and the grants
+// without anyone changing their permissions. For each path, the
+// supervisor, which can reach it, makes a detached copy of its mount
+// (open_tree(2) with OPEN_TREE_CLONE); the init stage attaches each copy
+// at its own path in the sandbox's mount namespace (move_mount(2)): the
+// folders above it, such as a 0700 `mktemp -d` folder or /root, are then
+// never traversed. Read-only copies (the skill folder, read grants) are
+// also id-mapped so that files owned by root appear owned by the sandbox
+// identity (mount_setattr(2) with MOUNT_ATTR_IDMAP). Write grants are
+// not (see clone): a write grant must itself be writable by the sandbox
+// identity, and Run creates missing ones owned by it.
+//
+// The skill folder is handed over only with skillToo (when the sandbox
+// identity cannot reach it otherwise). It returns the files to pass to
+// the init stage (their descriptors are recorded in cfg), or nil when the
+// caller is the sandbox identity or cannot clone mounts. When a read-only
+// copy cannot be id-mapped, the path itself must be accessible to the
+// sandbox identity; the error then names it.
+func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) {
+	if uid == os.Geteuid() || os.Geteuid() != 0 || (!skillToo && len(cfg.Grants) == 0) {
+		return nil, nil
+	}
+	userns, err := idmapUserNS(uid, gid)
+	if err != nil {
+		userns = -1
+	} else {
+		defer unix.Close(userns)
+	}
+	var files []*os.File
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	clone := func(path, want string, g *grantMount) (int, error) {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return 0, err
+		}
+		if g != nil {
+			if err := sameGrant(fd, *g); err != nil {
+				unix.Close(fd)
+				return 0, err
+			}
+		}
+		mapped := false
+		// Never for a write grant: a file the script created there would
+		// belong to root on disk, and a setuid bit it set would make a
+		// setuid-root program on the host.
+		if userns >= 0 && want == "r" {
+			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
+			mapped = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr) == nil
+		}
+		if !mapped && !grantAccessible(path, uid, gid, want) {
+			unix.Close(fd)
+			return 0, errGrantAccess(path, uid, want)
+		}
+		files = append(files, os.NewFile(uintptr(fd), path))
+		return firstTreeFD + len(files) - 1, nil
+	}
+	// Without open_tree (old kernel, no CAP_SYS_ADMIN in the initial user
+	// namespace, a seccomp policy) nothing is handed over, and
+	// checkReachable and checkGrantReach decide.
+	if skillToo {
+		if cfg.SkillTree, err = clone(cfg.Skill, "r", nil); err != nil {
+			cfg.SkillTree = 0
+			if errors.Is(err, ErrBadConfig) {
+				return fail(err)
+			}
+			return fail(nil)
+		}
+	}
+	for i := range cfg.Grants {
+		g := &cfg.Grants[i]
+		want := "r"
+		if g.Write {
+			want = "rw"
+		}
+		if g.Tree, err = clone(g.Path, want, g); err != nil {
+			for j := range cfg.Grants {
+				cfg.Grants[j].Tree = 0
+			}
+			cfg.SkillTree = 0
+			if errors.Is(err, ErrBadConfig) {
+				return fail(err)
+			}
+			return fail(nil)
+		}
+	}
+	return files, nil
+}
+
+// idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
+// gid, the mapping of the sandbox's own namespace, for id-mapped mounts.
+// It is the namespace of a short-lived init stage that is given no config
+// and exits as soon as the namespace is open.
+func idmapUserNS(uid, gid int) (int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return -1, err
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer null.Close()
+	cmd := &exec.Cmd{
+		Path:       selfExe(),
+		Args:       []string{initArg0},
+		Env:        []string{"GOGC=off", "GOMAXPROCS=1"},
+		ExtraFiles: []*os.File{r, null},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  unix.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	}
+	if err := cmd.Start(); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	w.Close() // the helper reads EOF and exits
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
+
+// grantAccessible reports whether uid:gid may use path itself as want
+// ("r" or "rw"; folders also need search permission).
+func grantAccessible(path string, uid, gid int, want string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	bits := uint32(permRead)
+	if want == "rw" {
+		bits |= 2
+	}
+	if st.IsDir() {
+		bits |= permExec
+	}
+	return mayAccess(path, uid, gid, bits)
+}
+
+// errGrantAccess names the path the sandbox identity cannot use, and the
+// fix.
+func errGrantAccess(path string, uid int, want string) error {
+	how, chmod := "readable", "o+rX"
+	if want == "rw" {
+		how, chmod = "writable", "o+rwX"
+	}
+	why := ", and its file system cannot be id-mapped"
+	if want == "rw" {
+		why = ""
+	}
+	return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as%s (fix: chown %d %s, or chmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, uid, why, uid, path, chmod, path)
+}
+
+// checkGrantReach is the permission check without a mount namespace,
+// where the script reaches each grant through the host's folders as the
+// sandbox identity.
+func checkGrantReach(uid, gid int, reach map[string]string) error {
+	if uid == os.Geteuid() {
+		return nil
+	}
+	for path, want := range reach {
+		if bad := unreachable(path, uid, gid, permExec); bad != "" && bad != path {
+			return errUnreachable(bad, uid)
+		}
+		if !grantAccessible(path, uid, gid, want) {
+			return errGrantAccess(path, uid, want)
+		}
+	}
+	return nil
+}
+
+// openGrants opens, before the host's folders are masked, the grants the
+// supervisor did not hand over as trees.
+func openGrants(cfg *initConfig) (map[string]int, error) {
+	fds := map[string]int{}
+	for _, g := range cfg.Grants {
+		if g.Tree != 0 {
+			continue
+		}
+		fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			closeGrants(fds)
+			return nil, fmt.Errorf("open grant %s: %v", g.Path, err)
+		}
+		if err := sameGrant(fd, g); err != nil {
+			unix.Close(fd)
+			closeGrants(fds)
+			return nil, err
+		}
+		fds[g.Path] = fd
+	}
+	return fds, nil
+}
+
+// sameGrant checks that fd is the file planGrants checked for g: the
+// path may have been swapped for a symlink to a denied folder since (by a
+// script of a concurrent run writing to a parent folder). The error wraps
+// ErrBadConfig so that handOver fails rather than falls back.
+func sameGrant(fd int, g grantMount) error {
+	if g.Dev == 0 && g.Ino == 0 {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("grant %s: fstat: %v", g.Path, err)
+	}
+	if uint64(st.Dev) != g.Dev || uint64(st.Ino) != g.Ino {
+		return fmt.Errorf("%w: grant %s changed between its check and its mount (replaced or swapped for a symlink); refused", ErrBadConfig, g.Path)
+	}
+	return nil
+}
+
+// fileIDOf returns the device and inode numbers of info.
+func fileIDOf(info fs.FileInfo) [2]uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return [2]uint64{}
+}
+
+func closeGrants(fds map[string]int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// grantPaths are the paths setupMounts must be able to create mount
+// points for.
+func grantPaths(cfg *initConfig) []string {
+	var ps []string
+	for _, g := range cfg.Grants {
+		ps = append(ps, g.Path)
+	}
+	return ps
+}
+
+// bindGrants mounts each grant at its own path, parents first: the
+// supervisor's tree when there is one, else a bind mount of the descriptor
+// opened by openGrants. Mount points missing from the masks are created.
+// Then the mount and everything below it gets nosuid, nodev and noexec,
+// and read grants become read-only, recursively (mount_setattr(2)).
+func bindGrants(cfg *initConfig, fds map[string]int) error {
+	var errs []error
+	for _, g := range cfg.Grants {
+		if err := mountPoint(g.Path, g.Tree, fds[g.Path]); err != nil {
+			errs = append(errs, fmt.Errorf("grant %s: %v", g.Path, err))
+			continue
+		}
+		if g.Tree != 0 {
+			err := unix.MoveMount(g.Tree, "", unix.AT_FDCWD, g.Path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+			unix.Close(g.Tree)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("grant %s: move_mount: %v", g.Path, err))
+				continue
+			}
+		} else if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[g.Path]), g.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			errs = append(errs, fmt.Errorf("grant %s: bind: %v", g.Path, err))
+			continue
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		if !g.Write {
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, g.Path, unix.AT_RECURSIVE, &attr); err != nil {
+			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %v", g.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountPoint makes sure path exists in the sandbox's view, as a folder or
+// an empty file like the grant (open on fd, or the tree).
+func mountPoint(path string, tree, fd int) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	src := fd
+	if tree != 0 {
+		src = tree
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(src, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// attachSkill mounts the supervisor's tree of the skill folder at its
+// path, in place of a bind mount of a descriptor the init stage could not
+// open itself.
+func attachSkill(cfg *initConfig) error {
+	if err := os.MkdirAll(cfg.Skill, 0o755); err != nil {
+		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
+	}
+	err := unix.MoveMount(cfg.SkillTree, "", unix.AT_FDCWD, cfg.Skill, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	unix.Close(cfg.SkillTree)
+	if err != nil {
+		return fmt.Errorf("skill folder %s: move_mount: %v", cfg.Skill, err)
+	}
+	return nil
+}
+
+// maskDenied hides the deny-list entries found inside read grants: a
+// folder behind an empty read-only tmpfs no one may enter, a file behind
+// /dev/null on a nodev mount (opening it fails).
+func maskDenied(cfg *initConfig, null int) error {
+	var errs []error
+	for _, m := range cfg.Masked {
+		st, err := os.Lstat(m)
+		if err != nil {
+			continue // gone, or hidden by a mask above it
+		}
+		switch {
+		case st.IsDir():
+			err = unix.Mount("tmpfs", m, "tmpfs", maskFlags|unix.MS_RDONLY, "size=4k,nr_inodes=1,mode=000")
+		case st.Mode().IsRegular() && null != 0:
+			if err = unix.Mount("/proc/self/fd/"+strconv.Itoa(null), m, "", unix.MS_BIND, ""); err == nil {
+				attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+				err = unix.MountSetattr(unix.AT_FDCWD, m, 0, &attr)
+			}
+		default:
+			continue // a socket or FIFO: no content to read
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mask %s: %v", m, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// grantAccess maps a grantRule's access to Landlock rights.
+func grantAccess(access string) uint64 {
+	switch access {
+	case "rw":
+		return llReadWrite
+	case "r":
+		return llRead
+	}
+	return unix.LANDLOCK_ACCESS_FS_READ_DIR
+}

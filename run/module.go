@@ -1,0 +1,61 @@
+package run
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/validate"
+)
+
+// moduleArgv is scriptArgv for Sandbox.Module: module is a dotted Python
+// module name inside the skill's scripts package ("scripts.package_skill",
+// "scripts.tools.check"), run as "python3 -m MODULE ARGS..." from the
+// skill folder, as its documentation says to run it. The module's file
+// (MODULE.py, or MODULE/__main__.py for a package) must be a regular file
+// in scripts/, checked like any script.
+func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, res *Result) ([]string, int, error) {
+	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
+	res.Skill = res.Validation.Name
+	if !res.Validation.Valid {
+		return nil, 0, fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	}
+	if !validModule(module) || !strings.HasPrefix(module, "scripts.") {
+		return nil, 0, fmt.Errorf("%w: %q is not a module of the skill's scripts package (want e.g. scripts.package_skill)", ErrBadScript, module)
+	}
+	rel := strings.ReplaceAll(module, ".", "/")
+	target, err := validate.ResolveScript(skill, rel+".py")
+	if err != nil {
+		var err2 error
+		if target, err2 = validate.ResolveScript(skill, rel+"/__main__.py"); err2 != nil {
+			msg := strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
+			return nil, 0, fmt.Errorf("%w: module %s: %s", ErrBadScript, module, msg)
+		}
+	}
+	if r, err := filepath.Rel(skill, target); err == nil {
+		res.Script = filepath.ToSlash(r)
+	}
+	prog, err := lookPath("python3")
+	if err != nil {
+		return nil, 0, err
+	}
+	argv := append([]string{prog, "-m", module}, args...)
+	res.Interpreter = argv[:3]
+	return argv, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, skill, target, prog)
+}
+
+// validModule reports whether name is a dotted sequence of Python
+// identifiers (ASCII only: skills are shared across systems).
+func validModule(name string) bool {
+	for _, part := range strings.Split(name, ".") {
+		if part == "" || part[0] >= '0' && part[0] <= '9' {
+			return false
+		}
+		for _, c := range part {
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package run
+
+import (
+	"errors"
+	"os"
+)
+
+// hostAllowlistSupported: the allowlist relies on Linux network namespaces.
+const hostAllowlistSupported = false
+
+var errNoAllowlist = errors.New("the host allowlist needs Linux network namespaces")
+
+// proxySocketPair is never reached: planProxy refuses AllowHosts here.
+func proxySocketPair() (sup, child *os.File, err error) { return nil, nil, errNoAllowlist }
+
+// start is never reached: planProxy refuses AllowHosts here.
+func (pp *proxyPlan) start(sup *os.File) error { return errNoAllowlist }

@@ -1,0 +1,265 @@
+package scan
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/sign"
+)
+
+// Bounds of a scan. MaxFileBytes is the most of one file that is read; a
+// larger file gets a not-scanned finding instead of text checks. After
+// MaxSkillBytes of a skill's files were read, the remaining files get
+// not-scanned findings too, so a hostile folder cannot make a scan run for
+// hours.
+const (
+	MaxFileBytes  = 1 << 20
+	MaxSkillBytes = 64 << 20
+)
+
+// Result is the scan of one skill folder.
+type Result struct {
+	// Path is the skill folder as given.
+	Path string `json:"path"`
+	// Findings are sorted by file, line and rule.
+	Findings []Finding `json:"findings"`
+	// Files is the number of regular files looked at.
+	Files int `json:"files"`
+
+	read int64 // bytes read so far, against MaxSkillBytes
+}
+
+// Max returns the highest severity among the findings, and false when
+// there are none.
+func (r *Result) Max() (Severity, bool) {
+	if len(r.Findings) == 0 {
+		return Info, false
+	}
+	m := Info
+	for _, f := range r.Findings {
+		m = max(m, f.Severity)
+	}
+	return m, true
+}
+
+// Skill scans the skill folder dir. It fails only when the folder cannot
+// be listed (missing, unreadable, more than sign.MaxEntries entries);
+// problems with single files are findings.
+func Skill(dir string) (*Result, error) {
+	tree, err := sign.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	res := &Result{Path: dir, Findings: []Finding{}}
+	for _, e := range tree.Entries {
+		switch {
+		case e.Type == fs.ModeDir:
+		case e.Type == fs.ModeSymlink:
+			res.link(tree, e.Path)
+		case e.Type != 0:
+			res.add(Finding{RuleLink, Medium, e.Path, 0, "special file (" + e.Type.String() + "), never opened"})
+		default:
+			res.Files++
+			res.file(tree, e.Path)
+		}
+	}
+	slices.SortStableFunc(res.Findings, func(a, b Finding) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return strings.Compare(a.Rule, b.Rule)
+	})
+	return res, nil
+}
+
+func (r *Result) add(f Finding) { r.Findings = append(r.Findings, f) }
+
+// link reports a symlink, high when it leaves the skill folder.
+func (r *Result) link(tree *sign.Tree, rel string) {
+	target, err := os.Readlink(filepath.Join(tree.Root, filepath.FromSlash(rel)))
+	if err != nil {
+		r.add(Finding{RuleLink, Medium, rel, 0, "symlink that cannot be read"})
+		return
+	}
+	t := filepath.ToSlash(target)
+	joined := path.Clean(path.Join(path.Dir(rel), t))
+	if path.IsAbs(t) || joined == ".." || strings.HasPrefix(joined, "../") {
+		r.add(Finding{RuleLink, High, rel, 0, fmt.Sprintf("symlink to %q, outside the skill", truncate(target, 80))})
+		return
+	}
+	r.add(Finding{RuleLink, Medium, rel, 0, fmt.Sprintf("symlink to %q (a signed skill may not contain links)", truncate(target, 80))})
+}
+
+// file scans one regular file, reading at most MaxFileBytes+1 bytes.
+func (r *Result) file(tree *sign.Tree, rel string) {
+	if r.read >= MaxSkillBytes {
+		r.add(Finding{RuleNotScanned, Low, rel, 0, fmt.Sprintf("not scanned: the skill's first %d MiB were read already", MaxSkillBytes>>20)})
+		return
+	}
+	f, st, err := tree.Open(rel)
+	if err != nil {
+		r.add(Finding{RuleNotScanned, Low, rel, 0, "cannot be read: " + err.Error()})
+		return
+	}
+	// Sized from the file's size (which may change while it is read), so
+	// that small files do not pay for the largest one.
+	buf := make([]byte, min(max(st.Size(), 0), MaxFileBytes)+1)
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		r.add(Finding{RuleNotScanned, Low, rel, 0, "cannot be read: " + err.Error()})
+		return
+	}
+	data := buf[:n]
+	r.read += int64(n)
+	exec := st.Mode().Perm()&0o111 != 0
+	kind := classify(rel, data)
+	switch kind.binary {
+	case "native":
+		r.add(Finding{RuleNativeBinary, High, rel, 0, kind.what + ": compiled code that cannot be reviewed"})
+	case "archive":
+		r.add(Finding{RuleArchive, Medium, rel, 0, kind.what + " archive: its content is not scanned"})
+	}
+	if kind.disguised != "" {
+		r.add(Finding{RuleDisguised, Medium, rel, 0, "named " + kind.disguised + " but its content is not that format"})
+	}
+	if exec && !underScripts(rel) && kind.binary != "native" {
+		r.add(Finding{RuleExecOutside, Low, rel, 0, "executable file outside scripts/"})
+	}
+	if kind.binary != "" {
+		return
+	}
+	if int64(n) > st.Size() && n <= MaxFileBytes {
+		r.add(Finding{RuleNotScanned, Low, rel, 0, "grew while being read: not scanned"})
+		return
+	}
+	if n > MaxFileBytes || st.Size() > MaxFileBytes {
+		sev := Info
+		if kind.code || kind.markdown {
+			sev = Low
+		}
+		r.add(Finding{RuleNotScanned, sev, rel, 0, fmt.Sprintf("larger than %d bytes (%d): not scanned", MaxFileBytes, st.Size())})
+		return
+	}
+	r.text(rel, data, kind)
+}
+
+// underScripts reports whether rel is inside a folder named scripts.
+func underScripts(rel string) bool {
+	dir := path.Dir(rel)
+	return slices.Contains(strings.Split(dir, "/"), "scripts")
+}
+
+// fileKind is what classify found out about a file.
+type fileKind struct {
+	binary   string // "native", "archive", "data" (other binary) or ""
+	what     string // e.g. "ELF executable", "zip"
+	code     bool   // scripts and source files
+	markdown bool
+	skillMD  bool // the root SKILL.md
+	// disguised is the extension of a file whose content does not match
+	// it (a script named logo.png), else "".
+	disguised string
+}
+
+// dataMagic lists the leading bytes of common data formats by extension.
+var dataMagic = map[string][]string{
+	".pdf":   {"%PDF-"},
+	".png":   {"\x89PNG\r\n\x1a\n"},
+	".jpg":   {"\xff\xd8\xff"},
+	".jpeg":  {"\xff\xd8\xff"},
+	".gif":   {"GIF87a", "GIF89a"},
+	".ttf":   {"\x00\x01\x00\x00", "true", "OTTO"},
+	".otf":   {"OTTO", "\x00\x01\x00\x00"},
+	".woff":  {"wOFF"},
+	".woff2": {"wOF2"},
+	".docx":  {"PK\x03\x04"},
+	".xlsx":  {"PK\x03\x04"},
+	".pptx":  {"PK\x03\x04"},
+}
+
+var codeExts = map[string]bool{
+	".py": true, ".sh": true, ".bash": true, ".zsh": true, ".js": true, ".mjs": true, ".cjs": true,
+	".ts": true, ".mts": true, ".cts": true, ".rb": true, ".pl": true, ".ps1": true, ".php": true,
+	".go": true, ".lua": true, ".r": true, ".jl": true, ".swift": true, ".kt": true, ".java": true,
+	".cs": true, ".rs": true, ".c": true, ".cc": true, ".cpp": true, ".h": true, ".bat": true, ".cmd": true,
+}
+
+var archiveExts = []string{".zip", ".tar", ".tgz", ".tar.gz", ".gz", ".bz2", ".xz", ".zst", ".7z", ".rar",
+	".jar", ".war", ".whl", ".egg", ".apk", ".deb", ".rpm", ".cab", ".msi", ".dmg", ".iso", ".cpio", ".lz", ".lzma"}
+
+// officeExts are zip files by design; dataExts are binary formats whose
+// bytes may happen to contain no NUL early on (a PDF's text header).
+var (
+	officeExts = []string{".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".docm", ".xlsm", ".pptm", ".epub"}
+	dataExts   = []string{".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tif", ".tiff",
+		".ttf", ".otf", ".woff", ".woff2", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".webm", ".mov", ".sqlite", ".db"}
+)
+
+// classify looks at a file's name and first bytes.
+func classify(rel string, data []byte) fileKind {
+	lower := strings.ToLower(rel)
+	ext := path.Ext(lower)
+	k := fileKind{
+		code:     codeExts[ext] || underScripts(rel) || bytes.HasPrefix(data, []byte("#!")),
+		markdown: ext == ".md" || ext == ".markdown" || ext == ".mdx",
+		skillMD:  rel == "SKILL.md" || rel == "skill.md",
+	}
+	head := data[:min(len(data), 512)]
+	switch {
+	case bytes.HasPrefix(head, []byte("\x7fELF")):
+		k.binary, k.what = "native", "ELF executable"
+	case hasPrefixAny(head, "\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", "\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe", "\xca\xfe\xba\xbe"):
+		k.binary, k.what = "native", "Mach-O executable"
+	case bytes.HasPrefix(head, []byte("MZ")) && (ext == ".exe" || ext == ".dll" || ext == ".sys" || ext == ".scr" || len(head) >= 64 && bytes.Contains(data[:min(len(data), 1024)], []byte("PE\x00\x00"))):
+		k.binary, k.what = "native", "Windows PE executable"
+	case bytes.HasPrefix(head, []byte("\x00asm")):
+		k.binary, k.what = "native", "WebAssembly module"
+	case hasSuffixAny(lower, officeExts...), hasSuffixAny(lower, dataExts...):
+		if magic, ok := dataMagic[ext]; ok && !hasPrefixAny(head, magic...) {
+			// Named as data but not that format: read it as text.
+			k.disguised = ext
+			break
+		}
+		k.binary = "data"
+	case hasSuffixAny(lower, archiveExts...):
+		k.binary, k.what = "archive", strings.TrimPrefix(ext, ".")
+	case hasPrefixAny(head, "PK\x03\x04", "PK\x05\x06"):
+		k.binary, k.what = "archive", "zip"
+	case hasPrefixAny(head, "\x1f\x8b", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "BZh", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd"):
+		k.binary, k.what = "archive", "compressed"
+	case len(head) > 262 && string(head[257:262]) == "ustar":
+		k.binary, k.what = "archive", "tar"
+	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0:
+		k.binary = "data"
+	}
+	return k
+}
+
+func hasPrefixAny(b []byte, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSuffixAny(s string, suffixes ...string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}

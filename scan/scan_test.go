@@ -1,0 +1,162 @@
+package scan
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testdata is the shared corpus of scan test skills.
+const testdata = "../testdata/scan"
+
+// formatFindings renders findings one per line for goldens and messages.
+func formatFindings(res *Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s %s %s:%d: %s\n", f.Severity, f.Rule, f.File, f.Line, f.Reason)
+	}
+	return b.String()
+}
+
+func mustScan(t *testing.T, dir string) *Result {
+	t.Helper()
+	res, err := Skill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestTriggers: every rule's test skill makes it fire (at the severity
+// given, at least), and its near-miss twin does not.
+func TestTriggers(t *testing.T) {
+	tests := []struct {
+		dir   string
+		rules map[string]Severity // rule -> lowest severity expected
+	}{
+		{"hidden-unicode", map[string]Severity{RuleHiddenUnicode: High}},
+		{"prompt-injection", map[string]Severity{RulePromptInjection: High}},
+		{"pipe-to-shell", map[string]Severity{RulePipeToShell: Critical}},
+		{"credential-read", map[string]Severity{RuleCredentialRead: High}},
+		{"obfuscated-exec", map[string]Severity{RuleObfuscatedExec: Critical}},
+		{"binaries", map[string]Severity{RuleNativeBinary: High, RuleArchive: Medium, RuleExecOutside: Low, RuleDisguised: Medium}},
+		{"load-time-command", map[string]Severity{RuleLoadTimeCommand: Medium}},
+		{"network-endpoint", map[string]Severity{RuleNetworkEndpoint: Info}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			res := mustScan(t, filepath.Join(testdata, "trigger", tt.dir))
+			for rule, sev := range tt.rules {
+				found := false
+				for _, f := range res.Findings {
+					if f.Rule == rule && f.Severity >= sev && f.Line >= 0 {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("trigger: no %s finding at %s or above:\n%s", rule, sev, formatFindings(res))
+				}
+			}
+			near := mustScan(t, filepath.Join(testdata, "nearmiss", tt.dir))
+			for _, f := range near.Findings {
+				if tt.rules[f.Rule] != 0 || f.Rule == RuleNetworkEndpoint && tt.dir == "network-endpoint" || f.Severity > Info {
+					t.Errorf("near miss: %s %s %s:%d: %s", f.Severity, f.Rule, f.File, f.Line, f.Reason)
+				}
+			}
+		})
+	}
+}
+
+// TestGolden pins every finding (rule, severity, file, line, reason) of
+// the trigger skills.
+func TestGolden(t *testing.T) {
+	var b strings.Builder
+	dirs, err := os.ReadDir(filepath.Join(testdata, "trigger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		fmt.Fprintf(&b, "== %s\n", d.Name())
+		b.WriteString(formatFindings(mustScan(t, filepath.Join(testdata, "trigger", d.Name()))))
+	}
+	golden := filepath.Join(testdata, "findings.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("findings differ from %s (-update after review):\n%s", golden, b.String())
+	}
+}
+
+// TestAnthropicShapes: skills shaped like the public Anthropic skills
+// (their layout, libraries, commands and phrasing, rewritten) must get
+// nothing above info.
+func TestAnthropicShapes(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join(testdata, "anthropic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 7 {
+		t.Fatalf("only %d skills in testdata/scan/anthropic", len(dirs))
+	}
+	for _, d := range dirs {
+		res := mustScan(t, filepath.Join(testdata, "anthropic", d.Name()))
+		if res.Files < 2 {
+			t.Errorf("%s: only %d files scanned", d.Name(), res.Files)
+		}
+		for _, f := range res.Findings {
+			if f.Severity > Info {
+				t.Errorf("%s: %s %s %s:%d: %s", d.Name(), f.Severity, f.Rule, f.File, f.Line, f.Reason)
+			}
+		}
+	}
+}
+
+// BenchmarkSkill scans a pdf-shaped skill (Markdown, three scripts).
+func BenchmarkSkill(b *testing.B) {
+	dir := filepath.Join(testdata, "anthropic", "pdf")
+	for b.Loop() {
+		if _, err := Skill(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSkillByteBudget: after MaxSkillBytes were read, further files are
+// reported, not read.
+func TestSkillByteBudget(t *testing.T) {
+	dir := t.TempDir()
+	const files = MaxSkillBytes/MaxFileBytes + 3
+	for i := range files {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%03d.bin", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sparse: no disk space, but every byte is read.
+		if err := f.Truncate(MaxFileBytes); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	res := mustScan(t, dir)
+	skipped := 0
+	for _, f := range res.Findings {
+		if f.Rule == RuleNotScanned && strings.Contains(f.Reason, "were read already") {
+			skipped++
+		}
+	}
+	if skipped != 3 {
+		t.Errorf("%d files skipped, want 3:\n%s", skipped, formatFindings(res))
+	}
+}

@@ -1,0 +1,178 @@
+package scan
+
+import (
+	"regexp"
+	"strings"
+)
+
+// text runs the line rules over a text file.
+func (r *Result) text(rel string, data []byte, k fileKind) {
+	lines := strings.Split(string(data), "\n")
+	inFence, fence := false, ""
+	inFront := k.skillMD && len(lines) > 0 && strings.TrimSpace(strings.TrimPrefix(lines[0], "\ufeff")) == "---"
+	decoded := map[string]bool{} // variables assigned from a decoder
+	hosts := map[string]bool{}
+	for i, line := range lines {
+		n := i + 1
+		line = strings.TrimSuffix(line, "\r")
+		add := func(rule string, sev Severity, msg string) {
+			r.add(Finding{rule, sev, rel, n, msg})
+		}
+		if !isASCII(line) {
+			checkHidden(line, i == 0, func(sev Severity, msg string) { add(RuleHiddenUnicode, sev, msg) })
+		}
+
+		trimmed := strings.TrimSpace(line)
+		if k.skillMD && inFront {
+			if i > 0 && trimmed == "---" {
+				inFront = false
+			}
+		} else if k.markdown {
+			switch {
+			case !inFence && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
+				inFence, fence = true, trimmed[:3]
+			case inFence && strings.HasPrefix(trimmed, fence):
+				inFence = false
+			case k.skillMD && !inFence:
+				if m := reBangInline.FindString(line); m != "" {
+					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", m))
+				} else if reBangLine.MatchString(line) && !strings.HasPrefix(trimmed, "![") {
+					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", trimmed))
+				}
+			}
+		}
+
+		// Endpoints on the whole line: a window edge would cut a URL.
+		if k.code && (strings.Contains(line, "://") || hasDottedDigits(line)) {
+			for _, h := range endpoints(line) {
+				if !hosts[h] {
+					hosts[h] = true
+					add(RuleNetworkEndpoint, Info, "names endpoint "+h)
+				}
+			}
+		}
+		lineRules(line, k, decoded, add)
+	}
+}
+
+// lineRules runs the rules that look at one line.
+// decoded holds the variables assigned from a decoder so far in the file.
+func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
+	// Cheap literal tests keep the regular expressions off most lines.
+	lower := strings.ToLower(line)
+	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass") {
+		if m := reIgnoreRules.FindString(line); m != "" {
+			add(RulePromptInjection, High, reason("tells the agent to ignore its instructions: %s", m))
+		}
+	}
+	if k.markdown && containsAny(lower, "the user", "silently", "secretly", "covertly") {
+		if m := reHideFromUser.FindString(line); m != "" {
+			add(RulePromptInjection, High, reason("keeps actions from the user: %s", m))
+		}
+	}
+	if k.markdown && containsAny(lower, "http", "webhook", "ngrok", "requestbin", "pastebin", ".") && containsAny(lower, "send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak") {
+		if m := reSendData.FindString(line); m != "" {
+			add(RulePromptInjection, High, reason("sends data to a remote address: %s", m))
+		}
+	}
+	if containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
+		if name := pipedInto(line, reDownloader); name != "" {
+			add(RulePipeToShell, Critical, "pipes a download into "+name)
+		} else if m := reSubstitution.FindString(line); m != "" {
+			add(RulePipeToShell, Critical, reason("runs downloaded code: %s", m))
+		}
+	}
+
+	if containsAny(lower, credentialHints...) {
+		if m := reCredential.FindString(line); m != "" {
+			add(RuleCredentialRead, High, reason("names a credential location: %s", m))
+		}
+	}
+
+	switch {
+	case !containsAny(lower, decodeHints...) && len(decoded) == 0:
+	case reShellDecode.MatchString(line) && pipedInto(line, reShellDecode) != "":
+		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode))
+	case reDecodeCall.MatchString(line) && reExecCall.MatchString(line):
+		add(RuleObfuscatedExec, Critical, reason("executes decoded data: %s", line))
+	case len(decoded) > 0 && (reExecCall.MatchString(line) || reShellEval.MatchString(line)):
+		for v := range decoded {
+			if usesVar(line, v) {
+				add(RuleObfuscatedExec, Critical, "executes "+v+", which holds decoded data")
+				break
+			}
+		}
+	}
+	if containsAny(lower, decodeHints...) {
+		if m := reDecodeAssign.FindStringSubmatch(line); m != nil {
+			decoded[m[1]] = true
+		}
+	}
+
+}
+
+// Literal hints, lowercase, that a line must contain before the
+// corresponding expressions are tried.
+var (
+	credentialHints = []string{".ssh", ".aws", "id_", ".gnupg", ".kube", ".docker", "gcloud", ".netrc", "credentials",
+		"chrome", "chromium", "brave", "edge", "firefox", "login data", "logins.json", "key3", "key4", "cookies",
+		"keychain", "security", "keyring", "kwallet", "secret-tool", "shadow", ".pgpass"}
+	decodeHints = []string{"base64", "xxd", "openssl", "decode", "fromhex", "unhexlify", "atob", "buffer.from", "zlib", "marshal"}
+)
+
+// containsAny reports whether s contains any of the substrings.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// hasDottedDigits reports whether s has a digit, a dot and a digit in a
+// row, the least an IPv4 literal needs.
+func hasDottedDigits(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == '.' && s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= '0' && s[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// reShellEval matches shell constructs that run a string as code.
+var reShellEval = regexp.MustCompile(`\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`)
+
+// usesVar reports whether line refers to the variable v as a word, or as
+// $v / ${v} in shell.
+func usesVar(line, v string) bool {
+	for i := 0; ; {
+		j := strings.Index(line[i:], v)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(v)
+		before := j == 0 || !isWord(line[j-1])
+		after := end == len(line) || !isWord(line[end])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

@@ -1,0 +1,283 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// classProbes returns probes 29 and up: the classes an independent red team
+// found (issue 9), each as a probe skill so the table shows them in all
+// three settings, not only the Go tests in run/.
+func classProbes() []probe {
+	return []probe{
+		{29, "p29-socket-families", "AF_VSOCK, AF_PACKET, raw sockets", mustBlock, nil, judgeP29},
+		{30, "p30-udp-exfil", "UDP datagrams to a host listener", mustBlock, setupP30, judgeP30},
+		{31, "p31-sysv-shm", "host SysV shared memory", mustBlock, setupP31, judgeP31},
+		{32, "p32-forged-request-id", "daemon with a forged request id", mustBlock, setupP32, judgeP32},
+		{33, "p33-tcp-fastopen", "TCP Fast Open to a host listener", mustBlock, setupP33, judgeP33},
+		{34, "p34-output-flood", "64 MiB to stdout, --max-output 1 MiB", mustBlock, setupP34, judgeP34},
+		{35, "p35-terminal-escape", "control sequences to a terminal", mustBlock, setupP35, judgeP35},
+	}
+}
+
+// hostHasVsock reports whether this kernel creates AF_VSOCK sockets at
+// all: where it does not, EAFNOSUPPORT inside says nothing about seccomp.
+func hostHasVsock() bool {
+	fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+}
+
+func judgeP29(e *env, o *outcome) judgement {
+	var made, ev, lay []string
+	for _, s := range o.steps {
+		short := strings.TrimPrefix(s.Label, "socket ")
+		if s.Status == "ok" {
+			made = append(made, short+" ("+s.Detail+")")
+			continue
+		}
+		ev = append(ev, short+": "+s.Status)
+		switch {
+		case strings.Contains(short, "VSOCK") && !hostHasVsock():
+			lay = append(lay, "kernel has no vsock")
+		case s.Status == "EAFNOSUPPORT" || s.Status == "EPERM":
+			lay = append(lay, "seccomp")
+		case s.Status == "EACCES":
+			lay = append(lay, "ping_group_range")
+		}
+	}
+	if len(o.steps) == 0 {
+		return judgement{verdict: vNone, evidence: "no result"}
+	}
+	if len(made) > 0 {
+		return judgement{verdict: vEffect, evidence: "created " + strings.Join(made, ", ") + "; " + strings.Join(ev, "; ")}
+	}
+	return judgement{verdict: vNone, evidence: strings.Join(ev, "; "), layer: layers(lay...)}
+}
+
+func setupP30(e *env) error {
+	u, err := newUDPCounter()
+	if err != nil {
+		return err
+	}
+	e.udp = u
+	e.defer_(u.close)
+	e.inv.args = []string{u.port(), "UDPSECRET-" + e.nonce}
+	return nil
+}
+
+func judgeP30(e *env, o *outcome) judgement {
+	// The counter's echo goes nowhere; a count of what arrived is the effect.
+	time.Sleep(100 * time.Millisecond)
+	n := e.udp.count.Load()
+	ev := stepEvidence(o, "udp sendto", "udp connect+send", "udp sendmsg", "udp6 sendto")
+	if n > 0 {
+		return judgement{verdict: vEffect, evidence: fmt.Sprintf("host listener got %d datagram(s); %s", n, ev)}
+	}
+	var lay []string
+	for _, s := range o.steps {
+		switch {
+		case s.Status == "ok":
+			lay = append(lay, "netns") // sent, but into the run's own loopback
+		case s.Status == "EPERM":
+			lay = append(lay, "seccomp")
+		default:
+			lay = append(lay, netLayer(s.Status))
+		}
+	}
+	return judgement{verdict: vNone, evidence: "host listener got 0; " + ev, layer: layers(lay...)}
+}
+
+// shmKey draws a System V key unlikely to be in use on the host.
+func shmKey() int {
+	var b [4]byte
+	if f, err := os.Open("/dev/urandom"); err == nil {
+		f.Read(b[:])
+		f.Close()
+	}
+	return int(binary.LittleEndian.Uint32(b[:])&0x3fffffff) | 0x40000000
+}
+
+func setupP31(e *env) error {
+	hostKey, ownKey := shmKey(), shmKey()
+	id, err := unix.SysvShmGet(hostKey, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
+	if err != nil {
+		return fmt.Errorf("host segment: %w", err)
+	}
+	e.defer_(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	mem, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		return fmt.Errorf("host segment: %w", err)
+	}
+	secret := "SHMSECRET-" + e.nonce
+	copy(mem, secret)
+	unix.SysvShmDetach(mem)
+	e.secrets = append(e.secrets, secret)
+	e.inv.args = []string{strconv.Itoa(hostKey), strconv.Itoa(ownKey)}
+	e.after = func(*outcome) {
+		// A segment the probe made under its key in the host's IPC
+		// namespace, visible to the host and to concurrent runs.
+		if own, err := unix.SysvShmGet(ownKey, 0, 0); err == nil {
+			e.peak = 1
+			unix.SysvShmCtl(own, unix.IPC_RMID, nil)
+		}
+	}
+	return nil
+}
+
+func judgeP31(e *env, o *outcome) judgement {
+	ev := stepEvidence(o, "shmget host key", "shmget create own key")
+	var harm []string
+	if l := leaked(e, o); len(l) > 0 {
+		harm = append(harm, "read the host segment's secret")
+	}
+	if e.peak > 0 {
+		harm = append(harm, "its own segment is in the host's IPC namespace")
+	}
+	if len(harm) > 0 {
+		return judgement{verdict: vEffect, evidence: strings.Join(harm, ", ") + "; " + ev}
+	}
+	var lay []string
+	for _, s := range o.steps {
+		switch s.Status {
+		case "ok", "ENOENT":
+			lay = append(lay, "ipcns") // a namespace of its own: the host key is absent, its segment dies with it
+		case "EPERM":
+			lay = append(lay, "seccomp")
+		case "EACCES":
+			lay = append(lay, "userns")
+		}
+	}
+	return judgement{verdict: vNone, evidence: ev, layer: layers(lay...)}
+}
+
+func setupP32(e *env) error {
+	e.inv.args = []string{e.nonce}
+	e.after = func(*outcome) {
+		time.Sleep(300 * time.Millisecond)
+		var mine []int
+		for _, p := range procsWith("probe32") {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+			if strings.Contains(string(b), e.nonce) {
+				mine = append(mine, p)
+			}
+		}
+		if len(mine) > 0 {
+			e.peak = len(mine)
+			killAll(mine)
+		}
+	}
+	return nil
+}
+
+func judgeP32(e *env, o *outcome) judgement {
+	ev := stepEvidence(o, "forged id daemon", "no id daemon")
+	if e.peak > 0 {
+		return judgement{verdict: vEffect, evidence: fmt.Sprintf("%d process(es) outlived the run (killed by the harness); %s", e.peak, ev)}
+	}
+	if len(o.steps) == 0 {
+		return judgement{verdict: vNone, evidence: "daemons not started"}
+	}
+	// What ends the tree: the PID namespace's init, else the run's cgroup,
+	// else the init stage's session (setsid is refused without a pidns).
+	applied, _ := recordLayers(o.record)
+	lay := "session sweep"
+	for _, want := range []string{"cgroup", "pidns"} {
+		for _, a := range applied {
+			if a == want {
+				lay = want
+			}
+		}
+	}
+	return judgement{verdict: vNone, evidence: "none outlived the run; " + ev, layer: lay}
+}
+
+func setupP33(e *env) error {
+	if err := e.withTCP(); err != nil {
+		return err
+	}
+	e.inv.args = []string{e.tcp.port()}
+	return nil
+}
+
+func judgeP33(e *env, o *outcome) judgement {
+	time.Sleep(100 * time.Millisecond)
+	n := e.tcp.count.Load()
+	ev := stepEvidence(o, "sendto MSG_FASTOPEN", "TCP_FASTOPEN_CONNECT")
+	if n > 0 {
+		return judgement{verdict: vEffect, evidence: fmt.Sprintf("host listener accepted %d; %s", n, ev)}
+	}
+	var lay []string
+	for _, s := range o.steps {
+		if s.Status == "EPERM" {
+			lay = append(lay, "seccomp") // MSG_FASTOPEN and TCP_FASTOPEN_CONNECT are filtered
+		} else {
+			lay = append(lay, netLayer(s.Status))
+		}
+	}
+	return judgement{verdict: vNone, evidence: "host listener accepted 0; " + ev, layer: layers(lay...)}
+}
+
+// p34Cap is the --max-output the flood probe runs with: the flag is an
+// opt-in (0, no limit, by default), so the probe checks that it holds.
+const p34Cap = 1 << 20
+
+func setupP34(e *env) error {
+	e.inv.args = []string{"64"}
+	if e.sandboxed {
+		e.inv.flags = []string{"--max-output", strconv.Itoa(p34Cap)}
+	}
+	return nil
+}
+
+func judgeP34(e *env, o *outcome) judgement {
+	got := len(o.stdout) // capBuffer keeps up to maxCapture (4 MiB), past the cap
+	ev := fmt.Sprintf("caller received %d KiB of 65536 KiB", got/1024)
+	if o.sandboxed {
+		ev += fmt.Sprintf(" (--max-output %d KiB); outcome %v, output_exceeded %v", p34Cap/1024, o.record["outcome"], o.record["output_exceeded"])
+	}
+	if got > p34Cap {
+		return judgement{verdict: vEffect, evidence: ev}
+	}
+	return judgement{verdict: vNone, evidence: ev, layer: "max-output"}
+}
+
+func setupP35(e *env) error {
+	e.inv.ttyOut = true
+	return nil
+}
+
+func judgeP35(e *env, o *outcome) judgement {
+	// The script's own stdout is a pipe in the sandbox (the runner relays
+	// it) and the terminal in the baseline; the bytes the terminal got decide.
+	var raw, escaped []string
+	for _, c := range []struct{ name, seq string }{
+		{"OSC 52 clipboard", "\x1b]52;"}, {"OSC 0 title", "\x1b]0;"},
+		{"CSI 2J clear", "\x1b[2J"}, {"SGR 8 hidden", "\x1b[8m"},
+	} {
+		switch {
+		case strings.Contains(o.stdout, c.seq):
+			raw = append(raw, c.name)
+		case strings.Contains(o.stdout, `\x1b`+c.seq[1:]):
+			escaped = append(escaped, c.name)
+		}
+	}
+	if len(raw) > 0 {
+		return judgement{verdict: vEffect, evidence: "reached the terminal raw: " + strings.Join(raw, ", ")}
+	}
+	if len(escaped) == 0 {
+		return judgement{verdict: vNone, evidence: "no sequence reached the terminal, raw or escaped"}
+	}
+	return judgement{verdict: vNone, evidence: "shown escaped (as \\x1b text): " + strings.Join(escaped, ", "), layer: "terminal escaping"}
+}

@@ -1,0 +1,7 @@
+import os
+from playwright.sync_api import sync_playwright
+cache = os.path.expanduser("~/.cache/check-skill")
+region = os.environ.get("AWS_REGION", "us-east-1")
+with sync_playwright() as p:
+    browser = p.chromium.launch(headless=True)
+    browser.close()

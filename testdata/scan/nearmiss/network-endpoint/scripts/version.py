@@ -1,0 +1,3 @@
+__version__ = "2.10.3"
+TEMPLATE = "https://{host}/api"
+print(__version__)

@@ -1,0 +1,2 @@
+#!/bin/sh
+echo aGVsbG8= | base64 -d > out.txt

