@@ -6,42 +6,56 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
+
+// decodeCallExpr matches a call that decodes data; reDecodeAssign embeds it.
+const decodeCallExpr = `\b(b64decode|b32decode|b85decode|a85decode|decodebytes|fromhex|unhexlify|atob)\s*\(|Buffer\.from\([^)]*['"](base64|hex)['"]|codecs\.decode\([^)]*['"](hex|base64|rot.?13)['"]|zlib\.decompress\(|marshal\.loads\(`
+
+// lazyRegexp returns a function that compiles expr on its first call and
+// returns the same expression from then on. The expressions are compiled
+// when first used, not at package initialisation: every program that
+// links this package (the CLI, and the sandbox's init stage, which is the
+// same binary) would otherwise pay about 0.5 ms at each start for
+// expressions that only a scan uses.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Prompt injection in Markdown.
 var (
-	reIgnoreRules  = regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b`)
-	reHideFromUser = regexp.MustCompile(`(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+){0,3}?(tell|telling|inform|informing|notify|notifying|mention|mentioning|reveal|revealing|alert|alerting|letting)\b[^.\n]{0,20}?\bthe user\b|\b(hide|conceal|keep)\b[^.\n]{0,40}?\bfrom the user\b|\b(silently|secretly|covertly)\s+(send|upload|post|delete|remove|run|execute|install|copy|exfiltrate|transmit)\b`)
-	reSendData     = regexp.MustCompile(`(?i)\b(send|upload|post|transmit|exfiltrate|forward|copy|leak)\b[^\n]{0,60}?\b(contents?|files?|credentials?|secrets?|keys?|tokens?|passwords?|env(ironment)?|history|conversation|cookies|\.ssh|\.aws)\b[^\n]{0,60}?\b(to|at|into)\s+\S*(https?://|\b\d{1,3}(\.\d{1,3}){3}\b|webhook|ngrok|requestbin|pastebin)`)
+	reIgnoreRules  = lazyRegexp(`(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b`)
+	reHideFromUser = lazyRegexp(`(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+){0,3}?(tell|telling|inform|informing|notify|notifying|mention|mentioning|reveal|revealing|alert|alerting|letting)\b[^.\n]{0,20}?\bthe user\b|\b(hide|conceal|keep)\b[^.\n]{0,40}?\bfrom the user\b|\b(silently|secretly|covertly)\s+(send|upload|post|delete|remove|run|execute|install|copy|exfiltrate|transmit)\b`)
+	reSendData     = lazyRegexp(`(?i)\b(send|upload|post|transmit|exfiltrate|forward|copy|leak)\b[^\n]{0,60}?\b(contents?|files?|credentials?|secrets?|keys?|tokens?|passwords?|env(ironment)?|history|conversation|cookies|\.ssh|\.aws)\b[^\n]{0,60}?\b(to|at|into)\s+\S*(https?://|\b\d{1,3}(\.\d{1,3}){3}\b|webhook|ngrok|requestbin|pastebin)`)
 )
 
 // Downloads executed.
 var (
-	reDownloader   = regexp.MustCompile(`(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b`)
-	reSubstitution = regexp.MustCompile(`(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`)
+	reDownloader   = lazyRegexp(`(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b`)
+	reSubstitution = lazyRegexp(`(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`)
 )
 
 // Decoded and executed.
 var (
-	reShellDecode  = regexp.MustCompile(`(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`)
-	reDecodeCall   = regexp.MustCompile(`\b(b64decode|b32decode|b85decode|a85decode|decodebytes|fromhex|unhexlify|atob)\s*\(|Buffer\.from\([^)]*['"](base64|hex)['"]|codecs\.decode\([^)]*['"](hex|base64|rot.?13)['"]|zlib\.decompress\(|marshal\.loads\(`)
-	reExecCall     = regexp.MustCompile(`\b(exec|eval|execSync|spawnSync|Function)\s*\(|\bcompile\s*\([^)]*['"]exec['"]|\bos\.(system|popen|exec\w*)\s*\(|\bsubprocess\.\w+\s*\(|\bchild_process\.\w+\s*\(|\bvm\.runIn\w+\s*\(`)
-	reDecodeAssign = regexp.MustCompile(`^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_]\w*)\s*=[^=].*?(` + reDecodeCall.String() + `|base64\s+(-d|--decode)|xxd\s+-r)`)
+	reShellDecode  = lazyRegexp(`(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`)
+	reDecodeCall   = lazyRegexp(decodeCallExpr)
+	reExecCall     = lazyRegexp(`\b(exec|eval|execSync|spawnSync|Function)\s*\(|\bcompile\s*\([^)]*['"]exec['"]|\bos\.(system|popen|exec\w*)\s*\(|\bsubprocess\.\w+\s*\(|\bchild_process\.\w+\s*\(|\bvm\.runIn\w+\s*\(`)
+	reDecodeAssign = lazyRegexp(`^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_]\w*)\s*=[^=].*?(` + decodeCallExpr + `|base64\s+(-d|--decode)|xxd\s+-r)`)
 )
 
 // Credential locations.
-var reCredential = regexp.MustCompile(`(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root|expanduser\(\s*["']~)/\.(ssh|aws|gnupg|kube|docker)\b|["'/]\.ssh/|["']\.(ssh|aws|gnupg)["']|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/(credentials|config)\b|\.config/gcloud\b|\.kube/config\b|\.docker/config\.json\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|(google/chrome|google-chrome|chromium|bravesoftware/brave-browser|microsoft/edge)/(default|profile|user data)|\.mozilla/firefox|\blogin data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|library/keychains|\.keychain(-db)?\b|\bsecurity["']?\s*,?\s*["']?(find|dump)-(generic-password|internet-password|keychain)|\bdump-keychain\b|\bgnome-keyring\b|\bkwallet\b|\bsecret-tool\s+lookup\b|/etc/shadow\b`)
+var reCredential = lazyRegexp(`(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root|expanduser\(\s*["']~)/\.(ssh|aws|gnupg|kube|docker)\b|["'/]\.ssh/|["']\.(ssh|aws|gnupg)["']|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/(credentials|config)\b|\.config/gcloud\b|\.kube/config\b|\.docker/config\.json\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|(google/chrome|google-chrome|chromium|bravesoftware/brave-browser|microsoft/edge)/(default|profile|user data)|\.mozilla/firefox|\blogin data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|library/keychains|\.keychain(-db)?\b|\bsecurity["']?\s*,?\s*["']?(find|dump)-(generic-password|internet-password|keychain)|\bdump-keychain\b|\bgnome-keyring\b|\bkwallet\b|\bsecret-tool\s+lookup\b|/etc/shadow\b`)
 
 // Network endpoints.
 var (
-	reURL  = regexp.MustCompile(`(?i)\b(https?|wss?|ftp)://[^\s"'<>()\x60\\]+`)
-	reIPv4 = regexp.MustCompile(`(^|[^\w.])((25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3})(:\d{1,5})?($|[^\w.])`)
+	reURL  = lazyRegexp(`(?i)\b(https?|wss?|ftp)://[^\s"'<>()\x60\\]+`)
+	reIPv4 = lazyRegexp(`(^|[^\w.])((25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3})(:\d{1,5})?($|[^\w.])`)
 )
 
 // Load-time commands in SKILL.md.
 var (
-	reBangInline = regexp.MustCompile("!`[^`]+`")
-	reBangLine   = regexp.MustCompile(`^\s*!\s*[A-Za-z./~$]`)
+	reBangInline = lazyRegexp("!`[^`]+`")
+	reBangLine   = lazyRegexp(`^\s*!\s*[A-Za-z./~$]`)
 )
 
 var (
@@ -101,14 +115,14 @@ func hasAny(args []string, flags ...string) bool {
 // IPv4 literals.
 func endpoints(line string) []string {
 	var out []string
-	for _, u := range reURL.FindAllString(line, -1) {
+	for _, u := range reURL().FindAllString(line, -1) {
 		p, err := url.Parse(strings.TrimRight(u, ".,;:"))
 		if err != nil || p.Host == "" || strings.ContainsAny(p.Host, "{}$%") {
 			continue // templates such as https://{host}/
 		}
 		out = append(out, p.Scheme+"://"+p.Host)
 	}
-	for _, m := range reIPv4.FindAllStringSubmatch(line, -1) {
+	for _, m := range reIPv4().FindAllStringSubmatch(line, -1) {
 		ip := m[2] + m[6]
 		if strings.HasPrefix(ip, "0.") || strings.Contains(line, "://"+ip) {
 			continue

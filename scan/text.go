@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -34,9 +33,9 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 			case inFence && strings.HasPrefix(trimmed, fence):
 				inFence = false
 			case k.skillMD && !inFence:
-				if m := reBangInline.FindString(line); m != "" {
+				if m := reBangInline().FindString(line); m != "" {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", m))
-				} else if reBangLine.MatchString(line) && !strings.HasPrefix(trimmed, "![") {
+				} else if reBangLine().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", trimmed))
 				}
 			}
@@ -61,41 +60,41 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	// Cheap literal tests keep the regular expressions off most lines.
 	lower := strings.ToLower(line)
 	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass") {
-		if m := reIgnoreRules.FindString(line); m != "" {
+		if m := reIgnoreRules().FindString(line); m != "" {
 			add(RulePromptInjection, High, reason("tells the agent to ignore its instructions: %s", m))
 		}
 	}
 	if k.markdown && containsAny(lower, "the user", "silently", "secretly", "covertly") {
-		if m := reHideFromUser.FindString(line); m != "" {
+		if m := reHideFromUser().FindString(line); m != "" {
 			add(RulePromptInjection, High, reason("keeps actions from the user: %s", m))
 		}
 	}
 	if k.markdown && containsAny(lower, "http", "webhook", "ngrok", "requestbin", "pastebin", ".") && containsAny(lower, "send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak") {
-		if m := reSendData.FindString(line); m != "" {
+		if m := reSendData().FindString(line); m != "" {
 			add(RulePromptInjection, High, reason("sends data to a remote address: %s", m))
 		}
 	}
 	if containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
-		if name := pipedInto(line, reDownloader); name != "" {
+		if name := pipedInto(line, reDownloader()); name != "" {
 			add(RulePipeToShell, Critical, "pipes a download into "+name)
-		} else if m := reSubstitution.FindString(line); m != "" {
+		} else if m := reSubstitution().FindString(line); m != "" {
 			add(RulePipeToShell, Critical, reason("runs downloaded code: %s", m))
 		}
 	}
 
 	if containsAny(lower, credentialHints...) {
-		if m := reCredential.FindString(line); m != "" {
+		if m := reCredential().FindString(line); m != "" {
 			add(RuleCredentialRead, High, reason("names a credential location: %s", m))
 		}
 	}
 
 	switch {
 	case !containsAny(lower, decodeHints...) && len(decoded) == 0:
-	case reShellDecode.MatchString(line) && pipedInto(line, reShellDecode) != "":
-		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode))
-	case reDecodeCall.MatchString(line) && reExecCall.MatchString(line):
+	case reShellDecode().MatchString(line) && pipedInto(line, reShellDecode()) != "":
+		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode()))
+	case reDecodeCall().MatchString(line) && reExecCall().MatchString(line):
 		add(RuleObfuscatedExec, Critical, reason("executes decoded data: %s", line))
-	case len(decoded) > 0 && (reExecCall.MatchString(line) || reShellEval.MatchString(line)):
+	case len(decoded) > 0 && (reExecCall().MatchString(line) || reShellEval().MatchString(line)):
 		for v := range decoded {
 			if usesVar(line, v) {
 				add(RuleObfuscatedExec, Critical, "executes "+v+", which holds decoded data")
@@ -104,7 +103,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 	}
 	if containsAny(lower, decodeHints...) {
-		if m := reDecodeAssign.FindStringSubmatch(line); m != nil {
+		if m := reDecodeAssign().FindStringSubmatch(line); m != nil {
 			decoded[m[1]] = true
 		}
 	}
@@ -152,7 +151,7 @@ func hasDottedDigits(s string) bool {
 }
 
 // reShellEval matches shell constructs that run a string as code.
-var reShellEval = regexp.MustCompile(`\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`)
+var reShellEval = lazyRegexp(`\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`)
 
 // usesVar reports whether line refers to the variable v as a word, or as
 // $v / ${v} in shell.
