@@ -26,7 +26,6 @@ func FuzzFraming(f *testing.F) {
 	const max = 256
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lr := newLineReader(bytes.NewReader(data), max)
-		w := &writer{w: io.Discard}
 		for i := 0; i < len(data)+2; i++ {
 			line, err := lr.next()
 			if errors.Is(err, io.EOF) {
@@ -46,7 +45,7 @@ func FuzzFraming(f *testing.F) {
 				if req != nil {
 					t.Fatal("both a request and an error")
 				}
-				if err := w.reply(id, nil, perr); err != nil {
+				if _, err := encodeResponse(id, nil, perr); err != nil {
 					t.Fatalf("reply: %v", err)
 				}
 				continue
@@ -60,7 +59,7 @@ func FuzzFraming(f *testing.F) {
 			if req.Params != nil && (!json.Valid(req.Params) || bytes.TrimSpace(req.Params)[0] != '{') {
 				t.Fatalf("params %q are not an object", req.Params)
 			}
-			if err := w.reply(req.ID, map[string]any{}, nil); err != nil {
+			if _, err := encodeResponse(req.ID, map[string]any{}, nil); err != nil {
 				t.Fatalf("reply: %v", err)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // JSON-RPC 2.0 error codes used by the server.
@@ -197,14 +196,6 @@ func idOf(obj []byte) json.RawMessage {
 	return id
 }
 
-// writer sends one JSON-RPC message per line; it is safe for concurrent
-// use, and a message is written with one Write call.
-type writer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error // the first write error; later writes are dropped
-}
-
 type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -212,8 +203,9 @@ type response struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// reply sends a result (when e is nil) or an error for id (null when nil).
-func (w *writer) reply(id json.RawMessage, result any, e *rpcError) error {
+// encodeResponse encodes a result (when e is nil) or an error for id (null
+// when nil) as one line.
+func encodeResponse(id json.RawMessage, result any, e *rpcError) ([]byte, error) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -230,13 +222,7 @@ func (w *writer) reply(id json.RawMessage, result any, e *rpcError) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(msg); err != nil { // Encode ends the line with "\n"
-		return err
+		return nil, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	_, w.err = w.w.Write(buf.Bytes())
-	return w.err
+	return buf.Bytes(), nil
 }

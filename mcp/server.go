@@ -30,8 +30,8 @@ const (
 )
 
 // maxInFlight caps the requests being handled at once: each holds a
-// goroutine and its message (up to MaxMessageBytes) until it is answered.
-// Runs are further bounded by Config.MaxRuns.
+// goroutine. Their bytes are bounded by Config.MaxBufferedBytes, runs by
+// Config.MaxRuns.
 const maxInFlight = 256
 
 // clientInfo is the client's implementation name and version.
@@ -52,15 +52,24 @@ type callInfo struct {
 // tools/call runs are bounded by Config.MaxRuns. When Serve returns, every
 // run it started has been stopped (its context canceled) and waited for, so
 // no sandboxed process is left behind.
-func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error) {
 	ctx, cancelAll := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	out := newWriter(w, s.budget, cancelAll)
 	defer func() {
 		cancelAll()
 		wg.Wait()
+		if werr := out.close(); werr != nil && err == nil {
+			err = fmt.Errorf("writing responses: %w", werr)
+		}
 	}()
-	out := &writer{w: w}
 	sess := &session{inflight: map[string]context.CancelFunc{}}
+	// reply answers from this loop. Its message is charged when queued;
+	// when the budget is exhausted (a client that does not read) it
+	// waits, and this loop stops reading: backpressure, not memory.
+	reply := func(id json.RawMessage, result any, e *rpcError) {
+		out.reply(id, result, e, 0, ctx.Done())
+	}
 
 	lines := make(chan lineOrErr)
 	go readLines(newLineReader(r, s.maxMessage), lines, ctx.Done())
@@ -68,6 +77,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		var item lineOrErr
 		select {
 		case <-ctx.Done():
+			if werr := out.writeErr(); werr != nil {
+				return fmt.Errorf("writing responses: %w", werr)
+			}
 			return ctx.Err()
 		case item = <-lines:
 		}
@@ -76,7 +88,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			return nil
 		case errors.Is(item.err, errTooLong):
 			s.logf("dropped a message over %d bytes", s.maxMessage)
-			out.reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", s.maxMessage))
+			reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", s.maxMessage))
 			continue
 		case item.err != nil:
 			return fmt.Errorf("reading requests: %w", item.err)
@@ -86,7 +98,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		}
 		req, id, perr := parseMessage(item.line)
 		if perr != nil {
-			out.reply(id, nil, perr)
+			reply(id, nil, perr)
 			continue
 		}
 		if req == nil {
@@ -100,17 +112,27 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			// Answered in order, so that requests read after it see the
 			// client it names.
 			result, rerr := s.handle(ctx, sess, req)
-			out.reply(req.ID, result, rerr)
+			reply(req.ID, result, rerr)
 			continue
 		}
+		// The request's bytes and a bound on its response are charged
+		// until the response is written; over the budget it is refused.
+		cost := int64(len(item.line)) + s.reserveFor(req)
+		if !s.budget.tryAcquire(cost) {
+			used, _, _ := s.budget.stats()
+			reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max))
+			continue
+		}
+		item.line = nil
 		key := string(req.ID)
 		reqCtx, cancel, ok := sess.start(ctx, key)
-		if !ok {
-			out.reply(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key))
-			continue
-		}
-		if reqCtx == nil {
-			out.reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight))
+		if !ok || reqCtx == nil {
+			s.budget.release(cost)
+			if !ok {
+				reply(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key))
+			} else {
+				reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight))
+			}
 			continue
 		}
 		wg.Add(1)
@@ -121,11 +143,12 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			if reqCtx.Err() != nil && ctx.Err() == nil {
 				// Canceled by notifications/cancelled: the spec asks for no
 				// response.
+				s.budget.release(cost)
 				return
 			}
-			if err := out.reply(req.ID, result, rerr); err != nil {
-				cancelAll() // stdout is gone: nobody can read results
-			}
+			// A write error cancels everything (the writer's onError):
+			// nobody can read results any more.
+			out.reply(req.ID, result, rerr, cost, ctx.Done())
 		}()
 	}
 }

@@ -74,6 +74,7 @@ func skillsDir(t testing.TB) string {
 // client drives a Server over pipes, as an MCP client would over stdio.
 type client struct {
 	t      testing.TB
+	srv    *Server
 	in     *io.PipeWriter
 	out    *bufio.Scanner
 	done   chan error
@@ -116,7 +117,7 @@ func newClient(t testing.TB, cfg Config) *client {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, in: inW, done: make(chan error, 1), log: log, queued: map[string]map[string]any{}}
+	c := &client{t: t, srv: srv, in: inW, done: make(chan error, 1), log: log, queued: map[string]map[string]any{}}
 	c.out = bufio.NewScanner(outR)
 	c.out.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	go func() {

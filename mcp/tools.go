@@ -82,6 +82,13 @@ type Config struct {
 	// when zero.
 	MaxFileBytes int
 
+	// MaxBufferedBytes bounds the bytes held for requests accepted and not
+	// yet answered (each is charged its message and a bound on its
+	// response) plus the responses not yet written; a request that does
+	// not fit is refused with CodeServerBusy. DefaultMaxBufferedBytes when
+	// zero. Besides it the server holds at most two messages being read.
+	MaxBufferedBytes int64
+
 	// AuditLog receives one record per run; nil writes the records to Log
 	// as JSON lines.
 	AuditLog *audit.Log
@@ -104,6 +111,9 @@ type Server struct {
 
 	reportedMu sync.Mutex
 	reported   map[string]bool // invalid skills already reported on the log
+
+	// budget bounds the bytes buffered for requests and responses.
+	budget *budget
 
 	// digests caches the hashes of large skill files across calls, so a
 	// big reference file is read once, not on every call.
@@ -143,7 +153,7 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, errors.New("the policy requires signatures but names no allowed_signers file")
 		}
 	}
-	if cfg.MaxRuns < 0 || cfg.MaxMessageBytes < 0 || cfg.MaxFileBytes < 0 {
+	if cfg.MaxRuns < 0 || cfg.MaxMessageBytes < 0 || cfg.MaxFileBytes < 0 || cfg.MaxBufferedBytes < 0 {
 		return nil, errors.New("negative limit in the server config")
 	}
 	if cfg.MaxRuns == 0 {
@@ -158,13 +168,24 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Sandbox.OutputCap == 0 {
 		cfg.Sandbox.OutputCap = DefaultOutputCap
 	}
-	return &Server{
+	if cfg.MaxBufferedBytes == 0 {
+		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	srv := &Server{
 		cfg:        cfg,
 		maxMessage: cfg.MaxMessageBytes,
 		runs:       make(chan struct{}, cfg.MaxRuns),
 		reported:   map[string]bool{},
 		digests:    sign.NewHashCache(),
-	}, nil
+		budget:     newBudget(cfg.MaxBufferedBytes),
+	}
+	// The largest request must fit, or it could never be served.
+	largest := int64(cfg.MaxMessageBytes) + max(srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolRunScript + `"}`)}),
+		srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolReadSkill + `"}`)}))
+	if cfg.MaxBufferedBytes < largest {
+		return nil, fmt.Errorf("the buffer limit of %d bytes cannot hold the largest request and its result (%d bytes): raise it, or lower the message, file or output caps", cfg.MaxBufferedBytes, largest)
+	}
+	return srv, nil
 }
 
 // tool is one entry of tools/list.

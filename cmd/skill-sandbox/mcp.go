@@ -71,6 +71,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		allowNetwork     bool
 		requireIsolation bool
 		maxMessage       int
+		maxBuffered      int64
 	)
 	fs.Var(&skills, "skills", "serve the skills in `DIR` (repeatable)")
 	fs.StringVar(&policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
@@ -87,6 +88,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	fs.BoolVar(&requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
 	fs.StringVar(&allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.IntVar(&maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
+	fs.Int64Var(&maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mcpUsage)
 		fs.PrintDefaults()
@@ -121,6 +123,8 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--memory must be positive, got %d", memoryMB)
 	case maxMessage <= 0:
 		return usageErr("--max-message must be positive, got %d", maxMessage)
+	case maxBuffered <= 0:
+		return usageErr("--max-buffered must be positive, got %d", maxBuffered)
 	}
 
 	// Limits given on the command line override the operator policy;
@@ -138,12 +142,13 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 			DenyHosts:     denyHosts,
 			AllowDegraded: allowDegraded,
 		},
-		AllowedSigners:  allowedSigners,
-		Workspace:       workspace,
-		MaxRuns:         maxRuns,
-		MaxMessageBytes: maxMessage,
-		Version:         Version,
-		Log:             stderr,
+		AllowedSigners:   allowedSigners,
+		Workspace:        workspace,
+		MaxRuns:          maxRuns,
+		MaxMessageBytes:  maxMessage,
+		MaxBufferedBytes: maxBuffered,
+		Version:          Version,
+		Log:              stderr,
 	}
 	if set["timeout"] {
 		cfg.Flags.Timeout = timeout

@@ -27,6 +27,8 @@ func TestMCPUsage(t *testing.T) {
 		{"no skills", []string{"mcp"}, 2, "want at least one --skills DIR"},
 		{"positional", []string{"mcp", "--skills", skills, "extra"}, 2, `unexpected argument "extra"`},
 		{"bad max-runs", []string{"mcp", "--skills", skills, "--max-runs", "0"}, 2, "--max-runs must be positive"},
+		{"bad max-buffered", []string{"mcp", "--skills", skills, "--max-buffered", "-1"}, 2, "--max-buffered must be positive"},
+		{"max-buffered below one request", []string{"mcp", "--skills", skills, "--max-buffered", "1000"}, 1, "cannot hold the largest request"},
 		{"missing policy", []string{"mcp", "--skills", skills, "--policy", filepath.Join(t.TempDir(), "none.toml")}, 1, "none.toml"},
 		{"degraded and required", []string{"mcp", "--skills", skills, "--allow-degraded", "--require-isolation"}, 2, "contradict"},
 		{"workspace over the skills", []string{"mcp", "--skills", skills, "--workspace", filepath.Join(skills, "word-stats", "out")}, 1, "overlaps the skills folder"},
