@@ -205,3 +205,47 @@ func TestWriteErrorStops(t *testing.T) {
 	}
 	inW.Close()
 }
+
+// TestPing checks ping in both eras: an empty result in the handshake
+// era, before and after initialize and whatever _meta a 2025 client adds;
+// in the 2026-07-28 era (which dropped ping; it is still answered, so that
+// keep-alive probes of either kind of client work) the result carries
+// resultType "complete", and the per-request _meta is checked as for any
+// other method.
+func TestPing(t *testing.T) {
+	stateless := func(meta map[string]any) map[string]any { return map[string]any{"_meta": meta} }
+	for _, tc := range []struct {
+		name      string
+		initFirst bool
+		params    any
+		result    string // the result as JSON; "" when an error is expected
+		code      float64
+	}{
+		{"before initialize", false, nil, `{}`, 0},
+		{"after initialize", true, nil, `{}`, 0},
+		{"after initialize, empty params", true, map[string]any{}, `{}`, 0},
+		{"after initialize, progress token", true, map[string]any{"_meta": map[string]any{"progressToken": "p1"}}, `{}`, 0},
+		{"stateless", false, stateless(statelessMeta()), `{"resultType":"complete"}`, 0},
+		{"stateless after a handshake", true, stateless(statelessMeta()), `{"resultType":"complete"}`, 0},
+		{"stateless without capabilities", false, stateless(map[string]any{metaProtocolVersion: VersionStateless}), "", CodeInvalidParams},
+		{"stateless, unknown version", false, stateless(map[string]any{metaProtocolVersion: "2027-01-01", metaClientCapabilities: map[string]any{}}), "", CodeUnsupportedVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+			if tc.initFirst {
+				c.initialize()
+			}
+			r := c.request("ping", tc.params)
+			if tc.result == "" {
+				if got := dig(r, "error", "code"); got != tc.code || r["result"] != nil {
+					t.Errorf("got %v, want error %v", r, tc.code)
+				}
+				return
+			}
+			got, _ := json.Marshal(r["result"])
+			if string(got) != tc.result || r["error"] != nil {
+				t.Errorf("result %s (response %v), want %s", got, r, tc.result)
+			}
+		})
+	}
+}

@@ -152,8 +152,9 @@ func TestMCPNodeClient(t *testing.T) {
 		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
 	}
 	var out struct {
-		Tools  []string `json:"tools"`
-		Client string   `json:"client"`
+		Ping   map[string]any `json:"ping"`
+		Tools  []string       `json:"tools"`
+		Client string         `json:"client"`
 		Call   struct {
 			IsError           bool `json:"isError"`
 			StructuredContent struct {
@@ -173,6 +174,9 @@ func TestMCPNodeClient(t *testing.T) {
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("client output: %v\n%s", err, stdout.String())
+	}
+	if out.Ping == nil || len(out.Ping) != 0 {
+		t.Errorf("ping result %v, want {}", out.Ping)
 	}
 	if strings.Join(out.Tools, ",") != "list_skills,read_skill,read_skill_file,run_skill_script,run_command" {
 		t.Errorf("tools %v", out.Tools)
