@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -86,7 +85,7 @@ func (r *Result) add(f Finding) { r.Findings = append(r.Findings, f) }
 
 // link reports a symlink, high when it leaves the skill folder.
 func (r *Result) link(tree *sign.Tree, rel string) {
-	target, err := os.Readlink(filepath.Join(tree.Root, filepath.FromSlash(rel)))
+	target, err := tree.Readlink(rel)
 	if err != nil {
 		r.add(Finding{RuleLink, Medium, rel, 0, "symlink that cannot be read"})
 		return

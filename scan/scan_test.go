@@ -160,3 +160,41 @@ func TestSkillByteBudget(t *testing.T) {
 		t.Errorf("%d files skipped, want 3:\n%s", skipped, formatFindings(res))
 	}
 }
+
+// TestLinks: a symlink is a finding, high when its target (read through
+// sign.Tree.Readlink) leaves the skill folder.
+func TestLinks(t *testing.T) {
+	tests := []struct {
+		name, target string
+		want         Severity
+		reason       string
+	}{
+		{"inside", "../SKILL.md", Medium, `symlink to "../SKILL.md" (a signed skill may not contain links)`},
+		{"up and out", "../../etc/passwd", High, `symlink to "../../etc/passwd", outside the skill`},
+		{"absolute", "/etc/passwd", High, `symlink to "/etc/passwd", outside the skill`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "references"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: x\ndescription: d\n---\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tt.target, filepath.Join(dir, "references", "link")); err != nil {
+				t.Fatal(err)
+			}
+			res := mustScan(t, dir)
+			var got []Finding
+			for _, f := range res.Findings {
+				if f.Rule == RuleLink {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Severity != tt.want || got[0].File != "references/link" || got[0].Reason != tt.reason {
+				t.Errorf("link findings:\n%s\nwant one %s %q", formatFindings(&Result{Findings: got}), tt.want, tt.reason)
+			}
+		})
+	}
+}

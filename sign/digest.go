@@ -101,7 +101,7 @@ func manifestCached(dir string, strict bool, maxEntries int, maxBytes int64, cac
 		}
 		switch {
 		case e.Type == fs.ModeSymlink:
-			target, err := readlink(t, e.Path)
+			target, err := t.Readlink(e.Path)
 			if err != nil {
 				return nil, nil, fmt.Errorf("digest: %w", err)
 			}

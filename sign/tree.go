@@ -141,7 +141,8 @@ func typeName(t fs.FileMode) string {
 	}
 }
 
-// readlink returns the target text of the symlink rel of the tree.
-func readlink(t *Tree, rel string) (string, error) {
+// Readlink returns the target text of the symlink rel of the tree, as
+// listed (rel is slash-separated and relative to Root).
+func (t *Tree) Readlink(rel string) (string, error) {
 	return os.Readlink(filepath.Join(t.Root, filepath.FromSlash(rel)))
 }
