@@ -4,7 +4,8 @@
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
 #   make fuzz      fuzz the SKILL.md parser, the proxy's request and host
-#                  parsers, the policy parser and the MCP framing for FUZZTIME
+#                  parsers, the policy parser, the MCP framing and the macOS
+#                  profile quoting for FUZZTIME
 #                  each (default 30s)
 
 GO       ?= go
@@ -49,6 +50,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
 
 clean:
 	rm -rf bin
