@@ -56,6 +56,10 @@ type initConfig struct {
 	ProxyPort int
 	ProxyFD   int
 
+	// Seatbelt is the macOS profile (see seatbelt.go) the init stage
+	// executes the script under, through sandbox-exec; empty elsewhere.
+	Seatbelt string `json:",omitempty"`
+
 	// WaitForGo makes the init stage wait for goByte after its layer
 	// report, so the supervisor can refuse the run before the script
 	// starts. Without it the init stage execs at once (one round trip

@@ -1,12 +1,12 @@
-//go:build darwin
-
 package run
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
-	"runtime"
 	"strconv"
 	"syscall"
 
@@ -22,14 +22,31 @@ func selfExe() string {
 	return p
 }
 
-// startInit starts the init stage in its own session and process group.
-// This platform has none of the Linux namespaces; they are reported
-// missing, and the baseline (environment, working directory, time limit,
-// process-group kill, resource limits) still applies.
+// startInit starts the init stage in its own session and process group,
+// with the run's Seatbelt profile in its config: the init stage sets the
+// resource limits and executes the script through sandbox-exec under that
+// profile (see init_darwin.go). With a host allowlist, the proxy's
+// listener is bound first on the host's loopback, since the profile names
+// its port.
 func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 	st := &started{}
-	for _, l := range p.wantNS {
-		st.missing = append(st.missing, Missing{Layer: l, Reason: "not available on " + runtime.GOOS})
+	if p.proxy != nil {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("network proxy: %v", err)
+		}
+		p.proxy.hostLn = ln
+		p.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+		p.cfg.Env = withProxyEnv(p.cfg.Env, p.cfg.ProxyPort)
+	}
+	if has(p.cfg.Layers, LayerSeatbelt) {
+		prof, err := seatbeltProfile(seatbeltPolicyOf(p))
+		if err != nil {
+			// A path the profile cannot name safely: refuse, whatever
+			// AllowDegraded says; the caller can rename the folder.
+			return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+		}
+		p.cfg.Seatbelt = prof
 	}
 	cmd := newCmd()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -43,12 +60,59 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 	return st, nil
 }
 
-// killSandbox kills the init stage and its process group. Without a PID
-// namespace or a subreaper, a descendant that started its own session
-// escapes; this is a documented limit of this platform.
+// killSandbox kills the run's processes. Without a PID namespace nothing
+// ends the tree with its first process, so the tree is found by parent
+// chain (processTable, descendants): the init stage (or the script that
+// replaced it) is stopped, then every descendant, rescanning until no new
+// one appears (a stopped process cannot fork), then all are killed along
+// with the process group. The sweep runs only while the first process is
+// not yet reaped: after that its pid may name another program. A
+// descendant that was orphaned before the sweep (a daemon that left the
+// session) is out of reach; docs/platforms.md says so.
 func killSandbox(proc *os.Process, _ bool) {
+	if proc.Signal(syscall.Signal(0)) == nil {
+		proc.Signal(syscall.SIGSTOP)
+		seen := map[int]bool{}
+		for round := 0; round < 16; round++ {
+			table, err := processTable()
+			if err != nil {
+				break
+			}
+			fresh := 0
+			for _, pid := range descendants(table, proc.Pid) {
+				if !seen[pid] {
+					seen[pid] = true
+					fresh++
+					unix.Kill(pid, unix.SIGSTOP)
+				}
+			}
+			if fresh == 0 {
+				break
+			}
+		}
+		for pid := range seen {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 	proc.Kill()
 	unix.Kill(-proc.Pid, unix.SIGKILL)
+}
+
+// processTable maps every process of the host to its parent
+// (sysctl kern.proc.all).
+func processTable() (map[int]int, error) {
+	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return nil, err
+	}
+	if len(procs) == 0 {
+		return nil, errors.New("kern.proc.all listed no process")
+	}
+	table := make(map[int]int, len(procs))
+	for _, kp := range procs {
+		table[int(kp.Proc.P_pid)] = int(kp.Eproc.Ppid)
+	}
+	return table, nil
 }
 
 // sandboxIdentity returns the host uid and gid the script runs as: the
@@ -70,6 +134,5 @@ func sandboxIdentity() (int, int) {
 // nprocIsPerRun).
 func countProcs(int) int { return 0 }
 
-// explainMissing has nothing to add here: "not available on darwin" is
-// the whole cause.
+// explainMissing has nothing to add here: each reason is the whole cause.
 func explainMissing(missing []Missing) []Missing { return missing }

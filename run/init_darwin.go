@@ -3,8 +3,11 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"os"
-	"runtime"
+	"os/exec"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,16 +19,41 @@ const rlimitNPROC = unix.RLIMIT_NPROC
 // here, so a per-run cap would break other programs of the same user.
 func nprocIsPerRun() bool { return false }
 
-// applyLayers applies what this platform offers: resource limits. The
-// Linux kernel layers are reported missing.
+// sandboxExec is the program that applies a Seatbelt profile and executes
+// a command under it.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// applyLayers applies the resource limits and prepares the Seatbelt
+// profile (see applySeatbelt).
 func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
-	applied, missing := runSteps(cfg, []step{{LayerRlimits, applyRlimits}})
-	for _, l := range cfg.Layers {
-		if l != LayerRlimits {
-			missing = append(missing, Missing{Layer: l, Reason: "not available on " + runtime.GOOS})
-		}
+	return runSteps(cfg, []step{{LayerRlimits, applyRlimits}, {LayerSeatbelt, applySeatbelt}})
+}
+
+// applySeatbelt checks that the profile can be applied here, by running
+// /usr/bin/true under it, and then rewrites the command so that the script
+// is executed through sandbox-exec under the same profile. The check
+// catches what would otherwise surface only as a failed script: no
+// sandbox-exec (it is deprecated and might go), a profile this macOS
+// rejects, or a caller that is itself sandboxed (nested profiles are
+// refused by the kernel). The cost is one short process per run.
+func applySeatbelt(cfg *initConfig) error {
+	if cfg.Seatbelt == "" {
+		return errors.New("no profile was generated")
 	}
-	return applied, missing
+	if st, err := os.Stat(sandboxExec); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is missing: this macOS has no command-line Seatbelt", sandboxExec)
+	}
+	check := exec.Command(sandboxExec, "-p", cfg.Seatbelt, "/usr/bin/true")
+	check.Env = []string{}
+	if out, err := check.CombinedOutput(); err != nil {
+		msg := strings.TrimSpace(string(out))
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		return fmt.Errorf("sandbox-exec refused the profile (%v): %s", err, msg)
+	}
+	cfg.Argv = append([]string{sandboxExec, "-p", cfg.Seatbelt}, cfg.Argv...)
+	return nil
 }
 
 // closeExtraFDs marks every descriptor above 2 close-on-exec.

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +19,9 @@ const proxyPort = 3128
 type proxyPlan struct {
 	cfg netproxy.Config
 	srv *netproxy.Proxy
+	// hostLn is, on macOS, the proxy's listener on the host's loopback,
+	// bound before the profile that names its port is generated.
+	hostLn net.Listener
 }
 
 // planProxy checks the allowlist fields and returns nil when there is no
@@ -37,7 +41,7 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 	if !hostAllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces", ErrUnsupported)
 	}
-	for _, l := range []Layer{LayerUserNS, LayerNetNS} {
+	for _, l := range allowlistLayers() {
 		if has(s.Disable, l) {
 			return nil, fmt.Errorf("%w: the host allowlist is enforced by the %s layer, which cannot be disabled with it", ErrBadConfig, l)
 		}
@@ -55,12 +59,12 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 }
 
 // withProxyEnv points the proxy variables of env (all present, blank, see
-// buildEnv) at the proxy: both cases of HTTP_PROXY, HTTPS_PROXY and
+// buildEnv) at the proxy on 127.0.0.1:port: both cases of HTTP_PROXY, HTTPS_PROXY and
 // ALL_PROXY, and an empty NO_PROXY so that nothing bypasses it (nothing
 // else is reachable anyway). NODE_USE_ENV_PROXY makes node 24 and later
 // honour them.
-func withProxyEnv(env []string) []string {
-	url := "http://127.0.0.1:" + strconv.Itoa(proxyPort)
+func withProxyEnv(env []string, port int) []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -78,6 +82,9 @@ func withProxyEnv(env []string) []string {
 // stopProxy ends the proxy (every open connection) and puts its log in
 // res.
 func (pp *proxyPlan) stop(res *Result) {
+	if pp != nil && pp.srv == nil && pp.hostLn != nil {
+		pp.hostLn.Close() // refused before the proxy started
+	}
 	if pp == nil || pp.srv == nil {
 		return
 	}
@@ -91,13 +98,18 @@ func (pp *proxyPlan) stop(res *Result) {
 // starts the proxy on the socket the init stage handed over.
 func startAllowlist(p *plan, sup *os.File, res *Result) error {
 	for _, m := range res.Missing {
-		if m.Layer == LayerNetNS || m.Layer == LayerUserNS {
-			return fmt.Errorf("%w: the host allowlist needs the %s layer, which is missing (%s); "+
-				"the run is refused rather than given an open network. Fix: allow unprivileged user namespaces "+
-				"(sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1, or "+
-				"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
-				ErrIsolation, m.Layer, m.Reason)
+		if !has(allowlistLayers(), m.Layer) {
+			continue
 		}
+		if m.Layer == LayerSeatbelt {
+			return fmt.Errorf("%w: the host allowlist needs the %s layer, which is missing (%s); "+
+				"the run is refused rather than given an open network", ErrIsolation, m.Layer, m.Reason)
+		}
+		return fmt.Errorf("%w: the host allowlist needs the %s layer, which is missing (%s); "+
+			"the run is refused rather than given an open network. Fix: allow unprivileged user namespaces "+
+			"(sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1, or "+
+			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
+			ErrIsolation, m.Layer, m.Reason)
 	}
 	if err := p.proxy.start(sup); err != nil {
 		return fmt.Errorf("%w: network proxy: %v", ErrStart, err)

@@ -67,6 +67,9 @@ type plan struct {
 	artifactRoots []string
 	// proxy is the host allowlist; nil without one.
 	proxy *proxyPlan
+	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
+	// for the platforms that state the deny list in a profile (macOS).
+	denyPaths, allowDenied []string
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and
@@ -258,7 +261,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	}
 	if proxy != nil {
 		p.proxy = proxy
-		p.cfg.Env = withProxyEnv(p.cfg.Env)
+		p.cfg.Env = withProxyEnv(p.cfg.Env, proxyPort)
 		p.cfg.ProxyPort = proxyPort
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
@@ -275,6 +278,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		}
 	}
 	p.warn = s.Warnings
+	p.denyPaths, p.allowDenied = s.DenyPaths, s.AllowDenied
 	p.requestID = requestID
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
 	p.memoryMB = memoryMB
@@ -345,27 +349,6 @@ func (s *Sandbox) checkNumbers() error {
 	}
 	return nil
 }
-
-// namespaceLayers are created by clone(2), in the order of the Layer list.
-func namespaceLayers(allowNetwork bool) []Layer {
-	ls := []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS}
-	if !allowNetwork {
-		ls = append(ls, LayerNetNS)
-	}
-	return ls
-}
-
-// processLayers are applied by the init stage itself.
-func processLayers(allowNetwork bool) []Layer {
-	ls := []Layer{LayerRlimits, LayerCaps, LayerNoNewPrivs, LayerLandlockFS}
-	if !allowNetwork {
-		ls = append(ls, LayerLandlockNet)
-	}
-	return append(ls, LayerLandlockScope, LayerSeccomp)
-}
-
-// supervisorLayers are applied by the supervisor around the init stage.
-func supervisorLayers() []Layer { return []Layer{LayerCgroup} }
 
 // allLayers lists every layer of a run in the order of the Layer list.
 func allLayers(allowNetwork bool) []Layer {

@@ -59,6 +59,14 @@ const (
 	LayerSeccomp       Layer = "seccomp"        // deny-list of kernel-attack syscalls, with the arch check
 )
 
+// The layers of other platforms (see docs/platforms.md). A run reports
+// only the layers of its own platform.
+const (
+	LayerSeatbelt     Layer = "seatbelt"     // macOS: sandbox-exec profile: files, network, process info, signals, Mach services
+	LayerJob          Layer = "job"          // Windows: Job Object: memory, process count, kill on close, UI limits
+	LayerAppContainer Layer = "appcontainer" // Windows: file and network isolation (not implemented: always missing)
+)
+
 // Sandbox describes one sandboxed run. The zero value of each field selects
 // the safe default documented on it.
 type Sandbox struct {
@@ -84,7 +92,8 @@ type Sandbox struct {
 	// (default 80 and 443), or an IP address (an explicit grant, also for
 	// private and loopback addresses). Needs the user and network
 	// namespaces: without them Run refuses (ErrIsolation), never falling
-	// back to an open network. Linux only.
+	// back to an open network. On macOS the proxy listens on a loopback
+	// port of the host that the Seatbelt profile allows, and nothing else.
 	AllowHosts []string
 
 	// DenyHosts are exceptions to AllowHosts, in the same syntax; deny

@@ -1,0 +1,31 @@
+package run
+
+import (
+	"errors"
+	"os"
+
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+)
+
+// hostAllowlistSupported: on macOS the allowlist is the Seatbelt profile's
+// one network rule, TCP to the proxy's port on the loopback.
+const hostAllowlistSupported = true
+
+// proxySocketPair has nothing to pair here: there is no namespace to
+// create the listener in, so startInit binds it on the host's loopback
+// (p.proxy.hostLn) before it generates the profile that names its port.
+func proxySocketPair() (sup, child *os.File, err error) { return nil, nil, nil }
+
+// start serves the proxy on the listener startInit bound.
+func (pp *proxyPlan) start(*os.File) error {
+	if pp.hostLn == nil {
+		return errors.New("no proxy listener was bound")
+	}
+	srv, err := netproxy.New(pp.cfg)
+	if err != nil {
+		return err
+	}
+	pp.srv = srv
+	go srv.Serve(pp.hostLn)
+	return nil
+}

@@ -1,0 +1,104 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestSeatbeltPolicyOf builds a macOS policy from a plan on this host: the
+// deny list is expanded against $HOME, AllowDenied drops an entry,
+// wildcards expand to what exists, and grants keep their access.
+func TestSeatbeltPolicyOf(t *testing.T) {
+	home := t.TempDir()
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	for _, d := range []string{".ssh", ".aws", "data", "out"} {
+		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"tok-1", "tok-2"} {
+		if err := os.WriteFile(filepath.Join(home, "data", f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	p := &plan{
+		cfg: initConfig{
+			Argv:    []string{"/bin/sh", "x.sh"},
+			Skill:   "/skills/probe",
+			WorkDir: "/work/run-1",
+			Grants:  []grantMount{{Path: filepath.Join(home, "out"), Write: true}, {Path: filepath.Join(home, "data")}},
+		},
+		denyPaths:   []string{filepath.Join(home, "data", "tok-*")},
+		allowDenied: []string{filepath.Join(home, ".aws")},
+	}
+	pol := seatbeltPolicyOf(p)
+	for _, want := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, "data", "tok-1"), filepath.Join(home, "data", "tok-2")} {
+		if !slices.Contains(pol.Deny, want) {
+			t.Errorf("deny list lacks %s", want)
+		}
+	}
+	if slices.Contains(pol.Deny, filepath.Join(home, ".aws")) {
+		t.Error("AllowDenied entry still denied")
+	}
+	if !slices.Equal(pol.Write, []string{filepath.Join(home, "out")}) || !slices.Equal(pol.Read, []string{filepath.Join(home, "data")}) {
+		t.Errorf("grants: read %v write %v", pol.Read, pol.Write)
+	}
+	if pol.Network != seatbeltNoNetwork {
+		t.Errorf("network %v", pol.Network)
+	}
+	prof, err := seatbeltProfile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := sbplRules(t, prof)
+	if sbplAllows(rules, "file-read-data", filepath.Join(home, "data", "tok-1")) {
+		t.Error("a DenyPaths wildcard match inside a read grant is readable")
+	}
+	if !sbplAllows(rules, "file-read-data", filepath.Join(home, "data", "notes")) {
+		t.Error("the read grant is not readable")
+	}
+	p.cfg.AllowNetwork = true
+	if pol := seatbeltPolicyOf(p); pol.Network != seatbeltFullNetwork {
+		t.Errorf("AllowNetwork gave %v", pol.Network)
+	}
+	p.cfg.AllowNetwork, p.proxy, p.cfg.ProxyPort = false, &proxyPlan{}, 40000
+	if pol := seatbeltPolicyOf(p); pol.Network != seatbeltProxyOnly || pol.ProxyPort != 40000 {
+		t.Errorf("allowlist gave %v port %d", pol.Network, pol.ProxyPort)
+	}
+}
+
+func TestInterpreterTree(t *testing.T) {
+	dir := t.TempDir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	py := filepath.Join(bin, "python3")
+	if err := os.WriteFile(py, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "py")
+	if err := os.Symlink(py, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv0  string
+		system []string
+		want   string
+	}{
+		{link, []string{dir}, ""},                 // held by a system tree
+		{link, []string{"/usr"}, py},              // outside the software prefixes: the binary only
+		{filepath.Join(dir, "missing"), nil, ""},  // nothing to grant
+		{"/bin/sh", []string{"/usr", "/bin"}, ""}, // the system's own
+	} {
+		if got := interpreterTree(tc.argv0, tc.system); got != tc.want {
+			t.Errorf("interpreterTree(%s, %v) = %q, want %q", tc.argv0, tc.system, got, tc.want)
+		}
+	}
+}
