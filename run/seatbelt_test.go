@@ -240,9 +240,9 @@ func TestSeatbeltDecisions(t *testing.T) {
 		{"default", "file-write-data", "/Users/ann/skills/probe/scripts/run.py", false}, // skill read-only
 		{"default", "file-write-create", "/private/var/folders/xy/abc/T/skill-sandbox-run-1/out.txt", true},
 		{"default", "process-exec", "/private/var/folders/xy/abc/T/skill-sandbox-run-1/a.out", false}, // no exec from the work folder
-		{"default", "file-read-data", "/private/etc/passwd", false},                                 // probe 1
-		{"default", "file-read-data", "/Users/ann/.ssh/id_rsa", false},                              // probe 2
-		{"default", "file-write-create", "/private/tmp/x", false},                                   // probe 3
+		{"default", "file-read-data", "/private/etc/passwd", false},                                   // probe 1
+		{"default", "file-read-data", "/Users/ann/.ssh/id_rsa", false},                                // probe 2
+		{"default", "file-write-create", "/private/tmp/x", false},                                     // probe 3
 		{"default", "file-write-create", "/usr/local/bin/x", false},
 		{"default", "file-read-data", "/Users/ann/Documents/tax.pdf", false},
 		{"default", "file-read-metadata", "/Users/ann/skills", true}, // path lookup
