@@ -20,7 +20,8 @@ func TestRecordPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := Meta{RequestID: strings.Repeat("a", 32), SkillPath: "/skills/x", Policy: r.Canonical(), PolicySHA256: r.Digest(),
+	canonical, sum := r.Encode()
+	meta := Meta{RequestID: strings.Repeat("a", 32), SkillPath: "/skills/x", Policy: canonical, PolicySHA256: sum,
 		PolicySources: []PolicySource{{Role: "operator", Path: "/etc/op.toml"}}}
 	line, err := FromRun(meta, &run.Result{ExitCode: 0, Started: true}, nil).MarshalLine()
 	if err != nil {
@@ -30,7 +31,7 @@ func TestRecordPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"policy":{"resources":{"timeout_ms":30000,`, `"read":["/data"]`, `"set":["TOKEN"]`,
-		`"policy_sha256":"` + r.Digest() + `"`, `"policy_sources":[{"role":"operator","path":"/etc/op.toml"}]`} {
+		`"policy_sha256":"` + sum + `"`, `"policy_sources":[{"role":"operator","path":"/etc/op.toml"}]`} {
 		if !strings.Contains(string(line), want) {
 			t.Errorf("record lacks %s:\n%s", want, line)
 		}

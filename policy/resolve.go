@@ -39,8 +39,8 @@ type Flags struct {
 	AllowedSigners   string // --allowed-signers, absolute
 }
 
-// Resolved is the policy in force for one run. Its JSON form (Canonical)
-// is what the audit record holds and what Digest hashes; the values of
+// Resolved is the policy in force for one run. Its JSON form (Encode) is
+// what the audit record holds, with its SHA-256; the values of
 // environment variables are left out of it, since they may be secrets.
 type Resolved struct {
 	Resources  ResolvedResources  `json:"resources"`
@@ -407,20 +407,16 @@ func (r *Resolved) environment(flags Flags, op, req *Policy) []Missing {
 	return missing
 }
 
-// Canonical returns the JSON form of r: fields in a fixed order, lists
-// sorted, no insignificant space.
-func (r *Resolved) Canonical() []byte {
+// Encode returns the canonical JSON form of r (fields in a fixed order,
+// lists sorted, no insignificant space) and its hex SHA-256, which the
+// audit record and "policy" print side by side: r is encoded once.
+func (r *Resolved) Encode() (canonical []byte, sha string) {
 	b, err := json.Marshal(r)
 	if err != nil { // only strings, ints and bools: cannot happen
-		return []byte("null")
+		b = []byte("null")
 	}
-	return b
-}
-
-// Digest returns the hex SHA-256 of Canonical.
-func (r *Resolved) Digest() string {
-	sum := sha256.Sum256(r.Canonical())
-	return hex.EncodeToString(sum[:])
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:])
 }
 
 // Apply sets the limits and grants of r on sb. getenv looks up the

@@ -166,7 +166,8 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *jsonOut {
-		out := policyJSON{Policy: r.Canonical(), SHA256: r.Digest(), Sources: r.Sources}
+		canonical, sum := r.Encode()
+		out := policyJSON{Policy: canonical, SHA256: sum, Sources: r.Sources}
 		if out.Sources == nil {
 			out.Sources = []policy.Source{}
 		}
@@ -225,7 +226,8 @@ func printPolicy(w io.Writer, r *policy.Resolved) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(w, "sha256: %s\n", r.Digest())
+	_, sum := r.Encode()
+	fmt.Fprintf(w, "sha256: %s\n", sum)
 }
 
 // requestProblems checks the skill's request file, if it has one, for
