@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -38,29 +37,16 @@ failure, 2 on a usage error.
 Flags:
 `
 
-// stringList collects a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	if v == "" {
-		return errors.New("empty value")
-	}
-	*l = append(*l, v)
-	return nil
-}
-
 // cmdMCP implements "skill-sandbox mcp".
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		skills           stringList
+		skills           listFlags
 		policyFile       string
 		allowDegraded    bool
-		allowHosts       stringList
-		denyHosts        stringList
+		allowHosts       listFlags
+		denyHosts        listFlags
 		requireSignature bool
 		allowedSigners   string
 		auditLog         string

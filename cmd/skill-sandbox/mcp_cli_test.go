@@ -25,6 +25,8 @@ func TestMCPUsage(t *testing.T) {
 	}{
 		{"help", []string{"mcp", "-h"}, 0, "Usage: skill-sandbox mcp"},
 		{"no skills", []string{"mcp"}, 2, "want at least one --skills DIR"},
+		{"empty skills", []string{"mcp", "--skills", ""}, 2, `invalid value "" for flag -skills: empty value`},
+		{"empty host", []string{"mcp", "--skills", skills, "--allow-host", ""}, 2, `invalid value "" for flag -allow-host: empty value`},
 		{"positional", []string{"mcp", "--skills", skills, "extra"}, 2, `unexpected argument "extra"`},
 		{"bad max-runs", []string{"mcp", "--skills", skills, "--max-runs", "0"}, 2, "--max-runs must be positive"},
 		{"bad max-buffered", []string{"mcp", "--skills", skills, "--max-buffered", "-1"}, 2, "--max-buffered must be positive"},

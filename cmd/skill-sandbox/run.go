@@ -64,15 +64,16 @@ func (e envFlags) Set(kv string) error {
 	return nil
 }
 
-// pathFlags collects a repeated flag's values in order: paths (--read,
-// --write) or host patterns (--allow-host, --deny-host).
-type pathFlags []string
+// listFlags collects a repeated flag's values in order: paths (--read,
+// --write, --skills) or host patterns (--allow-host, --deny-host). An
+// empty value is refused.
+type listFlags []string
 
-func (p *pathFlags) String() string { return strings.Join(*p, ",") }
+func (p *listFlags) String() string { return strings.Join(*p, ",") }
 
-func (p *pathFlags) Set(v string) error {
+func (p *listFlags) Set(v string) error {
 	if v == "" {
-		return fmt.Errorf("empty path")
+		return errors.New("empty value")
 	}
 	*p = append(*p, v)
 	return nil
@@ -84,8 +85,8 @@ type runFlags struct {
 	memoryMB         int
 	cpus             float64
 	allowNetwork     bool
-	allowHosts       pathFlags
-	denyHosts        pathFlags
+	allowHosts       listFlags
+	denyHosts        listFlags
 	env              envFlags
 	workdir          bool
 	module           bool
@@ -101,7 +102,7 @@ type runFlags struct {
 	quiet            bool
 	requireSignature bool
 	allowedSigners   string
-	read, write      pathFlags
+	read, write      listFlags
 	cwd              string
 	policy           policyFlags
 }

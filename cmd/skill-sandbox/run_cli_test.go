@@ -256,6 +256,8 @@ func TestRecordPerCall(t *testing.T) {
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "invalid value"}, nil},
 		{"usage: bad env", []string{"--env", "NOEQUALS", skill, "ok.sh"},
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "KEY=VAL"}, nil},
+		{"usage: empty grant", []string{"--read", "", skill, "ok.sh"},
+			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", `invalid value "" for flag -read: empty value`}, nil},
 		{"usage: empty path", []string{"", "ok.sh"},
 			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "PATH is empty"}, nil},
 		{"usage: negative memory", []string{"--memory", "-1", skill, "ok.sh"},
