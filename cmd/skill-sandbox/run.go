@@ -333,22 +333,17 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		scriptErr = escapers[len(escapers)-1]
 	}
 	c.meta.MaxOutput = f.maxOutput
+	// The limits, grants, hosts, environment and allow_degraded come from
+	// the resolved policy (the flags are one of its sources): Apply sets
+	// them; the literal holds only what the policy does not cover.
 	sb := &run.Sandbox{
 		SkillDir:         c.meta.SkillPath,
-		Env:              f.env,
-		AllowNetwork:     f.allowNetwork,
-		AllowHosts:       f.allowHosts,
-		DenyHosts:        f.denyHosts,
-		Timeout:          f.timeout,
-		MemoryMB:         f.memoryMB,
 		CPUs:             f.cpus,
 		OutputCap:        f.outputCap,
 		UseWorkDir:       f.workdir,
 		Module:           f.module,
 		KeepWorkDir:      f.keepWorkdir,
-		WorkDirMB:        f.workdirMB,
 		RequireIsolation: f.requireIsolation,
-		AllowDegraded:    f.allowDegraded,
 		Stdin:            scriptStdin(os.Stdin),
 		Stdout:           scriptOut,
 		Stderr:           scriptErr,
@@ -357,8 +352,6 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		NetworkLog:       stderr,
 		RequestID:        requestID,
 		Strict:           f.strict,
-		ReadPaths:        f.read,
-		WritePaths:       f.write,
 		Cwd:              f.cwd,
 	}
 	pol.Apply(sb, os.LookupEnv)
