@@ -223,6 +223,13 @@ func printPolicy(w io.Writer, r *policy.Resolved) {
 	list("set", r.Env.Set)
 	fmt.Fprintln(w, "[sandbox]")
 	fmt.Fprintf(w, "  allow_degraded %v\n", r.Sandbox.AllowDegraded)
+	fmt.Fprintln(w, "[signature]")
+	fmt.Fprintf(w, "  required        %v\n", r.Signature.Required)
+	signers := r.Signature.AllowedSigners
+	if signers == "" {
+		signers = "(none)"
+	}
+	fmt.Fprintf(w, "  allowed_signers %s\n", signers)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

@@ -47,33 +47,77 @@ func writeFile(t *testing.T, name, body string) string {
 	return p
 }
 
-// TestPolicyJSONGolden checks "policy --json" for the example operator
-// policy and the example skill's request file against a golden file. The
-// repository's path is replaced by a placeholder.
-func TestPolicyJSONGolden(t *testing.T) {
+// TestPolicyGolden checks "policy", text and --json, for the example
+// operator policy and the example skill's request file against golden
+// files, with and without a signature requirement. The repository's path
+// is replaced by a placeholder.
+func TestPolicyGolden(t *testing.T) {
 	repo, err := filepath.Abs(repoPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The home folder sits inside the repository's path so that the sorted
-	// path lists come out in the same order wherever the clone is: with
-	// HOME=/home/x, a clone under /builds would sort before it and one
-	// under /work after it.
-	r := runCLIEnv(t, []string{"HOME=" + filepath.Join(repo, "home")}, "policy", "--json",
-		"--policy", repoPath("testdata", "policy", "operator.toml"), "--timeout", "5m",
-		repoPath("testdata", "policy", "report-skill"))
-	if r.Code != 0 {
-		t.Fatalf("policy --json: exit %d\n%s", r.Code, r.Stderr)
+	base := []string{"policy", "--policy", repoPath("testdata", "policy", "operator.toml"), "--timeout", "5m"}
+	signed := []string{"--require-signature", "--allowed-signers", repoPath("testdata", "policy", "allowed_signers")}
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"report-skill.json", []string{"--json"}},
+		{"report-skill.txt", nil},
+		{"report-skill-signed.json", append([]string{"--json"}, signed...)},
+		{"report-skill-signed.txt", signed},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			args := append(append(append([]string{}, base...), tc.args...), repoPath("testdata", "policy", "report-skill"))
+			// The home folder sits inside the repository's path so that
+			// the sorted path lists come out in the same order wherever
+			// the clone is: with HOME=/home/x, a clone under /builds would
+			// sort before it and one under /work after it.
+			r := runCLIEnv(t, []string{"HOME=" + filepath.Join(repo, "home")}, args...)
+			if r.Code != 0 {
+				t.Fatalf("%v: exit %d\n%s", args, r.Code, r.Stderr)
+			}
+			out := policyDigestPlaceholder(t, r.Stdout, strings.HasSuffix(tc.golden, ".json"))
+			got := []byte(strings.ReplaceAll(out, repo, "$REPO"))
+			golden := repoPath("testdata", "golden", "policy", tc.golden)
+			if *updatePolicy {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestPolicyGolden -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("policy differs from %s:\n%s", golden, got)
+			}
+		})
 	}
-	// The digest covers the real paths, so it differs with the clone's
-	// location: check that it is the SHA-256 of the policy printed beside
-	// it, then replace it by a placeholder like the paths.
+}
+
+// policyDigestPlaceholder replaces the policy's digest in the output of
+// "policy" by "$SHA256": the digest covers the real paths, so it differs
+// with the clone's location. For --json it first checks that the digest is
+// the SHA-256 of the policy printed beside it.
+func policyDigestPlaceholder(t *testing.T, out string, isJSON bool) string {
+	t.Helper()
+	if !isJSON {
+		i := strings.LastIndex(out, "sha256: ")
+		if i < 0 || len(out) < i+len("sha256: ")+64 {
+			t.Fatalf("no sha256 line:\n%s", out)
+		}
+		return out[:i] + "sha256: $SHA256" + out[i+len("sha256: ")+64:]
+	}
 	var printed struct {
 		Policy json.RawMessage `json:"policy"`
 		SHA256 string          `json:"sha256"`
 	}
-	if err := json.Unmarshal([]byte(r.Stdout), &printed); err != nil {
-		t.Fatalf("policy --json is not JSON: %v\n%s", err, r.Stdout)
+	if err := json.Unmarshal([]byte(out), &printed); err != nil {
+		t.Fatalf("policy --json is not JSON: %v\n%s", err, out)
 	}
 	var canonical bytes.Buffer
 	if err := json.Compact(&canonical, printed.Policy); err != nil {
@@ -82,24 +126,7 @@ func TestPolicyJSONGolden(t *testing.T) {
 	if sum := sha256.Sum256(canonical.Bytes()); hex.EncodeToString(sum[:]) != printed.SHA256 {
 		t.Errorf("sha256 %q is not the SHA-256 of the printed policy (%x)", printed.SHA256, sum)
 	}
-	out := strings.Replace(r.Stdout, printed.SHA256, "$SHA256", 1)
-	got := []byte(strings.ReplaceAll(out, repo, "$REPO"))
-	golden := repoPath("testdata", "golden", "policy", "report-skill.json")
-	if *updatePolicy {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestPolicyJSONGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("policy --json differs from %s:\n%s", golden, got)
-	}
+	return strings.Replace(out, printed.SHA256, "$SHA256", 1)
 }
 
 // TestPolicyRequestCannotWiden is the attack test: a skill's request file
