@@ -14,6 +14,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
@@ -140,7 +141,7 @@ func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.Raw
 func (s *Server) newRunCall(info callInfo, tool string) *runCall {
 	c := &runCall{tool: tool}
 	c.meta = audit.Meta{
-		Timeout:     s.serverTimeout(),
+		Timeout:     policy.TimeoutLimit(s.cfg.Flags, s.cfg.Policy),
 		ToolVersion: s.cfg.Version,
 		MCP: &audit.MCP{
 			RequestID: string(info.id),

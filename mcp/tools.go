@@ -218,7 +218,7 @@ func (s *Server) tools() []tool {
 		}
 		return m
 	}
-	timeoutDesc := fmt.Sprintf("Wall-time limit in seconds, at most %g (the server's limit, also the default; a skill may ask for less).", s.serverTimeout().Seconds())
+	timeoutDesc := fmt.Sprintf("Wall-time limit in seconds, at most %g (the server's limit, also the default; a skill may ask for less).", policy.TimeoutLimit(s.cfg.Flags, s.cfg.Policy).Seconds())
 	workspace := "Its working directory is a fresh scratch folder, discarded after the call (no workspace was granted): return results on stdout."
 	scriptOut := "a private scratch folder for temporary files (discarded after the run)"
 	if s.cfg.Workspace != "" {

@@ -34,6 +34,9 @@ type Flags struct {
 	Env map[string]string // --env NAME=VALUE
 
 	AllowDegraded bool // --allow-degraded
+	// RequireIsolation is --require-isolation, stricter than any
+	// allow_degraded: with it the resolved AllowDegraded is false.
+	RequireIsolation bool
 
 	RequireSignature bool   // --require-signature
 	AllowedSigners   string // --allowed-signers, absolute
@@ -197,6 +200,11 @@ func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
 		missing = append(missing, Missing{req.Where("sandbox", "allow_degraded"), "allow_degraded = true",
 			"allow_degraded = true in the [sandbox] of the operator policy (--policy)"})
 	}
+	if flags.RequireIsolation {
+		// The stricter choice wins over a policy's allow_degraded (the
+		// command line refuses it together with --allow-degraded).
+		r.Sandbox.AllowDegraded = false
+	}
 	if len(missing) > 0 {
 		return r, &RefusedError{File: req.File, Missing: missing}
 	}
@@ -229,16 +237,23 @@ func limit(flag, op, req, def int, key, grant string, where string, missing *[]M
 	return v
 }
 
+// TimeoutLimit is the time limit before any request file: the flag's,
+// else the operator policy's (op may be nil), else run.DefaultTimeout. A
+// skill's request may only lower it.
+func TimeoutLimit(flags Flags, op *Policy) time.Duration {
+	switch {
+	case flags.Timeout > 0:
+		return flags.Timeout
+	case op != nil && op.Resources.Timeout > 0:
+		return op.Resources.Timeout
+	}
+	return run.DefaultTimeout
+}
+
 func (r *Resolved) resources(flags Flags, op, req *Policy) []Missing {
 	var missing []Missing
 	w := func(key string) string { return req.Where("resources", key) }
-	timeout := run.DefaultTimeout
-	if op.Resources.Timeout > 0 {
-		timeout = op.Resources.Timeout
-	}
-	if flags.Timeout > 0 {
-		timeout = flags.Timeout
-	}
+	timeout := TimeoutLimit(flags, op)
 	switch t := req.Resources.Timeout; {
 	case t > timeout:
 		missing = append(missing, Missing{w("timeout"), fmt.Sprintf("timeout = %v (the limit is %v)", t, timeout), fmt.Sprintf("--timeout %v", t)})

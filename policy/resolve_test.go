@@ -114,6 +114,14 @@ func TestPrecedence(t *testing.T) {
 			refused("allow_degraded = true; grant it with allow_degraded = true in the [sandbox] of the operator policy")},
 		{"15 allow_degraded: granted by the operator policy", Flags{}, "[sandbox]\nallow_degraded = true", "[sandbox]\nallow_degraded = true",
 			ok(func(r *Resolved) (any, any) { return r.Sandbox.AllowDegraded, true })},
+		{"15 allow_degraded: --require-isolation wins over the operator policy", Flags{RequireIsolation: true}, "[sandbox]\nallow_degraded = true", "[sandbox]\nallow_degraded = true",
+			ok(func(r *Resolved) (any, any) { return r.Sandbox.AllowDegraded, false })},
+		{"15 allow_degraded: --require-isolation wins over --allow-degraded", Flags{AllowDegraded: true, RequireIsolation: true}, "", "",
+			ok(func(r *Resolved) (any, any) {
+				sb := &run.Sandbox{AllowDegraded: true}
+				r.Apply(sb, func(string) (string, bool) { return "", false })
+				return []bool{r.Sandbox.AllowDegraded, sb.AllowDegraded}, []bool{false, false}
+			})},
 		{"17 signature: from the operator policy, the flag's signers file winning", Flags{AllowedSigners: "/etc/flag_signers"}, "[signature]\nrequire = true\nallowed_signers = \"signers\"", "",
 			ok(func(r *Resolved) (any, any) { return r.Signature, ResolvedSignature{true, "/etc/flag_signers"} })},
 		{"17 signature: required by the flag alone", Flags{RequireSignature: true, AllowedSigners: "/s"}, "", "",
@@ -214,5 +222,33 @@ func TestEncode(t *testing.T) {
 	d, _ := Resolve(Flags{Env: map[string]string{"K": "secret"}}, nil, nil, "/s")
 	if dJSON, _ := d.Encode(); strings.Contains(string(dJSON), "secret") {
 		t.Errorf("the canonical form holds a variable's value: %s", dJSON)
+	}
+}
+
+// TestTimeoutLimit: the flag, else the operator policy, else the default;
+// the limit Resolve starts from before a request lowers it.
+func TestTimeoutLimit(t *testing.T) {
+	op := &Policy{Resources: Resources{Timeout: 5 * time.Second}}
+	tests := []struct {
+		name  string
+		flags Flags
+		op    *Policy
+		want  time.Duration
+	}{
+		{"default", Flags{}, nil, run.DefaultTimeout},
+		{"empty policy", Flags{}, &Policy{}, run.DefaultTimeout},
+		{"operator policy", Flags{}, op, 5 * time.Second},
+		{"flag over the policy", Flags{Timeout: 3 * time.Second}, op, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := TimeoutLimit(tt.flags, tt.op); got != tt.want {
+				t.Errorf("TimeoutLimit = %v, want %v", got, tt.want)
+			}
+			r, err := Resolve(tt.flags, tt.op, nil, "/s")
+			if err != nil || r.Resources.TimeoutMS != tt.want.Milliseconds() {
+				t.Errorf("Resolve: timeout_ms %d, %v; want %d", r.Resources.TimeoutMS, err, tt.want.Milliseconds())
+			}
+		})
 	}
 }

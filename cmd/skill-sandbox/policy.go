@@ -99,6 +99,7 @@ func resolvePolicy(fs *flag.FlagSet, f *runFlags, skillDir string) (*policy.Reso
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
 	flags.AllowDegraded = f.allowDegraded
+	flags.RequireIsolation = f.requireIsolation
 	flags.RequireSignature = f.requireSignature
 	if f.allowedSigners != "" {
 		flags.AllowedSigners = absPath(f.allowedSigners)
@@ -116,15 +117,8 @@ func resolvePolicy(fs *flag.FlagSet, f *runFlags, skillDir string) (*policy.Reso
 	if err != nil {
 		return nil, err
 	}
-	r, err := policy.Resolve(flags, op, req, skillDir)
-	if err != nil {
-		return r, err // r names the files that refused
-	}
-	if f.requireIsolation {
-		// --require-isolation is stricter than any policy's allow_degraded.
-		r.Sandbox.AllowDegraded = false
-	}
-	return r, nil
+	// r names the files that refused, if it is an error.
+	return policy.Resolve(flags, op, req, skillDir)
 }
 
 // policyJSON is what "policy --json" prints.
