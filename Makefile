@@ -4,8 +4,9 @@
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
 #   make fuzz      fuzz the SKILL.md parser, the proxy's request and host
-#                  parsers, the policy parser, the MCP framing and the macOS
-#                  profile quoting for FUZZTIME
+#                  parsers, the policy parser, the MCP framing, the macOS
+#                  profile quoting and the init stage's config decoder for
+#                  FUZZTIME
 #                  each (default 30s)
 
 GO       ?= go
@@ -52,6 +53,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run
 
 clean:
 	rm -rf bin

@@ -10,7 +10,7 @@ const initArg0 = "skill-sandbox-init"
 // Descriptors of the init stage besides 0, 1 and 2 (exec.Cmd.ExtraFiles
 // start at 3).
 const (
-	configFD = 3 // supervisor → init: length-prefixed JSON initConfig, then one "go" byte
+	configFD = 3 // supervisor → init: length-prefixed initConfig (wire.go), then one "go" byte
 	reportFD = 4 // init → supervisor: JSON lines (initReport), close-on-exec
 	statusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status, 4 bytes big-endian
 )
@@ -24,8 +24,8 @@ const goByte = 'g'
 const initExitFailure = 125
 
 // initConfig is everything the init stage needs: the supervisor decides,
-// the init stage only carries out. It travels gob-encoded over configFD
-// (byte-exact strings; see sendConfig).
+// the init stage only carries out. It travels over configFD in the flat
+// encoding of wire.go (byte-exact strings; see sendConfig).
 type initConfig struct {
 	Argv    []string // Argv[0] is the absolute path executed
 	Env     []string

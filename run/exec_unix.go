@@ -4,10 +4,8 @@ package run
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -315,20 +313,16 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 	return nil
 }
 
-// sendConfig writes cfg as a 4-byte big-endian length and its gob
-// encoding, so the init stage reads exactly the config and not the go byte
-// after it. Gob, not JSON: JSON replaces bytes that are not UTF-8 with
-// U+FFFD, so a script, folder or argument named in another encoding would
-// reach execve as a different name than the one checked (and a second
-// file named with the replacement characters would run instead).
+// sendConfig writes cfg as a 4-byte big-endian length and its flat
+// encoding (see wire.go), in one write, so the init stage reads exactly
+// the config and not the go byte after it.
 func sendConfig(w io.Writer, cfg *initConfig) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(cfg); err != nil {
+	msg, err := encodeConfig(make([]byte, 4, 1024), cfg)
+	if err != nil {
 		return err
 	}
-	data := buf.Bytes()
-	msg := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
-	_, err := w.Write(append(msg, data...))
+	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
+	_, err = w.Write(msg)
 	return err
 }
 

@@ -3,9 +3,7 @@
 package run
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,7 +74,7 @@ func initMain() int {
 	return 127
 }
 
-// readConfig reads the length-prefixed gob config (see sendConfig).
+// readConfig reads the length-prefixed config (see sendConfig).
 func readConfig(r io.Reader) (*initConfig, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -91,7 +89,7 @@ func readConfig(r io.Reader) (*initConfig, error) {
 		return nil, fmt.Errorf("reading config: %v", err)
 	}
 	var cfg initConfig
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cfg); err != nil {
+	if err := decodeConfig(data, &cfg); err != nil {
 		return nil, fmt.Errorf("decoding config: %v", err)
 	}
 	if len(cfg.Argv) == 0 {
