@@ -42,6 +42,12 @@ import (
 type runCgroup struct {
 	version int      // 1 or 2
 	dirs    []string // v2: one folder; v1: one per hierarchy, memory first
+	// v1: the controller of each dir, and the caller's cgroup (as in
+	// /proc/self/cgroup) it was made in (see startInside).
+	ctrls, from []string
+	// release, when set, lets go of a thread that startInside could
+	// not move back out of the cgroup.
+	release func()
 }
 
 // The files that say where the cgroup hierarchies are and which cgroups
@@ -284,6 +290,7 @@ func openCgroupV1(mounts map[string]cgroupMount, own map[string]string, name str
 			return nil, err
 		}
 		cg.dirs = append(cg.dirs, dir)
+		cg.ctrls, cg.from = append(cg.ctrls, c), append(cg.from, own[c])
 		if err := setV1(c, dir, lim); err != nil {
 			cg.close()
 			return nil, err
@@ -343,11 +350,29 @@ func sweepStale(parent string) {
 	}
 }
 
+// sweepEvery is how many runs there are per sweep of stale cgroups, on
+// average: a sweep lists the whole parent folder, and stale cgroups are
+// rare (only a killed supervisor leaves one).
+const sweepEvery = 16
+
+// sweepDue picks the runs that sweep, by their cgroup name (random for
+// every run but those given a request id).
+func sweepDue(name string) bool {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return h%sweepEvery == 0
+}
+
 // mkdirCgroup creates parent/name; another run's folder of the same name
 // (a caller reusing a request id) is not shared: a random suffix is added.
-// Stale cgroups of killed runs are swept from parent first.
+// One run in sweepEvery also sweeps the stale cgroups of killed runs from
+// parent, in the background: never on the caller's path.
 func mkdirCgroup(parent, name string) (string, error) {
-	sweepStale(parent)
+	if sweepDue(name) {
+		go sweepStale(parent)
+	}
 	dir := filepath.Join(parent, name)
 	err := os.Mkdir(dir, 0o755)
 	if errors.Is(err, os.ErrExist) {
@@ -419,6 +444,10 @@ func (cg *runCgroup) close() {
 	if cg == nil {
 		return
 	}
+	if cg.release != nil {
+		cg.release()
+		cg.release = nil
+	}
 	for _, dir := range cg.dirs {
 		if cg.version == 2 && writeCgroup(dir, "cgroup.kill", "1") == nil {
 			continue
@@ -447,21 +476,24 @@ func (cg *runCgroup) close() {
 
 // killMembers sends SIGKILL to every process listed in dir, round after
 // round until none is left (a process may fork between the read and the
-// kill; pids.max bounds how long that can go on).
+// kill; pids.max bounds how long that can go on). This process is never
+// signalled: one of its threads may be listed (see startInside).
 func killMembers(dir string) {
+	self := os.Getpid()
 	for round := 0; round < 100; round++ {
 		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
 			return
 		}
-		pids := strings.Fields(string(data))
-		if len(pids) == 0 {
-			return
-		}
-		for _, p := range pids {
-			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+		killed := 0
+		for _, p := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 && n != self {
 				unix.Kill(n, unix.SIGKILL)
+				killed++
 			}
+		}
+		if killed == 0 {
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -1,7 +1,9 @@
 package run
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,7 +308,7 @@ os.waitpid(pid, 0)
 }
 
 // TestCgroupSweepsStale checks that an empty cgroup left by a killed run
-// is removed by the next run's set-up, and that a fresh one is kept.
+// is removed by a sweep (see sweepDue), and that a fresh one is kept.
 func TestCgroupSweepsStale(t *testing.T) {
 	needCgroup(t)
 	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
@@ -335,5 +337,75 @@ func TestCgroupSweepsStale(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("fresh cgroup %s removed: %v", fresh, err)
+	}
+}
+
+// TestBornInCgroup checks that startInside starts a process inside the
+// run's v1 cgroups (not moved there afterwards) and leaves none of this
+// process's threads in them.
+func TestBornInCgroup(t *testing.T) {
+	needCgroup(t)
+	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.close()
+	var cmd *exec.Cmd
+	st, inside, err := cg.startInside(func() (*started, error) {
+		cmd = exec.Command("/bin/sleep", "10")
+		return &started{cmd: cmd}, cmd.Start()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if cg.version != 1 {
+		if inside {
+			t.Errorf("inside reported for a cgroup v%d", cg.version)
+		}
+		t.Skipf("cgroup v%d: processes are moved, not born inside", cg.version)
+	}
+	if !inside || st.cmd != cmd {
+		t.Fatalf("inside %v: want the process born inside", inside)
+	}
+	child, err := ownCgroups(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cg.ctrls {
+		want := strings.TrimSuffix(cg.from[i], "/") + "/" + filepath.Base(cg.dirs[i])
+		if child[c] != want {
+			t.Errorf("child's %s cgroup %q, want %q", c, child[c], want)
+		}
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		own, err := ownCgroups("/proc/self/task/" + task.Name() + "/cgroup")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		for i, c := range cg.ctrls {
+			if own[c] != cg.from[i] {
+				t.Errorf("thread %s left in %s cgroup %q, want %q", task.Name(), c, own[c], cg.from[i])
+			}
+		}
+	}
+}
+
+// TestSweepDue checks that about one run in sweepEvery sweeps, so that
+// stale cgroups do go away, and not every run pays for the listing.
+func TestSweepDue(t *testing.T) {
+	due := 0
+	const n = 100 * sweepEvery
+	for i := 0; i < n; i++ {
+		if sweepDue(cgroupName(newRequestID())) {
+			due++
+		}
+	}
+	if due < n/sweepEvery/2 || due > 2*n/sweepEvery {
+		t.Errorf("%d of %d runs sweep, want about %d", due, n, n/sweepEvery)
 	}
 }

@@ -12,6 +12,12 @@ func openCgroup(string, cgroupLimits) (*runCgroup, error) {
 	return nil, errors.New("cgroups are a Linux feature")
 }
 
-func (*runCgroup) attach(int) error   { return nil }
+func (*runCgroup) attach(int) error { return nil }
+
+// startInside runs start: there is no cgroup to be born in.
+func (*runCgroup) startInside(start func() (*started, error)) (*started, bool, error) {
+	st, err := start()
+	return st, false, err
+}
 func (*runCgroup) stats() cgroupStats { return cgroupStats{} }
 func (*runCgroup) close()             {}

@@ -2,29 +2,45 @@
 
 package run
 
-// setupCgroup creates the run's cgroup and moves the freshly started init
-// stage (which waits for its config) into it. The outcome is recorded in
-// st: LayerCgroup in st.supervised, or a Missing with the reason. With the
-// cgroup's memory limit in force, RLIMIT_AS is relaxed (see
-// relaxAddressSpace). It returns nil when there is no cgroup.
-func setupCgroup(p *plan, st *started, res *Result) *runCgroup {
+import "os/exec"
+
+// startInCgroup creates the run's cgroup and starts the init stage (which
+// waits for its config) inside it: born there where the kernel allows it
+// (see startInside), else moved there right after the start. The outcome
+// is recorded in the returned started: LayerCgroup in st.supervised, or a
+// Missing with the reason. With the cgroup's memory limit in force,
+// RLIMIT_AS is relaxed (see relaxAddressSpace). The cgroup is nil when
+// there is none.
+func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *runCgroup, error) {
+	start := func() (*started, error) { return startInit(newCmd, p) }
 	if has(p.disabled, LayerCgroup) {
-		return nil
+		st, err := start()
+		return st, nil, err
 	}
-	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
-	if err == nil {
-		if err = cg.attach(st.cmd.Process.Pid); err != nil {
-			cg.close()
-			cg = nil
+	cg, cgErr := openCgroup(cgroupName(p.requestID), p.cgroup)
+	if cgErr != nil {
+		st, err := start()
+		if err != nil {
+			return nil, nil, err
 		}
+		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: cgErr.Error()})
+		return st, nil, nil
 	}
+	st, inside, err := cg.startInside(start)
 	if err != nil {
-		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
-		return nil
+		cg.close()
+		return nil, nil, err
+	}
+	if !inside {
+		if err := cg.attach(st.cmd.Process.Pid); err != nil {
+			cg.close()
+			st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
+			return st, nil, nil
+		}
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
-	return cg
+	return st, cg, nil
 }
 
 // relaxAddressSpace applies the RLIMIT_AS rule under a cgroup memory limit:

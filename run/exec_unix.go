@@ -118,7 +118,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			ExtraFiles: extra,
 		}
 	}
-	st, err := startInit(newCmd, p)
+	st, cg, err := startInCgroup(newCmd, p, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
@@ -128,7 +128,6 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
-	cg := setupCgroup(p, st, res)
 	defer cg.close() // on the early return below; finishCgroup closes it otherwise
 	start := time.Now()
 	cmd := st.cmd

@@ -1,0 +1,123 @@
+package run
+
+import (
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Why the init stage is born inside its cgroup v1 cgroups instead of being
+// moved there: writing a pid to cgroup.procs takes the kernel's global
+// cgroup_threadgroup_rwsem for writing, and that waits for an RCU grace
+// period, which took 0.1 to 4 ms here (2-core machine, cgroup v1) and
+// stalls every fork, exec and thread start on the machine meanwhile (the
+// init stage's own Go start included). Moving only the calling thread,
+// by writing "0" to a v1 "tasks" file, skips that lock (the kernel's
+// single-thread migration), and a child forked by that thread starts in
+// the thread's cgroups: the v1 counterpart of clone3's CLONE_INTO_CGROUP.
+// So the supervisor moves the one locked thread that starts the init
+// stage into the run's cgroups, starts it, and moves the thread back.
+
+// startInside runs start, which forks the init stage, on a thread that is
+// inside the run's v1 cgroups, so the init stage is born inside: inside is
+// true then. When the thread cannot be moved (a v2 cgroup, a thread whose
+// cgroups differ from the process's, files it may not write), start runs
+// as it is and the caller attaches the process afterwards.
+//
+// If the thread cannot be moved back, it stays in the run's cgroups for the
+// run: its goroutine keeps it locked until cg.close, then exits locked,
+// which ends the thread (and its membership). It must not end earlier:
+// the init stage's parent-death signal fires when the thread that forked
+// it exits. killMembers never signals this process.
+func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, inside bool, err error) {
+	if cg.version != 1 {
+		st, err = start()
+		return st, false, err
+	}
+	type result struct {
+		st     *started
+		inside bool
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		var r result
+		back, entered := cg.enterThread()
+		r.st, r.err = start()
+		r.inside = entered && r.err == nil
+		if back == nil || back() {
+			runtime.UnlockOSThread()
+			ch <- r
+			return
+		}
+		release := make(chan struct{})
+		cg.release = func() { close(release) }
+		ch <- r
+		<-release
+		// Returning while locked ends this thread.
+	}()
+	r := <-ch
+	return r.st, r.inside, r.err
+}
+
+// enterThread moves the calling (locked) thread into the run's cgroups and
+// reports whether it is in all of them. back, nil when nothing moved, moves
+// the thread back and reports whether it could.
+func (cg *runCgroup) enterThread() (back func() bool, entered bool) {
+	own, err := ownCgroups("/proc/thread-self/cgroup")
+	if err != nil || len(cg.ctrls) != len(cg.dirs) || len(cg.from) != len(cg.dirs) {
+		return nil, false
+	}
+	var in, out []int
+	closeAll := func() {
+		for _, fd := range append(in, out...) {
+			unix.Close(fd)
+		}
+	}
+	for i, c := range cg.ctrls {
+		// The thread goes back to the cgroup the run's cgroup was made
+		// in, so it must be in that one now.
+		if own[c] != cg.from[i] {
+			closeAll()
+			return nil, false
+		}
+		// Both files are opened before anything moves: the way back is
+		// then no longer a matter of permissions.
+		fdIn, err1 := unix.Open(cg.dirs[i]+"/tasks", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		fdOut, err2 := unix.Open(parentDir(cg.dirs[i])+"/tasks", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err1 == nil {
+			in = append(in, fdIn)
+		}
+		if err2 == nil {
+			out = append(out, fdOut)
+		}
+		if err1 != nil || err2 != nil {
+			closeAll()
+			return nil, false
+		}
+	}
+	self := []byte("0")
+	moved := 0
+	back = func() bool {
+		okAll := true
+		for _, fd := range out[:moved] {
+			if _, err := unix.Write(fd, self); err != nil {
+				okAll = false
+			}
+		}
+		closeAll()
+		return okAll
+	}
+	for _, fd := range in {
+		if _, err := unix.Write(fd, self); err != nil {
+			return back, false
+		}
+		moved++
+	}
+	return back, true
+}
+
+// parentDir is filepath.Dir for the clean absolute paths of cgroup dirs.
+func parentDir(dir string) string { return dir[:strings.LastIndexByte(dir, '/')] }
