@@ -1,20 +1,16 @@
 package run
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // etcReadable lists (as globs) the parts of /etc the script may read: what
 // the C library, TLS, interpreters and common programs (fontconfig,
 // LibreOffice, file(1), locales) need to run. It is the one list behind
-// both the mount layout (setupEtc builds /etc from it) and the Landlock
+// both the mount layout (buildRoot builds /etc from it) and the Landlock
 // rules (addPathRules), so the two layers agree.
 //
 // Left out on purpose, because they describe the host or hold secrets:
@@ -55,90 +51,51 @@ func etcPatterns(allowNetwork bool) []string {
 	return etcReadable()
 }
 
-// etcEntry is one path of /etc to show inside the mount namespace.
-type etcEntry struct {
-	path   string
-	link   string // symlink target, or ""
-	fd     int    // O_PATH descriptor of a file or folder, when link is ""
-	folder bool
-}
-
-// setupEtc replaces /etc by an empty tmpfs holding only the entries of
-// etcPatterns: folders and files are bind-mounted (read-only) from the
-// host's, symlinks re-created. Without Landlock the secrets of /etc are
-// then still out of sight. It returns the new /etc's mount, to be made
-// read-only once nothing more is mounted in it.
-func setupEtc(allowNetwork bool) error {
-	var entries []etcEntry
-	defer func() {
-		for _, e := range entries {
-			if e.link == "" {
-				unix.Close(e.fd)
-			}
-		}
-	}()
+// etcEntries returns the entries of etcPatterns found on the host, as
+// they are shown in the sandbox's /etc (see buildRoot): folders and files
+// by descriptor, to be bind-mounted read-only, symlinks by their target,
+// to be re-created. Without Landlock the secrets of /etc are then still
+// out of sight. The caller closes the descriptors (hostView.close).
+//
+// /etc is listed once and each pattern's first component looked up in
+// that list, instead of one filepath.Glob (a stat or a listing) per
+// pattern: this runs on every start.
+func etcEntries(allowNetwork bool) []hostEntry {
+	f, err := os.Open("/etc")
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	slices.Sort(names)
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
+	var entries []hostEntry
 	for _, pattern := range etcPatterns(allowNetwork) {
-		matches, _ := filepath.Glob(pattern)
-		for _, p := range matches {
-			st, err := os.Lstat(p)
-			if err != nil {
+		first, rest, nested := strings.Cut(strings.TrimPrefix(pattern, "/etc/"), "/")
+		matches := names
+		if !strings.ContainsAny(first, `*?[\`) {
+			if !present[first] {
 				continue
 			}
-			if st.Mode()&os.ModeSymlink != 0 {
-				target, err := os.Readlink(p)
-				if err == nil {
-					entries = append(entries, etcEntry{path: p, link: target})
-				}
+			matches = []string{first}
+		}
+		for _, n := range matches {
+			if ok, _ := filepath.Match(first, n); !ok {
 				continue
 			}
-			if !st.IsDir() && !st.Mode().IsRegular() {
-				continue
+			p := "/etc/" + n
+			if nested {
+				p += "/" + rest // literal: no pattern has a wildcard below /etc/X
 			}
-			fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				continue
+			if e, ok := openHostEntry(p); ok {
+				entries = append(entries, e)
 			}
-			entries = append(entries, etcEntry{path: p, fd: fd, folder: st.IsDir()})
 		}
 	}
-	if err := unix.Mount("tmpfs", "/etc", "tmpfs", maskFlags, maskOptions); err != nil {
-		return fmt.Errorf("mask /etc: %v", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if err := os.MkdirAll(filepath.Dir(e.path), 0o755); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if e.link != "" {
-			if err := os.Symlink(e.link, e.path); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		var err error
-		if e.folder {
-			err = os.Mkdir(e.path, 0o755)
-		} else {
-			var f *os.File
-			if f, err = os.OpenFile(e.path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
-			}
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		src := "/proc/self/fd/" + strconv.Itoa(e.fd)
-		if err := unix.Mount(src, e.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			errs = append(errs, fmt.Errorf("bind %s: %v", e.path, err))
-			continue
-		}
-		if err := remountReadOnly(e.path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return entries
 }
 
 // underEtc reports whether path is /etc or below it.

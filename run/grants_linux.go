@@ -256,36 +256,28 @@ func closeGrants(fds map[string]int) {
 	}
 }
 
-// grantPaths are the paths setupMounts must be able to create mount
-// points for.
-func grantPaths(cfg *initConfig) []string {
-	var ps []string
-	for _, g := range cfg.Grants {
-		ps = append(ps, g.Path)
-	}
-	return ps
-}
-
-// bindGrants mounts each grant at its own path, parents first: the
-// supervisor's tree when there is one, else a bind mount of the descriptor
-// opened by openGrants. Mount points missing from the masks are created.
+// bindGrants mounts each grant at its own path under root (the new root
+// being built, see buildRoot), parents first: the supervisor's tree when
+// there is one, else a bind mount of the descriptor opened by openGrants.
+// Missing mount points are created.
 // Then the mount and everything below it gets nosuid, nodev and noexec,
 // and read grants become read-only, recursively (mount_setattr(2)).
-func bindGrants(cfg *initConfig, fds map[string]int) error {
+func bindGrants(cfg *initConfig, root string, fds map[string]int) error {
 	var errs []error
 	for _, g := range cfg.Grants {
-		if err := mountPoint(g.Path, g.Tree, fds[g.Path]); err != nil {
+		dst := root + g.Path
+		if err := mountPoint(dst, g.Tree, fds[g.Path]); err != nil {
 			errs = append(errs, fmt.Errorf("grant %s: %v", g.Path, err))
 			continue
 		}
 		if g.Tree != 0 {
-			err := unix.MoveMount(g.Tree, "", unix.AT_FDCWD, g.Path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+			err := unix.MoveMount(g.Tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
 			unix.Close(g.Tree)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("grant %s: move_mount: %v", g.Path, err))
 				continue
 			}
-		} else if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[g.Path]), g.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		} else if err := unix.Mount(fdPath(fds[g.Path]), dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			errs = append(errs, fmt.Errorf("grant %s: bind: %v", g.Path, err))
 			continue
 		}
@@ -293,7 +285,7 @@ func bindGrants(cfg *initConfig, fds map[string]int) error {
 		if !g.Write {
 			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 		}
-		if err := unix.MountSetattr(unix.AT_FDCWD, g.Path, unix.AT_RECURSIVE, &attr); err != nil {
+		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &attr); err != nil {
 			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %v", g.Path, err))
 		}
 	}
@@ -328,13 +320,13 @@ func mountPoint(path string, tree, fd int) error {
 }
 
 // attachSkill mounts the supervisor's tree of the skill folder at its
-// path, in place of a bind mount of a descriptor the init stage could not
-// open itself.
-func attachSkill(cfg *initConfig) error {
-	if err := os.MkdirAll(cfg.Skill, 0o755); err != nil {
+// path under root, in place of a bind mount of a descriptor the init stage
+// could not open itself.
+func attachSkill(cfg *initConfig, root string) error {
+	if err := os.MkdirAll(root+cfg.Skill, 0o755); err != nil {
 		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
 	}
-	err := unix.MoveMount(cfg.SkillTree, "", unix.AT_FDCWD, cfg.Skill, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	err := unix.MoveMount(cfg.SkillTree, "", unix.AT_FDCWD, root+cfg.Skill, unix.MOVE_MOUNT_F_EMPTY_PATH)
 	unix.Close(cfg.SkillTree)
 	if err != nil {
 		return fmt.Errorf("skill folder %s: move_mount: %v", cfg.Skill, err)
@@ -342,12 +334,13 @@ func attachSkill(cfg *initConfig) error {
 	return nil
 }
 
-// maskDenied hides the deny-list entries found inside read grants: a
-// folder behind an empty read-only tmpfs no one may enter, a file behind
-// /dev/null on a nodev mount (opening it fails).
-func maskDenied(cfg *initConfig, null int) error {
+// maskDenied hides the deny-list entries found inside read grants (at
+// their paths under root): a folder behind an empty read-only tmpfs no one
+// may enter, a file behind /dev/null on a nodev mount (opening it fails).
+func maskDenied(cfg *initConfig, root string, null int) error {
 	var errs []error
-	for _, m := range cfg.Masked {
+	for _, p := range cfg.Masked {
+		m := root + p
 		st, err := os.Lstat(m)
 		if err != nil {
 			continue // gone, or hidden by a mask above it
@@ -356,7 +349,7 @@ func maskDenied(cfg *initConfig, null int) error {
 		case st.IsDir():
 			err = unix.Mount("tmpfs", m, "tmpfs", maskFlags|unix.MS_RDONLY, "size=4k,nr_inodes=1,mode=000")
 		case st.Mode().IsRegular() && null != 0:
-			if err = unix.Mount("/proc/self/fd/"+strconv.Itoa(null), m, "", unix.MS_BIND, ""); err == nil {
+			if err = unix.Mount(fdPath(null), m, "", unix.MS_BIND, ""); err == nil {
 				attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 				err = unix.MountSetattr(unix.AT_FDCWD, m, 0, &attr)
 			}
@@ -364,7 +357,7 @@ func maskDenied(cfg *initConfig, null int) error {
 			continue // a socket or FIFO: no content to read
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("mask %s: %v", m, err))
+			errs = append(errs, fmt.Errorf("mask %s: %v", p, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -21,9 +21,9 @@ func nprocIsPerRun() bool { return true }
 // applyLayers is the Linux init stage, in this order:
 //
 //  1. namespaces: report those clone(2) created; then the mount namespace
-//     (private /proc, every top-level folder but the system ones masked,
-//     a minimal /dev, read-only skill folder, size-capped work folder; see
-//     setupMounts) and the UTS namespace (host name "skill-sandbox"),
+//     (a fresh read-only root with the system folders, a minimal /etc and
+//     /dev, a private /proc, read-only skill folder, size-capped work
+//     folder, then pivot_root; see setupMounts) and the UTS namespace (host name "skill-sandbox"),
 //     which need CAP_SYS_ADMIN inside the namespace and so come first,
 //     and the network namespace (loopback up, see setupNetNS);
 //  2. rlimits, all but RLIMIT_AS (set right before execve);

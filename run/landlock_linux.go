@@ -79,7 +79,7 @@ func landlockABI() (int, error) {
 // ABI 7 added only logging; rights of later ABIs (UDP, connecting to
 // pathname unix sockets) are not handled yet, so on such kernels the
 // ruleset is the ABI 6 one. Pathname unix sockets are kept out of reach by
-// the mount namespace, which masks every folder that could hold one.
+// the mount namespace, whose root holds no host folder that could hold one.
 func applyLandlock(cfg *initConfig) ([]Layer, []Missing) {
 	want := func(l Layer) bool { return has(cfg.Layers, l) }
 	var applied []Layer
