@@ -4,8 +4,10 @@ package sign
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,5 +78,52 @@ func TestHashCacheHitAndMiss(t *testing.T) {
 	}
 	if err := NewHashCache().Load(file); err == nil {
 		t.Fatal("a malformed cache was loaded")
+	}
+}
+
+// TestVerifyWithCache shows that VerifySkillWith uses Options.Cache: after
+// the record digest filled the cache, verification takes the large file's
+// hash from it (a planted wrong hash makes it fail, which only the cache
+// can cause), and without the cache the same skill verifies.
+func TestVerifyWithCache(t *testing.T) {
+	needKeygen(t)
+	priv, pub := keygen(t, t.TempDir(), "k")
+	skill := makeSkill(t)
+	if err := os.WriteFile(filepath.Join(skill, "references", "big.bin"), bytes.Repeat([]byte("a"), 2*CacheMinSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := Digest(skill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(skill, SignatureFile), keygenSign(t, priv, Namespace, Message(digest)))
+	allowed := filepath.Join(t.TempDir(), "allowed_signers")
+	writeFile(t, allowed, []byte("alice@example.com "+pub+"\n"))
+	time.Sleep(RacyMargin + 50*time.Millisecond) // so that the entry is trusted
+
+	c := NewHashCache()
+	if got, err := DigestAnyCached(skill, c); err != nil || got != digest {
+		t.Fatalf("DigestAnyCached = %s, %v; want %s", got, err, digest)
+	}
+	s, err := VerifySkillWith(skill, allowed, Options{Cache: c})
+	if err != nil || s.Digest != digest {
+		t.Fatalf("VerifySkillWith(cache) = %+v, %v; want digest %s", s, err, digest)
+	}
+	for k, v := range c.m {
+		c.m[k] = cacheVal{sum: "00" + v.sum[2:], seen: v.seen}
+	}
+	if _, err := VerifySkillWith(skill, allowed, Options{Cache: c}); err == nil {
+		t.Fatal("a planted hash in the cache was not used")
+	}
+	if _, err := VerifySkillWith(skill, allowed, Options{}); err != nil {
+		t.Fatalf("without the cache: %v", err)
+	}
+	// A recorded digest that is not the folder's: it changed in between.
+	other := strings.Repeat("0", 64)
+	if _, err := VerifySkillWith(skill, allowed, Options{Recorded: other}); !errors.Is(err, ErrChanged) || !errors.Is(err, ErrNotVerified) {
+		t.Fatalf("recorded %s: %v, want ErrChanged", other, err)
+	}
+	if _, err := VerifySkillWith(skill, allowed, Options{Recorded: digest}); err != nil {
+		t.Fatalf("recorded the same digest: %v", err)
 	}
 }

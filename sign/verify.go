@@ -34,6 +34,9 @@ var (
 	ErrNotVerified = errors.New("skill signature not verified")
 	ErrUnsigned    = errors.New("skill is not signed")
 	ErrUnknownKey  = errors.New("signing key is not an allowed signer")
+	// ErrChanged is returned when the digest differs from
+	// Options.Recorded.
+	ErrChanged = errors.New("skill folder changed")
 )
 
 // VerifySkill checks the signature of the skill folder dir against the
@@ -53,6 +56,17 @@ type Options struct {
 	Principal string
 	// Now is the time of verification; zero means time.Now().
 	Now time.Time
+	// Cache, when set, supplies and keeps the hashes of large files (see
+	// HashCache): a caller that has just digested the folder for its
+	// record with the same cache does not read those files again. The
+	// digest verified is the same with or without it.
+	Cache *HashCache
+	// Recorded, when set, is the digest the caller took of dir just
+	// before (for its audit record, DigestAnyCached with the same Cache):
+	// verification fails when the folder's digest is now another, since
+	// the folder changed in between and the record would name other
+	// files than those verified.
+	Recorded string
 }
 
 // VerifySkillWith is VerifySkill with options.
@@ -92,9 +106,13 @@ func VerifySkillWith(dir, allowedSigners string, opts Options) (*Signer, error) 
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", signatureFile, err))
 	}
-	digest, err := Digest(dir)
+	m, _, err := manifestCached(dir, true, MaxEntries, MaxBytes, opts.Cache)
 	if err != nil {
 		return fail(err)
+	}
+	digest := sumHex(m)
+	if opts.Recorded != "" && opts.Recorded != digest {
+		return fail(fmt.Errorf("%w while it was being verified (digest %s, then %s)", ErrChanged, opts.Recorded, digest))
 	}
 	s, err := signers.Verify(sig, Message(digest), now)
 	if err != nil {

@@ -14,10 +14,10 @@ import (
 )
 
 // countingDigest returns a digest function that counts its calls.
-func countingDigest(n *atomic.Int32) func(string) (string, error) {
-	return func(dir string) (string, error) {
+func countingDigest(n *atomic.Int32) func(string, *sign.HashCache) (string, error) {
+	return func(dir string, c *sign.HashCache) (string, error) {
 		n.Add(1)
-		return audit.DigestDir(dir)
+		return sign.DigestAnyCached(dir, c)
 	}
 }
 
@@ -74,9 +74,11 @@ func TestCachedDigestEqualsDigestDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := cachedDigest(skill)
+		var d diskCache
+		got, err := sign.DigestAnyCached(skill, d.get())
+		d.save()
 		if err != nil || got != want {
-			t.Fatalf("%s: cachedDigest = %q, %v; want %s", step, got, err, want)
+			t.Fatalf("%s: digest with the disk cache = %q, %v; want %s", step, got, err, want)
 		}
 	}
 	check("cold")
@@ -107,11 +109,11 @@ func BenchmarkRunStartLargeReference(b *testing.B) {
 	for _, bb := range []struct {
 		name   string
 		args   []string
-		digest func(string) (string, error)
+		digest func(string, *sign.HashCache) (string, error)
 	}{
-		{"before", []string{"--quiet", "--audit-log", log, skill, "ok.sh"}, audit.DigestDir},
-		{"run", []string{"--quiet", skill, "ok.sh"}, cachedDigest},
-		{"audit-cached", []string{"--quiet", "--audit-log", log, skill, "ok.sh"}, cachedDigest},
+		{"before", []string{"--quiet", "--audit-log", log, skill, "ok.sh"}, func(dir string, _ *sign.HashCache) (string, error) { return audit.DigestDir(dir) }},
+		{"run", []string{"--quiet", skill, "ok.sh"}, sign.DigestAnyCached},
+		{"audit-cached", []string{"--quiet", "--audit-log", log, skill, "ok.sh"}, sign.DigestAnyCached},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			var stdout, stderr bytes.Buffer

@@ -18,20 +18,32 @@ func digestCacheFile() string {
 	return filepath.Join(d, "skill-sandbox", "digests")
 }
 
-// cachedDigest returns the record digest of the skill folder dir
-// (audit.DigestDir, the same value) using the on-disk cache of large
-// files' hashes, so that a 50 MB reference file is read once and not on
-// every audited call. A cache that cannot be read or written is ignored:
-// the digest is then computed in full.
-func cachedDigest(dir string) (string, error) {
-	file := digestCacheFile()
-	cache := sign.NewHashCache()
-	if file == "" || cache.Load(file) != nil {
-		cache = sign.NewHashCache()
+// diskCache is the cache of large files' hashes of one call: read from
+// digestCacheFile on first use and written back by save when it changed.
+// The record digest and the signature check share it, so that a 50 MB
+// reference file is read at most once per call, and not at all when its
+// hash is on disk already. A cache that cannot be read or written is
+// ignored: the digest is then computed in full, to the same value.
+type diskCache struct {
+	file  string
+	cache *sign.HashCache
+}
+
+// get returns the cache, loading it on first use.
+func (d *diskCache) get() *sign.HashCache {
+	if d.cache == nil {
+		d.file = digestCacheFile()
+		d.cache = sign.NewHashCache()
+		if d.file == "" || d.cache.Load(d.file) != nil {
+			d.cache = sign.NewHashCache()
+		}
 	}
-	sum, err := sign.DigestAnyCached(dir, cache)
-	if file != "" && cache.Dirty() {
-		_ = cache.Save(file) // best effort: only speed depends on it
+	return d.cache
+}
+
+// save writes the cache back if it was used and changed.
+func (d *diskCache) save() {
+	if d.cache != nil && d.file != "" && d.cache.Dirty() {
+		_ = d.cache.Save(d.file) // best effort: only speed depends on it
 	}
-	return sum, err
 }

@@ -156,12 +156,13 @@ func (e usageError) Error() string { return e.msg }
 // error_kind "usage" is written when the subcommand is audit or --audit-log
 // was parsed before the mistake. Only -h/--help writes none.
 func cmdRun(args []string, stdout, stderr io.Writer, wantAudit bool, sigs chan os.Signal) int {
-	return runCommand(args, stdout, stderr, wantAudit, sigs, cachedDigest)
+	return runCommand(args, stdout, stderr, wantAudit, sigs, sign.DigestAnyCached)
 }
 
 // runCommand is cmdRun with the function that digests the skill folder for
-// the record; tests pass one that counts its calls.
-func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs chan os.Signal, digest func(dir string) (string, error)) int {
+// the record (with the call's cache of large files' hashes); tests pass
+// one that counts its calls.
+func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs chan os.Signal, digest func(dir string, c *sign.HashCache) (string, error)) int {
 	name := "run"
 	if wantAudit {
 		name = "audit"
@@ -280,9 +281,12 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		c.meta.Grants.Write = append(c.meta.Grants.Write, absPath(p))
 	}
 	// The digest is for the record: a call that writes none does not
-	// read the skill's files for it.
+	// read the skill's files for it. The signature check below shares
+	// its cache of large files' hashes.
+	var hashes diskCache
+	defer hashes.save()
 	if c.wantsRecord() {
-		c.meta.SkillDigest, c.meta.DigestErr = digest(c.meta.SkillPath)
+		c.meta.SkillDigest, c.meta.DigestErr = digest(c.meta.SkillPath, hashes.get())
 	}
 	// The policy is resolved before anything runs: a bad policy file or a
 	// skill asking for more than is granted refuses the run.
@@ -302,12 +306,10 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	// The signature check is the flags' or the operator policy's.
 	if pol.Signature.Required {
 		c.meta.Signature.Required = true
-		signer, err := sign.VerifySkill(c.meta.SkillPath, pol.Signature.AllowedSigners)
-		if err == nil && c.wantsRecord() && signer.Digest != c.meta.SkillDigest {
-			// The record's digest was taken just before: a difference
-			// means the folder changed in between.
-			err = fmt.Errorf("%w: the skill changed while it was being verified", sign.ErrNotVerified)
-		}
+		// The record's digest, when there is one, was taken just before:
+		// a difference means the folder changed in between.
+		signer, err := sign.VerifySkillWith(c.meta.SkillPath, pol.Signature.AllowedSigners,
+			sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
 		if err != nil {
 			errorf(stderr, "%s: %v", c.meta.SkillPath, err)
 			c.write(audit.FromRun(c.meta, nil, err)) // reports its own failure

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
 // signedSkill copies the example skill, makes an ed25519 key with
@@ -186,5 +188,51 @@ func TestSignWithoutKeygen(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(skill, "SKILL.sig")); err == nil {
 		t.Error("a signature was written")
+	}
+}
+
+// TestRequireSignatureChangedDuringCheck is the attack test of the
+// record-digest check: the skill is swapped for an altered copy while the
+// record's digest is taken and swapped back before the signature check,
+// so the signature verifies but the record would name other files than
+// those verified. The run is refused, with one record.
+func TestRequireSignatureChangedDuringCheck(t *testing.T) {
+	skill, allowed := signedSkill(t)
+	script := filepath.Join(skill, "scripts", "stats.py")
+	good, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap := func(dir string, c *sign.HashCache) (string, error) {
+		if err := os.WriteFile(script, []byte("print('evil')\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := os.WriteFile(script, good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		return sign.DigestAnyCached(dir, c)
+	}
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--require-signature", "--allowed-signers", allowed, "--audit-log", log, "--quiet", skill, "stats.py", "references/sample.txt"}
+	if code := runCommand(args, &stdout, &stderr, false, nil, swap); code != exitRefused {
+		t.Fatalf("exit %d, want %d\nstderr: %s", code, exitRefused, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "changed while it was being verified") {
+		t.Errorf("stderr does not say why: %s", stderr.String())
+	}
+	recs := fileRecords(t, log)
+	if len(recs) != 1 || recs[0].ErrorKind != audit.KindSignature || recs[0].Started || recs[0].Signature.Verified {
+		t.Errorf("records: %+v", recs)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("the script ran: %q", stdout.String())
+	}
+	// Unchanged, the same call runs the script.
+	stderr.Reset()
+	if code := runCommand(args, &stdout, &stderr, false, nil, sign.DigestAnyCached); code != 0 && !strings.Contains(stderr.String(), "unavailable") {
+		t.Errorf("unchanged skill: exit %d\nstderr: %s", code, stderr.String())
 	}
 }
