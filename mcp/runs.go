@@ -86,10 +86,14 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
 	}
 	c.meta.SkillPath = sk.Path
-	c.meta.SkillDigest, c.meta.DigestErr = sign.DigestAnyCached(sk.Path, s.digests)
+	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
 	if s.cfg.AllowedSigners != "" {
 		c.meta.Signature.Required = true
-		signer, err := sign.VerifySkill(sk.Path, s.cfg.AllowedSigners)
+		// The check shares the record digest's cache, so large files are
+		// read once; the record's digest was taken just before, and a
+		// difference means the folder changed in between: refused.
+		signer, err := sign.VerifySkillWith(sk.Path, s.cfg.AllowedSigners,
+			sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
 		if err != nil {
 			return s.refuse(c, err)
 		}

@@ -62,7 +62,7 @@ type Config struct {
 
 	// AllowedSigners, when set, is an OpenSSH allowed_signers file: a
 	// skill's script runs only when its SKILL.sig is a good signature from
-	// it (sign.VerifySkill), and run_command, which could run any file,
+	// it (sign.VerifySkillWith), and run_command, which could run any file,
 	// is refused. An operator Policy whose [signature] requires signatures
 	// sets it when it is empty.
 	AllowedSigners string
@@ -118,6 +118,9 @@ type Server struct {
 	// digests caches the hashes of large skill files across calls, so a
 	// big reference file is read once, not on every call.
 	digests *sign.HashCache
+	// digest takes a skill's digest for its record: sign.DigestAnyCached;
+	// a test swaps the skill while it runs.
+	digest func(dir string, c *sign.HashCache) (string, error)
 }
 
 // NewServer checks cfg and returns a server for it.
@@ -177,6 +180,7 @@ func NewServer(cfg Config) (*Server, error) {
 		runs:       make(chan struct{}, cfg.MaxRuns),
 		reported:   map[string]bool{},
 		digests:    sign.NewHashCache(),
+		digest:     sign.DigestAnyCached,
 		budget:     newBudget(cfg.MaxBufferedBytes),
 	}
 	// The largest request must fit, or it could never be served.

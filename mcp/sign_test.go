@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/sign"
+)
+
+// signProbe signs the probe skill of skills with a new ed25519 key made
+// by ssh-keygen and returns an allowed_signers file trusting it.
+func signProbe(t *testing.T, skills string) string {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen not installed (Debian: openssh-client; .ci/run installs it)")
+	}
+	keys := t.TempDir()
+	key := filepath.Join(keys, "id")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	probe := filepath.Join(skills, "probe")
+	digest, err := sign.Digest(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ssh-keygen", "-Y", "sign", "-n", sign.Namespace, "-f", key)
+	cmd.Stdin = bytes.NewReader(sign.Message(digest))
+	sig, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ssh-keygen -Y sign: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(probe, sign.SignatureFile), sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := filepath.Join(keys, "allowed_signers")
+	if err := os.WriteFile(allowed, []byte("alice@example.com "+string(pub)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return allowed
+}
+
+// TestSignatureChangedDuringCheck is the attack test of the record-digest
+// check: the skill's script is swapped for another while the record's
+// digest is taken and swapped back before the signature check, so the
+// signature verifies but the record would name other files than those
+// verified. The call is refused with a signature record; unchanged, the
+// same call passes the check.
+func TestSignatureChangedDuringCheck(t *testing.T) {
+	skills := skillsDir(t)
+	allowed := signProbe(t, skills)
+	script := filepath.Join(skills, "probe", "scripts", "echo.sh")
+	good, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	srv, err := NewServer(Config{SkillDirs: []string{skills}, AllowedSigners: allowed, Log: log, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.digest = func(dir string, c *sign.HashCache) (string, error) {
+		if err := os.WriteFile(script, []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := os.WriteFile(script, good, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		return sign.DigestAnyCached(dir, c)
+	}
+	args := json.RawMessage(`{"skill":"probe","script":"echo.sh"}`)
+	res := srv.toolRunScript(context.Background(), callInfo{id: json.RawMessage("1")}, args)
+	out, _ := res["structuredContent"].(map[string]any)
+	if res["isError"] != true || out["exit_code"] != -1 || !strings.Contains(out["error"].(string), "changed while it was being verified") {
+		t.Errorf("swapped skill: %v", res)
+	}
+	recs := records(t, log.String())
+	if len(recs) != 1 || recs[0].ErrorKind != "signature" || recs[0].Started || recs[0].Signature.Verified {
+		t.Fatalf("records %+v", recs)
+	}
+
+	// Unchanged: the signature check passes (the run itself may still be
+	// refused on a host without the sandbox's layers, not for the
+	// signature).
+	srv.digest = sign.DigestAnyCached
+	res = srv.toolRunScript(context.Background(), callInfo{id: json.RawMessage("2")}, args)
+	out, _ = res["structuredContent"].(map[string]any)
+	if e, _ := out["error"].(string); strings.Contains(e, sign.ErrNotVerified.Error()) {
+		t.Errorf("unchanged skill refused: %v", out)
+	}
+	recs = records(t, log.String())
+	if len(recs) != 2 || !recs[1].Signature.Verified {
+		t.Errorf("record of the unchanged skill: %+v", recs[len(recs)-1])
+	}
+}
