@@ -88,12 +88,21 @@ func TestMountSetupChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "fake host root:", err)
 		os.Exit(1)
 	}
+	// The host's root file system outlives a real sandbox's detach of it;
+	// without this reference the fake root's tmpfs, and its extra
+	// folders, would be freed inside the timed setupMounts.
+	keep, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open /:", err)
+		os.Exit(1)
+	}
+	defer unix.Close(keep)
 	cfg := &initConfig{
 		Argv: []string{"/bin/true"}, Skill: parts[2], WorkDir: parts[3], WorkDirMB: DefaultWorkDirMB,
 		Namespaces: []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS},
 	}
 	t0 := time.Now()
-	err := setupMounts(cfg)
+	err = setupMounts(cfg)
 	took := time.Since(t0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setupMounts:", err)
