@@ -8,7 +8,7 @@ package run
 func namespaceLayers(bool) []Layer { return nil }
 
 // processLayers are the layers a Windows launch applies or reports.
-func processLayers(bool) []Layer { return []Layer{LayerJob, LayerAppContainer} }
+func processLayers(bool) []Layer { return windowsLayerList() }
 
 // supervisorLayers: the job is counted among processLayers.
 func supervisorLayers() []Layer { return nil }

@@ -309,15 +309,8 @@ func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, 
 	if rel, err := filepath.Rel(skill, target); err == nil {
 		res.Script = filepath.ToSlash(rel)
 	}
-	interp, err := validate.DetectInterpreter(target)
-	if err != nil {
-		if errors.Is(err, validate.ErrNoInterpreter) {
-			return nil, 0, fmt.Errorf("%w: %v", ErrNoInterpreter, err)
-		}
-		return nil, 0, fmt.Errorf("%w: %v", ErrBadScript, err)
-	}
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
-	argv, asMB, err := commandLine(interp, target, args, memoryMB)
+	argv, asMB, err := scriptCommand(target, args, memoryMB)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,185 @@
+package run
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Windows command lines. A Windows process receives one string, not an
+// argv; each program splits it itself. Programs built with the Microsoft C
+// runtime (python, node, powershell) follow the CommandLineToArgvW rules,
+// which msvcrtQuote inverts. cmd.exe, which runs .cmd and .bat files, has
+// rules of its own (quotes toggle, %VAR% expands even inside quotes), the
+// classic injection ("BatBadBut"); batchCommandLine refuses what it cannot
+// quote. Both are pure Go so that they are tested on every platform
+// (exec_windows.go only hands the string to CreateProcess).
+
+// winScript is how one kind of script is started on Windows: the programs
+// to look for, in order, and the arguments between the program and the
+// script.
+type winScript struct {
+	programs []string
+	args     []string
+}
+
+// winScriptKind returns how a script with this extension (lower case, with
+// the dot) is run, or false for an extension Windows runs need a shebang
+// for.
+func winScriptKind(ext string) (winScript, bool) {
+	switch ext {
+	case ".py":
+		// py -3 is the launcher python.org installs; python is the
+		// Microsoft Store's and conda's name.
+		return winScript{programs: []string{"py", "python", "python3"}}, true
+	case ".ps1":
+		return winScript{programs: []string{"powershell", "pwsh"},
+			args: []string{"-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"}}, true
+	case ".cmd", ".bat":
+		return winScript{programs: []string{"cmd"}}, true
+	case ".js", ".mjs", ".cjs":
+		return winScript{programs: []string{"node"}}, true
+	}
+	return winScript{}, false
+}
+
+// windowsArgv returns the argv that runs script with args on Windows,
+// refusing arguments its command line (windowsCommandLine) cannot carry
+// exactly. look finds a program by name (exec.LookPath on Windows).
+// shebang, when the script has one, names the program for extensions
+// winScriptKind does not know ("python3", "/usr/bin/env bash" gives
+// "bash"; a Unix folder in it is dropped). memoryMB caps node's heap as on
+// Linux.
+func windowsArgv(script, shebang string, args []string, memoryMB int, look func(string) (string, error)) ([]string, error) {
+	kind, ok := winScriptKind(strings.ToLower(path.Ext(winBase(script))))
+	if !ok {
+		switch base := strings.ToLower(strings.TrimSuffix(winBase(shebang), ".exe")); {
+		case base == "":
+			return nil, fmt.Errorf("%w: %s: no interpreter for this extension on Windows (.py, .ps1, .cmd, .bat, .js)", ErrNoInterpreter, winBase(script))
+		case strings.HasPrefix(base, "python"):
+			kind, _ = winScriptKind(".py")
+		case base == "node" || base == "nodejs":
+			kind, _ = winScriptKind(".js")
+		default:
+			kind = winScript{programs: []string{base}}
+		}
+	}
+	prog := ""
+	for _, name := range kind.programs {
+		if p, err := look(name); err == nil {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		return nil, fmt.Errorf("%w: none of %s is installed", ErrNoInterpreter, strings.Join(kind.programs, ", "))
+	}
+	argv := append([]string{prog}, kind.args...)
+	switch base := winBase(prog); strings.ToLower(strings.TrimSuffix(base, path.Ext(base))) {
+	case "py":
+		argv = append(argv, "-3")
+	case "node", "nodejs":
+		argv = append(argv, "--max-old-space-size="+strconv.Itoa(memoryMB))
+	}
+	argv = append(append(argv, script), args...)
+	if _, err := windowsCommandLine(argv); err != nil {
+		return nil, err
+	}
+	return argv, nil
+}
+
+// windowsCommandLine is the CreateProcess command line of argv: cmd.exe's
+// quoting when argv[0] is cmd.exe (it runs only .cmd and .bat scripts
+// here, see winScriptKind), the C runtime's otherwise.
+func windowsCommandLine(argv []string) (string, error) {
+	for _, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			return "", fmt.Errorf("%w: argument %q holds a NUL byte", ErrBadConfig, a)
+		}
+	}
+	if strings.TrimSuffix(strings.ToLower(winBase(argv[0])), ".exe") == "cmd" && len(argv) > 1 {
+		return batchCommandLine(argv[0], argv[1], argv[2:])
+	}
+	return joinMSVCRT(argv), nil
+}
+
+// winBase is the last element of a Windows path (after \ or /), computed
+// the same on every platform.
+func winBase(p string) string { return p[strings.LastIndexAny(p, `\/`)+1:] }
+
+// msvcrtQuote quotes one argument so that CommandLineToArgvW (and the C
+// runtime's own splitting) returns it unchanged: quoted when empty or when
+// it holds white space or a quote; inside, a quote is escaped with a
+// backslash, and the backslashes before a quote or before the closing
+// quote are doubled. Backslashes anywhere else are literal.
+func msvcrtQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\v\"") {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	slashes := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			slashes++
+		case '"':
+			b.WriteString(strings.Repeat(`\`, slashes+1))
+			slashes = 0
+		default:
+			slashes = 0
+		}
+		b.WriteByte(c)
+	}
+	b.WriteString(strings.Repeat(`\`, slashes))
+	b.WriteByte('"')
+	return b.String()
+}
+
+// joinMSVCRT builds the command line of argv. The program name is parsed
+// by simpler rules (up to the next quote, no escapes): a path never holds
+// a quote, so quoting it whole is exact.
+func joinMSVCRT(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if i == 0 {
+			parts[i] = `"` + a + `"`
+			continue
+		}
+		parts[i] = msvcrtQuote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// batchCommandLine builds the command line that makes cmd.exe run a .cmd
+// or .bat file with args:
+//
+//	"C:\Windows\System32\cmd.exe" /d /v:off /s /c ""SCRIPT" "ARG1" "ARG2""
+//
+// /d skips the AutoRun commands of the registry, /v:off keeps "!" literal,
+// and /s makes cmd strip exactly the first and the last quote after /c.
+// Every argument is then between quotes, where & | < > ( ) ^ are literal.
+// What cmd.exe interprets even there cannot be quoted, so it is refused: a
+// quote (it would end the quoted run), % (variables expand inside quotes),
+// and line breaks (they end the command).
+func batchCommandLine(cmdExe, script string, args []string) (string, error) {
+	var b strings.Builder
+	b.WriteString(`"` + cmdExe + `" /d /v:off /s /c "`)
+	for i, a := range append([]string{script}, args...) {
+		if j := strings.IndexAny(a, "\"%\r\n\x00"); j >= 0 {
+			what := "argument"
+			if i == 0 {
+				what = "script path"
+			}
+			return "", fmt.Errorf("%w: %s %q holds %q, which cmd.exe interprets even inside quotes; a .cmd or .bat script cannot receive it safely", ErrBadConfig, what, a, a[j])
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(`"` + a + `"`)
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
