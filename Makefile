@@ -5,9 +5,8 @@
 #   make bench     latency, memory and throughput benchmarks
 #   make fuzz      fuzz the SKILL.md parser, the proxy's request and host
 #                  parsers, the policy parser, the MCP framing, the macOS
-#                  profile quoting and the init stage's config decoder for
-#                  FUZZTIME
-#                  each (default 30s)
+#                  profile quoting, the Windows command-line quoting and the
+#                  init stage's config decoder for FUZZTIME each (default 30s)
 
 GO       ?= go
 BIN      := bin/skill-sandbox
@@ -54,6 +53,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
 
 clean:
 	rm -rf bin
