@@ -19,6 +19,21 @@ type skillEntry struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Path        string `json:"path"`
+	// instructions is the Markdown body of SKILL.md, for read_skill.
+	instructions string
+}
+
+// entryOf returns the entry of a valid skill from its validation, which
+// has read and parsed SKILL.md: it is not read again.
+func entryOf(r validate.Result) skillEntry {
+	e := skillEntry{Name: r.Name, Path: r.Path}
+	if fm := r.Frontmatter; fm != nil {
+		e.instructions = fm.Body
+		if p, ok := fm.Lookup("description"); ok && p.Value != nil && p.Value.Kind == validate.ScalarNode {
+			e.Description = p.Value.Value
+		}
+	}
+	return e
 }
 
 // catalog finds the valid skills of every skills folder, in folder order
@@ -36,26 +51,21 @@ func (s *Server) catalog() []skillEntry {
 		}
 		dirs = append(dirs, found...)
 	}
-	results := validate.Skills(dirs, validate.Options{Strict: s.cfg.Sandbox.Strict})
 	var skills []skillEntry
 	seen := map[string]string{}
-	for i, r := range results {
-		if !r.Valid {
-			s.reportOnce(dirs[i], "invalid skill: "+problemSummary(r))
-			continue
+	// Each streams the results: only the entries are kept.
+	validate.Each(dirs, validate.Options{Strict: s.cfg.Sandbox.Strict}, func(r validate.Result) error {
+		switch first, dup := seen[r.Name]; {
+		case !r.Valid || r.Frontmatter == nil:
+			s.reportOnce(r.Path, "invalid skill: "+problemSummary(r))
+		case dup:
+			s.reportOnce(r.Path, fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, first))
+		default:
+			seen[r.Name] = r.Path
+			skills = append(skills, entryOf(r))
 		}
-		if first, dup := seen[r.Name]; dup {
-			s.reportOnce(dirs[i], fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, first))
-			continue
-		}
-		fm, err := readFrontmatter(dirs[i])
-		if err != nil {
-			s.reportOnce(dirs[i], err.Error())
-			continue
-		}
-		seen[r.Name] = dirs[i]
-		skills = append(skills, skillEntry{Name: r.Name, Description: scalar(fm, "description"), Path: dirs[i]})
-	}
+		return nil
+	})
 	return skills
 }
 
@@ -106,14 +116,10 @@ func (s *Server) lookup(name string) (skillEntry, error) {
 				continue
 			}
 			r := validate.Skill(dir, validate.Options{Strict: s.cfg.Sandbox.Strict})
-			if !r.Valid || r.Name != name {
+			if !r.Valid || r.Name != name || r.Frontmatter == nil {
 				continue
 			}
-			fm, err := readFrontmatter(dir)
-			if err != nil {
-				continue
-			}
-			return skillEntry{Name: name, Description: scalar(fm, "description"), Path: dir}, nil
+			return entryOf(r), nil
 		}
 	}
 	// A folder name that differs from the skill name only in Unicode
@@ -124,28 +130,6 @@ func (s *Server) lookup(name string) (skillEntry, error) {
 		}
 	}
 	return skillEntry{}, fmt.Errorf("no valid skill named %q (list_skills shows the skills)", oneLine(name, 100))
-}
-
-// readFrontmatter reads and parses the SKILL.md of a valid skill.
-func readFrontmatter(dir string) (*validate.Frontmatter, error) {
-	for _, name := range []string{"SKILL.md", "skill.md"} {
-		data, err := readCapped(filepath.Join(dir, name), validate.MaxSkillMDSize)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return validate.ParseFrontmatter(data)
-	}
-	return nil, fmt.Errorf("%s: no SKILL.md", dir)
-}
-
-func scalar(fm *validate.Frontmatter, key string) string {
-	if p, ok := fm.Lookup(key); ok && p.Value != nil && p.Value.Kind == validate.ScalarNode {
-		return p.Value.Value
-	}
-	return ""
 }
 
 func (s *Server) toolListSkills(raw json.RawMessage) map[string]any {
@@ -170,10 +154,6 @@ func (s *Server) toolReadSkill(raw json.RawMessage) map[string]any {
 	if err != nil {
 		return toolError("%v", err)
 	}
-	fm, err := readFrontmatter(sk.Path)
-	if err != nil {
-		return toolError("%v", err)
-	}
 	files, err := validate.List(sk.Path, true)
 	if err != nil {
 		return toolError("%v", err)
@@ -190,7 +170,7 @@ func (s *Server) toolReadSkill(raw json.RawMessage) map[string]any {
 	}
 	return toolResult(map[string]any{
 		"name": sk.Name, "description": sk.Description, "path": sk.Path,
-		"instructions": fm.Body, "files": list,
+		"instructions": sk.instructions, "files": list,
 	}, false)
 }
 
@@ -250,7 +230,7 @@ func readSkillFile(dir, rel string, max int) ([]byte, bool, error) {
 		if strings.Contains(err.Error(), "escapes") || strings.Contains(err.Error(), "outside") {
 			return nil, false, fmt.Errorf("%w: %q (a symlink out of it)", errEscape, rel)
 		}
-		return nil, false, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+		return nil, false, fmt.Errorf("%s: %w", rel, validate.WithoutPath(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -262,7 +242,7 @@ func readSkillFile(dir, rel string, max int) ([]byte, bool, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+		return nil, false, fmt.Errorf("%s: %w", rel, validate.WithoutPath(err))
 	}
 	truncated := len(data) > max
 	if truncated {
@@ -276,31 +256,4 @@ func readSkillFile(dir, rel string, max int) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("%s: not a UTF-8 text file (%d bytes); only text files are returned", rel, st.Size())
 	}
 	return data, truncated, nil
-}
-
-// unwrapPath drops the *PathError wrapper, whose path would repeat the
-// host path of the skill folder.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// readCapped reads a whole file of at most max bytes.
-func readCapped(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
-	return data, nil
 }

@@ -57,4 +57,10 @@ type Result struct {
 	Errors   []Problem `json:"errors"`
 	Warnings []Problem `json:"warnings"`
 	Files    Counts    `json:"files"`
+
+	// Frontmatter is SKILL.md as parsed, its Markdown body included, when
+	// it was read and parsed (nil otherwise); it is not part of the JSON
+	// form. Callers that need a skill's description or instructions take
+	// them from here rather than reading SKILL.md again.
+	Frontmatter *Frontmatter `json:"-"`
 }

@@ -261,7 +261,7 @@ func (c *checker) walk() map[string]bool {
 	visit = func(dir, rel string, depth int) bool {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			c.errorf(relOrDot(rel), 0, 0, "", "cannot read folder: %v", unwrapPath(err))
+			c.errorf(relOrDot(rel), 0, 0, "", "cannot read folder: %v", WithoutPath(err))
 			return true
 		}
 		for _, e := range entries {
@@ -369,7 +369,7 @@ func (c *checker) realRoot() string {
 func (c *checker) checkSymlink(full, rel string) bool {
 	target, err := os.Readlink(full)
 	if err != nil {
-		c.errorf(rel, 0, 0, "", "cannot read symlink: %v", unwrapPath(err))
+		c.errorf(rel, 0, 0, "", "cannot read symlink: %v", WithoutPath(err))
 		return false
 	}
 	root := c.realRoot()
@@ -384,7 +384,7 @@ func (c *checker) checkSymlink(full, rel string) bool {
 			c.errorf(rel, 0, 0, "", "symlink points outside the skill folder (-> %s)", target)
 			return false
 		}
-		c.errorf(rel, 0, 0, "", "broken symlink (-> %s): %v", target, unwrapPath(err))
+		c.errorf(rel, 0, 0, "", "broken symlink (-> %s): %v", target, WithoutPath(err))
 		return false
 	}
 	if !within(root, resolved) {
@@ -407,9 +407,10 @@ func relOrDot(rel string) string {
 	return rel
 }
 
-// unwrapPath drops the path from *fs.PathError so messages do not repeat
-// absolute paths.
-func unwrapPath(err error) error {
+// WithoutPath returns the error an *fs.PathError in err wraps, dropping
+// its path, so that a message about a file of a skill (which names the
+// file relative to the skill folder) does not repeat the host path.
+func WithoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -457,7 +458,7 @@ func readSkillMD(path string) ([]byte, error) {
 func (c *checker) checkSkillMD(md string) {
 	data, err := readSkillMD(filepath.Join(c.root, md))
 	if err != nil {
-		c.errorf(md, 0, 0, "", "%v", unwrapPath(err))
+		c.errorf(md, 0, 0, "", "%v", WithoutPath(err))
 		return
 	}
 	fm, err := ParseFrontmatter(data)
@@ -470,6 +471,7 @@ func (c *checker) checkSkillMD(md string) {
 		}
 		return
 	}
+	c.res.Frontmatter = fm
 	for _, p := range fm.Pairs {
 		if n := firstFlow(p.Value); n != nil {
 			c.warnf(md, n.Line, n.Column, p.Key, "flow-style %s: the reference validator (skills-ref, which parses with strictyaml) rejects it; write one \"- item\" or \"key: value\" per line", n.Kind)

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -294,5 +295,64 @@ func TestListNoScripts(t *testing.T) {
 	}
 	if want := []string{"reference:references/a.md", "other:SKILL.md"}; !reflect.DeepEqual(paths, want) {
 		t.Errorf("List --all = %q, want %q", paths, want)
+	}
+}
+
+// TestResultFrontmatter: the result carries SKILL.md as parsed, body
+// included, so that callers need not read it again; nil when it could not
+// be read or parsed. It stays out of the JSON form.
+func TestResultFrontmatter(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[string]string
+		wantBody string // "" means no frontmatter expected
+	}{
+		{"valid", map[string]string{"SKILL.md": validMD("valid"), "scripts/a.py": ""}, "# Body\n"},
+		{"lower-case skill.md", map[string]string{"skill.md": validMD("lower-case skill.md"), "scripts/a.py": ""}, "# Body\n"},
+		{"invalid but parsed", map[string]string{"SKILL.md": "---\nname: Bad_Name\ndescription: d\n---\ntext\n"}, "text\n"},
+		{"unparsable", map[string]string{"SKILL.md": "no frontmatter\n"}, ""},
+		{"missing", map[string]string{"README.md": "x"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Skill(writeSkill(t, "s", tt.files), Options{})
+			switch {
+			case tt.wantBody == "" && r.Frontmatter != nil:
+				t.Errorf("Frontmatter %+v, want nil", r.Frontmatter)
+			case tt.wantBody != "" && (r.Frontmatter == nil || r.Frontmatter.Body != tt.wantBody):
+				t.Errorf("Frontmatter %+v, want body %q", r.Frontmatter, tt.wantBody)
+			}
+			b, err := json.Marshal(r)
+			var keys map[string]any
+			if err == nil {
+				err = json.Unmarshal(b, &keys)
+			}
+			if _, ok := keys["Frontmatter"]; ok || err != nil {
+				t.Errorf("JSON form %s, %v", b, err)
+			}
+		})
+	}
+}
+
+// TestWithoutPath: the path of an *fs.PathError is dropped, wrapped or
+// not; other errors are returned as they are.
+func TestWithoutPath(t *testing.T) {
+	_, openErr := os.Open(filepath.Join(t.TempDir(), "none"))
+	plain := errors.New("plain")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"path error", openErr, "no such file or directory"},
+		{"wrapped path error", fmt.Errorf("reading: %w", openErr), "no such file or directory"},
+		{"other", plain, "plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WithoutPath(tt.err); got == nil || got.Error() != tt.want {
+				t.Errorf("WithoutPath(%v) = %v, want %q", tt.err, got, tt.want)
+			}
+		})
 	}
 }
