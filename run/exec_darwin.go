@@ -130,9 +130,23 @@ func sandboxIdentity() (int, int) {
 	return uid, gid
 }
 
-// countProcs is not needed here: RLIMIT_NPROC is not applied (see
-// nprocIsPerRun).
-func countProcs(int) int { return 0 }
+// countProcs counts the host processes whose real uid is uid: macOS's
+// RLIMIT_NPROC counts every process of the user, so launch adds this to
+// MaxProcs (as Linux does without a user namespace), and the run can start
+// MaxProcs more. 0 when the table cannot be read.
+func countProcs(uid int) int {
+	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, kp := range procs {
+		if int(kp.Eproc.Pcred.P_ruid) == uid {
+			n++
+		}
+	}
+	return n
+}
 
 // explainMissing has nothing to add here: each reason is the whole cause.
 func explainMissing(missing []Missing) []Missing { return missing }

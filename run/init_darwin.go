@@ -15,9 +15,13 @@ import (
 
 const rlimitNPROC = unix.RLIMIT_NPROC
 
-// nprocIsPerRun is false: RLIMIT_NPROC counts every process of the user
-// here, so a per-run cap would break other programs of the same user.
-func nprocIsPerRun() bool { return false }
+// nprocIsPerRun is true: RLIMIT_NPROC counts every process of the user
+// here, and the supervisor adds the user's current count to MaxProcs
+// (countProcs) before the init stage sets it. The limit binds the run's
+// processes only (other programs of the user do not inherit it); its cost
+// is that the run's budget shrinks while the user's other programs start
+// processes during the run.
+func nprocIsPerRun() bool { return true }
 
 // sandboxExec is the program that applies a Seatbelt profile and executes
 // a command under it.

@@ -143,3 +143,28 @@ func TestSweepKillsNewSession(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("the child in its own session (pid %d) survived the run", pid)
 }
+
+// TestDarwinForkBomb: RLIMIT_NPROC, set at the user's process count plus
+// MaxProcs, stops the run's forks past MaxProcs; without the rlimits layer
+// they all start.
+func TestDarwinForkBomb(t *testing.T) {
+	needSeatbelt(t)
+	dir := newSkill(t, map[string]string{"bomb.py": "import os, time\nok = 0\n" +
+		"for i in range(64):\n    try:\n        if os.fork() == 0:\n            time.sleep(3)\n            os._exit(0)\n        ok += 1\n" +
+		"    except OSError:\n        pass\nprint('STARTED', ok)\n"})
+	started := func(sb Sandbox) int {
+		o := runIn(t, sb, dir, "bomb.py")
+		f := strings.Fields(o.stdout)
+		if len(f) != 2 {
+			t.Fatalf("%v: %q %s", o.err, o.stdout, o.stderr)
+		}
+		n, _ := strconv.Atoi(f[1])
+		return n
+	}
+	if n := started(Sandbox{MaxProcs: 8}); n > 8 {
+		t.Errorf("%d children started under MaxProcs 8", n)
+	}
+	if n := started(Sandbox{MaxProcs: 8, Disable: []Layer{LayerRlimits}}); n != 64 {
+		t.Errorf("without rlimits only %d of 64 started: the test shows nothing", n)
+	}
+}
