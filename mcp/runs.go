@@ -60,6 +60,7 @@ func within(path, dir string) bool {
 type runCall struct {
 	tool string
 	meta audit.Meta
+	pool *run.Pool // pre-started init stages; nil without
 }
 
 func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
@@ -143,7 +144,7 @@ func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.Raw
 }
 
 func (s *Server) newRunCall(info callInfo, tool string) *runCall {
-	c := &runCall{tool: tool}
+	c := &runCall{tool: tool, pool: info.pool}
 	c.meta = audit.Meta{
 		Timeout:     policy.TimeoutLimit(s.cfg.Flags, s.cfg.Policy),
 		ToolVersion: s.cfg.Version,
@@ -188,7 +189,23 @@ func (s *Server) prepareRun(c *runCall, dir string, request bool, stdin *string,
 	sb.Stdout, sb.Stderr = nil, nil
 	sb.Warnings = s.warnings(c.meta.RequestID)
 	sb.NetworkLog = sb.Warnings
+	sb.Pool = c.pool
 	return &sb, nil
+}
+
+// newPool starts the pre-started init stages of a connection, shaped like
+// a run of the first skills folder (its namespaces follow the network
+// policy); runs of another shape start their own.
+func (s *Server) newPool() (*run.Pool, error) {
+	like, err := s.sandboxFor(s.cfg.SkillDirs[0], false)
+	if err != nil {
+		like = s.cfg.Sandbox
+	}
+	pool, err := run.NewPool(s.cfg.Prestart, 0, like)
+	if err != nil {
+		return nil, fmt.Errorf("pre-started init stages: %w", err)
+	}
+	return pool, nil
 }
 
 // callTimeout checks a requested time limit against the run's: a call

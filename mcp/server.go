@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // Protocol revisions the server speaks. The first is the stateless
@@ -45,6 +47,7 @@ type callInfo struct {
 	id        json.RawMessage
 	stateless bool // a 2026-07-28 request (protocol version in _meta)
 	client    clientInfo
+	pool      *run.Pool // the connection's pre-started init stages; nil without
 }
 
 // Serve reads requests from r and writes responses to w until r reaches
@@ -53,6 +56,17 @@ type callInfo struct {
 // run it started has been stopped (its context canceled) and waited for, so
 // no sandboxed process is left behind.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error) {
+	sess := &session{inflight: map[string]context.CancelFunc{}}
+	if s.cfg.Prestart > 0 {
+		// Deferred first, so closed last, once every run has ended: the
+		// stages still waiting are killed, none is left behind.
+		pool, perr := s.newPool()
+		if perr != nil {
+			return perr
+		}
+		defer pool.Close()
+		sess.pool = pool
+	}
 	ctx, cancelAll := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	out := newWriter(w, s.budget, cancelAll)
@@ -63,7 +77,6 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 			err = fmt.Errorf("writing responses: %w", werr)
 		}
 	}()
-	sess := &session{inflight: map[string]context.CancelFunc{}}
 	// reply answers from this loop. Its message is charged when queued;
 	// when the budget is exhausted (a client that does not read) it
 	// waits, and this loop stops reading: backpressure, not memory.
@@ -176,6 +189,7 @@ func readLines(lr *lineReader, ch chan<- lineOrErr, done <-chan struct{}) {
 // session is the state of one connection: the in-flight requests and, for
 // clients of the handshake revisions, what initialize said.
 type session struct {
+	pool     *run.Pool // set before the first request; nil without Prestart
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc
 	client   clientInfo
@@ -283,7 +297,7 @@ func (s *Server) handle(ctx context.Context, sess *session, req *request) (any, 
 // protocol version and client capabilities in params._meta; any other
 // request belongs to the handshake revisions.
 func (s *Server) callInfo(sess *session, req *request) (callInfo, *rpcError) {
-	info := callInfo{id: req.ID}
+	info := callInfo{id: req.ID, pool: sess.pool}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}

@@ -74,6 +74,11 @@ type Config struct {
 	// MaxRuns bounds the runs in progress; DefaultMaxRuns when zero.
 	MaxRuns int
 
+	// Prestart is how many init stages Serve keeps started ahead of the
+	// runs (run.Pool): already in their namespaces, waiting for a config.
+	// Zero starts none; Serve kills those still waiting when it returns.
+	Prestart int
+
 	// MaxMessageBytes caps one incoming message; DefaultMaxMessageBytes
 	// when zero.
 	MaxMessageBytes int
@@ -156,7 +161,7 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, errors.New("the policy requires signatures but names no allowed_signers file")
 		}
 	}
-	if cfg.MaxRuns < 0 || cfg.MaxMessageBytes < 0 || cfg.MaxFileBytes < 0 || cfg.MaxBufferedBytes < 0 {
+	if cfg.MaxRuns < 0 || cfg.Prestart < 0 || cfg.MaxMessageBytes < 0 || cfg.MaxFileBytes < 0 || cfg.MaxBufferedBytes < 0 {
 		return nil, errors.New("negative limit in the server config")
 	}
 	if cfg.MaxRuns == 0 {

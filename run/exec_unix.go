@@ -60,74 +60,19 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			f.Close()
 		}
 	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			closeLater = append(closeLater, r, w)
-		}
-		return r, w, err
-	}
-	cfgR, cfgW, err1 := pipe()
-	repR, repW, err2 := pipe()
-	outR, outW, err3 := pipe()
-	errR, errW, err4 := pipe()
-	statusR, statusW, err5 := pipe()
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-		return fmt.Errorf("%w: %v", ErrStart, err)
-	}
-	// The script's stdout and stderr pipes belong to its host identity, so
-	// that reopening them by name (echo x > /dev/stderr, /proc/self/fd/1)
-	// passes the permission check, as it does outside the sandbox; the
-	// pipes are private to this run either way.
-	if p.hostUID != os.Geteuid() {
-		for _, f := range []*os.File{outW, errW} {
-			if err := unix.Fchown(int(f.Fd()), p.hostUID, p.hostGID); err != nil {
-				return fmt.Errorf("%w: %v", ErrStart, err)
-			}
-		}
-	}
-	stdin, err := stdinFile(p.stdin, &closeLater)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStart, err)
-	}
-	extra := append([]*os.File{cfgR, repW, statusW}, p.extraFiles...)
-	var proxySup, proxyChild *os.File
 	if p.proxy != nil {
-		sup, child, err := proxySocketPair()
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrStart, err)
-		}
-		closeLater = append(closeLater, sup, child)
-		p.cfg.ProxyFD = configFD + len(extra) // the next descriptor
-		proxySup, proxyChild, extra = sup, child, append(extra, child)
 		defer p.proxy.stop(res)
 	}
-	newCmd := func() *exec.Cmd {
-		return &exec.Cmd{
-			Path: selfExe(),
-			Args: []string{initArg0},
-			// The init stage gets the script's environment in its config;
-			// its own only names the run (for people reading ps).
-			// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
-			// runtime small: no collection, few threads (they count
-			// against RLIMIT_NPROC while it reaps), no cgroup probing.
-			Env:        []string{"SKILL_SANDBOX_INIT=" + p.requestID, "GOGC=off", "GOMAXPROCS=1", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"},
-			Stdin:      stdin,
-			Stdout:     outW,
-			Stderr:     errW,
-			ExtraFiles: extra,
-		}
-	}
-	st, cg, err := startInCgroup(newCmd, p, res)
-	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
-		f.Close()
-	}
-	if proxyChild != nil {
-		proxyChild.Close()
+	// A pre-started init stage when the plan has a pool and one fits;
+	// otherwise a new one.
+	ip, cg, err := p.pool.take(p, &closeLater, res)
+	if err == nil && ip == nil {
+		ip, cg, err = startFresh(p, &closeLater, res)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
+	st, cfgW, repR, outR, errR, statusR, proxySup := ip.st, ip.cfgW, ip.repR, ip.outR, ip.errR, ip.statusR, ip.proxySup
 	defer cg.close() // on the early return below; finishCgroup closes it otherwise
 	start := time.Now()
 	cmd := st.cmd
@@ -257,6 +202,106 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// initProc is a started init stage and the supervisor's ends of its
+// descriptors.
+type initProc struct {
+	st       *started
+	cfgW     *os.File // the config: a pipe, or a socket for a pooled stage
+	repR     *os.File // the layer report
+	outR     *os.File // the script's stdout
+	errR     *os.File // the script's stderr
+	statusR  *os.File // the script's wait status, from the reaper
+	proxySup *os.File // the allowlist proxy's socket; nil without one
+}
+
+// startFresh starts an init stage for p in the run's cgroup (see
+// startInCgroup). The files it opens are added to closeLater.
+func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			*closeLater = append(*closeLater, r, w)
+		}
+		return r, w, err
+	}
+	cfgR, cfgW, err1 := pipe()
+	repR, repW, err2 := pipe()
+	outR, outW, err3 := pipe()
+	errR, errW, err4 := pipe()
+	statusR, statusW, err5 := pipe()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return nil, nil, err
+	}
+	if err := chownOutput(p.hostUID, p.hostGID, outW, errW); err != nil {
+		return nil, nil, err
+	}
+	stdin, err := stdinFile(p.stdin, closeLater)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra := append([]*os.File{cfgR, repW, statusW}, p.extraFiles...)
+	var proxySup, proxyChild *os.File
+	if p.proxy != nil {
+		sup, child, err := proxySocketPair()
+		if err != nil {
+			return nil, nil, err
+		}
+		*closeLater = append(*closeLater, sup, child)
+		p.cfg.ProxyFD = configFD + len(extra) // the next descriptor
+		proxySup, proxyChild, extra = sup, child, append(extra, child)
+	}
+	newCmd := func() *exec.Cmd {
+		cmd := initCmd(p.requestID, outW, errW, extra)
+		cmd.Stdin = stdin
+		return cmd
+	}
+	st, cg, err := startInCgroup(newCmd, p, res)
+	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
+		f.Close()
+	}
+	if proxyChild != nil {
+		proxyChild.Close()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &initProc{st: st, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR, proxySup: proxySup}, cg, nil
+}
+
+// chownOutput gives the script's stdout and stderr pipes to its host
+// identity, so that reopening them by name (echo x > /dev/stderr,
+// /proc/self/fd/1) passes the permission check, as it does outside the
+// sandbox; the pipes are private to this run either way.
+func chownOutput(uid, gid int, outW, errW *os.File) error {
+	if uid == os.Geteuid() {
+		return nil
+	}
+	for _, f := range []*os.File{outW, errW} {
+		if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// initCmd is the command of an init stage; name is what its environment
+// says it is (the request id, for people reading ps).
+func initCmd(name string, outW, errW *os.File, extra []*os.File) *exec.Cmd {
+	return &exec.Cmd{
+		Path: selfExe(),
+		Args: []string{initArg0},
+		// The init stage gets the script's environment in its config;
+		// its own only names the run.
+		// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
+		// runtime small: no collection, few threads (they count
+		// against RLIMIT_NPROC while it reaps), no cgroup probing.
+		Env:        []string{"SKILL_SANDBOX_INIT=" + name, "GOGC=off", "GOMAXPROCS=1", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"},
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: extra,
+	}
 }
 
 // handshake sends the config, reads the layer report, refuses a run with

@@ -27,7 +27,8 @@ func ExecInitIfRequested() {
 		return
 	}
 	var st syscall.Stat_t
-	if syscall.Fstat(configFD, &st) != nil || uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO {
+	// A pipe, or a socket for a stage started ahead in a Pool.
+	if syscall.Fstat(configFD, &st) != nil || (uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO && uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFSOCK) {
 		return
 	}
 	// Capabilities, no_new_privs, Landlock and seccomp are attributes of
@@ -45,6 +46,10 @@ func ExecInitIfRequested() {
 func initMain() int {
 	report := os.NewFile(reportFD, "report")
 	conf := os.NewFile(configFD, "config")
+	if err := receivePooled(); err != nil {
+		writeReport(report, initReport{Fatal: err.Error()})
+		return initExitFailure
+	}
 	cfg, err := readConfig(conf)
 	if err != nil {
 		writeReport(report, initReport{Fatal: err.Error()})

@@ -70,6 +70,8 @@ type plan struct {
 	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
 	// for the platforms that state the deny list in a profile (macOS).
 	denyPaths, allowDenied []string
+	// pool supplies pre-started init stages; nil without one.
+	pool *Pool
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and
@@ -213,6 +215,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		stdin:    s.Stdin,
 		strict:   s.RequireIsolation,
 		degraded: s.AllowDegraded,
+		pool:     s.Pool,
 	}
 	outputCap := orDefault(s.OutputCap, DefaultOutputCap)
 	p.stdout = newCapture(s.Stdout, outputCap)

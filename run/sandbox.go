@@ -238,6 +238,10 @@ type Sandbox struct {
 	// Strict makes validation warnings fail the run, as validate --strict.
 	Strict bool
 
+	// Pool, when set, supplies init stages started ahead of the run (see
+	// NewPool); a run takes one when it fits, else starts its own.
+	Pool *Pool
+
 	// resolve and dial replace the proxy's resolver and dialer in tests
 	// (see netproxy.Config); they are not reachable from the command line.
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)

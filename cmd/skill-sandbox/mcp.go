@@ -37,6 +37,11 @@ failure, 2 on a usage error.
 Flags:
 `
 
+// defaultPrestart is --prestart's default: a small pool saves the start of
+// the sandbox's namespaces and init stage on the next calls, at the cost of
+// that many idle processes.
+const defaultPrestart = 2
+
 // cmdMCP implements "skill-sandbox mcp".
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
@@ -58,12 +63,14 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		requireIsolation bool
 		maxMessage       int
 		maxBuffered      int64
+		prestart         int
 	)
 	fs.Var(&skills, "skills", "serve the skills in `DIR` (repeatable)")
 	fs.StringVar(&policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
 	fs.StringVar(&auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
 	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also run_command's working directory; it may not overlap a skills folder")
 	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
+	fs.IntVar(&prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
 	fs.DurationVar(&timeout, "timeout", run.DefaultTimeout, "wall-time limit of each run; a call may ask for less, never more (default: the policy's, else 30s)")
 	fs.IntVar(&memoryMB, "memory", run.DefaultMemoryMB, "address-space limit (RLIMIT_AS) of each run in `MiB` (default: the policy's, else 512)")
 	fs.BoolVar(&allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
@@ -103,6 +110,8 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--allow-degraded and --require-isolation contradict each other")
 	case maxRuns <= 0:
 		return usageErr("--max-runs must be positive, got %d", maxRuns)
+	case prestart < 0:
+		return usageErr("--prestart must not be negative, got %d", prestart)
 	case timeout <= 0:
 		return usageErr("--timeout must be positive, got %v", timeout)
 	case memoryMB <= 0:
@@ -131,6 +140,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		AllowedSigners:   allowedSigners,
 		Workspace:        workspace,
 		MaxRuns:          maxRuns,
+		Prestart:         prestart,
 		MaxMessageBytes:  maxMessage,
 		MaxBufferedBytes: maxBuffered,
 		Version:          Version,

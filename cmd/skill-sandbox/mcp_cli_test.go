@@ -80,6 +80,13 @@ func TestMCPEOFStopsRuns(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The server keeps init stages started ahead (--prestart, default 2)
+	// once its pool has refilled.
+	var pooled []string
+	for deadline := time.Now().Add(20 * time.Second); len(pooled) == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		pooled = pooledStagesOf(cmd.Process.Pid)
+	}
 	stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -93,6 +100,14 @@ func TestMCPEOFStopsRuns(t *testing.T) {
 	}
 	if left := processesWith(marker); len(left) > 0 {
 		t.Errorf("processes left behind after EOF: %v", left)
+	}
+	if len(pooled) == 0 {
+		t.Log("no pre-started init stage seen (no user namespaces?)")
+	}
+	for _, pid := range pooled {
+		if env, err := os.ReadFile(filepath.Join("/proc", pid, "environ")); err == nil && bytes.Contains(env, []byte("SKILL_SANDBOX_INIT=pooled")) {
+			t.Errorf("pre-started init stage %s left behind after EOF", pid)
+		}
 	}
 	var n int
 	for _, line := range strings.Split(stderr.String(), "\n") {
@@ -120,6 +135,23 @@ func processesWith(s string) []string {
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && bytes.Contains(cmdline, []byte(s)) && !bytes.Contains(cmdline, []byte("tools/call")) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// pooledStagesOf lists the children of pid that are pre-started init
+// stages waiting for a run.
+func pooledStagesOf(pid int) []string {
+	ents, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range ents {
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil || !bytes.Contains(status, []byte(fmt.Sprintf("\nPPid:\t%d\n", pid))) {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(env, []byte("SKILL_SANDBOX_INIT=pooled")) {
 			pids = append(pids, e.Name())
 		}
 	}

@@ -1,0 +1,232 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DefaultPoolMaxIdle is how long a pre-started init stage may wait for a
+// run when NewPool is given no limit. Past it the stage is killed and
+// replaced, so that none outlives what the supervisor knew when it started
+// it (the host's mounts and identities) by long.
+const DefaultPoolMaxIdle = 30 * time.Second
+
+// Pool keeps a few init stages started ahead of the runs that will use
+// them, for long-lived callers such as the MCP server: each is already
+// cloned into its namespaces (user, PID, mount, IPC, UTS and, unless the
+// network is allowed, network), has its uid and gid maps written and its Go
+// runtime started, and waits for its config. A run whose namespaces and
+// identity match takes one (see Sandbox.Pool), hands it its descriptors
+// (stdin, the handed-over trees, the proxy socket) and its config, and the
+// pool starts a replacement in the background. The run then goes on
+// exactly as with a stage of its own: the cgroup is joined before the
+// config is sent, and every layer is applied from the config.
+//
+// Each stage serves one run at most and is never reused; nothing of a run
+// reaches another (every stage has its own pipes and namespaces). A stage
+// that has waited longer than its maximum, or that died, is killed and
+// replaced, not used. Close kills the waiting stages; runs already under
+// way are not affected. A Pool is safe for concurrent use.
+//
+// Only Linux has pools; elsewhere a Pool never holds a stage and every run
+// starts its own.
+type Pool struct {
+	size    int
+	maxIdle time.Duration
+	shape   poolShape
+
+	mu       sync.Mutex
+	idle     []*pooledInit // oldest first
+	closed   bool
+	disabled error // set when stages cannot be started here; no more tries
+	failed   error // the last start failure; filling waits for the next take
+	stats    PoolStats
+
+	wake chan struct{} // capacity 1: the filler should look again
+	done chan struct{} // closed by Close
+	wg   sync.WaitGroup
+}
+
+// PoolStats counts what a Pool did since NewPool.
+type PoolStats struct {
+	Started int // stages started
+	Taken   int // stages handed to a run
+	Missed  int // runs that found no fitting stage and started their own
+	Expired int // stages killed after waiting longer than the maximum
+	Died    int // stages found dead when taken, and discarded
+}
+
+// poolShape is what a run must share with a pooled stage to use it: the
+// namespaces it was cloned into and the identity its uid 0 maps to.
+type poolShape struct {
+	wantNS   []Layer
+	uid, gid int
+}
+
+// NewPool starts size init stages fitting runs of like (its AllowNetwork
+// and Disable decide the namespaces) and keeps that many waiting until
+// Close. maxIdle bounds how long one waits (DefaultPoolMaxIdle when zero).
+// like is not kept.
+func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
+	if size < 0 || maxIdle < 0 {
+		return nil, fmt.Errorf("%w: negative pool size or idle time", ErrBadConfig)
+	}
+	if maxIdle == 0 {
+		maxIdle = DefaultPoolMaxIdle
+	}
+	uid, gid := sandboxIdentity()
+	shape := poolShape{uid: uid, gid: gid}
+	for _, l := range namespaceLayers(like.AllowNetwork) {
+		if !has(like.Disable, l) {
+			shape.wantNS = append(shape.wantNS, l)
+		}
+	}
+	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if !has(shape.wantNS, LayerUserNS) {
+		// Without a user namespace a stage starts as the fallback, which
+		// is decided per run (see startInit): not pooled.
+		pl.disabled = errors.New("no user namespace")
+	}
+	pl.wg.Add(1)
+	go pl.fill()
+	return pl, nil
+}
+
+// Stats returns the pool's counters.
+func (pl *Pool) Stats() PoolStats {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.stats
+}
+
+// Close kills the waiting stages and waits until they are gone; the pool
+// starts no more. Runs that already took a stage are not affected. Close
+// may be called more than once.
+func (pl *Pool) Close() error {
+	pl.mu.Lock()
+	if pl.closed {
+		pl.mu.Unlock()
+		return nil
+	}
+	pl.closed = true
+	close(pl.done)
+	pl.mu.Unlock()
+	pl.wg.Wait() // the filler has stopped: nothing is added to idle
+	pl.mu.Lock()
+	idle := pl.idle
+	pl.idle = nil
+	pl.mu.Unlock()
+	for _, pi := range idle {
+		pi.kill()
+	}
+	return nil
+}
+
+// get returns a live waiting stage that fits p, or nil (counted as a
+// miss). Stages found dead are discarded.
+func (pl *Pool) get(p *plan) *pooledInit {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	defer pl.signal()
+	pl.failed = nil // a take is a reason to try starting again
+	if pl.closed || !pl.fits(p) {
+		pl.stats.Missed++
+		return nil
+	}
+	for len(pl.idle) > 0 {
+		pi := pl.idle[0]
+		pl.idle = pl.idle[1:]
+		if pi.alive() && time.Since(pi.born) < pl.maxIdle {
+			pl.stats.Taken++
+			return pi
+		}
+		pl.stats.Died++
+		go pi.kill()
+	}
+	pl.stats.Missed++
+	return nil
+}
+
+// fits reports whether p's run can use a stage of the pool.
+func (pl *Pool) fits(p *plan) bool {
+	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&
+		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p)
+}
+
+func (pl *Pool) signal() {
+	select {
+	case pl.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fill keeps size stages waiting and replaces those past maxIdle. After a
+// failed start it waits for the next take rather than retry in a loop.
+func (pl *Pool) fill() {
+	defer pl.wg.Done()
+	timer := time.NewTimer(pl.maxIdle)
+	defer timer.Stop()
+	for {
+		pl.expire()
+		pl.mu.Lock()
+		want := !pl.closed && pl.disabled == nil && pl.failed == nil && len(pl.idle) < pl.size
+		next := pl.maxIdle
+		if len(pl.idle) > 0 {
+			next = max(time.Until(pl.idle[0].born.Add(pl.maxIdle)), time.Millisecond)
+		}
+		pl.mu.Unlock()
+		if want {
+			pl.startOne()
+			continue
+		}
+		timer.Reset(next)
+		select {
+		case <-pl.done:
+			return
+		case <-pl.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// startOne starts a stage and adds it to idle, unless the pool was closed
+// meanwhile.
+func (pl *Pool) startOne() {
+	pi, err := startPooled(pl.shape)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	switch {
+	case errors.Is(err, errNoUserNS):
+		pl.disabled = err
+	case err != nil:
+		pl.failed = err
+	case pl.closed:
+		go pi.kill()
+	default:
+		pl.stats.Started++
+		pl.idle = append(pl.idle, pi)
+	}
+}
+
+// expire kills the stages that waited longer than maxIdle.
+func (pl *Pool) expire() {
+	pl.mu.Lock()
+	var old []*pooledInit
+	for len(pl.idle) > 0 && time.Since(pl.idle[0].born) >= pl.maxIdle {
+		old = append(old, pl.idle[0])
+		pl.idle = pl.idle[1:]
+		pl.stats.Expired++
+	}
+	pl.mu.Unlock()
+	for _, pi := range old {
+		pi.kill()
+	}
+}
+
+// errNoUserNS is startPooled's error when user namespaces cannot be
+// created here: the pool stops trying.
+var errNoUserNS = errors.New("user namespaces are not available")

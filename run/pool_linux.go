@@ -1,0 +1,263 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxPassedFDs bounds the descriptors a run hands to a pooled stage in
+// one message (the kernel's SCM_MAX_FD is 253): stdin, the handed-over
+// trees and the proxy socket. A run with more starts its own stage.
+const maxPassedFDs = 250
+
+// Header bytes of the message that hands a pooled stage its descriptors.
+const (
+	passNoStdin   = 'n' // the descriptors are the extra files, in order
+	passWithStdin = 's' // the first descriptor is stdin, then the extra files
+)
+
+// pooledInit is an init stage waiting in a pool: cloned, mapped, its Go
+// runtime started, blocked reading its config socket.
+type pooledInit struct {
+	cmd  *exec.Cmd
+	born time.Time
+	// The supervisor's ends: the config socket (a stream socket, so that
+	// descriptors can travel with the first byte) and the pipes.
+	cfgW, repR, outR, errR, statusR *os.File
+}
+
+// startPooled starts a stage of the given shape with no run yet: stdin is
+// /dev/null until a run hands over its own, and the config descriptor is
+// a socket instead of a pipe.
+func startPooled(shape poolShape) (*pooledInit, error) {
+	var files []*os.File
+	fail := func(err error) (*pooledInit, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %v", err)
+	}
+	cfgW, cfgR := os.NewFile(uintptr(fds[0]), "config"), os.NewFile(uintptr(fds[1]), "config-init")
+	files = append(files, cfgW, cfgR)
+	pipes := make([]*os.File, 0, 8)
+	for i := 0; i < 4; i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		files = append(files, r, w)
+		pipes = append(pipes, r, w)
+	}
+	repR, repW, outR, outW, errR, errW, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5], pipes[6], pipes[7]
+	if err := chownOutput(shape.uid, shape.gid, outW, errW); err != nil {
+		return fail(err)
+	}
+	cmd := initCmd("pooled", outW, errW, []*os.File{cfgR, repW, statusW})
+	cmd.SysProcAttr = nsAttr(&plan{wantNS: shape.wantNS, hostUID: shape.uid, hostGID: shape.gid})
+	err = cmd.Start()
+	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
+		f.Close()
+	}
+	if err != nil {
+		if userNSRefused(err) {
+			err = fmt.Errorf("%w: %v", errNoUserNS, err)
+		}
+		return fail(err)
+	}
+	return &pooledInit{cmd: cmd, born: time.Now(), cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+}
+
+// alive reports whether the stage has not exited, without reaping it:
+// with WNOHANG, Linux leaves si_signo 0 when the child has not exited.
+func (pi *pooledInit) alive() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pi.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo == 0
+}
+
+// kill ends a stage that never got a run and closes its descriptors.
+func (pi *pooledInit) kill() {
+	pi.cmd.Process.Kill()
+	pi.cmd.Wait()
+	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
+		f.Close()
+	}
+}
+
+// canHandOver reports whether p's descriptors fit in one message.
+func canHandOver(p *plan) bool {
+	return len(p.extraFiles)+2 <= maxPassedFDs
+}
+
+// take hands a waiting stage of the pool to p's run: it sends the run's
+// descriptors (see receivePooled), moves the stage into the run's cgroup
+// and returns it as launch uses it. It returns nil when the pool is nil or
+// has no fitting stage; the files it opens are added to closeLater.
+func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
+	if pl == nil {
+		return nil, nil, nil
+	}
+	pi := pl.get(p)
+	if pi == nil {
+		return nil, nil, nil
+	}
+	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
+	ip := &initProc{
+		st:   &started{cmd: pi.cmd, namespaces: pl.shape.wantNS, pidns: has(pl.shape.wantNS, LayerPIDNS)},
+		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
+	}
+	if err := pi.handOver(p, ip, closeLater); err != nil {
+		pi.cmd.Process.Kill()
+		pi.cmd.Wait()
+		return nil, nil, err
+	}
+	enableSubreaper(ip.st.pidns)
+	return ip, joinCgroup(p, ip.st, res), nil
+}
+
+// joinCgroup moves a pooled stage, which has done nothing yet, into the
+// run's cgroup, before its config is sent. The stage's own start (its Go
+// runtime) stays charged to the supervisor's cgroup; what the run does is
+// charged to the run's. A cgroup that cannot be had is reported missing,
+// as for a stage of its own.
+func joinCgroup(p *plan, st *started, res *Result) *runCgroup {
+	if has(p.disabled, LayerCgroup) {
+		return nil
+	}
+	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
+	if err == nil {
+		if err = cg.attach(st.cmd.Process.Pid); err != nil {
+			cg.close()
+		}
+	}
+	if err != nil {
+		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
+		return nil
+	}
+	st.supervised = append(st.supervised, LayerCgroup)
+	relaxAddressSpace(p, res)
+	return cg
+}
+
+// handOver sends the run's stdin (when it has one), its handed-over trees
+// and, with a host allowlist, the proxy socket, in one message on the
+// config socket. The stage puts them where a stage of its own would have
+// them (stdin on 0, the others from firstTreeFD on), so the config is the
+// same either way.
+func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) error {
+	header := byte(passNoStdin)
+	var pass []int
+	stdin, err := stdinFile(p.stdin, closeLater)
+	if err != nil {
+		return err
+	}
+	if f, ok := stdin.(*os.File); ok {
+		header = passWithStdin
+		pass = append(pass, int(f.Fd()))
+	}
+	for _, f := range p.extraFiles {
+		pass = append(pass, int(f.Fd()))
+	}
+	var proxyChild *os.File
+	if p.proxy != nil {
+		sup, child, err := proxySocketPair()
+		if err != nil {
+			return err
+		}
+		*closeLater = append(*closeLater, sup, child)
+		p.cfg.ProxyFD = firstTreeFD + len(p.extraFiles)
+		ip.proxySup, proxyChild = sup, child
+		pass = append(pass, int(child.Fd()))
+	}
+	var oob []byte
+	if len(pass) > 0 {
+		oob = unix.UnixRights(pass...)
+	}
+	err = unix.Sendmsg(int(pi.cfgW.Fd()), []byte{header}, oob, nil, 0)
+	if proxyChild != nil {
+		proxyChild.Close() // the stage has its copy; the proxy must see only the stage's end
+	}
+	if err != nil {
+		return fmt.Errorf("handing descriptors to the pooled init stage: %v", err)
+	}
+	return nil
+}
+
+// receivePooled runs in the init stage before it reads its config. A
+// pooled stage's config descriptor is a socket, and the first byte on it
+// comes with the run's descriptors, which it moves where a stage started
+// for the run would have them. A stage started for its run has a pipe
+// there, and nothing to do.
+func receivePooled() error {
+	var st unix.Stat_t
+	if err := unix.Fstat(configFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil
+	}
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(maxPassedFDs*4))
+	n, oobn, flags, _, err := unix.Recvmsg(configFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	switch {
+	case err != nil:
+		return fmt.Errorf("receiving the run's descriptors: %v", err)
+	case n != 1:
+		return errors.New("receiving the run's descriptors: the supervisor closed the config socket")
+	case flags&unix.MSG_CTRUNC != 0:
+		return errors.New("receiving the run's descriptors: too many")
+	case buf[0] != passNoStdin && buf[0] != passWithStdin:
+		return fmt.Errorf("receiving the run's descriptors: bad header %q", buf[0])
+	}
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return fmt.Errorf("receiving the run's descriptors: %v", err)
+		}
+		for i := range msgs {
+			rights, err := unix.ParseUnixRights(&msgs[i])
+			if err != nil {
+				return fmt.Errorf("receiving the run's descriptors: %v", err)
+			}
+			fds = append(fds, rights...)
+		}
+	}
+	if buf[0] == passWithStdin && len(fds) == 0 {
+		return errors.New("receiving the run's descriptors: stdin announced, none sent")
+	}
+	// First move every received descriptor above the slots they go to,
+	// so that placing one cannot overwrite another.
+	for i, fd := range fds {
+		hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, firstTreeFD+len(fds))
+		if err != nil {
+			return fmt.Errorf("receiving the run's descriptors: %v", err)
+		}
+		unix.Close(fd)
+		fds[i] = hi
+	}
+	if buf[0] == passWithStdin {
+		if err := unix.Dup3(fds[0], 0, 0); err != nil {
+			return fmt.Errorf("receiving stdin: %v", err)
+		}
+		unix.Close(fds[0])
+		fds = fds[1:]
+	}
+	for i, fd := range fds {
+		slot := firstTreeFD + i
+		if _, err := unix.FcntlInt(uintptr(slot), unix.F_GETFD, 0); !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("receiving the run's descriptors: descriptor %d is in use", slot)
+		}
+		if err := unix.Dup3(fd, slot, 0); err != nil {
+			return fmt.Errorf("receiving the run's descriptors: %v", err)
+		}
+		unix.Close(fd)
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package run
+
+import "time"
+
+// pooledInit is never started on this platform.
+type pooledInit struct{ born time.Time }
+
+// startPooled fails: pooled stages need Linux namespaces.
+func startPooled(poolShape) (*pooledInit, error) {
+	return nil, errNoUserNS
+}
+
+func (*pooledInit) alive() bool { return false }
+func (*pooledInit) kill()       {}
+
+// canHandOver: nothing is ever handed over here.
+func canHandOver(*plan) bool { return false }
