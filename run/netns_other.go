@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// hostAllowlistSupported: the allowlist relies on Linux network namespaces.
+// hostAllowlistSupported: the allowlist relies on Linux network namespaces
+// or the macOS Seatbelt profile; neither exists here.
 const hostAllowlistSupported = false
 
 var errNoAllowlist = errors.New("the host allowlist needs Linux network namespaces")

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"os"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 		return nil, fmt.Errorf("%w: AllowHosts and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
 	}
 	if !hostAllowlistSupported {
-		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces", ErrUnsupported)
+		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
 	}
 	for _, l := range allowlistLayers() {
 		if has(s.Disable, l) {
