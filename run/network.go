@@ -3,8 +3,8 @@ package run
 import (
 	"fmt"
 	"net"
-	"runtime"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
