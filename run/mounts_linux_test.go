@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,9 +34,10 @@ type mountSetup struct {
 // TestMountSetupChild) cloned into a user, mount and PID namespace, on a
 // fake host root: a tmpfs holding bind mounts of every entry of the real
 // "/" plus extra empty folders, so that the number of top-level folders
-// can grow without touching the host's own "/". It skips the test when
-// user namespaces are unavailable.
-func mountSetupOnce(tb testing.TB, base string, extra int) mountSetup {
+// can grow without touching the host's own "/". With noSetattr,
+// mount_setattr(2) fails with ENOSYS in the helper, as before Linux 5.12.
+// It skips the test when user namespaces are unavailable.
+func mountSetupOnce(tb testing.TB, base string, extra int, noSetattr bool) mountSetup {
 	tb.Helper()
 	skill := newSkill(tb, map[string]string{"true.sh": "#!/bin/true\n"})
 	work, err := os.MkdirTemp("", "skill-sandbox-work-")
@@ -43,7 +46,7 @@ func mountSetupOnce(tb testing.TB, base string, extra int) mountSetup {
 	}
 	tb.Cleanup(func() { os.RemoveAll(work) })
 	cmd := exec.Command("/proc/self/exe", "-test.run", "^TestMountSetupChild$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%s:%s", mountChildEnv, base, extra, skill, work))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%t:%s:%s", mountChildEnv, base, extra, noSetattr, skill, work))
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -82,8 +85,9 @@ func TestMountSetupChild(t *testing.T) {
 	if spec == "" {
 		t.Skip("helper process of mountSetupOnce, run by it only")
 	}
-	parts := strings.SplitN(spec, ":", 4)
+	parts := strings.SplitN(spec, ":", 5)
 	extra, _ := strconv.Atoi(parts[1])
+	runtime.LockOSThread() // setupMounts runs on this thread, which noSetattr filters
 	if err := fakeHostRoot(parts[0], extra); err != nil {
 		fmt.Fprintln(os.Stderr, "fake host root:", err)
 		os.Exit(1)
@@ -98,8 +102,14 @@ func TestMountSetupChild(t *testing.T) {
 	}
 	defer unix.Close(keep)
 	cfg := &initConfig{
-		Argv: []string{"/bin/true"}, Skill: parts[2], WorkDir: parts[3], WorkDirMB: DefaultWorkDirMB,
+		Argv: []string{"/bin/true"}, Skill: parts[3], WorkDir: parts[4], WorkDirMB: DefaultWorkDirMB,
 		Namespaces: []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS},
+	}
+	if parts[2] == "true" {
+		if err := denyMountSetattr(); err != nil {
+			fmt.Fprintln(os.Stderr, "seccomp:", err)
+			os.Exit(1)
+		}
 	}
 	t0 := time.Now()
 	err = setupMounts(cfg)
@@ -125,6 +135,21 @@ func TestMountSetupChild(t *testing.T) {
 	}
 	fmt.Printf("took=%d mounts=%d root=%q extra=%q\n", took.Nanoseconds(), bytes.Count(mi, []byte("\n")), root, strings.Join(seen, ","))
 	os.Exit(0)
+}
+
+// denyMountSetattr makes mount_setattr(2) fail with ENOSYS on this
+// thread, as on kernels before 5.12, so that readOnlyTree falls back to
+// remounting. The calling thread has CAP_SYS_ADMIN in its user namespace,
+// which seccomp accepts instead of no_new_privs.
+func denyMountSetattr() error {
+	prog := []unix.SockFilter{
+		stmt(bpfLoadWord, 0), // seccomp_data.nr
+		jump(bpfJumpEq, unix.SYS_MOUNT_SETATTR, 0, 1),
+		stmt(bpfReturn, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
+		stmt(bpfReturn, unix.SECCOMP_RET_ALLOW),
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
 }
 
 // fakeHostRoot makes a tmpfs mounted on base the root of this mount
@@ -191,20 +216,22 @@ func fakeHostRoot(base string, extra int) error {
 
 // TestRootIndependentOfHostFolders checks that the sandbox's root does not
 // grow with the host's: 40 more top-level folders on the (fake) host root
-// add no mount and none of them is visible, and the root is read-only.
+// add no mount and none of them is visible, and the root is read-only,
+// also where mount_setattr(2) is missing.
 func TestRootIndependentOfHostFolders(t *testing.T) {
 	if degradedRerun() {
 		t.Skip("needs user namespaces")
 	}
-	few := mountSetupOnce(t, t.TempDir(), 0)
-	many := mountSetupOnce(t, t.TempDir(), 40)
+	few := mountSetupOnce(t, t.TempDir(), 0, false)
+	many := mountSetupOnce(t, t.TempDir(), 40, false)
+	old := mountSetupOnce(t, t.TempDir(), 0, true)
 	if few.mounts != many.mounts {
 		t.Errorf("mounts: %d with the host's top-level folders, %d with 40 more; want equal", few.mounts, many.mounts)
 	}
 	if len(many.extra) > 0 {
 		t.Errorf("extra host folders visible in the sandbox: %v", many.extra)
 	}
-	for _, m := range []mountSetup{few, many} {
+	for _, m := range []mountSetup{few, many, old} {
 		if m.root == "ok" {
 			t.Errorf("creating /planted in the sandbox's root worked; want a read-only root")
 		}
@@ -220,7 +247,7 @@ func BenchmarkMountSetup(b *testing.B) {
 			var took []time.Duration
 			var mounts int
 			for i := 0; i < b.N; i++ {
-				m := mountSetupOnce(b, b.TempDir(), extra)
+				m := mountSetupOnce(b, b.TempDir(), extra, false)
 				took, mounts = append(took, m.took), m.mounts
 			}
 			slices.Sort(took)
