@@ -3,10 +3,11 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
-#   make fuzz      fuzz the SKILL.md parser, the proxy's request and host
-#                  parsers, the policy parser, the MCP framing, the macOS
-#                  profile quoting, the Windows command-line quoting and the
-#                  init stage's config decoder for FUZZTIME each (default 30s)
+#   make fuzz      fuzz the SKILL.md parser, the proxy's request, host and
+#                  TLS ClientHello parsers, the policy parser, the MCP
+#                  framing, the macOS profile quoting, the Windows
+#                  command-line quoting and the init stage's config decoder
+#                  for FUZZTIME each (default 30s)
 
 GO       ?= go
 BIN      := bin/skill-sandbox
@@ -44,6 +45,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime $(FUZZTIME) ./scan

@@ -11,6 +11,13 @@
 // second, different DNS answer cannot redirect the connection (DNS
 // rebinding). Every connection is logged in a bounded Report.
 //
+// Inside a tunnel it reads only the first TLS record, before the server
+// gets any of it: a tunnel to port 443 must start with a whole ClientHello,
+// and a ClientHello (on any port) whose server name (SNI) is not the
+// CONNECT host is refused with a TLS alert, so that an allowed address
+// cannot be asked for another site it serves (domain fronting). Other
+// ports carry plain protocols on the host's grant alone.
+//
 // Requests it will not carry get an HTTP error with a reason in the body:
 // 403 for the policy and the address checks, 400 for a malformed request,
 // 408 for a head not received within HeaderTimeout, 431 for a head over

@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"crypto/tls"
 	"strings"
 	"testing"
 )
@@ -80,6 +81,47 @@ func FuzzPattern(f *testing.F) {
 		}
 		if _, err := parseTarget(tg.String(), 0); err != nil {
 			t.Fatalf("target %v of pattern %q does not parse back: %v", tg, s, err)
+		}
+	})
+}
+
+// FuzzClientHello feeds arbitrary bytes to the first-record parsers of a
+// tunnel: they must never panic; a name they return is 1-255 bytes and is
+// judged without panicking; and a record that parses, with its length
+// bytes changed to claim one byte more, must not parse (every length is
+// checked against its container).
+func FuzzClientHello(f *testing.F) {
+	for _, cfg := range []*tls.Config{
+		{ServerName: "api.example.com"},
+		{InsecureSkipVerify: true},
+		{ServerName: "a.example", MaxVersion: tls.VersionTLS12},
+	} {
+		f.Add(clientHello(f, cfg))
+	}
+	f.Add(append([]byte{0x16, 3, 1, 0, 0}, helloBody(ext(0, sniData(nil, "a.example")))...))
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	target := target{host: "api.example.com", port: 443}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < recordHeaderLen {
+			return
+		}
+		parseRecordHeader(data[:recordHeaderLen])
+		body := data[recordHeaderLen:]
+		name, err := parseClientHello(body)
+		if err != nil {
+			return
+		}
+		if name != "" && len(name) > maxServerNameLen {
+			t.Fatalf("server name of %d bytes", len(name))
+		}
+		sniMismatch(name, target)
+		if len(body) >= 4 {
+			longer := append([]byte(nil), body...)
+			n := int(longer[1])<<16 | int(longer[2])<<8 | int(longer[3]) + 1
+			longer[1], longer[2], longer[3] = byte(n>>16), byte(n>>8), byte(n)
+			if _, err := parseClientHello(longer); err == nil {
+				t.Fatalf("a ClientHello claiming one byte more than it has parsed: % x", longer)
+			}
 		}
 	})
 }

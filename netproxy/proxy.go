@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -234,17 +235,27 @@ func (p *Proxy) serveConn(c net.Conn) {
 	}()
 	e.Addr = addr.String()
 	e.Allowed = true
-	var first []byte
+	var head func(*atomic.Int64) ([]byte, error)
 	if req.method == "CONNECT" {
 		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			p.finish(e, start)
 			return
 		}
+		// The client's first bytes are checked before the server gets
+		// them: TLS on port 443, and a server name that is the host's.
+		head = func(last *atomic.Int64) ([]byte, error) { return p.firstRecord(c, br, req.target, last) }
 	} else {
-		first = req.upstreamHead()
+		first := req.upstreamHead()
+		head = func(*atomic.Int64) ([]byte, error) { return first, nil }
 	}
-	e.BytesUp, e.BytesDown = p.relay(c, br, up, first)
+	e.BytesUp, e.BytesDown, err = p.relay(c, br, up, head)
+	var refused *tunnelRefusal
+	if errors.As(err, &refused) {
+		e.Allowed = false
+		e.Reason = refused.reason
+		p.logDenied(e)
+	}
 	p.finish(e, start)
 }
 
@@ -312,19 +323,25 @@ func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start 
 		"Connection: close\r\n\r\n" + body
 	// The caller's line first, so that it is there by the time the
 	// client sees the refusal.
-	if p.cfg.Denied != nil {
-		what := e.Method
-		if e.Host != "" {
-			what += " " + net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
-		}
-		if what == "" {
-			what = "request"
-		}
-		fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s\n", what, e.Reason)
-	}
+	p.logDenied(e)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	io.WriteString(c, msg)
 	p.finish(e, start)
+}
+
+// logDenied writes the caller's line of a refused connection.
+func (p *Proxy) logDenied(e Connection) {
+	if p.cfg.Denied == nil {
+		return
+	}
+	what := e.Method
+	if e.Host != "" {
+		what += " " + net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+	}
+	if what == "" {
+		what = "request"
+	}
+	fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s\n", what, e.Reason)
 }
 
 // finish records a connection in the report.

@@ -11,12 +11,17 @@ import (
 )
 
 // relay copies between the client (whose already buffered bytes are in br)
-// and the server, after writing first to the server, until both directions
-// end, a write or read makes no progress for IdleTimeout while the other
-// direction is idle too, or the proxy is closed. Each direction uses one
-// fixed buffer, so a peer that never reads costs no memory: its direction
-// blocks until the idle timeout. It returns the bytes sent each way.
-func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, first []byte) (up, down int64) {
+// and the server until both directions end, a write or read makes no
+// progress for IdleTimeout while the other direction is idle too, or the
+// proxy is closed. The server-to-client direction starts at once; the
+// other first calls head, which returns what to send the server before
+// the client's bytes (a request head, or the checked first TLS record of
+// a tunnel); an error from head ends the connection before anything more
+// reaches the server, after a TLS alert to the client when head refused
+// with one. Each direction uses one fixed buffer, so a peer that never
+// reads costs no memory: its direction blocks until the idle timeout. It
+// returns the bytes sent each way and head's error.
+func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head func(last *atomic.Int64) ([]byte, error)) (up, down int64, err error) {
 	var last atomic.Int64 // unix nanoseconds of the last progress either way
 	last.Store(time.Now().UnixNano())
 	idle := p.cfg.IdleTimeout
@@ -27,22 +32,32 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, first 
 			server.Close()
 		})
 	}
-	if len(first) > 0 {
-		server.SetWriteDeadline(time.Now().Add(idle))
-		if _, err := server.Write(first); err != nil {
-			abort()
-			return 0, 0
-		}
-	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		down = p.pipe(server, nil, client, &last, abort)
 	}()
-	up = p.pipe(client, br, server, &last, abort)
+	first, err := head(&last)
+	if err == nil && len(first) > 0 {
+		server.SetWriteDeadline(time.Now().Add(idle))
+		var w int
+		w, err = server.Write(first)
+		up = int64(w)
+	}
+	if err != nil {
+		var r *tunnelRefusal
+		if errors.As(err, &r) && r.alert != 0 {
+			client.SetWriteDeadline(time.Now().Add(time.Second))
+			client.Write(alertRecord(r.alert))
+		}
+		abort()
+		wg.Wait()
+		return up, down, err
+	}
+	up += p.pipe(client, br, server, &last, abort)
 	wg.Wait()
-	return up + int64(len(first)), down
+	return up, down, nil
 }
 
 // pipe copies from src (through br when set) to dst. At EOF it half-closes

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -88,5 +89,43 @@ func TestAllowHostCLI(t *testing.T) {
 	r = runCLI(t, "", "audit", "--allow-host", "*.com", skill, "get.sh")
 	if rec := stderrRecord(t, r.Stderr); r.Code != 1 || rec.ErrorKind != audit.KindBadConfig || !strings.Contains(rec.Error, "two labels") {
 		t.Errorf("bad pattern: exit %d record error %q", r.Code, rec.Error)
+	}
+}
+
+// TestAllowHostSNICLI is the end-to-end attack test of the proxy's SNI
+// check: curl in the sandbox, told by --connect-to to tunnel to the
+// granted address while asking for another site (SNI evil.test), is
+// refused, and the record's network.connections says why; plain curl to
+// the granted address gets its page.
+func TestAllowHostSNICLI(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	skill := newSkill(t, map[string]string{
+		"scripts/get.sh": "curl -sSk -o /dev/null -w '%{http_code}\\n' \"$@\" || echo failed\n",
+	})
+	requireSandbox(t, skill)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hi") }))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+
+	r := runCLI(t, "", "audit", "--quiet", "--allow-host", addr, skill, "get.sh", "https://"+addr+"/")
+	if r.Code != 0 || r.Stdout != "200\n" {
+		t.Fatalf("granted address: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, "", "audit", "--quiet", "--allow-host", addr, skill, "get.sh",
+		"--connect-to", "evil.test:"+port+":"+addr, "https://evil.test:"+port+"/")
+	// curl prints 000 for no response, and names the TLS alert.
+	if r.Code != 0 || r.Stdout != "000\nfailed\n" || !strings.Contains(r.Stderr, "unrecognized name") {
+		t.Fatalf("fronted: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	want := "TLS server name (SNI) evil.test differs from the CONNECT host 127.0.0.1"
+	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied CONNECT "+addr+": "+want) {
+		t.Errorf("no denial line on stderr:\n%s", r.Stderr)
+	}
+	rec := stderrRecord(t, r.Stderr)
+	if c := rec.Network.Connections; len(c) != 1 || c[0].Allowed || c[0].Reason != want || c[0].BytesUp != 0 || c[0].Address != addr {
+		t.Errorf("record connections %+v", c)
 	}
 }
