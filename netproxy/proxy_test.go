@@ -65,7 +65,7 @@ func (n *testNet) dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error)
 }
 
 // startProxy serves a proxy for the lists on a loopback port.
-func startProxy(t *testing.T, cfg Config, allow, deny []string) (*Proxy, string) {
+func startProxy(t testing.TB, cfg Config, allow, deny []string) (*Proxy, string) {
 	t.Helper()
 	pol, err := NewPolicy(allow, deny)
 	if err != nil {
