@@ -56,11 +56,24 @@ func etcPatterns(allowNetwork bool) []string {
 // by descriptor, to be bind-mounted read-only, symlinks by their target,
 // to be re-created. Without Landlock the secrets of /etc are then still
 // out of sight. The caller closes the descriptors (hostView.close).
-//
-// /etc is listed once and each pattern's first component looked up in
-// that list, instead of one filepath.Glob (a stat or a listing) per
-// pattern: this runs on every start.
 func etcEntries(allowNetwork bool) []hostEntry {
+	var entries []hostEntry
+	for _, p := range etcMatches(allowNetwork) {
+		if e, ok := openHostEntry(p); ok {
+			entries = append(entries, e)
+		}
+	}
+	return entries
+}
+
+// etcMatches returns the paths etcPatterns(allowNetwork) name in /etc,
+// as filepath.Glob would for each pattern, except that a nested path
+// (/etc/ssl/certs) is returned when its first component exists: callers
+// open each path and skip the missing ones anyway. /etc is listed once
+// and each pattern's first component looked up in that list, instead of
+// one Glob (a stat or a listing) per pattern: this runs twice on every
+// start, for the mount layout and for the Landlock rules.
+func etcMatches(allowNetwork bool) []string {
 	f, err := os.Open("/etc")
 	if err != nil {
 		return nil
@@ -72,8 +85,10 @@ func etcEntries(allowNetwork bool) []hostEntry {
 	for _, n := range names {
 		present[n] = true
 	}
-	var entries []hostEntry
+	var out []string
 	for _, pattern := range etcPatterns(allowNetwork) {
+		// No pattern has a wildcard below its first component
+		// (TestEtcMatchesGlob checks).
 		first, rest, nested := strings.Cut(strings.TrimPrefix(pattern, "/etc/"), "/")
 		matches := names
 		if !strings.ContainsAny(first, `*?[\`) {
@@ -86,16 +101,13 @@ func etcEntries(allowNetwork bool) []hostEntry {
 			if ok, _ := filepath.Match(first, n); !ok {
 				continue
 			}
-			p := "/etc/" + n
 			if nested {
-				p += "/" + rest // literal: no pattern has a wildcard below /etc/X
+				n += "/" + rest
 			}
-			if e, ok := openHostEntry(p); ok {
-				entries = append(entries, e)
-			}
+			out = append(out, "/etc/"+n)
 		}
 	}
-	return entries
+	return out
 }
 
 // underEtc reports whether path is /etc or below it.

@@ -3,7 +3,6 @@ package run
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -180,11 +179,8 @@ func addPathRules(ruleset int, cfg *initConfig, handled uint64) error {
 	for _, p := range llSystemDirs() {
 		rules = append(rules, rule{p, llReadExec})
 	}
-	for _, pattern := range etcPatterns(cfg.AllowNetwork) {
-		matches, _ := filepath.Glob(pattern)
-		for _, p := range matches {
-			rules = append(rules, rule{p, llRead})
-		}
+	for _, p := range etcMatches(cfg.AllowNetwork) {
+		rules = append(rules, rule{p, llRead})
 	}
 	for _, p := range llDevices() {
 		rules = append(rules, rule{p, llDevice})
