@@ -54,6 +54,9 @@ type cacheKey struct {
 type cacheVal struct {
 	sum  string // hex SHA-256
 	seen int64  // when hashing began, nanoseconds since the epoch
+	// loaded marks an entry read from a file by Load rather than hashed
+	// by this process: a signature check never trusts it.
+	loaded bool
 }
 
 // NewHashCache returns an empty cache.
@@ -71,8 +74,10 @@ func DigestAnyCached(dir string, c *HashCache) (string, error) {
 	return sumHex(m), nil
 }
 
-// lookup returns the cached hash of the open file described by st, if any.
-func (c *HashCache) lookup(path string, st fs.FileInfo) (string, bool) {
+// lookup returns the cached hash of the open file described by st, if any;
+// with hashedOnly, only a hash this process computed counts (not one Load
+// read from a file, which whoever can write that file could have forged).
+func (c *HashCache) lookup(path string, st fs.FileInfo, hashedOnly bool) (string, bool) {
 	if c == nil || st.Size() < CacheMinSize {
 		return "", false
 	}
@@ -83,7 +88,7 @@ func (c *HashCache) lookup(path string, st fs.FileInfo) (string, bool) {
 	c.mu.Lock()
 	v, hit := c.m[k]
 	c.mu.Unlock()
-	if !hit || k.ctime+int64(RacyMargin) >= v.seen {
+	if !hit || k.ctime+int64(RacyMargin) >= v.seen || hashedOnly && v.loaded {
 		return "", false
 	}
 	return v.sum, true
@@ -104,8 +109,12 @@ func (c *HashCache) store(path string, st fs.FileInfo, sum string, seen time.Tim
 	if len(c.m) >= maxCacheEntries {
 		clear(c.m) // crude but bounded; the cache is only an optimisation
 	}
+	old, had := c.m[k]
 	c.m[k] = cacheVal{sum: sum, seen: seen.UnixNano()}
-	c.dirty = true
+	// Confirming a loaded entry changes nothing Save would write.
+	if !had || old.sum != sum {
+		c.dirty = true
+	}
 }
 
 // Dirty reports whether an entry was stored since the cache was made or
@@ -210,5 +219,5 @@ func parseCacheLine(s string) (cacheKey, cacheVal, error) {
 		return cacheKey{}, cacheVal{}, fmt.Errorf("malformed path")
 	}
 	return cacheKey{path: p, dev: uint64(n[1]), ino: uint64(n[2]), size: n[3], mtime: n[4], ctime: n[5]},
-		cacheVal{sum: f[0], seen: n[0]}, nil
+		cacheVal{sum: f[0], seen: n[0], loaded: true}, nil
 }

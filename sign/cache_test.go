@@ -118,6 +118,29 @@ func TestVerifyWithCache(t *testing.T) {
 	if _, err := VerifySkillWith(skill, allowed, Options{}); err != nil {
 		t.Fatalf("without the cache: %v", err)
 	}
+	// A hash read from a cache file serves the record's digest but never
+	// a signature check: whoever could write the file could forge it.
+	for k, v := range c.m {
+		c.m[k] = cacheVal{sum: "00" + v.sum[2:], seen: time.Now().Add(time.Hour).UnixNano()}
+	}
+	file := filepath.Join(t.TempDir(), "cache")
+	if err := c.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	loaded := NewHashCache()
+	if err := loaded.Load(file); err != nil {
+		t.Fatal(err)
+	}
+	forged, err := DigestAnyCached(skill, loaded)
+	if err != nil || forged == digest {
+		t.Fatalf("the record digest did not use the loaded entry: %s, %v", forged, err)
+	}
+	if s, err := VerifySkillWith(skill, allowed, Options{Cache: loaded}); err != nil || s.Digest != digest {
+		t.Fatalf("a loaded entry was used by the signature check: %+v, %v", s, err)
+	}
+	if _, err := VerifySkillWith(skill, allowed, Options{Cache: loaded, Recorded: forged}); !errors.Is(err, ErrChanged) {
+		t.Fatalf("a record digest from a forged cache entry: %v, want ErrChanged", err)
+	}
 	// A recorded digest that is not the folder's: it changed in between.
 	other := strings.Repeat("0", 64)
 	if _, err := VerifySkillWith(skill, allowed, Options{Recorded: other}); !errors.Is(err, ErrChanged) || !errors.Is(err, ErrNotVerified) {

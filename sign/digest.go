@@ -109,7 +109,7 @@ func manifestCached(dir string, strict bool, maxEntries int, maxBytes int64, cac
 		case e.Type != 0:
 			fmt.Fprintf(&b, "! %s - %s\n", bad, strconv.Quote(e.Path))
 		default:
-			sum, exec, n, err := hashFile(t, e.Path, budget, maxBytes, cache)
+			sum, exec, n, err := hashFile(t, e.Path, budget, maxBytes, cache, strict)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -129,8 +129,10 @@ func manifestCached(dir string, strict bool, maxEntries int, maxBytes int64, cac
 }
 
 // hashFile hashes the regular file rel within budget bytes and returns its
-// SHA-256 in hex, whether any execute bit is set and its size.
-func hashFile(t *Tree, rel string, budget, maxBytes int64, cache *HashCache) (string, bool, int64, error) {
+// SHA-256 in hex, whether any execute bit is set and its size; for the
+// signable digest (strict) a cached hash counts only if this process
+// computed it.
+func hashFile(t *Tree, rel string, budget, maxBytes int64, cache *HashCache, strict bool) (string, bool, int64, error) {
 	seen := time.Now()
 	f, st, err := t.Open(rel)
 	if err != nil {
@@ -139,7 +141,9 @@ func hashFile(t *Tree, rel string, budget, maxBytes int64, cache *HashCache) (st
 	defer f.Close()
 	exec := st.Mode().Perm()&0o111 != 0
 	abs := filepath.Join(t.Root, filepath.FromSlash(rel))
-	if sum, ok := cache.lookup(abs, st); ok {
+	// The signable digest (strict) is what signatures are checked
+	// against: it uses only hashes computed by this process.
+	if sum, ok := cache.lookup(abs, st, strict); ok {
 		if st.Size() > budget {
 			return "", false, 0, fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, maxBytes)
 		}

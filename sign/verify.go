@@ -58,8 +58,10 @@ type Options struct {
 	Now time.Time
 	// Cache, when set, supplies and keeps the hashes of large files (see
 	// HashCache): a caller that has just digested the folder for its
-	// record with the same cache does not read those files again. The
-	// digest verified is the same with or without it.
+	// record with the same cache does not read those files again. Only
+	// hashes computed by this process are used, never ones Load read from
+	// a file (whoever can write that file could forge them); the digest
+	// verified is the same with or without the cache.
 	Cache *HashCache
 	// Recorded, when set, is the digest the caller took of dir just
 	// before (for its audit record, DigestAnyCached with the same Cache):
