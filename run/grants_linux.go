@@ -271,10 +271,10 @@ func bindGrants(cfg *initConfig, root string, fds map[string]int) error {
 			continue
 		}
 		if g.Tree != 0 {
-			err := unix.MoveMount(g.Tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+			err := attachTree(g.Tree, dst)
 			unix.Close(g.Tree)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("grant %s: move_mount: %v", g.Path, err))
+				errs = append(errs, fmt.Errorf("grant %s: %v", g.Path, err))
 				continue
 			}
 		} else if err := unix.Mount(fdPath(fds[g.Path]), dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -326,10 +326,26 @@ func attachSkill(cfg *initConfig, root string) error {
 	if err := os.MkdirAll(root+cfg.Skill, 0o755); err != nil {
 		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
 	}
-	err := unix.MoveMount(cfg.SkillTree, "", unix.AT_FDCWD, root+cfg.Skill, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	err := attachTree(cfg.SkillTree, root+cfg.Skill)
 	unix.Close(cfg.SkillTree)
 	if err != nil {
-		return fmt.Errorf("skill folder %s: move_mount: %v", cfg.Skill, err)
+		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
+	}
+	return nil
+}
+
+// attachTree attaches tree, a copy of a host mount made by handOver, at
+// path, and makes it and every mount below it private. The copy is a
+// peer of the host's mount when that one is shared (systemd makes "/"
+// shared), and every mount made inside it afterwards (the masks of
+// maskDenied, anything mounted on a grant) would then be made in the
+// host's mount namespace too, and outlive the run.
+func attachTree(tree int, path string) error {
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %v", err)
+	}
+	if err := unix.Mount("", path, "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make private: %v", err)
 	}
 	return nil
 }
