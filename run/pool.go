@@ -64,10 +64,12 @@ type PoolStats struct {
 type poolShape struct {
 	wantNS   []Layer
 	uid, gid int
+	cgroup   bool    // runs have a cgroup (it is not disabled)
+	cpus     float64 // their cgroup's CPU limit (Sandbox.CPUs)
 }
 
 // NewPool starts size init stages fitting runs of like (its AllowNetwork
-// and Disable decide the namespaces) and keeps that many waiting until
+// and Disable decide the namespaces, Disable and CPUs the cgroup) and keeps that many waiting until
 // Close. maxIdle bounds how long one waits (DefaultPoolMaxIdle when zero).
 // like is not kept.
 func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
@@ -78,7 +80,7 @@ func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
 		maxIdle = DefaultPoolMaxIdle
 	}
 	uid, gid := sandboxIdentity()
-	shape := poolShape{uid: uid, gid: gid}
+	shape := poolShape{uid: uid, gid: gid, cgroup: !has(like.Disable, LayerCgroup), cpus: like.CPUs}
 	for _, l := range namespaceLayers(like.AllowNetwork) {
 		if !has(like.Disable, l) {
 			shape.wantNS = append(shape.wantNS, l)
@@ -140,11 +142,15 @@ func (pl *Pool) get(p *plan) *pooledInit {
 	for len(pl.idle) > 0 {
 		pi := pl.idle[0]
 		pl.idle = pl.idle[1:]
-		if pi.alive() && time.Since(pi.born) < pl.maxIdle {
+		switch {
+		case !pi.alive():
+			pl.stats.Died++
+		case time.Since(pi.born) >= pl.maxIdle:
+			pl.stats.Expired++
+		default:
 			pl.stats.Taken++
 			return pi
 		}
-		pl.stats.Died++
 		go pi.kill()
 	}
 	pl.stats.Missed++
@@ -154,7 +160,8 @@ func (pl *Pool) get(p *plan) *pooledInit {
 // fits reports whether p's run can use a stage of the pool.
 func (pl *Pool) fits(p *plan) bool {
 	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&
-		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p)
+		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p) &&
+		has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
 }
 
 func (pl *Pool) signal() {

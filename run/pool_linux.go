@@ -26,6 +26,10 @@ const (
 type pooledInit struct {
 	cmd  *exec.Cmd
 	born time.Time
+	// cg is the stage's cgroup, which it was born in (see startInside),
+	// with no limits until a run sets its own; nil when none could be had
+	// (the run then moves the stage into one of its own).
+	cg *runCgroup
 	// The supervisor's ends: the config socket (a stream socket, so that
 	// descriptors can travel with the first byte) and the pipes.
 	cfgW, repR, outR, errR, statusR *os.File
@@ -63,17 +67,51 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	}
 	cmd := initCmd("pooled", outW, errW, []*os.File{cfgR, repW, statusW})
 	cmd.SysProcAttr = nsAttr(&plan{wantNS: shape.wantNS, hostUID: shape.uid, hostGID: shape.gid})
-	err = cmd.Start()
+	start := func() (*started, error) {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &started{cmd: cmd}, nil
+	}
+	cg := poolCgroup(shape)
+	if cg != nil {
+		_, _, err = cg.startInside(start)
+	} else {
+		_, err = start()
+	}
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
 	if err != nil {
+		cg.close()
 		if userNSRefused(err) {
 			err = fmt.Errorf("%w: %v", errNoUserNS, err)
 		}
 		return fail(err)
 	}
-	return &pooledInit{cmd: cmd, born: time.Now(), cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{cmd: cmd, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+}
+
+// poolCgroup creates the cgroup a pooled stage is born in, without limits
+// (a run sets its own when it takes the stage): moving a process into a
+// cgroup later is what costs (see startInside). nil when the pool's runs
+// have no cgroup or none can be had.
+func poolCgroup(shape poolShape) *runCgroup {
+	if !shape.cgroup {
+		return nil
+	}
+	cg, err := openCgroup(cgroupName("pool-"+newRequestID()), unlimited(shape.cpus))
+	if err != nil {
+		return nil
+	}
+	return cg
+}
+
+// unlimited is the limits of a cgroup waiting for its run: high enough
+// that the run's own limits only ever lower them (a v1 memory limit may
+// not rise above the memory+swap limit).
+func unlimited(cpus float64) cgroupLimits {
+	return cgroupLimits{MemoryBytes: 1 << 50, Pids: 1 << 22, CPUs: cpus}
 }
 
 // alive reports whether the stage has not exited, without reaping it:
@@ -84,10 +122,12 @@ func (pi *pooledInit) alive() bool {
 	return err == nil && info.Signo == 0
 }
 
-// kill ends a stage that never got a run and closes its descriptors.
+// kill ends a stage that never got a run, removes its cgroup and closes
+// its descriptors.
 func (pi *pooledInit) kill() {
 	pi.cmd.Process.Kill()
 	pi.cmd.Wait()
+	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
 	}
@@ -116,19 +156,25 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
 	if err := pi.handOver(p, ip, closeLater); err != nil {
-		pi.cmd.Process.Kill()
-		pi.cmd.Wait()
+		pi.kill()
 		return nil, nil, err
 	}
 	enableSubreaper(ip.st.pidns)
-	return ip, joinCgroup(p, ip.st, res), nil
+	if pi.cg == nil {
+		return ip, joinCgroup(p, ip.st, res), nil
+	}
+	if err := pi.cg.setLimits(p.cgroup); err != nil {
+		pi.kill()
+		return nil, nil, fmt.Errorf("the pooled init stage's cgroup: %v", err)
+	}
+	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
+	relaxAddressSpace(p, res)
+	return ip, pi.cg, nil
 }
 
-// joinCgroup moves a pooled stage, which has done nothing yet, into the
-// run's cgroup, before its config is sent. The stage's own start (its Go
-// runtime) stays charged to the supervisor's cgroup; what the run does is
-// charged to the run's. A cgroup that cannot be had is reported missing,
-// as for a stage of its own.
+// joinCgroup moves a pooled stage that has no cgroup, and has done nothing
+// yet, into the run's cgroup before its config is sent. A cgroup that
+// cannot be had is reported missing, as for a stage of its own.
 func joinCgroup(p *plan, st *started, res *Result) *runCgroup {
 	if has(p.disabled, LayerCgroup) {
 		return nil
@@ -146,6 +192,19 @@ func joinCgroup(p *plan, st *started, res *Result) *runCgroup {
 	st.supervised = append(st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
 	return cg
+}
+
+// setLimits writes lim into a cgroup made with unlimited.
+func (cg *runCgroup) setLimits(lim cgroupLimits) error {
+	if cg.version == 2 {
+		return cg.setV2(lim)
+	}
+	for i, dir := range cg.dirs {
+		if err := setV1(cg.ctrls[i], dir, lim); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // handOver sends the run's stdin (when it has one), its handed-over trees

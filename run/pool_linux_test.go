@@ -259,3 +259,23 @@ func TestPoolRefusesBadSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolCgroupAttacks runs the cgroup attacks on pooled stages: a stage
+// waits in a cgroup without limits, and the run's limits (memory, pids)
+// must be in force once it takes it.
+func TestPoolCgroupAttacks(t *testing.T) {
+	fullIsolation(t)
+	needCgroup(t)
+	pl := newTestPool(t, 1, time.Hour, Sandbox{})
+	for _, a := range cgroupAttacks() {
+		t.Run(a.name, func(t *testing.T) {
+			waitIdle(t, pl, 1)
+			before := pl.Stats().Taken
+			a.sb.Pool = pl
+			runAttack(t, a)
+			if pl.Stats().Taken == before {
+				t.Errorf("no run took a pooled stage: %+v", pl.Stats())
+			}
+		})
+	}
+}
