@@ -64,7 +64,12 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 		if perr != nil {
 			return perr
 		}
-		defer pool.Close()
+		defer func() {
+			pool.Close()
+			st := pool.Stats()
+			s.logf("pre-started init stages: %d started, %d used, %d runs started their own, %d expired, %d found dead",
+				st.Started, st.Taken, st.Missed, st.Expired, st.Died)
+		}()
 		sess.pool = pool
 	}
 	ctx, cancelAll := context.WithCancel(ctx)

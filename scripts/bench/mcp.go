@@ -2,22 +2,29 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // mcpLatency is the latency of one tools/call run of k's script through a
-// running `skill-sandbox mcp` server, next to the CLI's for the same
-// script, measured alternately in the same loop.
+// running `skill-sandbox mcp` server, with and without pre-started init
+// stages (--prestart), next to the CLI's for the same script, measured
+// alternately in the same loop.
 type mcpLatency struct {
-	kind     kind
-	cli, mcp []time.Duration
-	err      error
+	kind             kind
+	cli, mcp, pooled []time.Duration
+	poolStats        string // the pooled server's closing log line
+	loadBefore       string
+	loadAfter        string
+	err              error
 }
 
 // mcpServer is a running `skill-sandbox mcp` with pipes to it.
@@ -25,11 +32,34 @@ type mcpServer struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Scanner
+	log    *lastLine
 	nextID int
 }
 
-func startMCP(bin, skillDir string) (*mcpServer, error) {
-	cmd := exec.Command(bin, "mcp", "--skills", skillDir, "--max-runs", "1")
+// lastLine keeps the last line written to it that contains want.
+type lastLine struct {
+	want string
+	buf  []byte
+	line string
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := string(l.buf[:i]); strings.Contains(line, l.want) {
+			l.line = line
+		}
+		l.buf = l.buf[i+1:]
+	}
+}
+
+// startMCP starts a server keeping prestart init stages ahead.
+func startMCP(bin, skillDir string, prestart int) (*mcpServer, error) {
+	cmd := exec.Command(bin, "mcp", "--skills", skillDir, "--max-runs", "1", "--prestart", strconv.Itoa(prestart))
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -38,11 +68,14 @@ func startMCP(bin, skillDir string) (*mcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = io.Discard // the records; the bench does not need them
+	// The log holds the records, which the bench does not need, and at
+	// the end the pool's counters, which it prints.
+	log := &lastLine{want: "pre-started init stages:"}
+	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &mcpServer{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	s := &mcpServer{cmd: cmd, in: in, out: bufio.NewScanner(out), log: log}
 	s.out.Buffer(make([]byte, 0, 64<<10), 8<<20)
 	if _, err := s.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "bench", "version": "1"}}); err != nil {
@@ -96,18 +129,36 @@ func (s *mcpServer) stop() {
 	s.cmd.Wait()
 }
 
-// measureMCP times o.n CLI runs and o.n tools/call runs of k, alternating.
+// measureMCP times o.n CLI runs and o.n tools/call runs of k through a
+// server without pre-started init stages and one with two, alternating
+// (the two servers' order swaps every round). Between two calls to the
+// pooled server the other two measurements run, which leaves its pool
+// time to refill, as the pauses between an agent's calls would.
 func measureMCP(o options, base string, k kind) mcpLatency {
-	r := mcpLatency{kind: k}
-	srv, err := startMCP(o.bin, filepath.Join(base, k.skill))
+	r := mcpLatency{kind: k, loadBefore: loadavg()}
+	dir := filepath.Join(base, k.skill)
+	srv, err := startMCP(o.bin, dir, 0)
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer srv.stop()
+	pooled, err := startMCP(o.bin, dir, 2)
+	if err != nil {
+		r.err = err
+		return r
+	}
 	for i := 0; i < 5; i++ { // warm up
 		srv.runTool(k)
+		pooled.runTool(k)
 		runSandboxed(o.bin, base, k)
+	}
+	timeCall := func(s *mcpServer, into *[]time.Duration) {
+		t := time.Now()
+		if err := s.runTool(k); err != nil && r.err == nil {
+			r.err = err
+		}
+		*into = append(*into, time.Since(t))
 	}
 	for i := 0; i < o.n; i++ {
 		t := time.Now()
@@ -115,13 +166,27 @@ func measureMCP(o options, base string, k kind) mcpLatency {
 			r.err = err
 		}
 		r.cli = append(r.cli, time.Since(t))
-		t = time.Now()
-		if err := srv.runTool(k); err != nil && r.err == nil {
-			r.err = err
+		if i%2 == 0 {
+			timeCall(srv, &r.mcp)
+			timeCall(pooled, &r.pooled)
+		} else {
+			timeCall(pooled, &r.pooled)
+			timeCall(srv, &r.mcp)
 		}
-		r.mcp = append(r.mcp, time.Since(t))
 	}
+	pooled.stop()
+	r.poolStats = strings.TrimPrefix(pooled.log.line, "skill-sandbox mcp: ")
+	r.loadAfter = loadavg()
 	return r
+}
+
+// loadavg is the first three fields of /proc/loadavg, or "unknown".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 func printMCP(w io.Writer, r mcpLatency) {
@@ -129,14 +194,17 @@ func printMCP(w io.Writer, r mcpLatency) {
 		fmt.Fprintf(w, "\nmcp: failed: %v\n", r.err)
 		return
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| one run of %s | `skill-sandbox run` (CLI) | `tools/call` through `skill-sandbox mcp` | difference |\n", r.kind.label)
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintf(w, "\nOne tools/call of %s, %d runs each, alternating; load average before %s, after %s.\n\n", r.kind.label, len(r.cli), r.loadBefore, r.loadAfter)
+	fmt.Fprintln(w, "| quantile | `skill-sandbox run` (CLI) | `mcp --prestart 0` | `mcp --prestart 2` | server − CLI | saved by the pool |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	for _, q := range []struct {
 		name string
 		q    float64
 	}{{"median", 0.5}, {"p95", 0.95}} {
-		c, m := quantile(r.cli, q.q), quantile(r.mcp, q.q)
-		fmt.Fprintf(w, "| %s of %d | %s | %s | %s |\n", q.name, len(r.cli), ms(c), ms(m), ms(m-c))
+		c, m, p := quantile(r.cli, q.q), quantile(r.mcp, q.q), quantile(r.pooled, q.q)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q.name, ms(c), ms(m), ms(p), ms(m-c), ms(m-p))
+	}
+	if r.poolStats != "" {
+		fmt.Fprintf(w, "\nThe pooled server: %s.\n", r.poolStats)
 	}
 }
