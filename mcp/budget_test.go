@@ -194,3 +194,89 @@ func TestOversizedRequestsRefused(t *testing.T) {
 		t.Errorf("%d refused + %d run, want %d answers", busy, ran, burst)
 	}
 }
+
+// TestBudget checks the accounting: admissions over the limit are refused,
+// a waiter gets its bytes once others are given back (or gives up when
+// told to), and a charge larger than the whole limit passes once nothing
+// else is held, rather than never.
+func TestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps func(b *budget) error
+	}{
+		{"refused over the limit", func(b *budget) error {
+			if !b.tryAcquire(60) || b.tryAcquire(41) || !b.tryAcquire(40) {
+				return errors.New("tryAcquire did not admit exactly up to the limit")
+			}
+			return nil
+		}},
+		{"a waiter gets in after a release", func(b *budget) error {
+			b.tryAcquire(80)
+			got := make(chan bool)
+			go func() { got <- b.acquire(50, nil) }()
+			for _, _, w := b.stats(); w == 0; _, _, w = b.stats() {
+				time.Sleep(time.Millisecond)
+			}
+			b.release(80)
+			if !<-got {
+				return errors.New("the waiter was refused")
+			}
+			return nil
+		}},
+		{"a waiter gives up when done", func(b *budget) error {
+			b.tryAcquire(80)
+			done := make(chan struct{})
+			close(done)
+			if b.acquire(50, done) {
+				return errors.New("acquire charged over the limit after done")
+			}
+			return nil
+		}},
+		{"larger than the limit once alone", func(b *budget) error {
+			if !b.acquire(150, nil) {
+				return errors.New("refused")
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBudget(100)
+			if err := tc.steps(b); err != nil {
+				t.Fatal(err)
+			}
+			if used, peak, _ := b.stats(); used < 0 || peak > 150 {
+				t.Errorf("used %d peak %d", used, peak)
+			}
+		})
+	}
+}
+
+// TestReplyLargerThanReserved checks that a response larger than what its
+// request reserved is charged in full and given back once written, and
+// that a smaller one gives back the difference at once.
+func TestReplyLargerThanReserved(t *testing.T) {
+	b := newBudget(1 << 20)
+	var out syncBuffer
+	w := newWriter(&out, b, nil)
+	big := strings.Repeat("x", 10000)
+	for _, tc := range []struct {
+		reserved int64
+		result   any
+	}{{b.max / 2, map[string]any{"small": true}}, {100, map[string]any{"big": big}}} {
+		if !b.tryAcquire(tc.reserved) {
+			t.Fatal("set-up: no room")
+		}
+		if err := w.reply(json.RawMessage("1"), tc.result, nil, tc.reserved, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	if used, _, _ := b.stats(); used != 0 {
+		t.Errorf("%d bytes still charged after every response was written", used)
+	}
+	if !strings.Contains(out.String(), big) || strings.Count(out.String(), "\n") != 2 {
+		t.Errorf("output: %.200s", out.String())
+	}
+}
