@@ -235,6 +235,15 @@ func (s *Server) execute(ctx context.Context, c *runCall, sb *run.Sandbox,
 	defer func() { <-s.runs }()
 	c.meta.Grants = run.Grants{Read: sb.ReadPaths, Write: sb.WritePaths, Cwd: sb.Cwd}
 	res, err := start(ctx, sb)
+	if res != nil {
+		// The result is complete; the sandbox's teardown goes on after
+		// the reply.
+		s.cleanups.Add(1)
+		go func() {
+			defer s.cleanups.Done()
+			res.WaitCleanup()
+		}()
+	}
 	return s.finish(c, res, err)
 }
 

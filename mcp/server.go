@@ -78,6 +78,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 	defer func() {
 		cancelAll()
 		wg.Wait()
+		s.cleanups.Wait()
 		if werr := out.close(); werr != nil && err == nil {
 			err = fmt.Errorf("writing responses: %w", werr)
 		}

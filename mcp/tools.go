@@ -126,6 +126,11 @@ type Server struct {
 	// digest takes a skill's digest for its record: sign.DigestAnyCached;
 	// a test swaps the skill while it runs.
 	digest func(dir string, c *sign.HashCache) (string, error)
+
+	// cleanups counts the runs whose sandbox is still being torn down
+	// after their result went out (see run.Result.WaitCleanup); Serve
+	// waits for them before it returns.
+	cleanups sync.WaitGroup
 }
 
 // NewServer checks cfg and returns a server for it.

@@ -57,14 +57,22 @@ func relaxAddressSpace(p *plan, res *Result) {
 	}
 }
 
-// finishCgroup records the cgroup's peak memory and OOM kills in res, then
-// kills whatever is left in it and removes it.
-func finishCgroup(cg *runCgroup, res *Result) {
+// recordCgroupStats records the cgroup's peak memory and OOM kills in res.
+func recordCgroupStats(cg *runCgroup, res *Result) {
 	if cg == nil {
 		return
 	}
 	st := cg.stats()
 	res.PeakMemoryKB = st.PeakBytes >> 10
 	res.OOMKills = int(st.OOMKills)
+}
+
+// finishCgroup records the cgroup's peak memory and OOM kills in res, then
+// kills whatever is left in it and removes it.
+func finishCgroup(cg *runCgroup, res *Result) {
+	if cg == nil {
+		return
+	}
+	recordCgroupStats(cg, res)
 	cg.close()
 }

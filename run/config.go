@@ -12,7 +12,7 @@ const initArg0 = "skill-sandbox-init"
 const (
 	configFD = 3 // supervisor → init: length-prefixed initConfig (wire.go), then one "go" byte
 	reportFD = 4 // init → supervisor: JSON lines (initReport), close-on-exec
-	statusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status, 4 bytes big-endian
+	statusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status and the run's usage (reaperReport)
 )
 
 // goByte is what the supervisor writes on the config pipe once it has read

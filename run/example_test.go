@@ -25,6 +25,9 @@ func ExampleSandbox_Run() {
 		Warnings:   os.Stderr,
 	}
 	res, err := sb.Run(context.Background(), "stats.py", []string{"references/sample.txt"})
+	// The sandbox is torn down in the background; a program that exits
+	// next waits for that, so it leaves no cgroup behind.
+	defer res.WaitCleanup()
 	switch {
 	case errors.Is(err, run.ErrInvalidSkill):
 		fmt.Println("refused:", err)

@@ -4,6 +4,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -73,7 +74,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	st, cfgW, repR, outR, errR, statusR, proxySup := ip.st, ip.cfgW, ip.repR, ip.outR, ip.errR, ip.statusR, ip.proxySup
-	defer cg.close() // on the early return below; finishCgroup closes it otherwise
+	// On the early return below; finishCgroup or finishLater closes it
+	// otherwise (and sets cg to nil).
+	defer func() { cg.close() }()
 	start := time.Now()
 	cmd := st.cmd
 	if p.needMountNS != nil && !has(st.namespaces, LayerMountNS) {
@@ -142,7 +145,21 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 
 	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
 	running.Store(runErr == nil && st.pidns && res.Started)
-	waitErr := cmd.Wait()
+	// Under a PID namespace the reaper reports the script's status and the
+	// run's usage once every process of the run is gone, then exits: the
+	// result is complete at the report, and the reaper's exit, the
+	// namespaces' teardown and the cgroup's removal are left to
+	// finishLater, off the caller's path. Without a report (no PID
+	// namespace, a reaper killed), the init stage is waited for here.
+	var msg []byte
+	var reported bool
+	var waitErr error
+	if running.Load() {
+		msg, reported = readReaperReport(statusR)
+	}
+	if !reported {
+		waitErr = cmd.Wait()
+	}
 	ended.CompareAndSwap(endNormal, endExited)
 	close(done)
 	res.Duration = time.Since(start)
@@ -152,7 +169,15 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// any descendant that was reparented to us.
 		killSandbox(cmd.Process, false)
 	}
-	finishCgroup(cg, res)
+	if reported {
+		recordCgroupStats(cg, res)
+		res.cleanup = make(chan struct{})
+		go finishLater(cmd, cg, res.cleanup)
+		cg = nil
+	} else {
+		finishCgroup(cg, res)
+		cg = nil
+	}
 	waitOutput(&copies, outR, errR)
 	res.Stdout = p.stdout.output()
 	res.Stderr = p.stderr.output()
@@ -169,12 +194,21 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	case endCanceled:
 		res.Canceled = true
 	}
-	reaperExited, reaperCode := false, 0
-	if ps := cmd.ProcessState; st.pidns && ps != nil && ps.Exited() {
-		reaperExited, reaperCode = true, ps.ExitCode()
+	var status *syscall.WaitStatus
+	var statusErr error
+	if reported {
+		rep := parseReport(msg)
+		status = &rep.status
+		fillStatus(res, rep.status)
+		res.CPUTime, res.MaxRSSKB = rep.user+rep.system, rep.maxRSSKiB
+	} else {
+		reaperExited, reaperCode := false, 0
+		if ps := cmd.ProcessState; st.pidns && ps != nil && ps.Exited() {
+			reaperExited, reaperCode = true, ps.ExitCode()
+		}
+		status, statusErr = scriptStatus(io.MultiReader(bytes.NewReader(msg), statusR), reaperExited, reaperCode)
+		fillExit(res, cmd.ProcessState, status)
 	}
-	status, statusErr := scriptStatus(statusR, reaperExited, reaperCode)
-	fillExit(res, cmd.ProcessState, status)
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
 	}
@@ -193,7 +227,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// stage is killed, which is no signal of the script's.
 		res.ExitCode, res.Signal = -1, ""
 	}
-	if runErr == nil && waitErr != nil && cmd.ProcessState == nil {
+	// (finishLater owns cmd once the reaper has reported.)
+	if !reported && runErr == nil && waitErr != nil && cmd.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
 	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
@@ -455,11 +490,12 @@ func waitOutput(copies *sync.WaitGroup, pipes ...*os.File) {
 	}
 }
 
-// scriptStatus reads the script's wait status as sent by the reaper (PID 1
-// of the PID namespace) before it exited. Without a PID namespace, or when
+// scriptStatus reads the script's wait status from the reaper's report
+// (PID 1 of the PID namespace), when launch did not get a whole one before
+// the reaper exited. Without a PID namespace, or when
 // the reaper was killed first (timeout, cancellation), there is none and
 // the init stage's own status is the run's (nil, nil). A reaper that
-// exited normally must have sent exactly one status: anything else means
+// exited normally must have sent exactly one report: anything else means
 // a process of the run wrote to its pipe (possible only when the caller
 // disabled layers), and the status is not trusted. Every writer has exited
 // by now, so the read cannot block.
@@ -476,10 +512,10 @@ func scriptStatus(r io.Reader, reaperExited bool, reaperCode int) (*syscall.Wait
 		return nil, fmt.Errorf("%w: reading the script's status: %v", ErrStart, err)
 	case len(msg) == 0 && reaperCode != 0:
 		return nil, nil // the reaper failed before the script ran
-	case len(msg) != 4 || reaperCode != 0:
+	case len(msg) != reportLen || reaperCode != 0:
 		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), reaperCode)
 	}
-	ws := syscall.WaitStatus(binary.BigEndian.Uint32(msg))
+	ws := parseReport(msg).status
 	return &ws, nil
 }
 
@@ -495,6 +531,15 @@ func fillExit(res *Result, ps *os.ProcessState, status *syscall.WaitStatus) {
 	if status != nil {
 		ws = *status
 	}
+	fillStatus(res, ws)
+	res.CPUTime = ps.UserTime() + ps.SystemTime()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		res.MaxRSSKB = maxRSSKB(ru)
+	}
+}
+
+// fillStatus sets the exit code or the signal of res from ws.
+func fillStatus(res *Result, ws syscall.WaitStatus) {
 	if ws.Signaled() {
 		res.ExitCode = -1
 		res.Signal = unix.SignalName(ws.Signal())
@@ -503,9 +548,5 @@ func fillExit(res *Result, ps *os.ProcessState, status *syscall.WaitStatus) {
 		}
 	} else {
 		res.ExitCode = ws.ExitStatus()
-	}
-	res.CPUTime = ps.UserTime() + ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		res.MaxRSSKB = maxRSSKB(ru)
 	}
 }

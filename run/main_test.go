@@ -90,6 +90,9 @@ func runIn(t testing.TB, sb Sandbox, dir, script string, args ...string) outcome
 	if res == nil {
 		t.Fatalf("Run returned a nil Result (err %v)", err)
 	}
+	// The checks after a run expect its sandbox gone (leftover processes
+	// and cgroups); TestRunReturnsBeforeTeardown checks the early return.
+	res.WaitCleanup()
 	return outcome{res: res, err: err, stdout: out.String(), stderr: errb.String()}
 }
 

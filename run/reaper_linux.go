@@ -1,11 +1,11 @@
 package run
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -193,7 +193,7 @@ func reap(pid int) int {
 			continue
 		}
 		if err == unix.ECHILD && exited {
-			return sendStatus(script)
+			return sendReport(script)
 		}
 		if err != nil {
 			return initExitFailure
@@ -210,16 +210,31 @@ func reap(pid int) int {
 	}
 }
 
-// sendStatus writes the script's wait status on statusFD in one blocking
-// write and returns the reaper's exit status: 0 only if all 4 bytes went
-// out, so the supervisor never trusts a status it did not get whole.
-func sendStatus(ws unix.WaitStatus) int {
+// sendReport writes the reaper's report (see reaperReport) on statusFD in
+// one blocking write and returns the reaper's exit status: 0 only if the
+// whole report went out, so the supervisor never trusts one it did not get
+// whole. Every other process of the run has been reaped by now, so the
+// usage of RUSAGE_CHILDREN is the run's; the reaper's own is added. The
+// reaper closes its standard descriptors first: they are the run's output
+// pipes, and the supervisor, which returns as soon as it has the report,
+// must see them end without waiting for this process to exit.
+func sendReport(ws unix.WaitStatus) int {
+	for fd := 0; fd <= 2; fd++ {
+		unix.Close(fd)
+	}
 	if flags, err := unix.FcntlInt(statusFD, unix.F_GETFL, 0); err == nil && flags&unix.O_NONBLOCK != 0 {
 		unix.FcntlInt(statusFD, unix.F_SETFL, flags&^unix.O_NONBLOCK)
 	}
-	var msg [4]byte
-	binary.BigEndian.PutUint32(msg[:], uint32(ws))
-	if n, err := unix.Write(statusFD, msg[:]); err != nil || n != len(msg) {
+	var self, children unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &self)
+	unix.Getrusage(unix.RUSAGE_CHILDREN, &children)
+	msg := appendReport(make([]byte, 0, reportLen), reaperReport{
+		status:    syscall.WaitStatus(ws),
+		user:      time.Duration(self.Utime.Nano() + children.Utime.Nano()),
+		system:    time.Duration(self.Stime.Nano() + children.Stime.Nano()),
+		maxRSSKiB: max(self.Maxrss, children.Maxrss),
+	})
+	if n, err := unix.Write(statusFD, msg); err != nil || n != len(msg) {
 		return initExitFailure
 	}
 	return 0

@@ -80,7 +80,8 @@ type plan struct {
 // or is killed is not an error; refusals are, wrapping ErrInvalidSkill,
 // ErrBadScript, ErrNoInterpreter, ErrIsolation, ErrBadConfig or
 // ErrUnsupported. Canceling ctx kills the whole sandbox; Run then returns
-// with Result.Canceled set.
+// with Result.Canceled set. Run returns as soon as the result is complete,
+// before the sandbox's own teardown has finished: see Result.WaitCleanup.
 func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Result, error) {
 	res := &Result{ExitCode: -1, Script: script}
 	p, cleanup, err := s.prepare(script, args, nil, res)

@@ -320,6 +320,25 @@ type Result struct {
 	// Network is the proxy's log when AllowHosts was set and the proxy
 	// started; nil otherwise.
 	Network *netproxy.Report
+
+	// cleanup, when not nil, is closed once the run's sandbox is gone
+	// (see WaitCleanup).
+	cleanup chan struct{}
+}
+
+// WaitCleanup blocks until the run's sandbox is gone: its init process
+// reaped and its cgroup removed. Run returns as soon as the script's status
+// and the run's resource usage are known, when every process of the run
+// but the sandbox's PID 1 has ended; that process then exits by itself,
+// and the kernel tears its namespaces down, while the caller goes on. A
+// program that exits right after Run should call WaitCleanup first, or the
+// run's cgroup is left behind (empty, until a later run sweeps it). It
+// returns at once for a run that had nothing left to clean up, and may be
+// called more than once.
+func (r *Result) WaitCleanup() {
+	if r != nil && r.cleanup != nil {
+		<-r.cleanup
+	}
 }
 
 // Errors returned by Run, wrapped with detail; test with errors.Is. Run

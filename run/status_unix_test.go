@@ -6,12 +6,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestScriptStatus checks how the supervisor trusts the status the reaper
-// sends: one 4-byte status from a reaper that exited 0, nothing otherwise.
+// exit7 is the reaper's report of a script that called exit(7).
+var exit7 = reaperReport{status: 7 << 8, user: 3 * time.Millisecond, system: time.Millisecond, maxRSSKiB: 1234}
+
+// TestScriptStatus checks how the supervisor trusts the report the reaper
+// sends when it did not read it before the reaper exited: one whole report
+// from a reaper that exited 0, nothing otherwise.
 func TestScriptStatus(t *testing.T) {
-	exit7 := "\x00\x00\x07\x00" // wait status of exit(7)
+	exit7 := string(appendReport(nil, exit7))
 	tests := []struct {
 		name    string
 		msg     string
@@ -25,7 +30,7 @@ func TestScriptStatus(t *testing.T) {
 		{"reaper failed before the script", "", true, initExitFailure, -2, false},
 		{"reaper exited 0 without status", "", true, 0, -2, true},
 		{"two statuses: one forged", exit7 + exit7, true, 0, -2, true},
-		{"short status", "\x00\x07", true, 0, -2, true},
+		{"short status", exit7[:4], true, 0, -2, true},
 		{"status but reaper failed", exit7, true, 1, -2, true},
 	}
 	for _, tt := range tests {
@@ -41,5 +46,21 @@ func TestScriptStatus(t *testing.T) {
 				t.Errorf("status %v, want exit %d", ws, tt.want)
 			}
 		})
+	}
+}
+
+// TestReaperReport checks that the report keeps the status and the usage
+// (to the microsecond) and has the size the supervisor reads.
+func TestReaperReport(t *testing.T) {
+	msg := appendReport(nil, exit7)
+	if len(msg) != reportLen {
+		t.Fatalf("report of %d bytes, want %d", len(msg), reportLen)
+	}
+	if got := parseReport(msg); got != exit7 {
+		t.Errorf("parseReport = %+v, want %+v", got, exit7)
+	}
+	got, whole := readReaperReport(strings.NewReader(string(msg[:10])))
+	if whole || len(got) != 10 {
+		t.Errorf("a cut report: %d bytes, whole %v; want the 10 bytes, not whole", len(got), whole)
 	}
 }

@@ -385,6 +385,10 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	if res.WorkDir != "" {
 		fmt.Fprintf(stderr, "skill-sandbox: work folder kept: %s\n", res.WorkDir)
 	}
+	// The run's result and record are complete; its sandbox may still be
+	// being torn down (see run.Result.WaitCleanup), and this process
+	// exits next: wait, or the run's cgroup would be left behind.
+	defer res.WaitCleanup()
 	if err := c.write(audit.FromRun(c.meta, res, runErr)); err != nil {
 		return exitRefused
 	}

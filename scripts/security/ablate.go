@@ -110,6 +110,7 @@ func runProbeAblated(cfg *config, p probe, layer run.Layer) (judgement, error) {
 	}()
 	start := time.Now()
 	res, err := sb.Run(ctx, e.inv.script, e.inv.args)
+	res.WaitCleanup() // the checks after the run expect the sandbox gone
 	stop()
 	<-done
 	if err != nil && (res == nil || !res.Started) {

@@ -1,0 +1,70 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestRunReturnsBeforeTeardown checks that under a PID namespace Run
+// returns once the reaper has reported, with the result already complete
+// (status, output, usage), and leaves the sandbox's teardown to the
+// background; and that WaitCleanup then finds the init stage reaped and
+// the cgroup removed.
+func TestRunReturnsBeforeTeardown(t *testing.T) {
+	dir := newSkill(t, map[string]string{"x.sh": "#!/bin/sh\necho out\necho err >&2\nexit 3\n"})
+	id := "teardown-" + newRequestID()[:12]
+	var out, errb bytes.Buffer
+	sb := Sandbox{SkillDir: dir, RequestID: id, Stdout: &out, Stderr: &errb, AllowDegraded: degradedRerun()}
+	res, err := sb.Run(context.Background(), "x.sh", nil)
+	if err != nil || res.ExitCode != 3 || res.Signal != "" {
+		t.Fatalf("err %v exit %d signal %q: want exit 3", err, res.ExitCode, res.Signal)
+	}
+	if out.String() != "out\n" || errb.String() != "err\n" || string(res.Stdout.Captured) != "out\n" {
+		t.Errorf("stdout %q stderr %q captured %q: want all of the output", out.String(), errb.String(), res.Stdout.Captured)
+	}
+	if res.CPUTime <= 0 || res.MaxRSSKB <= 0 {
+		t.Errorf("CPUTime %s MaxRSSKB %d: want the run's usage", res.CPUTime, res.MaxRSSKB)
+	}
+	if has(res.Applied, LayerCgroup) && res.PeakMemoryKB <= 0 {
+		t.Errorf("PeakMemoryKB %d under the cgroup", res.PeakMemoryKB)
+	}
+	if has(res.Applied, LayerPIDNS) && res.cleanup == nil {
+		t.Errorf("Run waited for the sandbox's teardown")
+	}
+	res.WaitCleanup()
+	res.WaitCleanup() // a second call returns at once
+	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
+		t.Errorf("cgroup left after WaitCleanup: %v", left)
+	}
+	if pids := initStagesOf(id); len(pids) > 0 {
+		t.Errorf("init stage still there after WaitCleanup: %v", pids)
+	}
+}
+
+// initStagesOf lists the processes whose environment names the run id as
+// its init stage's (SKILL_SANDBOX_INIT, see launch), and our zombie
+// children started as /proc/self/exe, as init stages are (a zombie's
+// environment is empty).
+func initStagesOf(id string) []int {
+	var pids []int
+	want := []byte("SKILL_SANDBOX_INIT=" + id + "\x00")
+	self := strconv.Itoa(os.Getpid())
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
+		zombieChild := len(f) > 1 && string(f[0]) == "Z" && string(f[1]) == self && bytes.Contains(stat, []byte(" (exe) "))
+		if bytes.Contains(env, want) || zombieChild {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
