@@ -2,7 +2,6 @@ package run
 
 import (
 	"runtime"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -22,9 +21,10 @@ import (
 
 // startInside runs start, which forks the init stage, on a thread that is
 // inside the run's v1 cgroups, so the init stage is born inside: inside is
-// true then. When the thread cannot be moved (a v2 cgroup, a thread whose
-// cgroups differ from the process's, files it may not write), start runs
-// as it is and the caller attaches the process afterwards.
+// true then. When the thread cannot be moved (a v2 cgroup, files it may
+// not write), start runs as it is and the caller attaches the process
+// afterwards. A caller's thread that was in other v1 cgroups than its
+// process ends up in the process's.
 //
 // If the thread cannot be moved back, it stays in the run's cgroups for the
 // run: its goroutine keeps it locked until cg.close, then exits locked,
@@ -67,12 +67,14 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 // reports whether it is in all of them. back, nil when nothing moved, moves
 // the thread back and reports whether it could.
 func (cg *runCgroup) enterThread() (back func() bool, entered bool) {
-	// Not /proc/thread-self/cgroup: after a lookup through that link,
-	// reaping this process cost its parent about 3 ms of kernel time
-	// (proc_invalidate_siblings_dcache spinning in d_walk; Linux 6.18),
-	// which the task's own path does not.
-	own, err := ownCgroups("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/cgroup")
-	if err != nil || len(cg.ctrls) != len(cg.dirs) || len(cg.from) != len(cg.dirs) {
+	// The thread is taken to be in the process's cgroups (cg.from, from
+	// /proc/self/cgroup), and that is where it goes back to. Reading its
+	// own (/proc/thread-self/cgroup, /proc/self/task/TID/cgroup) would
+	// leave dentries under /proc/PID/task/TID, and then reaping this
+	// process costs its parent 4 to 9 ms of kernel time on a loaded
+	// machine (release_task's proc_invalidate_siblings_dcache spinning in
+	// d_walk while the exiting threads drop theirs; Linux 6.18, perf).
+	if len(cg.ctrls) != len(cg.dirs) || len(cg.from) != len(cg.dirs) {
 		return nil, false
 	}
 	var in, out []int
@@ -81,13 +83,7 @@ func (cg *runCgroup) enterThread() (back func() bool, entered bool) {
 			unix.Close(fd)
 		}
 	}
-	for i, c := range cg.ctrls {
-		// The thread goes back to the cgroup the run's cgroup was made
-		// in, so it must be in that one now.
-		if own[c] != cg.from[i] {
-			closeAll()
-			return nil, false
-		}
+	for i := range cg.dirs {
 		// Both files are opened before anything moves: the way back is
 		// then no longer a matter of permissions.
 		fdIn, err1 := unix.Open(cg.dirs[i]+"/tasks", unix.O_WRONLY|unix.O_CLOEXEC, 0)
