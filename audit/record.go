@@ -62,6 +62,10 @@ const (
 	// OutcomeOutputLimit: killed because stdout or stderr passed
 	// --max-output (version 2); output_exceeded names the stream.
 	OutcomeOutputLimit = "output_limit"
+	// OutcomeResourceLimit: killed by the supervisor's watch for passing
+	// a cap the kernel could not keep in this run (version 2);
+	// limit_exceeded names it.
+	OutcomeResourceLimit = "resource_limit"
 )
 
 // Error kinds, the error_kind field of a record with an error.
@@ -150,7 +154,12 @@ type Record struct {
 	// OutputExceeded is "stdout" or "stderr" when that stream passed
 	// MaxOutputBytes, else "" (version 2).
 	OutputExceeded string `json:"output_exceeded"`
-	WorkDir        string `json:"workdir,omitempty"`
+	// LimitExceeded is set when the supervisor's watch killed the run:
+	// "workdir_bytes" or "workdir_inodes" (a work folder on the host disk
+	// passed its cap), "memory" (the processes passed memory_limit_mb
+	// without a cgroup); else "" (version 2).
+	LimitExceeded string `json:"limit_exceeded"`
+	WorkDir       string `json:"workdir,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.
@@ -369,6 +378,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		TimeoutMS:      meta.Timeout.Milliseconds(),
 		MaxOutputBytes: meta.MaxOutput,
 		OutputExceeded: res.OutputExceeded,
+		LimitExceeded:  res.LimitExceeded,
 		WorkDir:        res.WorkDir,
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
@@ -467,6 +477,8 @@ func outcome(res *run.Result, err error) string {
 		return OutcomeCanceled
 	case res.OutputExceeded != "" && res.Signal != "":
 		return OutcomeOutputLimit
+	case res.LimitExceeded != "":
+		return OutcomeResourceLimit
 	case res.Signal != "":
 		return OutcomeKilled
 	case err != nil && !res.Started && ErrorKind(err) == KindCanceled:
@@ -509,6 +521,8 @@ func message(rec Record) string {
 		fmt.Fprintf(&b, "killed by %s after %s", rec.Signal, fmtMillis(rec.Duration))
 	case OutcomeOutputLimit:
 		fmt.Fprintf(&b, "killed after %s: %s passed the output limit of %d bytes", fmtMillis(rec.Duration), rec.OutputExceeded, rec.MaxOutputBytes)
+	case OutcomeResourceLimit:
+		fmt.Fprintf(&b, "killed after %s: %s", fmtMillis(rec.Duration), limitText(rec.LimitExceeded))
 	case OutcomeCanceled:
 		b.WriteString("canceled: the runner was interrupted")
 	case OutcomeRefused:
@@ -524,6 +538,19 @@ func message(rec Record) string {
 		fmt.Fprintf(&b, " (missing layers: %s)", strings.Join(names, ", "))
 	}
 	return truncate(b.String(), maxMessageBytes)
+}
+
+// limitText says which cap the watch found passed.
+func limitText(limit string) string {
+	switch limit {
+	case run.LimitWorkDirBytes:
+		return "the work folder on the host disk passed its size cap (--workdir-size)"
+	case run.LimitWorkDirInodes:
+		return "the work folder on the host disk passed its inode cap (64 per MiB of --workdir-size)"
+	case run.LimitMemory:
+		return "the run's processes passed the memory limit (--memory; no cgroup)"
+	}
+	return "a resource limit was passed: " + limit
 }
 
 func fmtMillis(ms float64) string {

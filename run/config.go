@@ -68,6 +68,11 @@ type initConfig struct {
 
 	Limits limits
 
+	// MemoryCgroup says that the run's cgroup caps its memory; without it
+	// the seccomp filter refuses the memory no process's size shows
+	// (seccompPolicy.noMemCgroup).
+	MemoryCgroup bool
+
 	// seccomp is decided by the init stage itself, from the namespaces
 	// that took effect, and used for every thread it filters.
 	seccomp seccompPolicy
@@ -86,6 +91,10 @@ type seccompPolicy struct {
 	noMount   bool // no mount namespace: no AF_UNIX sockets but stream pairs
 	noIPC     bool // no IPC namespace: no System V IPC, no POSIX message queues
 	noPID     bool // no PID namespace: no setsid, so the run's session holds all of it
+	// noMemCgroup: no cgroup caps the run's memory, so no memfd_create and
+	// no System V shared memory segments (pages that no process's
+	// RLIMIT_AS or resident size counts).
+	noMemCgroup bool
 }
 
 // limits are the resource limits applied by the init stage. Zero means

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -192,17 +191,8 @@ func sessionMembers(pid int) []member {
 		if err != nil || n == pid {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces; after
-		// it come state, ppid, pgrp and session.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
+		// state, ppid, pgrp, session
+		f := statFields(e.Name())
 		if len(f) < 4 || f[3] != sid {
 			continue
 		}

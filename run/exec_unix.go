@@ -36,6 +36,7 @@ const (
 	endCanceled
 	endExited // the init stage or script exited by itself first
 	endOutput // a stream passed Sandbox.MaxOutput
+	endLimit  // the watch found a cap passed (Result.LimitExceeded)
 )
 
 // started describes the init stage process once it runs.
@@ -91,6 +92,11 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
 	}
 
+	// The watch (watch_linux.go) ends the run past a cap the kernel does
+	// not keep here; overLimit carries which one.
+	watch := planWatch(p, st, cg)
+	p.cfg.MemoryCgroup = cg != nil
+	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.
 	tooMuch := make(chan struct{})
 	var tooMuchOnce sync.Once
@@ -106,6 +112,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// script runs.
 	var ended atomic.Int32
 	var running atomic.Bool // the script runs under a reaper (PID 1)
+	var limit atomic.Pointer[string]
 	done := make(chan struct{})
 	kill := func() { killSandbox(cmd.Process, st.pidns) }
 	// stop ends a running run. Under a PID namespace it first asks the
@@ -140,8 +147,16 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			if ended.CompareAndSwap(endNormal, endOutput) {
 				stop()
 			}
+		case what := <-overLimit:
+			limit.Store(&what)
+			if ended.CompareAndSwap(endNormal, endLimit) {
+				stop()
+			}
 		}
 	}()
+	if watch.active() {
+		go runWatch(watch, cmd.Process.Pid, st.pidns, done, func(what string) { overLimit <- what })
+	}
 
 	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
 	running.Store(runErr == nil && st.pidns && res.Started)
@@ -193,6 +208,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.TimedOut = true
 	case endCanceled:
 		res.Canceled = true
+	case endLimit:
+		res.LimitExceeded = *limit.Load()
 	}
 	var status *syscall.WaitStatus
 	var statusErr error
@@ -436,6 +453,9 @@ func mergeLayers(p *plan, st *started, rep initReport) ([]Layer, []Missing) {
 		case l == LayerLandlockNet && has(rep.Applied, LayerNetNS):
 			// Not needed: TCP cannot leave the private network
 			// namespace (see applyLandlock).
+		case l == LayerWatch && !hasMissing(st.missing, l):
+			// Not needed: the work folder is a capped tmpfs and the
+			// cgroup caps the memory (see planWatch).
 		default:
 			reason := ""
 			for _, m := range append(st.missing, rep.Missing...) {
@@ -451,6 +471,16 @@ func mergeLayers(p *plan, st *started, rep initReport) ([]Layer, []Missing) {
 		}
 	}
 	return applied, missing
+}
+
+// hasMissing reports whether ms holds layer l.
+func hasMissing(ms []Missing, l Layer) bool {
+	for _, m := range ms {
+		if m.Layer == l {
+			return true
+		}
+	}
+	return false
 }
 
 // stdinFile turns the caller's reader into something exec can hand over:

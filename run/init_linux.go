@@ -67,6 +67,8 @@ func applyLayers(cfg *initConfig) ([]Layer, []Missing) {
 		noMount:   !has(applied, LayerMountNS),
 		noIPC:     !has(applied, LayerIPCNS),
 		noPID:     !has(applied, LayerPIDNS),
+
+		noMemCgroup: !cfg.MemoryCgroup,
 	}
 	sa, sm := runSteps(cfg, []step{{LayerSeccomp, installSeccomp}})
 	return append(applied, sa...), append(missing, sm...)

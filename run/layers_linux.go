@@ -22,7 +22,7 @@ func processLayers(allowNetwork bool) []Layer {
 }
 
 // supervisorLayers are applied by the supervisor around the init stage.
-func supervisorLayers() []Layer { return []Layer{LayerCgroup} }
+func supervisorLayers() []Layer { return []Layer{LayerCgroup, LayerWatch} }
 
 // allowlistLayers enforce the host allowlist: the script's only network
 // is its namespace's loopback, where the proxy listens. Without one of

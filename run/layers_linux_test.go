@@ -190,9 +190,10 @@ except OSError as e:
 			rootOnly: "planting a setuid-root binary needs root",
 		},
 		{
-			// The cgroup's memory limit would stop it too.
+			// The cgroup's memory limit would stop it too, and without
+			// the cgroup the watch.
 			layer: LayerRlimits, name: "allocate 1 GiB",
-			also:   []Layer{LayerCgroup},
+			also:   []Layer{LayerCgroup, LayerWatch},
 			sb:     Sandbox{MemoryMB: 256},
 			script: "b = bytearray(1 << 30)\nprint('allocated')\n",
 			setup:  printed("allocated"),

@@ -52,8 +52,11 @@ type plan struct {
 	degraded  bool      // AllowDegraded: no missing layer refuses
 	warn      io.Writer // one line per cause of missing layers; may be nil
 	requestID string
-	memoryMB  int          // Sandbox.MemoryMB or its default
-	cgroup    cgroupLimits // limits of the run's cgroup
+	memoryMB  int // Sandbox.MemoryMB or its default
+	// watchWorkDirMB caps a work folder on the host disk (see planWatch):
+	// Sandbox.WorkDirMB or its default, also when the folder is kept.
+	watchWorkDirMB int
+	cgroup         cgroupLimits // limits of the run's cgroup
 
 	// extraFiles are passed to the init stage after its fixed
 	// descriptors: the detached trees of handOver.
@@ -286,6 +289,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	p.requestID = requestID
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
 	p.memoryMB = memoryMB
+	p.watchWorkDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
 	p.cgroup = cgroupLimits{
 		MemoryBytes: int64(memoryMB+workDirMB) << 20,
 		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroupInitAllowance),
@@ -361,8 +365,9 @@ func knownLayer(l Layer) bool { return has(allLayers(false), l) }
 // process and CPU use, which RLIMIT_AS and RLIMIT_NPROC also bound per
 // process, and many machines (an ordinary user without a delegated cgroup
 // v2 subtree) cannot have it, so by default its absence is reported, not
-// refused; RequireIsolation refuses it too.
-func guardsHost(l Layer) bool { return l != LayerCgroup }
+// refused; RequireIsolation refuses it too. The watch is not one either:
+// it bounds disk and memory use, and is missing only when disabled.
+func guardsHost(l Layer) bool { return l != LayerCgroup && l != LayerWatch }
 
 // hostGuards returns the missing layers that guard the host (guardsHost).
 func hostGuards(missing []Missing) []Missing {

@@ -50,6 +50,7 @@ const (
 	LayerUTSNS         Layer = "utsns"          // UTS namespace: host name hidden
 	LayerNetNS         Layer = "netns"          // network namespace: only its own loopback, up (omitted with AllowNetwork)
 	LayerCgroup        Layer = "cgroup"         // per-run cgroup: memory.max (no swap), pids.max, cpu.max for the whole tree
+	LayerWatch         Layer = "watch"          // supervisor's poll: work folder size and inodes on the host disk, memory without a cgroup
 	LayerRlimits       Layer = "rlimits"        // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE
 	LayerCaps          Layer = "capabilities"   // every capability and the bounding set dropped
 	LayerNoNewPrivs    Layer = "no_new_privs"   // setuid binaries and file capabilities cannot raise privileges
@@ -108,7 +109,10 @@ type Sandbox struct {
 	// MemoryMB plus WorkDirMB when the work folder is a tmpfs, whose files
 	// are memory too; no swap), and RLIMIT_AS is relaxed to MemoryMB plus
 	// the node allowance for every process. Without a cgroup it is each
-	// process's RLIMIT_AS.
+	// process's RLIMIT_AS, the supervisor's watch kills the run when the
+	// private resident memory of its processes passes it
+	// (Result.LimitExceeded), and memfd_create and System V shared memory,
+	// which no process's resident size shows, are refused.
 	MemoryMB int
 
 	// CPUs caps the CPU bandwidth of the whole tree, in CPUs (1.5 = one
@@ -189,11 +193,15 @@ type Sandbox struct {
 	// their parents or children.
 	AllowDenied []string
 
-	// WorkDirMB caps the total size of the work folder when it is not
-	// kept: the sandbox then gets a private tmpfs of that size (memory,
-	// not disk) instead of the host folder, so a script cannot fill the
-	// disk. DefaultWorkDirMB when zero. A kept work folder is a host
-	// folder, bounded only by MaxFileMB per file and the time limit.
+	// WorkDirMB caps the total size of the work folder (DefaultWorkDirMB
+	// when zero), with 64 inodes per MiB (at least 1024). When it is not
+	// kept and there is a mount namespace, the sandbox gets a private
+	// tmpfs of that size (memory, not disk) instead of the host folder.
+	// A kept work folder, or one without a mount namespace, is a folder on
+	// the host disk: the supervisor's watch (LayerWatch) then adds up its
+	// size and inodes every few milliseconds and kills the run past the
+	// cap (Result.LimitExceeded), so it can overshoot by what the run
+	// writes in that time.
 	WorkDirMB int
 
 	// AllowDegraded opts into running with the isolation layers that
@@ -301,6 +309,10 @@ type Result struct {
 	Stdout, Stderr Output
 
 	WorkDir string // the kept work folder when KeepWorkDir is set
+
+	// LimitExceeded is set when the supervisor's watch killed the run:
+	// LimitWorkDirBytes, LimitWorkDirInodes or LimitMemory.
+	LimitExceeded string
 
 	// OutputExceeded is "stdout" or "stderr" (stdout when both) when that
 	// stream passed Sandbox.MaxOutput: nothing past the limit was

@@ -47,6 +47,15 @@ import "golang.org/x/sys/unix"
 // the run ends (sessionMembers); a process cannot leave it, whatever it
 // puts in its environment. Daemons that call setsid fail with EPERM.
 //
+// Without a cgroup capping the run's memory: memfd_create (ENOSYS, as on a
+// kernel before 3.17, so programs fall back to a file in the size-capped
+// work folder or /tmp) and shmget (EPERM; also inside the run's own IPC
+// namespace, whose shmall is unlimited). Their pages are in no process's
+// address space or resident size, so neither RLIMIT_AS nor the
+// supervisor's watch (watch_linux.go) would count them: 1 GiB in memfds
+// would pass a 512 MiB limit. POSIX shared memory (shm_open) is a file in
+// the private /dev/shm, a 64 MiB tmpfs.
+//
 // memfd + fexecve: glibc's fexecve is execveat(fd, "", AT_EMPTY_PATH), which
 // is refused, so a binary written to a memfd at run time cannot be started
 // past the non-executable work folder that way. execve of
@@ -164,6 +173,11 @@ func policyBlocks(a *bpfAsm, pol seccompPolicy) {
 		for _, nr := range ipcSyscalls() {
 			a.ifSyscall(nr, func() { a.ret(retEPERM) })
 		}
+	} else if pol.noMemCgroup {
+		a.ifSyscall(unix.SYS_SHMGET, func() { a.ret(retEPERM) })
+	}
+	if pol.noMemCgroup {
+		a.ifSyscall(unix.SYS_MEMFD_CREATE, func() { a.ret(retENOSYS) })
 	}
 }
 

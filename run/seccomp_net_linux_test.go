@@ -54,16 +54,22 @@ try:
 except OSError as e:
     print("fastopen", e.errno)
 # A binary written at run time, started from a memfd with fexecve.
-fd = os.memfd_create("payload")
-os.write(fd, open("/bin/true", "rb").read())
-pid = os.fork()
-if pid == 0:
-    argv = (ctypes.c_char_p * 2)(b"true", None)
-    libc.syscall(322 if os.uname().machine == "x86_64" else 281, fd, b"", argv, argv, 0x1000)
-    os._exit(100 + ctypes.get_errno())
-_, st = os.waitpid(pid, 0)
-code = os.waitstatus_to_exitcode(st)
-print("execveat", 0 if code == 0 else code - 100)
+try:
+    fd = os.memfd_create("payload")
+    print("memfd", 0)
+except OSError as e:
+    print("memfd", e.errno)
+    fd = None
+if fd is not None:
+    os.write(fd, open("/bin/true", "rb").read())
+    pid = os.fork()
+    if pid == 0:
+        argv = (ctypes.c_char_p * 2)(b"true", None)
+        libc.syscall(322 if os.uname().machine == "x86_64" else 281, fd, b"", argv, argv, 0x1000)
+        os._exit(100 + ctypes.get_errno())
+    _, st = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(st)
+    print("execveat", 0 if code == 0 else code - 100)
 if os.uname().machine == "x86_64":
     buf = ctypes.create_string_buffer(16)
     r = libc.syscall(154, 0, buf, 16)
@@ -79,9 +85,9 @@ if q >= 0:
     libc.mq_unlink(name)
 `
 
-// TestSeccompPolicy checks the socket, TCP Fast Open, execveat, modify_ldt
-// and IPC checks of the filter in every mode, and that without the filter
-// the same calls succeed (so the filter is what refuses them).
+// TestSeccompPolicy checks the socket, TCP Fast Open, execveat, modify_ldt,
+// IPC and memfd checks of the filter in every mode, and that without the
+// filter the same calls succeed (so the filter is what refuses them).
 func TestSeccompPolicy(t *testing.T) {
 	fullIsolation(t)
 	dir := newSkill(t, map[string]string{"calls.py": policyCalls})
@@ -90,7 +96,7 @@ func TestSeccompPolicy(t *testing.T) {
 	always := map[string]int{
 		"alg": eafns, "vsock": eafns, "packet": eafns, "raw": eperm, "ping": eperm,
 		"sctp": eperm, "tcp": 0, "netlink-diag": eafns, "pair-stream": 0, "pair-inet": eafns,
-		"tfo-connect": eperm, "fastopen": eperm, "execveat": eperm,
+		"tfo-connect": eperm, "fastopen": eperm, "execveat": eperm, "memfd": 0,
 	}
 	if runtime.GOARCH == "amd64" {
 		always["modify_ldt"] = eperm
@@ -121,12 +127,27 @@ func TestSeccompPolicy(t *testing.T) {
 			"unix": eperm, "unix-dgram": eperm, "pair-dgram": eperm, "udp": 0})},
 		{"no IPC namespace", []Layer{LayerIPCNS}, with(map[string]int{
 			"shmget": eperm, "mq_open": eperm, "unix": 0})},
+		// Without a cgroup nothing would count memfd or System V shared
+		// memory pages (see seccompPolicy.noMemCgroup).
+		{"no cgroup", []Layer{LayerCgroup}, with(map[string]int{
+			"memfd": int(unix.ENOSYS), "shmget": eperm, "unix": 0})},
 		// Without the filter, what it refuses works (AF_ALG and AF_VSOCK
 		// depend on the kernel's modules, raw and packet sockets on
 		// capabilities, so they are not listed).
-		{"no seccomp, no namespaces", []Layer{LayerSeccomp, LayerNetNS, LayerMountNS, LayerIPCNS}, map[string]int{
+		{"no seccomp, no namespaces, no cgroup", []Layer{LayerSeccomp, LayerNetNS, LayerMountNS, LayerIPCNS, LayerCgroup}, map[string]int{
 			"udp": 0, "unix": 0, "pair-dgram": 0, "netlink-route": 0, "tfo-connect": 0,
-			"execveat": 0, "shmget": 0, "pair-stream": 0}},
+			"execveat": 0, "shmget": 0, "pair-stream": 0, "memfd": 0}},
+	}
+	cgErr := openCgroupProbe()
+	for _, c := range cases {
+		if cgErr != nil && !has(c.disable, LayerCgroup) && !has(c.disable, LayerSeccomp) {
+			// No cgroup here: every case runs without one.
+			c.want["memfd"], c.want["shmget"] = int(unix.ENOSYS), eperm
+			delete(c.want, "execveat")
+		}
+		if c.want["memfd"] != 0 {
+			delete(c.want, "execveat") // needs a memfd
+		}
 	}
 	if runtime.GOARCH == "amd64" {
 		cases[len(cases)-1].want["modify_ldt"] = 0

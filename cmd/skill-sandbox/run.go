@@ -121,7 +121,7 @@ func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
 	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder")
 	fs.BoolVar(&f.keepWorkdir, "keep-workdir", false, "keep the work folder after the run and print its path on stderr")
-	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB` (a private tmpfs; a kept work folder is on the host disk and not capped)")
+	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB`, 64 inodes per MiB (a private tmpfs; a kept one, or one without a mount namespace, is on the host disk: the run is killed past the cap)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (e.g. no user namespaces); by default such a run is refused, and stderr and the record name the missing layers")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse also when a missing layer is covered by another (e.g. landlock-net under a network namespace); refusing on missing layers is the default")
 	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors")
@@ -373,6 +373,12 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 	if res.OutputExceeded != "" {
 		errorf(stderr, "%s passed --max-output (%d bytes): the rest was not shown and the run was stopped", res.OutputExceeded, f.maxOutput)
+	}
+	switch res.LimitExceeded {
+	case run.LimitWorkDirBytes, run.LimitWorkDirInodes:
+		errorf(stderr, "the work folder on the host disk passed --workdir-size (%d MiB, 64 inodes per MiB): the run was stopped", f.workdirMB)
+	case run.LimitMemory:
+		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", f.memoryMB)
 	}
 
 	for _, d := range res.Grants.Created {

@@ -33,7 +33,7 @@ func ablationCandidates(num int) []string {
 	case 13, 14:
 		return []string{"rlimits", "cgroup"}
 	case 24:
-		return []string{"rlimits"}
+		return []string{"rlimits", "watch"}
 	case 20:
 		return []string{"utsns", "landlock-fs", "userns"}
 	case 21:
@@ -54,6 +54,8 @@ func ablationCandidates(num int) []string {
 		return []string{"ipcns", "seccomp"}
 	case 32:
 		return []string{"pidns", "cgroup"}
+	case 36:
+		return []string{"cgroup", "seccomp", "watch"}
 	}
 	return nil
 }

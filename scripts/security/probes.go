@@ -929,25 +929,37 @@ func judgeP23(e *env, o *outcome) judgement {
 
 func judgeP24(e *env, o *outcome) judgement {
 	ev := stepEvidence(o, "sparse", "truncate", "dense 320")
-	dense, multi := 0, 0
+	dense, multi, made := 0, 0, 0
 	if s, ok := o.find("dense written"); ok {
 		dense, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
 		ev += " at " + s.Detail
 	}
+	if s, ok := o.find("empty files 20000"); ok && s.Status != "ok" {
+		ev += "; 20000 empty files: " + s.Status
+	}
+	if s, ok := o.find("empty files made"); ok {
+		made, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
+		ev += " after " + s.Detail
+	}
 	if s, ok := o.find("many written"); ok {
 		multi, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
 		ev += "; 8 files x 128 MiB: " + s.Detail
+	} else if s, ok := lastStep(o, "many progress"); ok {
+		ev += "; 8 files x 128 MiB: killed after " + s.Detail
 	}
 	if fs, ok := o.find("work folder fs"); ok {
 		ev += "; work folder fs " + fs.Detail
 	}
 	// A sparse 10 GiB file takes no space; the effect is bytes on disk:
-	// one file past the 256 MiB default cap, or 1 GiB over several files.
+	// one file past the 256 MiB default cap, or 1 GiB over several files,
+	// or every inode the default cap allows and more.
 	switch {
 	case dense >= 320:
 		return judgement{verdict: vEffect, evidence: "one file past the cap; " + ev}
 	case multi >= 1024:
 		return judgement{verdict: vEffect, evidence: "total not capped; " + ev}
+	case made >= 20000:
+		return judgement{verdict: vEffect, evidence: "inodes not capped; " + ev}
 	}
 	var lay []string
 	for _, st := range o.steps {
@@ -958,7 +970,23 @@ func judgeP24(e *env, o *outcome) judgement {
 			lay = append(lay, "work folder size cap")
 		}
 	}
+	if o.sandboxed && o.record["outcome"] == "resource_limit" {
+		// The supervisor's watch killed the run: the work folder was on
+		// the host disk (no mount namespace).
+		ev += fmt.Sprintf("; killed by the watch (outcome resource_limit, limit_exceeded %v)", o.record["limit_exceeded"])
+		lay = append(lay, "watch")
+	}
 	return judgement{verdict: vNone, evidence: ev, layer: layers(lay...)}
+}
+
+// lastStep returns the last step whose label starts with prefix.
+func lastStep(o *outcome, prefix string) (step, bool) {
+	for i := len(o.steps) - 1; i >= 0; i-- {
+		if strings.HasPrefix(o.steps[i].Label, prefix) {
+			return o.steps[i], true
+		}
+	}
+	return step{}, false
 }
 
 func setupP25(e *env) error {

@@ -25,6 +25,7 @@ func classProbes() []probe {
 		{33, "p33-tcp-fastopen", "TCP Fast Open to a host listener", mustBlock, setupP33, judgeP33},
 		{34, "p34-output-flood", "64 MiB to stdout, --max-output 1 MiB", mustBlock, setupP34, judgeP34},
 		{35, "p35-terminal-escape", "control sequences to a terminal", mustBlock, setupP35, judgeP35},
+		{36, "p36-memfd-memory", "1 GiB in memfds and SysV shm, --memory 512", mustBlock, nil, judgeP36},
 	}
 }
 
@@ -280,4 +281,52 @@ func judgeP35(e *env, o *outcome) judgement {
 		return judgement{verdict: vNone, evidence: "no sequence reached the terminal, raw or escaped"}
 	}
 	return judgement{verdict: vNone, evidence: "shown escaped (as \\x1b text): " + strings.Join(escaped, ", "), layer: "terminal escaping"}
+}
+
+func judgeP36(e *env, o *outcome) judgement {
+	held := func(label string) int {
+		s, ok := o.find(label)
+		if !ok {
+			return 0
+		}
+		n, _ := strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
+		return n
+	}
+	memfd, shm := held("memfd held"), held("shm held")
+	var ev, lay []string
+	for _, c := range []struct{ step, progress, name string }{
+		{"memfd 1GiB", "memfd progress", "memfd"}, {"sysv shm 1GiB", "shm progress", "sysv shm"},
+	} {
+		s, ok := o.find(c.step)
+		switch {
+		case ok && s.Status == "ok":
+			ev = append(ev, c.name+": held "+s.Detail)
+		case ok:
+			ev = append(ev, c.name+": "+s.Status+" "+s.Detail)
+			if s.Status == "ENOSYS" || s.Status == "EPERM" {
+				lay = append(lay, "seccomp")
+			}
+		default:
+			if p, ok := lastStep(o, c.progress); ok {
+				ev = append(ev, c.name+": killed after "+p.Detail)
+			} else if len(ev) == 0 || !strings.Contains(ev[len(ev)-1], "killed") {
+				ev = append(ev, c.name+": killed before 256 MiB")
+			}
+		}
+	}
+	if o.sandboxed {
+		if n, _ := o.record["oom_kills"].(float64); n > 0 {
+			peak, _ := o.record["peak_memory_kb"].(float64)
+			ev = append(ev, fmt.Sprintf("the run's cgroup OOM-killed %d process(es) at a peak of %d MiB", int(n), int(peak)/1024))
+			lay = append(lay, "cgroup")
+		}
+		if o.record["outcome"] == "resource_limit" {
+			ev = append(ev, fmt.Sprintf("killed by the watch (limit_exceeded %v)", o.record["limit_exceeded"]))
+			lay = append(lay, "watch")
+		}
+	}
+	if memfd >= 1024 || shm >= 1024 {
+		return judgement{verdict: vEffect, evidence: "held past --memory; " + strings.Join(ev, "; ")}
+	}
+	return judgement{verdict: vNone, evidence: strings.Join(ev, "; "), layer: layers(lay...)}
 }

@@ -95,6 +95,7 @@ if free > 8 * GiB:
                 for _ in range(128):
                     f.write(buf)
                     multi += 1
+            print("STEP many progress %d: ok %d MiB" % (i, multi), flush=True)
         return "%d MiB" % multi
     step("many files 1GiB", many)
     print("STEP many written: ok %d MiB" % multi, flush=True)
@@ -105,5 +106,25 @@ if free > 8 * GiB:
             pass
 else:
     print("STEP many files 1GiB: skipped free=%d" % free, flush=True)
+# Inode exhaustion: 20,000 empty files (no bytes; the default tmpfs work
+# folder has 16,384 inodes).
+made = 0
+
+
+def inodes():
+    global made
+    for i in range(20000):
+        open(os.path.join(d, "probe24-i%d" % i), "w").close()
+        made += 1
+    return "%d files" % made
+
+
+step("empty files 20000", inodes)
+print("STEP empty files made: ok %d" % made, flush=True)
+for i in range(made):
+    try:
+        os.unlink(os.path.join(d, "probe24-i%d" % i))
+    except OSError:
+        pass
 # Sparse files take no space; the effect is real bytes on disk.
-result(written >= 320 * MiB or multi >= 1024, "10 GiB sparse=%s dense=%d MiB many-files=%d MiB" % (big, written // MiB, multi))
+result(written >= 320 * MiB or multi >= 1024 or made >= 20000, "10 GiB sparse=%s dense=%d MiB many-files=%d MiB empty-files=%d" % (big, written // MiB, multi, made))

@@ -1,0 +1,333 @@
+package run
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor's watch (layer "watch") keeps two promises that no kernel
+// layer keeps without privileges:
+//
+//   - The work folder's total size and inode count, when the work folder is
+//     a plain folder on the host disk: kept (--keep-workdir), or a degraded
+//     run without a mount namespace and so without the size-capped tmpfs.
+//     RLIMIT_FSIZE caps each file, but nothing caps the sum, and a project
+//     quota (XFS/ext4 prjquota) needs root and a prepared file system.
+//   - The run's total memory, when no cgroup caps it (an ordinary user
+//     without a delegated cgroup v2 subtree): RLIMIT_AS is per process, so
+//     128 processes of 450 MiB fit under a 512 MiB limit.
+//
+// Every watchInterval the watch walks the work folder (stopping as soon as
+// it passes a cap, so a walk costs at most the inode cap in lstat calls)
+// and, every watchProcEvery walks, the run's processes: their open
+// descriptors for files deleted but still held on the work folder's file
+// system (which no walk finds), and their private resident memory. Past a
+// cap it kills the run, as the time limit does, and Result.LimitExceeded
+// says which cap. It is a poll, not a kernel limit: a run can overshoot by
+// what it writes or allocates in one interval plus the kill (docs/security.md
+// has the measured figures).
+
+// watchInterval is the time between two walks of the work folder, and
+// watchProcEvery how many walks pass between two scans of the processes
+// (which read every /proc entry of the host).
+const (
+	watchInterval  = 10 * time.Millisecond
+	watchProcEvery = 5
+)
+
+// planWatch decides what the watch checks once the namespaces and the cgroup
+// are known: the work folder when it is on the host disk (kept, or no mount
+// namespace), the memory when there is no cgroup.
+// The watch is reported in st.supervised when it has anything to do.
+func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
+	var w watchPlan
+	if has(p.disabled, LayerWatch) {
+		return w
+	}
+	if p.cfg.WorkDirMB == 0 || !has(st.namespaces, LayerMountNS) {
+		w.dir = p.cfg.WorkDir
+		w.maxBytes = int64(p.watchWorkDirMB) << 20
+		w.maxInodes = watchInodes(p.watchWorkDirMB)
+	}
+	if cg == nil {
+		w.maxMemory = int64(p.memoryMB) << 20
+	}
+	if w.active() {
+		st.supervised = append(st.supervised, LayerWatch)
+	}
+	return w
+}
+
+// runWatch checks w until done is closed; past a cap it calls exceeded once
+// with the Limit* value and returns.
+func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceeded func(string)) {
+	var dev uint64
+	if w.dir != "" {
+		var st unix.Stat_t
+		if unix.Lstat(w.dir, &st) == nil {
+			dev = st.Dev
+		}
+	}
+	procs := newProcSet(initPID, pidns)
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		var used int64
+		if w.dir != "" {
+			b, inodes, over := treeUsage(w.dir, w.maxBytes, w.maxInodes)
+			switch {
+			case inodes > w.maxInodes:
+				exceeded(LimitWorkDirInodes)
+				return
+			case over:
+				exceeded(LimitWorkDirBytes)
+				return
+			}
+			used = b
+		}
+		var pids []int
+		if w.maxMemory > 0 || n%watchProcEvery == 0 {
+			pids = procs.list()
+		}
+		// statm's counters are cheap but count a page shared after fork
+		// in every sharer; only past the cap is the exact figure read.
+		if w.maxMemory > 0 && anonResident(pids) > w.maxMemory && privateMemory(pids) > w.maxMemory {
+			exceeded(LimitMemory)
+			return
+		}
+		if w.dir != "" && n%watchProcEvery == 0 && used+heldDeleted(pids, dev) > w.maxBytes {
+			exceeded(LimitWorkDirBytes)
+			return
+		}
+	}
+}
+
+// treeUsage adds up the disk blocks and counts the entries under dir, each
+// inode once (hard links), and stops early once either passes its cap:
+// over is then true. A vanished entry (the script deletes as we walk) is
+// skipped; any other error (a folder the script made unreadable, a path
+// past PATH_MAX) also sets over, since what it hides cannot be counted.
+func treeUsage(dir string, maxBytes, maxInodes int64) (bytes, inodes int64, over bool) {
+	type key struct{ dev, ino uint64 }
+	seen := map[key]bool{}
+	var walk func(string) bool
+	walk = func(p string) bool {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			over = err != unix.ENOENT
+			return !over
+		}
+		inodes++
+		if k := (key{st.Dev, st.Ino}); !seen[k] {
+			seen[k] = true
+			bytes += st.Blocks * 512
+		}
+		if bytes > maxBytes || inodes > maxInodes {
+			over = true
+			return false
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return true
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			over = !os.IsNotExist(err)
+			return !over
+		}
+		defer f.Close()
+		for {
+			names, err := f.Readdirnames(256)
+			for _, name := range names {
+				if !walk(p + "/" + name) {
+					return false
+				}
+			}
+			if err != nil {
+				return true
+			}
+		}
+	}
+	walk(dir)
+	return bytes, inodes, over
+}
+
+// procSet lists the host pids of the run: with a PID namespace the
+// processes in the init stage's namespace (compared by the namespace link,
+// which a process cannot change: seccomp refuses setns and unshare), else
+// the init stage and the members of its session (which a process cannot
+// leave: seccomp refuses setsid without a PID namespace; see
+// sessionMembers). Each pid is looked at once, when it first appears: a
+// pid is not reused while /proc still lists it, and one reused between two
+// looks would need the kernel to go through every pid (pid_max) within
+// watchInterval.
+type procSet struct {
+	initPID int
+	pidns   bool
+	pidNS   string       // the init stage's PID namespace link
+	known   map[int]bool // pid → whether it is the run's
+}
+
+func newProcSet(initPID int, pidns bool) *procSet {
+	ps := &procSet{initPID: initPID, pidns: pidns, known: map[int]bool{}}
+	if pidns {
+		ps.pidNS, _ = os.Readlink("/proc/" + strconv.Itoa(initPID) + "/ns/pid")
+	}
+	return ps
+}
+
+// list returns the run's pids now in /proc.
+func (ps *procSet) list() []int {
+	f, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	now := make(map[int]bool, len(names))
+	var out []int
+	sid := strconv.Itoa(ps.initPID)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		now[pid] = true
+		ours, ok := ps.known[pid]
+		if !ok {
+			switch {
+			case pid == ps.initPID:
+				ours = true
+			case ps.pidns:
+				ns, err := os.Readlink("/proc/" + name + "/ns/pid")
+				ours = err == nil && ps.pidNS != "" && ns == ps.pidNS
+			default:
+				ours = sessionOf(pid) == sid
+			}
+			ps.known[pid] = ours
+		}
+		if ours {
+			out = append(out, pid)
+		}
+	}
+	for pid := range ps.known {
+		if !now[pid] {
+			delete(ps.known, pid)
+		}
+	}
+	return out
+}
+
+// sessionOf returns the session id field of /proc/PID/stat, "" when it
+// cannot be read.
+func sessionOf(pid int) string {
+	if f := statFields(strconv.Itoa(pid)); len(f) >= 4 {
+		return f[3]
+	}
+	return ""
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name
+// (state, ppid, pgrp, session, ...); nil when it cannot be read. The name
+// is in parentheses and may hold spaces and parentheses itself.
+func statFields(pid string) []string {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(stat[i+1:]))
+}
+
+// heldDeleted adds up the disk blocks of files on device dev that the
+// processes hold open after their last name was removed (unlinked after
+// opening, or O_TMPFILE): they take space until closed, yet no walk of
+// the folder finds them. Each inode counts once.
+func heldDeleted(pids []int, dev uint64) int64 {
+	seen := map[uint64]bool{}
+	var total int64
+	for _, pid := range pids {
+		fdDir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		f, err := os.Open(fdDir)
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, name := range names {
+			var st unix.Stat_t
+			if unix.Stat(fdDir+"/"+name, &st) != nil {
+				continue
+			}
+			if st.Dev != dev || st.Nlink != 0 || st.Mode&unix.S_IFMT != unix.S_IFREG || seen[st.Ino] {
+				continue
+			}
+			seen[st.Ino] = true
+			total += st.Blocks * 512
+		}
+	}
+	return total
+}
+
+// anonResident adds up the anonymous resident memory of the processes
+// from statm (resident minus file-backed and shared), a cheap upper bound
+// of privateMemory: a page shared after fork counts in every sharer.
+func anonResident(pids []int) int64 {
+	page := int64(os.Getpagesize())
+	var total int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 3 {
+			continue
+		}
+		resident, err1 := strconv.ParseInt(f[1], 10, 64)
+		shared, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 == nil && err2 == nil && resident > shared {
+			total += (resident - shared) * page
+		}
+	}
+	return total
+}
+
+// privateMemory adds up the anonymous memory of the processes, each page
+// shared after fork split among its sharers (smaps_rollup: Pss_Anon, plus
+// SwapPss for what was swapped out), so the sum is what the run really
+// holds and a forked worker pool is not counted once per worker. Files
+// mapped in (libraries, the host's) do not count; memory in tmpfs files
+// counts under the tmpfs caps, and memfd_create and System V shared memory
+// are refused without a cgroup (see seccompPolicy.noMemCgroup).
+func privateMemory(pids []int) int64 {
+	var total int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 3 || (f[0] != "Pss_Anon:" && f[0] != "SwapPss:") {
+				continue
+			}
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				total += kb << 10
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,149 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The disk attacks write into the work folder ($TMPDIR), then hold what
+// they wrote for two seconds before saying so: the watch must see it while
+// the script still runs, whatever the machine's load (the kill comes within
+// a few of its 10 ms walks).
+const (
+	// fillManyFiles writes 8 files of 16 MiB, 128 MiB in all, each under
+	// RLIMIT_FSIZE.
+	fillManyFiles = `import os, time
+d = os.environ["TMPDIR"]
+buf = b"\x55" * (1 << 20)
+for i in range(8):
+    with open(os.path.join(d, "part%d" % i), "wb") as f:
+        for _ in range(16):
+            f.write(buf)
+time.sleep(2)
+print("all written 128 MiB")
+`
+	// fillInodes creates 3000 empty files: no bytes, only inodes.
+	fillInodes = `import os, time
+d = os.environ["TMPDIR"]
+for i in range(3000):
+    open(os.path.join(d, "f%d" % i), "w").close()
+time.sleep(2)
+print("all created 3000")
+`
+	// fillDeleted writes 64 MiB into a file whose name is gone, so no
+	// walk of the folder finds it.
+	fillDeleted = `import os, time
+d = os.environ["TMPDIR"]
+p = os.path.join(d, "hidden")
+f = open(p, "wb")
+os.unlink(p)
+buf = b"\x66" * (1 << 20)
+for _ in range(64):
+    f.write(buf)
+f.flush()
+time.sleep(2)
+print("all held 64 MiB")
+`
+)
+
+// watchAttacks get through without the watch where the work folder is on
+// the host disk (no user namespace, so no mount namespace and no tmpfs) or
+// no cgroup caps the memory, and fail with it.
+func watchAttacks() []attack {
+	small := Sandbox{WorkDirMB: 32}
+	noUserNS := []Layer{LayerUserNS}
+	return []attack{
+		{layer: LayerWatch, name: "128 MiB in 8 files, work folder on the host disk capped at 32 MiB", also: noUserNS, sb: small, script: fillManyFiles, setup: printed("all written")},
+		{layer: LayerWatch, name: "3000 empty files, work folder on the host disk capped at 16 MiB (1024 inodes)", also: noUserNS, sb: Sandbox{WorkDirMB: 16}, script: fillInodes, setup: printed("all created")},
+		{layer: LayerWatch, name: "64 MiB in a deleted open file, work folder on the host disk capped at 32 MiB", also: noUserNS, sb: small, script: fillDeleted, setup: printed("all held")},
+		{layer: LayerWatch, name: "128 MiB in 8 files, kept work folder capped at 32 MiB", sb: Sandbox{WorkDirMB: 32, KeepWorkDir: true}, script: fillManyFiles, setup: printed("all written")},
+		{layer: LayerWatch, name: "400 MiB held by 4 processes under 256 MiB without a cgroup", also: []Layer{LayerCgroup}, sb: Sandbox{MemoryMB: 256, WorkDirMB: 16}, script: heldAcrossProcesses, setup: printed("all held")},
+	}
+}
+
+// TestWatchAttacks shows the watch stopping each attack, and each attack
+// getting through with the watch disabled (the ablation).
+func TestWatchAttacks(t *testing.T) {
+	needTool(t, "python3")
+	for _, a := range watchAttacks() {
+		t.Run(a.name, func(t *testing.T) {
+			if a.sb.KeepWorkDir {
+				// The kept folders are left for the caller: remove them.
+				t.Cleanup(func() { removeKept(t) })
+			}
+			runAttack(t, a)
+		})
+	}
+}
+
+// removeKept removes the kept work folders of this test's runs.
+func removeKept(t *testing.T) {
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "skill-sandbox-run-*"))
+	for _, m := range matches {
+		if st, err := os.Stat(filepath.Join(m, "part0")); err == nil && st.Size() > 0 {
+			removeAll(m)
+		}
+	}
+}
+
+// TestWatchRecord checks what a run stopped by the watch reports: the cap,
+// the kill, and the layer among the applied ones; and that a run within
+// the caps is left alone.
+func TestWatchRecord(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{
+		"fill.py": fillManyFiles,
+		"ok.py":   "import os\nopen(os.path.join(os.environ['TMPDIR'], 'x'), 'wb').write(b'y' * (4 << 20))\nprint('ok')\n",
+	})
+	sb := Sandbox{WorkDirMB: 32, Disable: []Layer{LayerUserNS}}
+	o := runIn(t, sb, dir, "fill.py")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.res.LimitExceeded != LimitWorkDirBytes || o.res.Signal != "SIGKILL" {
+		t.Errorf("LimitExceeded %q signal %q, want %q and SIGKILL", o.res.LimitExceeded, o.res.Signal, LimitWorkDirBytes)
+	}
+	if !has(o.res.Applied, LayerWatch) {
+		t.Errorf("watch not among the applied layers %v", o.res.Applied)
+	}
+	o = runIn(t, sb, dir, "ok.py")
+	if o.err != nil || o.res.ExitCode != 0 || o.res.LimitExceeded != "" {
+		t.Errorf("a run within the caps: err %v exit %d LimitExceeded %q", o.err, o.res.ExitCode, o.res.LimitExceeded)
+	}
+}
+
+// TestTreeUsage checks the walk's arithmetic: hard links count once, and
+// a folder it cannot read counts as over the cap.
+func TestTreeUsage(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1<<20), 0o644)
+	os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b"))
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "c"), make([]byte, 1<<20), 0o644)
+	cases := []struct {
+		name              string
+		maxBytes, maxInos int64
+		wantOver          bool
+	}{
+		{"within", 8 << 20, 100, false},
+		{"bytes", 1 << 20, 100, true},
+		{"inodes", 8 << 20, 3, true},
+	}
+	for _, c := range cases {
+		bytes, inodes, over := treeUsage(dir, c.maxBytes, c.maxInos)
+		if over != c.wantOver {
+			t.Errorf("%s: over %v, want %v (bytes %d inodes %d)", c.name, over, c.wantOver, bytes, inodes)
+		}
+		if !c.wantOver && (inodes != 5 || bytes < 2<<20 || bytes > 3<<20) {
+			t.Errorf("%s: bytes %d inodes %d, want 2-3 MiB (the hard link once) and 5 entries", c.name, bytes, inodes)
+		}
+	}
+	if os.Geteuid() != 0 {
+		os.Chmod(filepath.Join(dir, "sub"), 0)
+		defer os.Chmod(filepath.Join(dir, "sub"), 0o755)
+		if _, _, over := treeUsage(dir, 8<<20, 100); !over {
+			t.Errorf("an unreadable folder did not count as over the cap")
+		}
+	}
+}
