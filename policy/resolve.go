@@ -318,7 +318,7 @@ func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []M
 	fs.Write = keep("write", union(flags.Write, op.Filesystem.Write), noWrite)
 	for _, d := range fs.DenyWrite {
 		if w, inWrite := withinAny(d, fs.Write); inWrite {
-			r.Notes = append(r.Notes, fmt.Sprintf("deny_write %s lies inside the write grant %s: it is hidden entirely, reads included", d, w))
+			r.Notes = append(r.Notes, fmt.Sprintf("deny_write %s lies inside the write grant %s: it is read-only there (it must exist; needs the mount namespace)", d, w))
 		}
 	}
 	fs.AllowDenied = []string{}
@@ -457,14 +457,14 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 	sb.ReadPaths = slices.Clone(fs.Read)
 	sb.WritePaths = slices.Clone(fs.Write)
 	sb.AllowDenied = slices.Clone(fs.AllowDenied)
-	// run has one deny list, which hides a path entirely. deny_read maps
-	// onto it; deny_write needs it only inside a write grant (elsewhere
-	// nothing is writable), where no part can be made read-only: the
-	// path is then hidden, which is stricter than asked (see Notes).
+	// deny_read joins run's deny list, which hides a path entirely;
+	// deny_write matters only inside a write grant (elsewhere nothing is
+	// writable), where it becomes a read-only part of the grant.
 	sb.DenyPaths = slices.Clone(fs.DenyRead)
+	sb.ReadOnlyPaths = nil
 	for _, d := range fs.DenyWrite {
 		if _, inWrite := withinAny(d, fs.Write); inWrite {
-			sb.DenyPaths = append(sb.DenyPaths, d)
+			sb.ReadOnlyPaths = append(sb.ReadOnlyPaths, d)
 		}
 	}
 	env := map[string]string{}

@@ -170,8 +170,8 @@ func TestApplyLimits(t *testing.T) {
 
 // TestApplyGrants checks how the filesystem section maps onto the run's
 // grants and deny list: deny_read always, deny_write only inside a write
-// grant (hidden entirely, with a note), the operator's exact paths as
-// AllowDenied.
+// grant (a read-only part of it, with a note), the operator's exact paths
+// as AllowDenied.
 func TestApplyGrants(t *testing.T) {
 	op := mustParse(t, `[filesystem]
 read = ["/data", "~/.aws/config"]
@@ -185,10 +185,10 @@ deny_write = ["/out/keep", "/data/ro"]
 	}
 	sb := &run.Sandbox{}
 	r.Apply(sb, func(string) (string, bool) { return "", false })
-	got := [][]string{sb.ReadPaths, sb.WritePaths, sb.DenyPaths, sb.AllowDenied, r.Notes}
-	want := [][]string{{"/data", "/home/u/.aws/config", "/in"}, {"/out"}, {"/data/private", "/out/keep"},
+	got := [][]string{sb.ReadPaths, sb.WritePaths, sb.DenyPaths, sb.ReadOnlyPaths, sb.AllowDenied, r.Notes}
+	want := [][]string{{"/data", "/home/u/.aws/config", "/in"}, {"/out"}, {"/data/private"}, {"/out/keep"},
 		{"/data", "/home/u/.aws/config", "/out"},
-		{"deny_write /out/keep lies inside the write grant /out: it is hidden entirely, reads included"}}
+		{"deny_write /out/keep lies inside the write grant /out: it is read-only there (it must exist; needs the mount namespace)"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Apply:\n got %q\nwant %q", got, want)
 	}

@@ -44,6 +44,9 @@ type initConfig struct {
 	Masked     []string     `json:",omitempty"`
 	GrantRules []grantRule  `json:",omitempty"`
 	SkillTree  int          `json:",omitempty"`
+	// ReadOnly are parts of write grants mounted read-only on themselves
+	// once the grants are in place (lockReadOnly).
+	ReadOnly []grantMount `json:",omitempty"`
 
 	Layers       []Layer // layers the init stage should apply (namespaces excepted)
 	Namespaces   []Layer // namespaces the process was cloned into

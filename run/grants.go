@@ -22,9 +22,13 @@ type Grants struct {
 	// Created lists the Write folders Run created because they were
 	// missing.
 	Created []string
-	// Masked lists the deny-list entries found inside Read grants, hidden
-	// from the script (see DefaultDenyPaths).
+	// Masked lists the deny-list entries found inside Read grants (and
+	// inside Write grants exempted by AllowDenied), hidden from the script
+	// (see DefaultDenyPaths).
 	Masked []string
+	// ReadOnly lists the ReadOnlyPaths that lie inside Write grants: the
+	// script reads them but cannot change them.
+	ReadOnly []string
 }
 
 // maxGrantRules bounds the Landlock rules one run's grants may need (a
@@ -110,6 +114,14 @@ type grantPlan struct {
 	reach map[string]string
 	// ids holds the device and inode of each resolved grant, as checked.
 	ids map[string][2]uint64
+	// readOnly are the read-only parts of write grants, mounted read-only
+	// on themselves after the grants (lockReadOnly); maskedInWrite the
+	// deny entries masked inside write grants. mountOnly, when set, is
+	// the error that refuses a run without a mount namespace, the only
+	// layer that keeps them (see planReadOnly).
+	readOnly      []grantMount
+	maskedInWrite []string
+	mountOnly     error
 }
 
 // planGrants resolves and checks the grants of s. Relative paths are
@@ -119,7 +131,7 @@ type grantPlan struct {
 func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}}
 	if len(s.ReadPaths) == 0 && len(s.WritePaths) == 0 && s.Cwd == "" {
-		return gp, nil
+		return gp, nil // ReadOnlyPaths can only narrow write grants
 	}
 	allowed := map[string]bool{}
 	for _, p := range s.AllowDenied {
@@ -239,22 +251,17 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 		gp.grants.Cwd = abs
 	}
 
-	// Deny entries inside read grants are masked; write grants hold none.
+	// Deny entries inside read grants are masked; write grants hold none,
+	// except those AllowDenied exempted (planReadOnly).
 	for _, r := range gp.grants.Read {
-		for _, d := range deny {
-			matches := []string{d}
-			if hasMeta(d) {
-				matches, _ = filepath.Glob(d)
-			}
-			for _, m := range matches {
-				if m == r || !pathUnder(m, r) || allowed[m] {
-					continue
-				}
-				if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
-					gp.grants.Masked = append(gp.grants.Masked, m)
-				}
+		for _, m := range denyMatches(deny, r, allowed) {
+			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
+				gp.grants.Masked = append(gp.grants.Masked, m)
 			}
 		}
+	}
+	if err := s.planReadOnly(gp, deny, allowed); err != nil {
+		return nil, err
 	}
 	sort.Strings(gp.grants.Masked)
 

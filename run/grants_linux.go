@@ -8,10 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// mountGrants: the grants are bind mounts in the run's mount namespace,
+// which can also make part of a write grant read-only or hide it.
+const mountGrants = true
 
 // firstTreeFD is the init stage's descriptor of the first detached tree:
 // the trees follow configFD, reportFD and statusFD in ExtraFiles.
@@ -47,11 +52,22 @@ func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) 
 		defer unix.Close(userns)
 	}
 	var files []*os.File
+	// fail undoes what was handed over. Without open_tree (old kernel, no
+	// CAP_SYS_ADMIN in the initial user namespace, a seccomp policy)
+	// nothing is handed over, and checkReachable and checkGrantReach
+	// decide; a grant that fails its checks (ErrBadConfig) refuses the run.
 	fail := func(err error) ([]*os.File, error) {
 		for _, f := range files {
 			f.Close()
 		}
-		return nil, err
+		cfg.SkillTree = 0
+		for j := range cfg.Grants {
+			cfg.Grants[j].Tree = 0
+		}
+		if errors.Is(err, ErrBadConfig) {
+			return nil, err
+		}
+		return nil, nil
 	}
 	clone := func(path, want string, g *grantMount) (int, error) {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
@@ -79,16 +95,9 @@ func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) 
 		files = append(files, os.NewFile(uintptr(fd), path))
 		return firstTreeFD + len(files) - 1, nil
 	}
-	// Without open_tree (old kernel, no CAP_SYS_ADMIN in the initial user
-	// namespace, a seccomp policy) nothing is handed over, and
-	// checkReachable and checkGrantReach decide.
 	if skillToo {
 		if cfg.SkillTree, err = clone(cfg.Skill, "r", nil); err != nil {
-			cfg.SkillTree = 0
-			if errors.Is(err, ErrBadConfig) {
-				return fail(err)
-			}
-			return fail(nil)
+			return fail(err)
 		}
 	}
 	for i := range cfg.Grants {
@@ -98,14 +107,7 @@ func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) 
 			want = "rw"
 		}
 		if g.Tree, err = clone(g.Path, want, g); err != nil {
-			for j := range cfg.Grants {
-				cfg.Grants[j].Tree = 0
-			}
-			cfg.SkillTree = 0
-			if errors.Is(err, ErrBadConfig) {
-				return fail(err)
-			}
-			return fail(nil)
+			return fail(err)
 		}
 	}
 	return files, nil
@@ -289,7 +291,51 @@ func bindGrants(cfg *initConfig, root string, fds map[string]int) error {
 			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %v", g.Path, err))
 		}
 	}
+	for _, ro := range cfg.ReadOnly {
+		if err := lockReadOnly(root, ro); err != nil {
+			errs = append(errs, fmt.Errorf("read-only %s: %v", ro.Path, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// lockReadOnly makes ro, a part of a write grant now mounted under the
+// sandbox's new root, read-only: a read-only copy of its mount (open_tree)
+// is attached on top of it. The path, which planGrants resolved, is opened
+// once beneath root without following any symlink and checked to be the
+// file planGrants saw (a concurrent run writing to the same folder could
+// have swapped a part of it); everything after works on descriptors, so no
+// later swap can redirect the mount.
+func lockReadOnly(root string, ro grantMount) error {
+	dir, err := unix.Open(root+"/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, strings.TrimPrefix(ro.Path, "/"), &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := sameGrant(fd, ro); err != nil {
+		return err
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %v", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %v", err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %v", err)
+	}
+	return nil
 }
 
 // mountPoint makes sure path exists in the sandbox's view, as a folder or

@@ -243,6 +243,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		},
 	}
 	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, gp.grants.Masked, gp.rules
+	p.cfg.ReadOnly = gp.readOnly
 	p.artifactRoots = append([]string(nil), gp.grants.Write...)
 	if s.KeepWorkDir {
 		p.artifactRoots = append(p.artifactRoots, work)
@@ -265,6 +266,9 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			return nil, cleanup, reachErr
 		}
 		p.needMountNS = reachErr
+	}
+	if p.needMountNS == nil {
+		p.needMountNS = gp.mountOnly
 	}
 	if proxy != nil {
 		p.proxy = proxy

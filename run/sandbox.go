@@ -179,6 +179,16 @@ type Sandbox struct {
 	// plus DenyPaths) wins over every grant; see docs/grants.md.
 	ReadPaths, WritePaths []string
 
+	// ReadOnlyPaths are files and folders inside WritePaths that the
+	// script may read but not change (a policy's deny_write inside a write
+	// grant): each is mounted read-only on itself. Each must exist (a
+	// script could create a missing one). Entries outside every write
+	// grant change nothing. Landlock cannot take access back from part of a
+	// granted folder, so a run with ReadOnlyPaths inside a write grant is
+	// refused without a mount namespace (ErrIsolation), AllowDegraded or
+	// not. Linux only; elsewhere Run refuses them.
+	ReadOnlyPaths []string
+
 	// Cwd, when set, is the script's working directory instead of
 	// scripts/ (or the work folder); it must lie inside a grant.
 	Cwd string

@@ -1,0 +1,90 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Read-only parts of write grants (Sandbox.ReadOnlyPaths, a policy's
+// deny_write inside a write grant) and deny-list entries inside a write
+// grant that AllowDenied exempted by its exact path: Landlock grants a
+// folder with everything beneath it and cannot take access back from a
+// part, so only the mount namespace can keep these (a read-only bind mount,
+// a mask). A run that gets no mount namespace is therefore refused, with
+// --allow-degraded too: the grant would silently be wider than asked.
+
+// planReadOnly resolves s.ReadOnlyPaths against the write grants of gp,
+// masks the existing deny entries inside write grants that AllowDenied
+// exempted, and sets gp.mountOnly when either needs the mount namespace.
+func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]bool) error {
+	for _, p := range s.ReadOnlyPaths {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			// A missing path could be created by the script, writable.
+			return fmt.Errorf("%w: read-only path %s: %v (it must exist: a script could create it inside a write grant)", ErrBadConfig, p, err)
+		}
+		if slices.Contains(gp.grants.Write, abs) {
+			return fmt.Errorf("%w: read-only path %s is a write grant itself; grant it for reading instead", ErrBadConfig, p)
+		}
+		if !slices.ContainsFunc(gp.grants.Write, func(w string) bool { return pathUnder(abs, w) }) {
+			continue // nothing writes there anyway
+		}
+		st, err := os.Lstat(abs)
+		if err != nil {
+			return fmt.Errorf("%w: read-only path %s: %v", ErrBadConfig, p, err)
+		}
+		if !slices.Contains(gp.grants.ReadOnly, abs) {
+			id := fileIDOf(st)
+			gp.grants.ReadOnly = append(gp.grants.ReadOnly, abs)
+			gp.readOnly = append(gp.readOnly, grantMount{Path: abs, Dev: id[0], Ino: id[1]})
+		}
+	}
+	for _, w := range gp.grants.Write {
+		if !allowed[w] {
+			continue // planGrants refused it if it could hold an entry
+		}
+		for _, m := range denyMatches(deny, w, allowed) {
+			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
+				gp.grants.Masked = append(gp.grants.Masked, m)
+				gp.maskedInWrite = append(gp.maskedInWrite, m)
+			}
+		}
+	}
+	switch {
+	case !mountGrants:
+		// macOS: the Seatbelt profile denies the deny entries inside
+		// exempted grants again (seatbelt.go); a read-only part is not
+		// implemented there.
+		if len(gp.readOnly) > 0 {
+			return fmt.Errorf("%w: read-only paths inside write grants (%s) are kept by a Linux mount namespace only", ErrUnsupported, gp.readOnly[0].Path)
+		}
+	case len(gp.readOnly) > 0:
+		gp.mountOnly = fmt.Errorf("%w: %s must stay read-only inside a write grant, which needs the mount namespace (Landlock cannot take access back from part of a granted folder)", ErrIsolation, gp.readOnly[0].Path)
+	case len(gp.maskedInWrite) > 0:
+		gp.mountOnly = fmt.Errorf("%w: %s on the deny list lies inside a write grant and can be hidden only by the mount namespace (Landlock cannot take access back from part of a granted folder)", ErrIsolation, gp.maskedInWrite[0])
+	}
+	return nil
+}
+
+// denyMatches returns the deny entries (wildcards expanded to what exists)
+// strictly inside folder g that AllowDenied does not exempt.
+func denyMatches(deny []string, g string, allowed map[string]bool) []string {
+	var out []string
+	for _, d := range deny {
+		matches := []string{d}
+		if hasMeta(d) {
+			matches, _ = filepath.Glob(d)
+		}
+		for _, m := range matches {
+			if m != g && pathUnder(m, g) && !allowed[m] {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
