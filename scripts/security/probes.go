@@ -934,18 +934,19 @@ func judgeP24(e *env, o *outcome) judgement {
 		dense, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
 		ev += " at " + s.Detail
 	}
-	if s, ok := o.find("empty files 20000"); ok && s.Status != "ok" {
-		ev += "; 20000 empty files: " + s.Status
-	}
-	if s, ok := o.find("empty files made"); ok {
-		made, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
-		ev += " after " + s.Detail
-	}
 	if s, ok := o.find("many written"); ok {
 		multi, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
 		ev += "; 8 files x 128 MiB: " + s.Detail
 	} else if s, ok := lastStep(o, "many progress"); ok {
 		ev += "; 8 files x 128 MiB: killed after " + s.Detail
+	}
+	if s, ok := o.find("empty files made"); ok {
+		made, _ = strconv.Atoi(strings.Fields(s.Detail + " 0")[0])
+		status := "made"
+		if e, ok := o.find("empty files 20000"); ok && e.Status != "ok" {
+			status = e.Status + " after"
+		}
+		ev += fmt.Sprintf("; 20000 empty files: %s %d", status, made)
 	}
 	if fs, ok := o.find("work folder fs"); ok {
 		ev += "; work folder fs " + fs.Detail
