@@ -157,6 +157,18 @@ func (pl *Pool) get(p *plan) *pooledInit {
 	return nil
 }
 
+// discard kills a stage that was taken but could not be used (it died
+// after the liveness check, or its cgroup refused the run's limits); the
+// run starts its own instead.
+func (pl *Pool) discard(pi *pooledInit) {
+	pl.mu.Lock()
+	pl.stats.Taken--
+	pl.stats.Died++
+	pl.stats.Missed++
+	pl.mu.Unlock()
+	pi.kill()
+}
+
 // fits reports whether p's run can use a stage of the pool.
 func (pl *Pool) fits(p *plan) bool {
 	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&

@@ -3,8 +3,11 @@ package run
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -114,12 +117,20 @@ func unlimited(cpus float64) cgroupLimits {
 	return cgroupLimits{MemoryBytes: 1 << 50, Pids: 1 << 22, CPUs: cpus}
 }
 
-// alive reports whether the stage has not exited, without reaping it:
-// with WNOHANG, Linux leaves si_signo 0 when the child has not exited.
+// alive reports whether the stage has neither exited nor started to:
+// waitid, which does not reap it here, says whether it has exited (with
+// WNOHANG, Linux leaves si_signo 0 when it has not), and the state of its
+// first thread whether it is exiting: a killed Go process's first thread
+// is a zombie while its other threads still end, and until the last one
+// has, its descriptors are open and waitid reports nothing.
 func (pi *pooledInit) alive() bool {
+	pid := pi.cmd.Process.Pid
 	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, pi.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == nil && info.Signo == 0
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo != 0 {
+		return false
+	}
+	state, ok := statusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:")
+	return ok && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
 // kill ends a stage that never got a run, removes its cgroup and closes
@@ -150,22 +161,29 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pi == nil {
 		return nil, nil, nil
 	}
-	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
 	ip := &initProc{
 		st:   &started{cmd: pi.cmd, namespaces: pl.shape.wantNS, pidns: has(pl.shape.wantNS, LayerPIDNS)},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
-	if err := pi.handOver(p, ip, closeLater); err != nil {
-		pi.kill()
-		return nil, nil, err
+	// The limits first: until the descriptors are sent, nothing of the
+	// run is used up (its stdin is not read), so a stage that fails here
+	// is dropped and the run starts its own.
+	if pi.cg != nil {
+		if err := pi.cg.setLimits(p.cgroup); err != nil {
+			pl.discard(pi)
+			return nil, nil, nil
+		}
 	}
+	if err := pi.handOver(p, ip, closeLater); err != nil {
+		// The stage died after the liveness check (handOver sends
+		// nothing and reads no stdin when the send fails).
+		pl.discard(pi)
+		return nil, nil, nil
+	}
+	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
 	enableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
 		return ip, joinCgroup(p, ip.st, res), nil
-	}
-	if err := pi.cg.setLimits(p.cgroup); err != nil {
-		pi.kill()
-		return nil, nil, fmt.Errorf("the pooled init stage's cgroup: %v", err)
 	}
 	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
@@ -212,41 +230,66 @@ func (cg *runCgroup) setLimits(lim cgroupLimits) error {
 // config socket. The stage puts them where a stage of its own would have
 // them (stdin on 0, the others from firstTreeFD on), so the config is the
 // same either way.
-func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) error {
+func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (err error) {
 	header := byte(passNoStdin)
-	var pass []int
-	stdin, err := stdinFile(p.stdin, closeLater)
-	if err != nil {
-		return err
+	var pass, closeAfter []*os.File
+	defer func() {
+		for _, f := range closeAfter {
+			f.Close()
+		}
+	}()
+	// stdin: a file is passed as it is; any other reader through a pipe,
+	// which is fed only once the send succeeded, so that a failed send
+	// has read nothing of it.
+	var feed func()
+	switch in := p.stdin.(type) {
+	case nil:
+	case *os.File:
+		header, pass = passWithStdin, append(pass, in)
+	default:
+		pr, pw, perr := os.Pipe()
+		if perr != nil {
+			return perr
+		}
+		closeAfter = append(closeAfter, pr)
+		header, pass = passWithStdin, append(pass, pr)
+		feed = func() {
+			io.Copy(pw, in)
+			pw.Close()
+		}
+		defer func() {
+			if err != nil {
+				pw.Close()
+			}
+		}()
 	}
-	if f, ok := stdin.(*os.File); ok {
-		header = passWithStdin
-		pass = append(pass, int(f.Fd()))
-	}
-	for _, f := range p.extraFiles {
-		pass = append(pass, int(f.Fd()))
-	}
-	var proxyChild *os.File
+	pass = append(pass, p.extraFiles...)
 	if p.proxy != nil {
 		sup, child, err := proxySocketPair()
 		if err != nil {
 			return err
 		}
-		*closeLater = append(*closeLater, sup, child)
+		// The stage has its copy of child once sent; the proxy must see
+		// only the stage's end.
+		closeAfter = append(closeAfter, child)
+		*closeLater = append(*closeLater, sup)
 		p.cfg.ProxyFD = firstTreeFD + len(p.extraFiles)
-		ip.proxySup, proxyChild = sup, child
-		pass = append(pass, int(child.Fd()))
+		ip.proxySup = sup
+		pass = append(pass, child)
 	}
 	var oob []byte
 	if len(pass) > 0 {
-		oob = unix.UnixRights(pass...)
+		fds := make([]int, len(pass))
+		for i, f := range pass {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
 	}
-	err = unix.Sendmsg(int(pi.cfgW.Fd()), []byte{header}, oob, nil, 0)
-	if proxyChild != nil {
-		proxyChild.Close() // the stage has its copy; the proxy must see only the stage's end
-	}
-	if err != nil {
+	if err := unix.Sendmsg(int(pi.cfgW.Fd()), []byte{header}, oob, nil, 0); err != nil {
 		return fmt.Errorf("handing descriptors to the pooled init stage: %v", err)
+	}
+	if feed != nil {
+		go feed()
 	}
 	return nil
 }

@@ -179,6 +179,7 @@ func runWithPool(t *testing.T, pl *Pool, sb Sandbox, dir, script string) outcome
 // used; a run of another shape starts its own; Close leaves no stage.
 func TestPoolReplacesStages(t *testing.T) {
 	dir := newSkill(t, map[string]string{"ok.sh": "#!/bin/sh\necho ok\n"})
+	readDir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\nexec cat\n"})
 
 	t.Run("expired", func(t *testing.T) {
 		pl := newTestPool(t, 1, 50*time.Millisecond, Sandbox{})
@@ -211,10 +212,27 @@ func TestPoolReplacesStages(t *testing.T) {
 		}
 		o := runWithPool(t, pl, Sandbox{}, dir, "ok.sh")
 		if o.err != nil || o.stdout != "ok\n" {
-			t.Fatalf("err %v stdout %q", o.err, o.stdout)
+			t.Fatalf("err %v stdout %q stats %+v", o.err, o.stdout, pl.Stats())
 		}
 		if st := pl.Stats(); st.Died != 1 || st.Taken != 0 {
 			t.Errorf("stats %+v, want the dead stage discarded", st)
+		}
+	})
+
+	t.Run("hand-over fails", func(t *testing.T) {
+		// The send to a stage fails (as for one that died just after the
+		// liveness check): the run starts its own, with all of its stdin.
+		pl := newTestPool(t, 1, time.Hour, Sandbox{})
+		waitIdle(t, pl, 1)
+		pl.mu.Lock()
+		pl.idle[0].cfgW.Close()
+		pl.mu.Unlock()
+		o := runWithPool(t, pl, Sandbox{Stdin: strings.NewReader("all of it")}, readDir, "cat.sh")
+		if o.err != nil || o.stdout != "all of it" {
+			t.Fatalf("err %v stdout %q", o.err, o.stdout)
+		}
+		if st := pl.Stats(); st.Died != 1 || st.Taken != 0 || st.Missed != 1 {
+			t.Errorf("stats %+v, want the stage discarded and the run on its own", st)
 		}
 	})
 
