@@ -26,13 +26,15 @@ func (s *Sandbox) Command(ctx context.Context, argv []string) (*Result, error) {
 		return res, fmt.Errorf("%w: empty command", ErrBadConfig)
 	}
 	p, cleanup, err := s.prepare("", nil, argv, res)
-	if cleanup != nil {
-		defer cleanup()
-	}
 	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
 		return res, err
 	}
-	return res, launchListing(ctx, p, res)
+	err = launchListing(ctx, p, res)
+	res.afterCleanup(cleanup)
+	return res, err
 }
 
 // commandArgv resolves argv[0] of a Command and checks that the sandbox

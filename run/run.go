@@ -88,13 +88,15 @@ type plan struct {
 func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Result, error) {
 	res := &Result{ExitCode: -1, Script: script}
 	p, cleanup, err := s.prepare(script, args, nil, res)
-	if cleanup != nil {
-		defer cleanup()
-	}
 	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
 		return res, err
 	}
-	return res, launchListing(ctx, p, res)
+	err = launchListing(ctx, p, res)
+	res.afterCleanup(cleanup)
+	return res, err
 }
 
 // launchListing launches the plan and, when it has write grants or a kept

@@ -363,6 +363,27 @@ func (r *Result) WaitCleanup() {
 	}
 }
 
+// afterCleanup runs f (the work folder's removal) once the sandbox is
+// gone: at once when Run waited for it, else after the background
+// teardown. Removing the folder earlier would make the kernel unmount the
+// work folder's tmpfs from the sandbox's mount namespace, still being torn
+// down, on the caller's path (about 1 ms).
+func (r *Result) afterCleanup(f func()) {
+	switch {
+	case f == nil:
+	case r.cleanup == nil:
+		f()
+	default:
+		prev, done := r.cleanup, make(chan struct{})
+		go func() {
+			<-prev
+			f()
+			close(done)
+		}()
+		r.cleanup = done
+	}
+}
+
 // Errors returned by Run, wrapped with detail; test with errors.Is. Run
 // always returns a non-nil Result, so callers can report a refused run.
 var (
