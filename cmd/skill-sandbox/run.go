@@ -301,7 +301,9 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		c.write(audit.FromRun(c.meta, nil, err)) // the refusal stands either way
 		return exitRefused
 	}
-	c.meta.Policy, c.meta.PolicySHA256 = pol.Encode()
+	if c.wantsRecord() { // the canonical policy is for the record only
+		c.meta.Policy, c.meta.PolicySHA256 = pol.Encode()
+	}
 
 	// The signature check is the flags' or the operator policy's.
 	if pol.Signature.Required {
