@@ -6,7 +6,8 @@
 //     installed (apt-get install bubblewrap), in bubblewrap with the
 //     configuration of bwrapArgs, alternating, for python3, bash and an
 //     executable (/bin/true copied into a skill's scripts/): median and p95
-//     over -n runs each, the overheads and their ratio;
+//     over -n runs each, the overheads and their ratio; in the same loop,
+//     the library call (run.Sandbox.Run in this process, see runLibrary);
 //   - CPU per run of each (the whole process tree, through a reaping
 //     wrapper: see treeCPU);
 //   - the supervisor's own peak RSS (VmHWM of the skill-sandbox process,
@@ -41,6 +42,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // systemPath is where interpreters are looked up for the bare runs: the
@@ -70,6 +73,8 @@ type kind struct {
 type latency struct {
 	kind                       kind
 	bare, sandboxed, bwrap     []time.Duration // wall time per run
+	library                    []time.Duration // run.Sandbox.Run in this process
+	libErr                     error
 	bareCPU, sbCPU, bwCPU      []time.Duration // CPU time per run
 	rssKB                      []int64         // supervisor's own peak RSS
 	bareErr, sandboxErr, bwErr error
@@ -77,6 +82,9 @@ type latency struct {
 }
 
 func main() {
+	// The library measurement (runLibrary) re-executes this binary as the
+	// sandbox's init stage.
+	run.ExecInitIfRequested()
 	if len(os.Args) > 2 && os.Args[1] == reapArg {
 		os.Exit(reapMain(os.Args[2:]))
 	}
@@ -145,9 +153,9 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	for _, k := range kinds {
 		fmt.Fprintf(stderr, "bench: start latency %s (%d runs each)...\n", k.label, o.n)
 		r := measureLatency(o, base, k)
-		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil {
+		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil || r.libErr != nil {
 			failed = true
-			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr)
+			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v; library: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr, r.libErr)
 		}
 		results = append(results, r)
 	}
@@ -195,6 +203,7 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	}
 
 	printTable(stdout, o, results, []corpusRun{{"validate", valDur, valErr}, {"scan", scanDur, scanErr}}, total, rates)
+	printLibrary(stdout, results)
 	printMCP(stdout, mcpRes)
 	printProxy(stdout, prox)
 	if failed {
@@ -288,6 +297,7 @@ func measureLatency(o options, base string, k kind) latency {
 		if o.bwrap != "" {
 			runBwrap(o.bwrap, base, k)
 		}
+		runLibrary(base, k)
 	}
 	timed := func(fn func() error, wall *[]time.Duration, first *error) {
 		t := time.Now()
@@ -302,6 +312,11 @@ func measureLatency(o options, base string, k kind) latency {
 		timed(func() error { _, err := runSandboxed(o.bin, base, k); return err }, &r.sandboxed, &r.sandboxErr)
 		if o.bwrap != "" {
 			timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr)
+		}
+		d, err := runLibrary(base, k)
+		r.library = append(r.library, d)
+		if err != nil && r.libErr == nil {
+			r.libErr = err
 		}
 	}
 	// CPU per run, in a separate pass: each run goes through a reaping
