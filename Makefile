@@ -6,7 +6,8 @@
 #   make fuzz      fuzz the SKILL.md parser, the proxy's request, host and
 #                  TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, the macOS profile quoting, the Windows
-#                  command-line quoting and the init stage's config decoder
+#                  command-line quoting, the init stage's config decoder and
+#                  the /proc stat parser of the run's process sweep
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -58,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run
