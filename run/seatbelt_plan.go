@@ -19,9 +19,6 @@ func seatbeltPolicyOf(p *plan) seatbeltPolicy {
 		WorkDir: p.cfg.WorkDir,
 		System:  seatbeltSystemTrees(),
 	}
-	if t := interpreterTree(p.cfg.Argv[0], append(pol.System, pol.Skill)); t != "" {
-		pol.System = append(pol.System, t)
-	}
 	for _, g := range p.cfg.Grants {
 		if g.Write {
 			pol.Write = append(pol.Write, g.Path)
@@ -48,6 +45,13 @@ func seatbeltPolicyOf(p *plan) seatbeltPolicy {
 				pol.Deny = append(pol.Deny, m)
 			}
 		}
+	}
+	// The interpreter is the skill's choice (its shebang may name any
+	// absolute path): one inside a deny entry is not granted, so exec
+	// fails, as it does on Linux where it is absent from the root.
+	if t := interpreterTree(p.cfg.Argv[0], append(pol.System, pol.Skill)); t != "" &&
+		!slices.ContainsFunc(pol.Deny, func(d string) bool { return t == d || pathUnder(t, d) }) {
+		pol.System = append(pol.System, t)
 	}
 	switch {
 	case p.cfg.AllowNetwork:

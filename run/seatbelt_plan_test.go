@@ -102,3 +102,37 @@ func TestInterpreterTree(t *testing.T) {
 		}
 	}
 }
+
+// TestSeatbeltInterpreterInDenied: the interpreter is the skill's choice
+// (its shebang names any absolute path), and the profile grants it read
+// and execute. One inside a deny entry (an executable AWS credential
+// helper under ~/.aws, say) must stay denied, as the deny list wins over
+// every grant; on Linux it is simply absent from the sandbox's root.
+func TestSeatbeltInterpreterInDenied(t *testing.T) {
+	home := t.TempDir()
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	helper := filepath.Join(home, ".aws", "bin", "credential-helper")
+	if err := os.MkdirAll(filepath.Dir(helper), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(helper, []byte("#!/bin/sh\necho secret\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	p := &plan{cfg: initConfig{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
+	prof, err := seatbeltProfile(seatbeltPolicyOf(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := sbplRules(t, prof)
+	for _, op := range []string{"file-read-data", "process-exec"} {
+		if sbplAllows(rules, op, helper) {
+			t.Errorf("%s of an interpreter inside a deny entry (%s) is allowed", op, helper)
+		}
+	}
+	if !sbplAllows(rules, "process-exec", "/bin/sh") {
+		t.Error("the system's programs are no longer executable")
+	}
+}
