@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -76,6 +77,17 @@ func windowsArgv(script, shebang string, args []string, memoryMB int, look func(
 		return nil, fmt.Errorf("%w: none of %s is installed", ErrNoInterpreter, strings.Join(kind.programs, ", "))
 	}
 	argv := append([]string{prog}, kind.args...)
+	if ext := strings.ToLower(path.Ext(winBase(prog))); (ext == ".bat" || ext == ".cmd") && !slices.Contains(kind.programs, "cmd") {
+		// A batch file found on PATH (pyenv-win's python.bat, npx.cmd):
+		// CreateProcess would run it through cmd.exe with the C
+		// runtime's quoting, which cmd.exe does not follow. Run it
+		// through cmd.exe explicitly, with cmd.exe's quoting.
+		cmd, err := look("cmd")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s is a batch file and cmd.exe is not found: %v", ErrNoInterpreter, prog, err)
+		}
+		argv = append([]string{cmd}, argv...)
+	}
 	switch base := winBase(prog); strings.ToLower(strings.TrimSuffix(base, path.Ext(base))) {
 	case "py":
 		argv = append(argv, "-3")

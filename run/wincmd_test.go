@@ -247,3 +247,42 @@ func TestWindowsArgv(t *testing.T) {
 		t.Errorf("batch with %%PATH%%: %v", err)
 	}
 }
+
+// TestWindowsArgvBatchShim: an interpreter found on PATH may itself be a
+// batch file (pyenv-win's python.bat, npm's npx.cmd, a shebang naming
+// any program): CreateProcess then runs it through cmd.exe, which does not
+// follow the C runtime's quoting, and an argument such as `" & calc & "`
+// would run calc ("BatBadBut"). Such a program must get cmd.exe's quoting,
+// and what cmd.exe cannot carry must be refused.
+func TestWindowsArgvBatchShim(t *testing.T) {
+	look := func(n string) (string, error) {
+		switch n {
+		case "cmd":
+			return `C:\Windows\System32\cmd.exe`, nil
+		case "python", "npx":
+			return `C:\shims\` + n + ".CMD", nil
+		}
+		return "", fmt.Errorf("%s not found", n)
+	}
+	for _, tc := range []struct{ script, shebang string }{
+		{`C:\s\a.py`, ""},
+		{`C:\s\a`, "npx"},
+	} {
+		argv, err := windowsArgv(tc.script, tc.shebang, []string{"a&b", "x y"}, 512, look)
+		if err != nil {
+			t.Errorf("%s: %v", tc.script, err)
+			continue
+		}
+		line, err := windowsCommandLine(argv)
+		if err != nil {
+			t.Errorf("%s: %v", tc.script, err)
+			continue
+		}
+		if words, unsafe := cmdView(line); unsafe || len(words) < 3 || words[len(words)-2] != `"a&b"` || words[len(words)-1] != `"x y"` {
+			t.Errorf("%s: cmd.exe sees %q (unsafe %v) in %s", tc.script, words, unsafe, line)
+		}
+		if _, err := windowsArgv(tc.script, tc.shebang, []string{`" & calc & "`}, 512, look); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: an argument cmd.exe would run was accepted (%v)", tc.script, err)
+		}
+	}
+}
