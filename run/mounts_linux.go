@@ -89,7 +89,14 @@ func setupMounts(cfg *initConfig) error {
 			errs = append(errs, fmt.Errorf("work folder tmpfs: %v", err))
 		}
 	default:
+		// A kept work folder, on the host's disk: as the tmpfs would
+		// be, nosuid, nodev and noexec, so that a program the script
+		// writes there cannot run where Landlock is missing.
 		errs = append(errs, rebind(h.work, root+cfg.WorkDir))
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		if unix.MountSetattr(unix.AT_FDCWD, root+cfg.WorkDir, unix.AT_RECURSIVE, &attr) != nil {
+			errs = append(errs, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC))
+		}
 	}
 	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]), remountReadOnly(root+cfg.Skill))
 	// A private, small /dev/shm: POSIX semaphores and shared memory
@@ -132,13 +139,19 @@ func rebind(fd int, path string) error {
 // remountReadOnly makes the mount at path read-only. Inside a user
 // namespace the flags inherited from the host's mount are locked, so they
 // are carried over.
-func remountReadOnly(path string) error {
+func remountReadOnly(path string) error { return remount(path, unix.MS_RDONLY) }
+
+// remount adds the mount flags set to the mount at path (before Linux
+// 5.12, where mount_setattr(2) is missing), carrying over the locked ones
+// as remountReadOnly does.
+func remount(path string, set uintptr) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
 		return fmt.Errorf("statfs %s: %v", path, err)
 	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	flags := unix.MS_BIND | unix.MS_REMOUNT | set
 	for _, f := range []struct{ st, ms int64 }{
+		{unix.ST_RDONLY, unix.MS_RDONLY},
 		{unix.ST_NOSUID, unix.MS_NOSUID},
 		{unix.ST_NODEV, unix.MS_NODEV},
 		{unix.ST_NOEXEC, unix.MS_NOEXEC},
@@ -151,7 +164,7 @@ func remountReadOnly(path string) error {
 		}
 	}
 	if err := unix.Mount("", path, "", flags, ""); err != nil {
-		return fmt.Errorf("remount %s read-only: %v", path, err)
+		return fmt.Errorf("remount %s (flags %#x): %v", path, set, err)
 	}
 	return nil
 }

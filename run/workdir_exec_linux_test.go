@@ -1,0 +1,35 @@
+package run
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestKeptWorkDirNoExec: a program the script writes into its work folder
+// must not run from there. A work folder of its own is a noexec tmpfs; a
+// kept one (KeepWorkDir) is a bind mount of a host folder, which must be
+// noexec (and nosuid, nodev) as well, so that this holds where Landlock
+// is missing too (it is disabled here: the mount must hold on its own).
+func TestKeptWorkDirNoExec(t *testing.T) {
+	needTool(t, "sh")
+	dir := newSkill(t, map[string]string{"x.sh": `#!/bin/sh
+printf '#!/bin/sh\necho ran-from-work\n' > ./prog.sh && chmod +x ./prog.sh && ./prog.sh
+cp /usr/bin/true ./t && ./t && echo binary-ran-from-work
+exit 0
+`})
+	sb := Sandbox{UseWorkDir: true, KeepWorkDir: true, Disable: []Layer{LayerLandlockFS, LayerLandlockNet, LayerLandlockScope}, AllowDegraded: true}
+	o := runIn(t, sb, dir, "x.sh")
+	if o.res != nil && o.res.WorkDir != "" {
+		defer os.RemoveAll(o.res.WorkDir)
+	}
+	if o.err != nil {
+		t.Fatalf("err %v stderr %s", o.err, o.stderr)
+	}
+	if !has(o.res.Applied, LayerMountNS) {
+		t.Skip("needs the mount namespace")
+	}
+	if strings.Contains(o.stdout, "ran-from-work") {
+		t.Errorf("a program written to the kept work folder ran: stdout %q", o.stdout)
+	}
+}
