@@ -32,8 +32,11 @@ func (s *Sandbox) Command(ctx context.Context, argv []string) (*Result, error) {
 		}
 		return res, err
 	}
+	p.teardown = cleanup
 	err = launchListing(ctx, p, res)
-	res.afterCleanup(cleanup)
+	if p.teardown != nil { // not handed to the background teardown
+		p.teardown()
+	}
 	return res, err
 }
 

@@ -187,7 +187,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if reported {
 		recordCgroupStats(cg, res)
 		res.cleanup = make(chan struct{})
-		go finishLater(cmd, cg, res.cleanup)
+		go finishLater(cmd, cg, p.teardown, res.cleanup)
+		p.teardown = nil
 		cg = nil
 	} else {
 		finishCgroup(cg, res)

@@ -54,21 +54,18 @@ func readReaperReport(r io.Reader) ([]byte, bool) {
 
 // finishLater ends a run whose reaper has reported: it reaps the init
 // stage, which is exiting by itself (the kernel tears its namespaces down
-// meanwhile), killing it if it has not exited after reaperGrace, then
-// removes the cgroup, and closes done. Run does not wait for this: the
-// result is complete once the reaper has reported (see Result.WaitCleanup).
-func finishLater(cmd *exec.Cmd, cg *runCgroup, done chan struct{}) {
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case <-exited:
-	case <-time.After(reaperGrace):
-		killSandbox(cmd.Process, true)
-		<-exited
-	}
+// meanwhile), killing it if it has not exited after reaperGrace, removes
+// the cgroup, runs after (see plan.teardown) and closes done. Run does not
+// wait for this: the result is complete once the reaper has reported (see
+// Result.WaitCleanup). It is one goroutine, so that a caller that waits
+// (the CLI) is woken once, not through a chain of them.
+func finishLater(cmd *exec.Cmd, cg *runCgroup, after func(), done chan struct{}) {
+	kill := time.AfterFunc(reaperGrace, func() { killSandbox(cmd.Process, true) })
+	cmd.Wait()
+	kill.Stop()
 	cg.close()
+	if after != nil {
+		after()
+	}
 	close(done)
 }

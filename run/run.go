@@ -70,6 +70,13 @@ type plan struct {
 	artifactRoots []string
 	// proxy is the host allowlist; nil without one.
 	proxy *proxyPlan
+	// teardown, when set, runs once the sandbox is gone: the work
+	// folder's removal. Removing the folder while the sandbox's mount
+	// namespace is still being torn down would make the kernel unmount
+	// the folder from it on the caller's path (about 1 ms). launch hands
+	// it to finishLater (and clears it) when it returns before the
+	// teardown; Run calls it otherwise.
+	teardown func()
 	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
 	// for the platforms that state the deny list in a profile (macOS).
 	denyPaths, allowDenied []string
@@ -94,8 +101,11 @@ func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Resul
 		}
 		return res, err
 	}
+	p.teardown = cleanup
 	err = launchListing(ctx, p, res)
-	res.afterCleanup(cleanup)
+	if p.teardown != nil { // not handed to the background teardown
+		p.teardown()
+	}
 	return res, err
 }
 

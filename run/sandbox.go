@@ -349,7 +349,7 @@ type Result struct {
 }
 
 // WaitCleanup blocks until the run's sandbox is gone: its init process
-// reaped and its cgroup removed. Run returns as soon as the script's status
+// reaped, its cgroup and its work folder removed. Run returns as soon as the script's status
 // and the run's resource usage are known, when every process of the run
 // but the sandbox's PID 1 has ended; that process then exits by itself,
 // and the kernel tears its namespaces down, while the caller goes on. A
@@ -360,27 +360,6 @@ type Result struct {
 func (r *Result) WaitCleanup() {
 	if r != nil && r.cleanup != nil {
 		<-r.cleanup
-	}
-}
-
-// afterCleanup runs f (the work folder's removal) once the sandbox is
-// gone: at once when Run waited for it, else after the background
-// teardown. Removing the folder earlier would make the kernel unmount the
-// work folder's tmpfs from the sandbox's mount namespace, still being torn
-// down, on the caller's path (about 1 ms).
-func (r *Result) afterCleanup(f func()) {
-	switch {
-	case f == nil:
-	case r.cleanup == nil:
-		f()
-	default:
-		prev, done := r.cleanup, make(chan struct{})
-		go func() {
-			<-prev
-			f()
-			close(done)
-		}()
-		r.cleanup = done
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -11,13 +12,28 @@ import (
 // TestRunReturnsBeforeTeardown checks that under a PID namespace Run
 // returns once the reaper has reported, with the result already complete
 // (status, output, usage), and leaves the sandbox's teardown to the
-// background; and that WaitCleanup then finds the init stage reaped and
-// the cgroup removed.
+// background; and that WaitCleanup then finds the init stage reaped, the
+// cgroup and the work folder removed.
 func TestRunReturnsBeforeTeardown(t *testing.T) {
 	dir := newSkill(t, map[string]string{"x.sh": "#!/bin/sh\necho out\necho err >&2\nexit 3\n"})
 	id := "teardown-" + newRequestID()[:12]
 	var out, errb bytes.Buffer
 	sb := Sandbox{SkillDir: dir, RequestID: id, Stdout: &out, Stderr: &errb, AllowDegraded: degradedRerun()}
+	// A TMPDIR of its own, for the work folder: other runs' come and go
+	// in the shared one.
+	tmp, err := os.MkdirTemp("", "teardown-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // the sandbox identity may be nobody
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	workDirs := func() []string {
+		m, _ := filepath.Glob(filepath.Join(tmp, "skill-sandbox-run-*"))
+		return m
+	}
 	res, err := sb.Run(context.Background(), "x.sh", nil)
 	if err != nil || res.ExitCode != 3 || res.Signal != "" {
 		t.Fatalf("err %v exit %d signal %q: want exit 3", err, res.ExitCode, res.Signal)
@@ -41,6 +57,9 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	}
 	if pids := initStagesOf(id); len(pids) > 0 {
 		t.Errorf("init stage still there after WaitCleanup: %v", pids)
+	}
+	if left := workDirs(); len(left) > 0 {
+		t.Errorf("work folder left after WaitCleanup: %v", left)
 	}
 }
 
