@@ -17,7 +17,9 @@ import (
 
 // planReadOnly resolves s.ReadOnlyPaths against the write grants of gp,
 // masks the existing deny entries inside write grants that AllowDenied
-// exempted, and sets gp.mountOnly when either needs the mount namespace.
+// exempted (and refuses such a grant when an entry inside it is missing:
+// the script could create it), and sets gp.mountOnly when either needs the
+// mount namespace.
 func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]bool) error {
 	for _, p := range s.ReadOnlyPaths {
 		abs, err := filepath.Abs(p)
@@ -49,9 +51,20 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 			continue // planGrants refused it if it could hold an entry
 		}
 		for _, m := range denyMatches(deny, w, allowed) {
-			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
-				gp.grants.Masked = append(gp.grants.Masked, m)
-				gp.maskedInWrite = append(gp.maskedInWrite, m)
+			_, err := os.Lstat(m)
+			switch {
+			case err == nil:
+				if !slices.Contains(gp.grants.Masked, m) {
+					gp.grants.Masked = append(gp.grants.Masked, m)
+					gp.maskedInWrite = append(gp.maskedInWrite, m)
+				}
+			case !slices.Contains(deny, m):
+				// A wildcard's match: only those that exist are
+				// denied (/tmp/ssh-*); new ones are the script's own.
+			default:
+				// A missing entry cannot be masked, and the script
+				// could create it (~/.ssh/authorized_keys).
+				return fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list and cannot be hidden while it does not exist; create it first, or grant a folder that holds no home folder or credential path", ErrBadConfig, w, m)
 			}
 		}
 	}

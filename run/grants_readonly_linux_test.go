@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -148,5 +149,29 @@ func TestPlanReadOnly(t *testing.T) {
 				t.Errorf("mountOnly %v with ReadOnly %v", gp.mountOnly, gp.grants.ReadOnly)
 			}
 		})
+	}
+}
+
+// TestMissingDenyInsideExemptedWriteGrant checks that an exempted write
+// grant holding a deny entry that does not exist is refused: a mask needs
+// something to cover, and the script could create the entry.
+func TestMissingDenyInsideExemptedWriteGrant(t *testing.T) {
+	base := grantTree(t)
+	w := worldDir(t, filepath.Join(base, "out"))
+	missing := filepath.Join(w, ".ssh")
+	sb := Sandbox{WritePaths: []string{w}, AllowDenied: []string{w}, DenyPaths: []string{missing}}
+	if _, err := sb.planGrants(""); err == nil || !strings.Contains(err.Error(), "cannot be hidden while it does not exist") {
+		t.Fatalf("err %v, want a refusal naming %s", err, missing)
+	}
+	if err := os.Mkdir(missing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	gp, err := sb.planGrants("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(missing)
+	if !slices.Contains(gp.grants.Masked, real) || gp.mountOnly == nil {
+		t.Errorf("existing entry: masked %v mountOnly %v", gp.grants.Masked, gp.mountOnly)
 	}
 }
