@@ -41,7 +41,7 @@ type initConfig struct {
 	// Landlock rules of the grants. SkillTree, when not 0, is the
 	// descriptor of a detached copy of the skill folder (see handOver).
 	Grants     []grantMount `json:",omitempty"`
-	Masked     []string     `json:",omitempty"`
+	Masked     []grantMount `json:",omitempty"`
 	GrantRules []grantRule  `json:",omitempty"`
 	SkillTree  int          `json:",omitempty"`
 	// ReadOnly are parts of write grants mounted read-only on themselves
@@ -83,6 +83,12 @@ type initConfig struct {
 	// oomScore is the reaper's own oom_score_adj, opened before Landlock
 	// (see oom_linux.go).
 	oomScore *os.File
+
+	// changed is set by runSteps when a layer found the host no longer as
+	// the supervisor checked it (an error wrapping ErrBadConfig: a grant
+	// or masked entry swapped meanwhile). That is an attack under way, not
+	// a missing kernel feature: the run is refused, AllowDegraded or not.
+	changed error
 }
 
 // seccompPolicy says which namespaces are missing, i.e. which host objects

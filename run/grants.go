@@ -288,6 +288,38 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 	return gp, nil
 }
 
+// maskMounts returns the masked entries as the init stage masks them
+// (maskDenied): each at its path with the folders above it resolved, since
+// the init stage follows no symlink and a mask belongs on what the path
+// leads to, and with the device and inode it has now, which the init stage
+// checks again before mounting the mask. Entries gone since are left out.
+// Two entries that are the same folder or symlink mean the names were
+// being swapped while they were looked at (a folder has one name): the
+// secret may then sit under a name seen as the symlink, unmasked, and the
+// run is refused.
+func maskMounts(masked []string) ([]grantMount, error) {
+	var out []grantMount
+	seen := map[[2]uint64]string{}
+	for _, m := range masked {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(m))
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(dir, filepath.Base(m))
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		id := fileIDOf(st)
+		if other, ok := seen[id]; ok && !st.Mode().IsRegular() && id != [2]uint64{} {
+			return nil, fmt.Errorf("%w: %s and %s on the deny list are the same file: they were being swapped while checked; refused", ErrBadConfig, other, p)
+		}
+		seen[id] = p
+		out = append(out, grantMount{Path: p, Dev: id[0], Ino: id[1]})
+	}
+	return out, nil
+}
+
 // checkGrantable refuses a grant of, or inside, a deny entry or a tree
 // that is never granted.
 func checkGrantable(p, flag string, deny []string, allowed map[string]bool) error {

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -226,9 +225,10 @@ func openGrants(cfg *initConfig) (map[string]int, error) {
 	return fds, nil
 }
 
-// sameGrant checks that fd is the file planGrants checked for g: the
-// path may have been swapped for a symlink to a denied folder since (by a
-// script of a concurrent run writing to a parent folder). The error wraps
+// sameGrant checks that fd is the file planGrants checked for g (a grant,
+// or a masked entry, see maskMounts): the path may have been swapped for
+// a symlink to a denied folder since (by a script of a concurrent run
+// writing to a parent folder). The error wraps
 // ErrBadConfig so that handOver fails rather than falls back.
 func sameGrant(fd int, g grantMount) error {
 	if g.Dev == 0 && g.Ino == 0 {
@@ -239,7 +239,7 @@ func sameGrant(fd int, g grantMount) error {
 		return fmt.Errorf("grant %s: fstat: %v", g.Path, err)
 	}
 	if uint64(st.Dev) != g.Dev || uint64(st.Ino) != g.Ino {
-		return fmt.Errorf("%w: grant %s changed between its check and its mount (replaced or swapped for a symlink); refused", ErrBadConfig, g.Path)
+		return fmt.Errorf("%w: %s changed between its check and its mount (replaced, or swapped for a symlink); refused", ErrBadConfig, g.Path)
 	}
 	return nil
 }
@@ -302,20 +302,12 @@ func bindGrants(cfg *initConfig, root string, fds map[string]int) error {
 // lockReadOnly makes ro, a part of a write grant now mounted under the
 // sandbox's new root, read-only: a read-only copy of its mount (open_tree)
 // is attached on top of it. The path, which planGrants resolved, is opened
-// once beneath root without following any symlink and checked to be the
-// file planGrants saw (a concurrent run writing to the same folder could
+// once beneath root without following any symlink (openBeneath) and
+// checked to be the file planGrants saw (a concurrent run writing to the same folder could
 // have swapped a part of it); everything after works on descriptors, so no
 // later swap can redirect the mount.
 func lockReadOnly(root string, ro grantMount) error {
-	dir, err := unix.Open(root+"/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dir)
-	fd, err := unix.Openat2(dir, strings.TrimPrefix(ro.Path, "/"), &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := openBeneath(root, ro.Path)
 	if err != nil {
 		return err
 	}
@@ -323,19 +315,7 @@ func lockReadOnly(root string, ro grantMount) error {
 	if err := sameGrant(fd, ro); err != nil {
 		return err
 	}
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
-	if err != nil {
-		return fmt.Errorf("open_tree: %v", err)
-	}
-	defer unix.Close(tree)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %v", err)
-	}
-	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return fmt.Errorf("move_mount: %v", err)
-	}
-	return nil
+	return attachReadOnlyCopy(fd, fd)
 }
 
 // mountPoint makes sure path exists in the sandbox's view, as a folder or
@@ -396,33 +376,57 @@ func attachTree(tree int, path string) error {
 	return nil
 }
 
-// maskDenied hides the deny-list entries found inside read grants (at
-// their paths under root): a folder behind an empty read-only tmpfs no one
-// may enter, a file behind /dev/null on a nodev mount (opening it fails).
+// maskDenied hides the deny-list entries found inside grants (at their
+// paths under root): a folder behind an empty read-only tmpfs no one may
+// enter, a file behind /dev/null on a nodev mount (opening it fails). Each
+// entry is opened beneath root without following a symlink (openBeneath)
+// and must still be the file the supervisor saw (maskMounts); the mask is
+// mounted onto that descriptor. A path swapped meanwhile, for a symlink
+// that would carry the mask elsewhere or for another file while the
+// secret moves, refuses the run instead.
 func maskDenied(cfg *initConfig, root string, null int) error {
 	var errs []error
-	for _, p := range cfg.Masked {
-		m := root + p
-		st, err := os.Lstat(m)
-		if err != nil {
-			continue // gone, or hidden by a mask above it
-		}
-		switch {
-		case st.IsDir():
-			err = unix.Mount("tmpfs", m, "tmpfs", maskFlags|unix.MS_RDONLY, "size=4k,nr_inodes=1,mode=000")
-		case st.Mode().IsRegular() && null != 0:
-			if err = unix.Mount(fdPath(null), m, "", unix.MS_BIND, ""); err == nil {
-				attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
-				err = unix.MountSetattr(unix.AT_FDCWD, m, 0, &attr)
-			}
-		default:
-			continue // a socket or FIFO: no content to read
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("mask %s: %v", p, err))
+	for _, m := range cfg.Masked {
+		if err := maskOne(root, m, null); err != nil {
+			errs = append(errs, fmt.Errorf("mask %s: %w", m.Path, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// maskOne masks m under root (see maskDenied).
+func maskOne(root string, m grantMount, null int) error {
+	fd, err := openBeneath(root, m.Path)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil // gone, or hidden by a mask above it
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("%w: a folder on its path is now a symlink (swapped since the check); refused", ErrBadConfig)
+	case err != nil:
+		return fmt.Errorf("openat2: %v", err)
+	}
+	defer unix.Close(fd)
+	if err := sameGrant(fd, m); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		// mount(2) follows the descriptor's magic link to the very
+		// folder opened, whatever its path has become.
+		if err := unix.Mount("tmpfs", fdPath(fd), "tmpfs", maskFlags|unix.MS_RDONLY, "size=4k,nr_inodes=1,mode=000"); err != nil {
+			return err
+		}
+	case unix.S_IFREG:
+		if null == 0 {
+			return errors.New("no /dev/null to mask it with")
+		}
+		return attachReadOnlyCopy(null, fd)
+	}
+	return nil // a symlink, socket or FIFO: no content to read
 }
 
 // grantAccess maps a grantRule's access to Landlock rights.

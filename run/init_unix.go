@@ -5,6 +5,7 @@ package run
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +57,10 @@ func initMain() int {
 		return initExitFailure
 	}
 	applied, missing := applyLayers(cfg)
+	if cfg.changed != nil {
+		writeReport(report, initReport{Fatal: cfg.changed.Error()})
+		return initExitFailure
+	}
 	if err := writeReport(report, initReport{Applied: applied, Missing: missing}); err != nil {
 		return initExitFailure
 	}
@@ -121,13 +126,18 @@ type step struct {
 
 // runSteps applies the steps whose layer the config asks for, in order, and
 // sorts them into applied and missing. A failing layer does not stop the
-// others: the supervisor decides whether a missing one is acceptable.
+// others: the supervisor decides whether a missing one is acceptable. An
+// error wrapping ErrBadConfig (the host changed since the supervisor's
+// checks) is also kept in cfg.changed, which refuses the run.
 func runSteps(cfg *initConfig, steps []step) (applied []Layer, missing []Missing) {
 	for _, s := range steps {
 		if !has(cfg.Layers, s.layer) && !has(cfg.Namespaces, s.layer) {
 			continue
 		}
 		if err := s.apply(cfg); err != nil {
+			if errors.Is(err, ErrBadConfig) && cfg.changed == nil {
+				cfg.changed = err
+			}
 			missing = append(missing, Missing{Layer: s.layer, Reason: err.Error()})
 			continue
 		}

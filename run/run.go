@@ -183,6 +183,10 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, nil, err
 	}
 	res.Grants = gp.grants
+	masks, err := maskMounts(gp.grants.Masked)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	requestID := s.RequestID
 	if requestID == "" {
@@ -254,7 +258,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
 		},
 	}
-	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, gp.grants.Masked, gp.rules
+	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
 	p.cfg.ReadOnly = gp.readOnly
 	p.artifactRoots = append([]string(nil), gp.grants.Write...)
 	if s.KeepWorkDir {
