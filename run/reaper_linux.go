@@ -242,6 +242,9 @@ func sendReport(ws unix.WaitStatus) int {
 	if n, err := unix.Write(statusFD, msg); err != nil || n != len(msg) {
 		return initExitFailure
 	}
+	// The end of the pipe tells the supervisor that the report is whole
+	// and alone (see readReaperReport).
+	unix.Close(statusFD)
 	return 0
 }
 

@@ -43,13 +43,18 @@ func parseReport(msg []byte) reaperReport {
 	}
 }
 
-// readReaperReport waits for the reaper's report. It returns what it read and
-// whether that is a whole report: when the reaper is killed first
-// (timeout, cancellation past reaperGrace), the pipe ends before one.
+// readReaperReport waits for the reaper's report and for the end of the
+// pipe, which the reaper closes right after writing it, once every other
+// process of the run is gone. It returns what it read and whether that is
+// exactly one report. A process of the run that could write to the pipe
+// (possible only when the caller disabled layers) wrote before the
+// reaper's report, as it was dead by then, so a forged report makes the
+// pipe hold more than one and is not trusted; it cannot end the read early
+// either. When the reaper is killed first (timeout, cancellation past
+// reaperGrace), the pipe ends before a report.
 func readReaperReport(r io.Reader) ([]byte, bool) {
-	msg := make([]byte, reportLen)
-	n, err := io.ReadFull(r, msg)
-	return msg[:n], err == nil
+	msg, err := io.ReadAll(io.LimitReader(r, 2*reportLen))
+	return msg, err == nil && len(msg) == reportLen
 }
 
 // finishLater ends a run whose reaper has reported: it reaps the init

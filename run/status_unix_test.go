@@ -59,8 +59,21 @@ func TestReaperReport(t *testing.T) {
 	if got := parseReport(msg); got != exit7 {
 		t.Errorf("parseReport = %+v, want %+v", got, exit7)
 	}
-	got, whole := readReaperReport(strings.NewReader(string(msg[:10])))
-	if whole || len(got) != 10 {
-		t.Errorf("a cut report: %d bytes, whole %v; want the 10 bytes, not whole", len(got), whole)
+	for _, tc := range []struct {
+		name string
+		pipe string
+		n    int
+	}{
+		{"cut", string(msg[:10]), 10},
+		{"forged before the reaper's", string(msg) + string(msg), 2 * reportLen},
+		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + reportLen},
+	} {
+		got, whole := readReaperReport(strings.NewReader(tc.pipe))
+		if whole || len(got) != tc.n {
+			t.Errorf("%s: %d bytes, whole %v; want %d, not whole", tc.name, len(got), whole, tc.n)
+		}
+	}
+	if got, whole := readReaperReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
+		t.Errorf("one report: whole %v", whole)
 	}
 }
