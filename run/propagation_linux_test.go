@@ -39,8 +39,15 @@ func TestNoMountPropagatesToHost(t *testing.T) {
 	os.WriteFile(filepath.Join(secret, "key"), []byte("k"), 0o644)
 	os.WriteFile(filepath.Join(data, "file"), []byte("visible\n"), 0o644)
 	out := filepath.Join(base, "out")
+	keep := filepath.Join(out, "keep")
+	if err := os.MkdirAll(keep, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(out, 0o777)
 	dir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\ncat \"$1\"\n"})
-	sb := Sandbox{ReadPaths: []string{data}, WritePaths: []string{out}, DenyPaths: []string{secret}}
+	// The mask of secret, and the read-only copy over out/keep, are
+	// mounts inside trees handed over from the shared tmpfs.
+	sb := Sandbox{ReadPaths: []string{data}, WritePaths: []string{out}, ReadOnlyPaths: []string{keep}, DenyPaths: []string{secret}}
 	o := runIn(t, sb, dir, "cat.sh", filepath.Join(data, "file"))
 	if o.err != nil || o.res.ExitCode != 0 || o.stdout != "visible\n" {
 		t.Fatalf("err %v exit %d stdout %q stderr %s", o.err, o.res.ExitCode, o.stdout, o.stderr)
