@@ -486,12 +486,17 @@ func hasMissing(ms []Missing, l Layer) bool {
 
 // stdinFile turns the caller's reader into something exec can hand over:
 // nil stays nil (/dev/null), a file is passed as is, anything else is
-// copied through a pipe.
+// copied through a pipe. A folder becomes nil: its descriptor would lead
+// into the host's tree from inside the sandbox's root (/proc/self/fd/0,
+// openat(0, "..")), past the mount namespace.
 func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
 	switch f := r.(type) {
 	case nil:
 		return nil, nil
 	case *os.File:
+		if st, err := f.Stat(); err != nil || st.IsDir() {
+			return nil, nil
+		}
 		return f, nil
 	}
 	pr, pw, err := os.Pipe()

@@ -234,7 +234,8 @@ type Sandbox struct {
 	// combined with AllowDegraded.
 	RequireIsolation bool
 
-	// Stdin feeds the script's standard input; nil means /dev/null.
+	// Stdin feeds the script's standard input; nil means /dev/null. A
+	// folder (an *os.File open on one) is not passed: /dev/null instead.
 	Stdin io.Reader
 
 	// Stdout and Stderr receive the script's output as it is written; nil
