@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // etcReadable lists (as globs) the parts of /etc the script may read: what
@@ -54,16 +56,79 @@ func etcPatterns(allowNetwork bool) []string {
 // etcEntries returns the entries of etcPatterns found on the host, as
 // they are shown in the sandbox's /etc (see buildRoot): folders and files
 // by descriptor, to be bind-mounted read-only, symlinks by their target,
-// to be re-created. Without Landlock the secrets of /etc are then still
-// out of sight. The caller closes the descriptors (hostView.close).
+// to be re-created, unless the link leads outside what the sandbox shows
+// (see etcLink). Without Landlock the secrets of /etc are then still out
+// of sight. The caller closes the descriptors (hostView.close).
 func etcEntries(allowNetwork bool) []hostEntry {
 	var entries []hostEntry
 	for _, p := range etcMatches(allowNetwork) {
 		if e, ok := openHostEntry(p); ok {
+			if e.link != "" {
+				e = etcLink(e)
+			}
 			entries = append(entries, e)
 		}
 	}
 	return entries
+}
+
+// etcLink returns e, a symlink of the /etc list, as the sandbox shows it.
+// A link into what the sandbox shows anyway (the system folders, /etc,
+// its own /proc and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or
+// /etc/mtab -> ../proc/self/mounts) is re-created as it is. A link
+// elsewhere would dangle there: systemd-resolved's /etc/resolv.conf ->
+// ../run/systemd/resolve/stub-resolv.conf, and DNS with it. The file it
+// leads to is then bound at the link's path instead (read-only, as all of
+// /etc), when it is a regular file anyone may read and lies outside the
+// places that hold a user's or a session's data or the deny list's entries
+// (etcLinkTargetOK); else the link is re-created, dangling, and nothing
+// more is shown. The target is opened without following symlinks, so the
+// file checked is the file bound.
+func etcLink(e hostEntry) hostEntry {
+	target, err := filepath.EvalSymlinks(e.path)
+	if err != nil || !etcLinkTargetOK(target) {
+		return e
+	}
+	fd, err := openBeneath("", target)
+	if err != nil {
+		return e
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&unix.S_IROTH == 0 {
+		unix.Close(fd)
+		return e
+	}
+	return hostEntry{path: e.path, fd: fd}
+}
+
+// etcLinkTargetOK reports whether target, where a symlink of the /etc list
+// leads (resolved), may be bound in its place. Not what the sandbox shows
+// anyway (the link works as it is, and /proc/<pid> or /dev must stay the
+// sandbox's own), nor home folders, users' runtime folders (/run/user),
+// the shared temporary folders, /sys, nor a deny-list entry: an absolute
+// one, or a "~/" one anywhere (a service's home folder elsewhere holds
+// .ssh or .pgpass too). The deny list's /var/run stands for the sockets
+// of other sessions; only a regular file is ever bound.
+func etcLinkTargetOK(target string) bool {
+	shown := append(llSystemDirs(), "/etc", "/proc", "/dev")
+	private := []string{"/root", "/home", "/run/user", "/tmp", "/var/tmp", "/sys"}
+	if under(target, shown) || under(target, private) {
+		return false
+	}
+	for _, d := range DefaultDenyPaths() {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			if strings.HasSuffix(target, "/"+rest) || strings.Contains(target, "/"+rest+"/") {
+				return false
+			}
+			continue
+		}
+		for q := target; q != "/"; q = filepath.Dir(q) {
+			if ok, _ := filepath.Match(d, q); ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // etcMatches returns the paths etcPatterns(allowNetwork) name in /etc,

@@ -45,8 +45,28 @@ func mountSetupOnce(tb testing.TB, base string, extra int, noSetattr bool) mount
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(work) })
-	cmd := exec.Command("/proc/self/exe", "-test.run", "^TestMountSetupChild$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%t:%s:%s", mountChildEnv, base, extra, noSetattr, skill, work))
+	out, errb := runNSHelper(tb, "TestMountSetupChild", fmt.Sprintf("%s=%s:%d:%t:%s:%s", mountChildEnv, base, extra, noSetattr, skill, work))
+	var m mountSetup
+	var ns int64
+	var extraSeen string
+	if _, err := fmt.Sscanf(out.String(), "took=%d mounts=%d root=%q extra=%q", &ns, &m.mounts, &m.root, &extraSeen); err != nil {
+		tb.Fatalf("mount helper output %q: %v (stderr %s)", out.String(), err, errb.String())
+	}
+	m.took = time.Duration(ns)
+	if extraSeen != "" {
+		m.extra = strings.Split(extraSeen, ",")
+	}
+	return m
+}
+
+// runNSHelper runs the test named child of this binary as a helper
+// process, with env added to its environment, cloned into a user, mount
+// and PID namespace, and returns its output. It skips the test when user
+// namespaces are unavailable and fails it when the helper fails.
+func runNSHelper(tb testing.TB, child, env string) (stdout, stderr *bytes.Buffer) {
+	tb.Helper()
+	cmd := exec.Command("/proc/self/exe", "-test.run", "^"+child+"$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -59,19 +79,9 @@ func mountSetupOnce(tb testing.TB, base string, extra int, noSetattr bool) mount
 		if cmd.ProcessState == nil {
 			tb.Skipf("cannot start a helper in a user namespace here: %v", err)
 		}
-		tb.Fatalf("mount helper: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+		tb.Fatalf("%s: %v\nstdout: %s\nstderr: %s", child, err, out.String(), errb.String())
 	}
-	var m mountSetup
-	var ns int64
-	var extraSeen string
-	if _, err := fmt.Sscanf(out.String(), "took=%d mounts=%d root=%q extra=%q", &ns, &m.mounts, &m.root, &extraSeen); err != nil {
-		tb.Fatalf("mount helper output %q: %v (stderr %s)", out.String(), err, errb.String())
-	}
-	m.took = time.Duration(ns)
-	if extraSeen != "" {
-		m.extra = strings.Split(extraSeen, ",")
-	}
-	return m
+	return &out, &errb
 }
 
 // extraTopName is the name of the i-th extra top-level folder of the fake
