@@ -145,6 +145,7 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 		}
 	}
 	deny := denyEntries(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
+	alias := denyAliases(deny, allowed)
 
 	resolve := func(p string, write bool) (string, error) {
 		flag := "--read"
@@ -185,6 +186,9 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 			return "", fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", ErrBadConfig, flag, p)
 		}
 		if err := checkGrantable(real, flag, deny, allowed); err != nil {
+			return "", err
+		}
+		if err := alias.check(real, flag, write, allowed); err != nil {
 			return "", err
 		}
 		st, err := os.Stat(real)
@@ -254,7 +258,7 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 	// Deny entries inside read grants are masked; write grants hold none,
 	// except those AllowDenied exempted (planReadOnly).
 	for _, r := range gp.grants.Read {
-		for _, m := range denyMatches(deny, r, allowed) {
+		for _, m := range append(denyMatches(deny, r, allowed), alias.inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}

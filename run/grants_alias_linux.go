@@ -1,0 +1,144 @@
+package run
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// The deny list names paths, but a folder can be reached through more
+// than one: a bind mount of /home at /mnt/home, a btrfs file system whose
+// top level is also mounted (for snapshots), the root file system mounted
+// again for a backup tool. A grant of /mnt/home/ann would then hold
+// /home/ann/.ssh under another name. denyAliases finds those names from
+// /proc/self/mountinfo: two paths are the same folder when their mounts
+// show the same file system (device) and their paths from that file
+// system's root are equal.
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	dev   string // major:minor of the file system
+	root  string // the folder of the file system mounted
+	point string // where
+}
+
+// fsPath is a folder or file as its file system knows it.
+type fsPath struct {
+	dev, path string
+}
+
+// denyAlias holds the mount table and where each existing deny entry lies
+// in its file system.
+type denyAlias struct {
+	mounts []mountEntry
+	deny   map[string]fsPath // deny entry -> its place in its file system
+}
+
+// denyAliases reads the mount table once for one plan; entries with
+// wildcards and entries that do not exist are left to the path checks.
+// Without a readable mount table it finds nothing.
+func denyAliases(deny []string, allowed map[string]bool) denyAlias {
+	a := denyAlias{deny: map[string]fsPath{}}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return a
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
+	}
+	for _, d := range deny {
+		if hasMeta(d) || allowed[d] {
+			continue
+		}
+		if _, err := os.Lstat(d); err != nil {
+			continue
+		}
+		if fp, ok := a.fsPathOf(d); ok {
+			a.deny[d] = fp
+		}
+	}
+	return a
+}
+
+// fsPathOf returns where p (absolute, symlinks resolved) lies in its file
+// system, through the last mount holding it (the one on top).
+func (a denyAlias) fsPathOf(p string) (fsPath, bool) {
+	best := -1
+	for i, m := range a.mounts {
+		if p == m.point || pathUnder(p, m.point) || m.point == "/" {
+			if best < 0 || len(m.point) >= len(a.mounts[best].point) {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return fsPath{}, false
+	}
+	m := a.mounts[best]
+	rel := strings.TrimPrefix(p, m.point)
+	if m.point == "/" {
+		rel = p
+	}
+	path := strings.TrimSuffix(m.root, "/") + rel
+	if path == "" {
+		path = "/"
+	}
+	return fsPath{dev: m.dev, path: path}, true
+}
+
+// check refuses grant g when it is, or lies inside, a deny entry reached
+// through another mount, and (write grants) when it holds one: the path
+// checks (checkGrantable) cannot see either.
+func (a denyAlias) check(g, flag string, write bool, allowed map[string]bool) error {
+	if len(a.deny) == 0 || allowed[g] {
+		return nil
+	}
+	gp, ok := a.fsPathOf(g)
+	if !ok {
+		return nil
+	}
+	for d, dp := range a.deny {
+		if dp.dev != gp.dev || g == d || pathUnder(g, d) || pathUnder(d, g) {
+			continue // another file system, or the path checks' business
+		}
+		if gp.path == dp.path || pathUnder(gp.path, dp.path) {
+			return fmt.Errorf("%w: %s %s is %s on the deny list, reached through another mount of its file system", ErrBadConfig, flag, g, d)
+		}
+		if write && pathUnder(dp.path, gp.path) {
+			return fmt.Errorf("%w: --write %s holds %s, which is on the deny list, through another mount of its file system; grant a folder that holds no home folder or credential path", ErrBadConfig, g, d)
+		}
+	}
+	return nil
+}
+
+// inside returns the paths under read grant r at which deny entries
+// appear through another mount, to be masked like those found by path.
+func (a denyAlias) inside(r string) []string {
+	rp, ok := a.fsPathOf(r)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for d, dp := range a.deny {
+		if dp.dev != rp.dev || !pathUnder(dp.path, rp.path) {
+			continue
+		}
+		alias := r + strings.TrimPrefix(dp.path, strings.TrimSuffix(rp.path, "/"))
+		if alias == d {
+			continue
+		}
+		if _, err := os.Lstat(alias); err == nil {
+			out = append(out, alias)
+		}
+	}
+	return out
+}
