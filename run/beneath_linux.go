@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,26 @@ func openBeneath(root, path string) (int, error) {
 		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
+}
+
+// openChecked opens g.Path beneath root (openBeneath) and checks that it
+// is the file the supervisor saw (sameGrant). A symlink met on the way or
+// another file there is a swap since the check: the error then wraps
+// ErrBadConfig, which refuses the run (see runSteps). Other errors, such
+// as ENOENT, are returned as they are.
+func openChecked(root string, g grantMount) (int, error) {
+	fd, err := openBeneath(root, g.Path)
+	switch {
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return -1, fmt.Errorf("%w: a folder on the path of %s is now a symlink (swapped since the check); refused", ErrBadConfig, g.Path)
+	case err != nil:
+		return -1, fmt.Errorf("openat2 %s: %w", g.Path, err)
+	}
+	if err := sameGrant(fd, g); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // attachReadOnlyCopy attaches a copy of the mount of src (open_tree(2)

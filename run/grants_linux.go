@@ -307,14 +307,11 @@ func bindGrants(cfg *initConfig, root string, fds map[string]int) error {
 // have swapped a part of it); everything after works on descriptors, so no
 // later swap can redirect the mount.
 func lockReadOnly(root string, ro grantMount) error {
-	fd, err := openBeneath(root, ro.Path)
+	fd, err := openChecked(root, ro)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := sameGrant(fd, ro); err != nil {
-		return err
-	}
 	return attachReadOnlyCopy(fd, fd)
 }
 
@@ -396,19 +393,13 @@ func maskDenied(cfg *initConfig, root string, null int) error {
 
 // maskOne masks m under root (see maskDenied).
 func maskOne(root string, m grantMount, null int) error {
-	fd, err := openBeneath(root, m.Path)
-	switch {
-	case errors.Is(err, unix.ENOENT):
+	fd, err := openChecked(root, m)
+	if errors.Is(err, unix.ENOENT) {
 		return nil // gone, or hidden by a mask above it
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
-		return fmt.Errorf("%w: a folder on its path is now a symlink (swapped since the check); refused", ErrBadConfig)
-	case err != nil:
-		return fmt.Errorf("openat2: %v", err)
-	}
-	defer unix.Close(fd)
-	if err := sameGrant(fd, m); err != nil {
+	} else if err != nil {
 		return err
 	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
