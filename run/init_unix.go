@@ -4,7 +4,6 @@ package run
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -110,11 +109,7 @@ func readConfig(r io.Reader) (*initConfig, error) {
 
 // writeReport writes one JSON line in a single write.
 func writeReport(w io.Writer, rep initReport) error {
-	data, err := json.Marshal(rep)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(data, '\n'))
+	_, err := w.Write(appendReportJSON(nil, rep))
 	return err
 }
 
