@@ -315,7 +315,9 @@ func maskMounts(masked []string) ([]grantMount, error) {
 			continue
 		}
 		id := fileIDOf(st)
-		if other, ok := seen[id]; ok && !st.Mode().IsRegular() && id != [2]uint64{} {
+		if other, ok := seen[id]; ok && other == p {
+			continue // one entry under two names through a symlinked folder (~/.config -> dotfiles/config)
+		} else if ok && !st.Mode().IsRegular() && id != [2]uint64{} {
 			return nil, fmt.Errorf("%w: %s and %s on the deny list are the same file: they were being swapped while checked; refused", ErrBadConfig, other, p)
 		}
 		seen[id] = p
