@@ -297,13 +297,15 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 // the init stage follows no symlink and a mask belongs on what the path
 // leads to, and with the device and inode it has now, which the init stage
 // checks again before mounting the mask. Entries gone since are left out.
-// Two entries that are the same folder or symlink mean the names were
-// being swapped while they were looked at (a folder has one name): the
-// secret may then sit under a name seen as the symlink, unmasked, and the
-// run is refused.
+// Two entries that are the same folder or symlink seen through the same
+// mount mean the names were being swapped while they were looked at (a
+// folder has one name in a mount): the secret may then sit under a name
+// seen as the symlink, unmasked, and the run is refused. Through two
+// mounts (a bind mount of /home, see denyAliases) they are one file under
+// two names, each masked.
 func maskMounts(masked []string) ([]grantMount, error) {
 	var out []grantMount
-	seen := map[[2]uint64]string{}
+	seen := map[[3]uint64]string{}
 	for _, m := range masked {
 		dir, err := filepath.EvalSymlinks(filepath.Dir(m))
 		if err != nil {
@@ -315,12 +317,13 @@ func maskMounts(masked []string) ([]grantMount, error) {
 			continue
 		}
 		id := fileIDOf(st)
-		if other, ok := seen[id]; ok && other == p {
+		key := [3]uint64{id[0], id[1], mountIDOf(p)}
+		if other, ok := seen[key]; ok && other == p {
 			continue // one entry under two names through a symlinked folder (~/.config -> dotfiles/config)
 		} else if ok && !st.Mode().IsRegular() && id != [2]uint64{} {
 			return nil, fmt.Errorf("%w: %s and %s on the deny list are the same file: they were being swapped while checked; refused", ErrBadConfig, other, p)
 		}
-		seen[id] = p
+		seen[key] = p
 		out = append(out, grantMount{Path: p, Dev: id[0], Ino: id[1]})
 	}
 	return out, nil

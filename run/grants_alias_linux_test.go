@@ -45,6 +45,15 @@ func TestDenyThroughAnotherMount(t *testing.T) {
 	if strings.Contains(o.stdout, "private-key") || !strings.Contains(o.stdout, "notes") {
 		t.Errorf("read grant of the other mount: stdout %q", o.stdout)
 	}
+	// Both mounts granted: the same .ssh is masked under both names (the
+	// masks' check against swapped names must tell the two apart).
+	o = runIn(t, Sandbox{ReadPaths: []string{home, alias}}, dir, "cat.sh", filepath.Join(home, ".ssh", "id"), filepath.Join(alias, ".ssh", "id"), filepath.Join(alias, "notes"))
+	if o.err != nil {
+		t.Fatalf("read grants of both mounts: %v (stderr %s)", o.err, o.stderr)
+	}
+	if strings.Contains(o.stdout, "private-key") || !strings.Contains(o.stdout, "notes") {
+		t.Errorf("read grants of both mounts: stdout %q", o.stdout)
+	}
 	for _, sb := range []Sandbox{
 		{ReadPaths: []string{filepath.Join(alias, ".ssh")}},
 		{WritePaths: []string{alias}},

@@ -252,6 +252,16 @@ func fileIDOf(info fs.FileInfo) [2]uint64 {
 	return [2]uint64{}
 }
 
+// mountIDOf returns the id of the mount path (not following a final
+// symlink) lies on, or 0 when statx(2) cannot tell (before Linux 5.8).
+func mountIDOf(path string) uint64 {
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx) != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0
+	}
+	return stx.Mnt_id
+}
+
 func closeGrants(fds map[string]int) {
 	for _, fd := range fds {
 		unix.Close(fd)
