@@ -88,4 +88,4 @@ func execScript(cfg *initConfig, report *os.File) {
 func isNamespaceInit() bool { return false }
 
 // spawnAndReap is never called here (see isNamespaceInit).
-func spawnAndReap(*initConfig, *os.File) int { return initExitFailure }
+func spawnAndReap(*initConfig, *os.File, func() bool) int { return initExitFailure }

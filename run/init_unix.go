@@ -64,15 +64,22 @@ func initMain() int {
 		return initExitFailure
 	}
 	// Wait for the supervisor's go-ahead when it may refuse the run
-	// (RequireIsolation) now that it knows which layers took effect.
-	if cfg.WaitForGo {
+	// (RequireIsolation) now that it knows which layers took effect. The
+	// reaper waits for it itself, overlapping the round trip with the
+	// script's fork and exec (see spawnAndReap).
+	goAhead := func() bool {
 		var b [1]byte
-		if n, _ := conf.Read(b[:]); n != 1 || b[0] != goByte {
-			return initExitFailure
-		}
+		n, _ := conf.Read(b[:])
+		return n == 1 && b[0] == goByte
+	}
+	if !cfg.WaitForGo {
+		goAhead = func() bool { return true }
 	}
 	if isNamespaceInit() {
-		return spawnAndReap(cfg, report)
+		return spawnAndReap(cfg, report, goAhead)
+	}
+	if !goAhead() {
+		return initExitFailure
 	}
 	if err := os.Chdir(cfg.Dir); err != nil {
 		writeReport(report, initReport{ExecError: err.Error()})

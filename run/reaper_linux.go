@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -51,7 +52,7 @@ func isNamespaceInit() bool { return os.Getpid() == 1 }
 // When the script exits, the reaper kills and reaps whatever is left in
 // the namespace, writes the script's wait status on statusFD and exits;
 // no process outlives the run.
-func spawnAndReap(cfg *initConfig, report *os.File) int {
+func spawnAndReap(cfg *initConfig, report *os.File, goAhead func() bool) int {
 	// Before the fork, so there is no moment the script could use. The
 	// child undoes both: execve makes it dumpable again, and the Go
 	// runtime resets the signals it handles (all of these, unless the
@@ -60,15 +61,55 @@ func spawnAndReap(cfg *initConfig, report *os.File) int {
 	ignoreSignals(reaperIgnoredSignals()...)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	closeExtraFDs()
-	// The supervisor ends the run (timeout, cancellation) by closing the
-	// config pipe: then every process of the namespace is killed and
-	// reaped here, so the script's status and CPU time are still
-	// reported (SIGKILL to PID 1 would make the kernel discard the
-	// children's usage). The read goes through Go's poller (the pipe
-	// made non-blocking): parked there, the goroutine holds no thread and
-	// no P. A plain read(2) held the only P (GOMAXPROCS=1) in the system
-	// call, and this locked thread then waited for sysmon to take it
-	// back, 0.6 ms on a quiet machine and over 2 ms on a loaded one.
+	// The supervisor's go-ahead is awaited once the script has been
+	// forked and has executed, stopped before its first instruction
+	// (traced, see releaseScript): the round trip to the supervisor
+	// overlaps the fork and exec. Asked once; a failure is reported only
+	// after it, so the supervisor is not writing to a closed pipe.
+	asked, allowed := false, false
+	mayGo := func() bool {
+		if !asked {
+			asked, allowed = true, goAhead()
+		}
+		return allowed
+	}
+	setOOMScore(cfg.oomScore, "1000") // the script inherits it
+	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, &syscall.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   cfg.Env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Ptrace: true},
+	})
+	setOOMScore(cfg.oomScore, "0")
+	if err != nil {
+		if mayGo() {
+			writeReport(report, initReport{ExecError: err.Error()})
+		}
+		return 127
+	}
+	if err := releaseScript(pid, cfg, mayGo); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		if mayGo() {
+			writeReport(report, initReport{ExecError: err.Error()})
+		}
+		return initExitFailure
+	}
+	// EOF on the report pipe tells the supervisor that the script runs.
+	report.Close()
+	return reap(pid)
+}
+
+// watchConfig starts the goroutine that ends the run when the supervisor
+// closes the config pipe (timeout, cancellation): then every process of
+// the namespace is killed and reaped here, so the script's status and
+// CPU time are still reported (SIGKILL to PID 1 would make the kernel
+// discard the children's usage). The read goes through Go's poller (the
+// pipe made non-blocking): parked there, the goroutine holds no thread and
+// no P. A plain read(2) held the only P (GOMAXPROCS=1) in the system call,
+// and the locked main thread then waited for sysmon to take it back,
+// 0.6 ms on a quiet machine and over 2 ms on a loaded one. It must start
+// after the go-ahead was read from the same pipe.
+func watchConfig() {
 	read := func(b []byte) { unix.Read(configFD, b) }
 	if unix.SetNonblock(configFD, true) == nil {
 		conf := os.NewFile(configFD, "config")
@@ -79,31 +120,15 @@ func spawnAndReap(cfg *initConfig, report *os.File) int {
 		read(b[:])
 		unix.Kill(-1, unix.SIGKILL)
 	}()
-	setOOMScore(cfg.oomScore, "1000") // the script inherits it
-	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, &syscall.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   cfg.Env,
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Ptrace: true},
-	})
-	setOOMScore(cfg.oomScore, "0")
-	if err != nil {
-		writeReport(report, initReport{ExecError: err.Error()})
-		return 127
-	}
-	if err := releaseScript(pid, cfg); err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		writeReport(report, initReport{ExecError: err.Error()})
-		return initExitFailure
-	}
-	// EOF on the report pipe tells the supervisor that the script runs.
-	report.Close()
-	return reap(pid)
 }
 
+// errNoGo is releaseScript's error when the supervisor refused the run.
+var errNoGo = errors.New("the supervisor refused the run")
+
 // releaseScript waits for the traced child's stop after execve, sets its
-// address-space and process limits and lets it run.
-func releaseScript(pid int, cfg *initConfig) error {
+// address-space and process limits, waits for the supervisor's go-ahead
+// (mayGo), starts the config pipe's watch and lets the script run.
+func releaseScript(pid int, cfg *initConfig, mayGo func() bool) error {
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(pid, &ws, 0, nil)
@@ -129,6 +154,10 @@ func releaseScript(pid int, cfg *initConfig) error {
 			return err
 		}
 	}
+	if !mayGo() {
+		return errNoGo
+	}
+	watchConfig()
 	if mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); mode == unix.SECCOMP_MODE_FILTER {
 		// Now every thread of the reaper gets the filter too.
 		if err := loadSeccomp(unix.SECCOMP_FILTER_FLAG_TSYNC, cfg.seccomp); err != nil {
