@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -33,6 +35,27 @@ func smallBudget(t *testing.T, buffered int64) Config {
 // read, goroutines and the skills catalog. (Without the budget, 256
 // requests in flight would hold some 3.5 MiB here.)
 const heapSlack = 1 << 20
+
+// heapAloneEnv marks a test process started by runAlone.
+const heapAloneEnv = "SKILL_SANDBOX_TEST_HEAP_ALONE"
+
+// runAlone runs one test in a fresh test process and fails if it fails
+// there. A test that measures the heap needs this: runtime.MemStats is the
+// whole process's, and earlier tests' leftovers (a pool refilling, a run's
+// background teardown) would otherwise count as the server's growth.
+func runAlone(t *testing.T, name string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), heapAloneEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s in a process of its own:\n%s", name, out)
+	if err != nil {
+		t.Fatalf("%s failed in a process of its own: %v", name, err)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("%s did not run in the process of its own", name)
+	}
+}
 
 // countingReader counts the bytes the server has consumed.
 type countingReader struct {
@@ -64,6 +87,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // then the server refuses and finally stops reading, so neither its
 // memory nor its intake grows. Once the client goes away, Serve returns.
 func TestClientNeverReads(t *testing.T) {
+	if os.Getenv(heapAloneEnv) == "" {
+		runAlone(t, "TestClientNeverReads")
+		return
+	}
 	const buffered = 512 << 10
 	srv, err := NewServer(smallBudget(t, buffered))
 	if err != nil {
