@@ -74,7 +74,8 @@ type latency struct {
 	kind                       kind
 	bare, sandboxed, bwrap     []time.Duration // wall time per run
 	library                    []time.Duration // run.Sandbox.Run in this process
-	libErr                     error
+	pooled                     []time.Duration // the same with a run.Pool of 2
+	libErr, poolErr            error
 	bareCPU, sbCPU, bwCPU      []time.Duration // CPU time per run
 	rssKB                      []int64         // supervisor's own peak RSS
 	bareErr, sandboxErr, bwErr error
@@ -153,9 +154,9 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	for _, k := range kinds {
 		fmt.Fprintf(stderr, "bench: start latency %s (%d runs each)...\n", k.label, o.n)
 		r := measureLatency(o, base, k)
-		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil || r.libErr != nil {
+		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil || r.libErr != nil || r.poolErr != nil {
 			failed = true
-			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v; library: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr, r.libErr)
+			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v; library: %v; library with a pool: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr, r.libErr, r.poolErr)
 		}
 		results = append(results, r)
 	}
@@ -291,13 +292,22 @@ func runSandboxed(bin, base string, k kind) (int64, error) {
 // Bubblewrap, when installed, is timed in the same loop.
 func measureLatency(o options, base string, k kind) latency {
 	r := latency{kind: k}
+	pool, err := run.NewPool(2, 0, librarySandbox(base, k))
+	if err != nil {
+		r.poolErr = err
+	} else {
+		defer pool.Close()
+	}
 	for i := 0; i < 5; i++ { // warm the page cache
 		runBare(base, k)
 		runSandboxed(o.bin, base, k)
 		if o.bwrap != "" {
 			runBwrap(o.bwrap, base, k)
 		}
-		runLibrary(base, k)
+		runLibrary(base, k, nil)
+		if pool != nil {
+			runLibrary(base, k, pool)
+		}
 	}
 	timed := func(fn func() error, wall *[]time.Duration, first *error) {
 		t := time.Now()
@@ -313,10 +323,17 @@ func measureLatency(o options, base string, k kind) latency {
 		if o.bwrap != "" {
 			timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr)
 		}
-		d, err := runLibrary(base, k)
+		d, err := runLibrary(base, k, nil)
 		r.library = append(r.library, d)
 		if err != nil && r.libErr == nil {
 			r.libErr = err
+		}
+		if pool != nil {
+			d, err := runLibrary(base, k, pool)
+			r.pooled = append(r.pooled, d)
+			if err != nil && r.poolErr == nil {
+				r.poolErr = err
+			}
 		}
 	}
 	// CPU per run, in a separate pass: each run goes through a reaping
