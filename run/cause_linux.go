@@ -119,14 +119,3 @@ func explainMissing(missing []Missing) []Missing {
 	}
 	return missing
 }
-
-// landlockCause explains a failed landlock_create_ruleset version query.
-func landlockCause(errno syscall.Errno) string {
-	switch errno {
-	case unix.ENOSYS:
-		return "the kernel has no Landlock (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK; landlock_create_ruleset failed with ENOSYS); fix: a newer kernel"
-	case unix.EOPNOTSUPP:
-		return "Landlock is built into the kernel but not enabled at boot (EOPNOTSUPP); fix: add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
-	}
-	return fmt.Sprintf("landlock unavailable: landlock_create_ruleset failed with %s (%v)", unix.ErrnoName(errno), errno)
-}

@@ -91,21 +91,6 @@ type initConfig struct {
 	changed error
 }
 
-// seccompPolicy says which namespaces are missing, i.e. which host objects
-// the seccomp filter must keep out of reach itself (see
-// seccomp_net_linux.go).
-type seccompPolicy struct {
-	hostNet   bool // no network namespace and no AllowNetwork: no UDP
-	sharedNet bool // no network namespace at all (also with AllowNetwork): no netlink
-	noMount   bool // no mount namespace: no AF_UNIX sockets but stream pairs
-	noIPC     bool // no IPC namespace: no System V IPC, no POSIX message queues
-	noPID     bool // no PID namespace: no setsid, so the run's session holds all of it
-	// noMemCgroup: no cgroup caps the run's memory, so no memfd_create and
-	// no System V shared memory segments (pages that no process's
-	// RLIMIT_AS or resident size counts).
-	noMemCgroup bool
-}
-
 // limits are the resource limits applied by the init stage. Zero means
 // "leave as is".
 type limits struct {
@@ -135,3 +120,11 @@ func has(ls []Layer, l Layer) bool {
 	}
 	return false
 }
+
+// firstTreeFD is the init stage's descriptor of the first detached tree:
+// the trees follow configFD, reportFD and statusFD in ExtraFiles.
+const firstTreeFD = statusFD + 1
+
+// DefaultWorkDirMB is the size of the work folder's tmpfs when the
+// supervisor asks for one without a size; run.DefaultWorkDirMB is this.
+const DefaultWorkDirMB = 256

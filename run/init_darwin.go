@@ -15,14 +15,6 @@ import (
 
 const rlimitNPROC = unix.RLIMIT_NPROC
 
-// nprocIsPerRun is true: RLIMIT_NPROC counts every process of the user
-// here, and the supervisor adds the user's current count to MaxProcs
-// (countProcs) before the init stage sets it. The limit binds the run's
-// processes only (other programs of the user do not inherit it); its cost
-// is that the run's budget shrinks while the user's other programs start
-// processes during the run.
-func nprocIsPerRun() bool { return true }
-
 // sandboxExec is the program that applies a Seatbelt profile and executes
 // a command under it.
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -60,18 +52,6 @@ func applySeatbelt(cfg *initConfig) error {
 	return nil
 }
 
-// closeExtraFDs marks every descriptor above 2 close-on-exec.
-func closeExtraFDs() {
-	var lim unix.Rlimit
-	max := 1024
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < 1<<16 {
-		max = int(lim.Cur)
-	}
-	for fd := 3; fd < max; fd++ {
-		unix.CloseOnExec(fd)
-	}
-}
-
 // execScript sets RLIMIT_AS and executes the script; it returns only when
 // execve failed, after reporting.
 func execScript(cfg *initConfig, report *os.File) {
@@ -82,10 +62,3 @@ func execScript(cfg *initConfig, report *os.File) {
 	err := syscall.Exec(cfg.Argv[0], cfg.Argv, cfg.Env)
 	writeReport(report, initReport{ExecError: err.Error()})
 }
-
-// isNamespaceInit is false: there are no PID namespaces here, so the init
-// stage always execs the script itself.
-func isNamespaceInit() bool { return false }
-
-// spawnAndReap is never called here (see isNamespaceInit).
-func spawnAndReap(*initConfig, *os.File, func() bool) int { return initExitFailure }

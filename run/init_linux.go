@@ -14,10 +14,6 @@ import (
 // processes of the namespace's uid 0, i.e. of this run only.
 const rlimitNPROC = unix.RLIMIT_NPROC
 
-// nprocIsPerRun: on Linux the supervisor adjusts the limit for the
-// fallback without a user namespace (see launch), so it always applies.
-func nprocIsPerRun() bool { return true }
-
 // applyLayers is the Linux init stage, in this order:
 //
 //  1. namespaces: report those clone(2) created; then the mount namespace
@@ -107,29 +103,6 @@ func setNoNewPrivs(*initConfig) error {
 	return nil
 }
 
-// closeExtraFDs marks every descriptor above 2 close-on-exec, so the
-// script inherits only stdin, stdout and stderr. Marking instead of
-// closing keeps the report pipe usable if execve fails.
-func closeExtraFDs() {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
-		return
-	}
-	// Kernels before 5.11: walk the open descriptors.
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		for fd := 3; fd < 4096; fd++ {
-			unix.CloseOnExec(fd)
-		}
-		return
-	}
-	for _, e := range ents {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
-		}
-	}
-}
-
 // isErrno reports whether err is one of errnos.
 func isErrno(err error, errnos ...syscall.Errno) bool {
 	for _, e := range errnos {
@@ -181,3 +154,10 @@ func execScript(cfg *initConfig, report *os.File) {
 	msg = append(msg, "\"}\n"...)
 	unix.Write(reportFD, msg)
 }
+
+// installSeccomp loads the filter on this thread; execve and fork keep
+// it. It needs no_new_privs (or CAP_SYS_ADMIN), so it runs after
+// setNoNewPrivs. As PID 1 the init stage outlives the set-up as the
+// reaper: it extends the filter to its other threads once it has set the
+// script's limits (releaseScript).
+func installSeccomp(cfg *initConfig) error { return loadSeccomp(0, cfg.seccomp) }

@@ -15,14 +15,9 @@ import (
 // maxConfig bounds the config the init stage accepts.
 const maxConfig = 16 << 20
 
-// ExecInitIfRequested turns this process into the sandbox's init stage when
-// it was started as one by Run: argv[0] is "skill-sandbox-init" and a pipe
-// is open on descriptor 3. It then applies the isolation layers and execs
-// the script (under a PID namespace: starts the script as its child and
-// stays PID 1 to reap), and never returns. In every other case it returns
-// at once, after a string comparison. Call it first thing in main, and in TestMain
-// of tests that use Run.
-func ExecInitIfRequested() {
+// execStageIfRequested is ExecInitIfRequested: it runs the init stage
+// and exits when this process was started as one, and returns otherwise.
+func execStageIfRequested() {
 	if len(os.Args) != 1 || os.Args[0] != initArg0 {
 		return
 	}
@@ -112,12 +107,6 @@ func readConfig(r io.Reader) (*initConfig, error) {
 		return nil, fmt.Errorf("config has no command")
 	}
 	return &cfg, nil
-}
-
-// writeReport writes one JSON line in a single write.
-func writeReport(w io.Writer, rep initReport) error {
-	_, err := w.Write(appendReportJSON(nil, rep))
-	return err
 }
 
 // step is one isolation layer as applied by the init stage.

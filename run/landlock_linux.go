@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -248,4 +249,15 @@ func llSystemDirs() []string {
 // llDevices are read and written: harmless character devices.
 func llDevices() []string {
 	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+}
+
+// landlockCause explains a failed landlock_create_ruleset version query.
+func landlockCause(errno syscall.Errno) string {
+	switch errno {
+	case unix.ENOSYS:
+		return "the kernel has no Landlock (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK; landlock_create_ruleset failed with ENOSYS); fix: a newer kernel"
+	case unix.EOPNOTSUPP:
+		return "Landlock is built into the kernel but not enabled at boot (EOPNOTSUPP); fix: add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
+	}
+	return fmt.Sprintf("landlock unavailable: landlock_create_ruleset failed with %s (%v)", unix.ErrnoName(errno), errno)
 }

@@ -9,6 +9,3 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	}
 	return nil, nil, nil
 }
-
-// receivePooled has nothing to receive: no stage is pooled here.
-func receivePooled() error { return nil }

@@ -1,6 +1,9 @@
 package run
 
-import "unicode/utf8"
+import (
+	"io"
+	"unicode/utf8"
+)
 
 // appendReportJSON appends rep as encoding/json would marshal it (field
 // names as declared, empty fields left out), and a newline. The init stage
@@ -91,4 +94,10 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+// writeReport writes one JSON line in a single write.
+func writeReport(w io.Writer, rep initReport) error {
+	_, err := w.Write(appendReportJSON(nil, rep))
+	return err
 }

@@ -32,40 +32,6 @@ const (
 	DefaultMaxProcs     = 128
 	DefaultMaxFileMB    = 256
 	DefaultMaxOpenFiles = 256
-	DefaultWorkDirMB    = 256
-)
-
-// Layer names one isolation mechanism. Result.Applied and Result.Missing use
-// these names, and they are stable: audit records and probes refer to them.
-type Layer string
-
-// The layers, in the order they are applied: the namespaces by clone(2),
-// the cgroup by the supervisor before the init stage reads its config, the
-// rest by the init stage.
-const (
-	LayerUserNS        Layer = "userns"         // user namespace: no host privileges, uid mapped
-	LayerPIDNS         Layer = "pidns"          // PID namespace: host processes invisible, tree dies with its init
-	LayerMountNS       Layer = "mountns"        // mount namespace: private /proc, host /tmp, /run, /dev/shm masked
-	LayerIPCNS         Layer = "ipcns"          // IPC namespace: no host SysV IPC or POSIX queues
-	LayerUTSNS         Layer = "utsns"          // UTS namespace: host name hidden
-	LayerNetNS         Layer = "netns"          // network namespace: only its own loopback, up (omitted with AllowNetwork)
-	LayerCgroup        Layer = "cgroup"         // per-run cgroup: memory.max (no swap), pids.max, cpu.max for the whole tree
-	LayerWatch         Layer = "watch"          // supervisor's poll: work folder size and inodes on the host disk, memory without a cgroup
-	LayerRlimits       Layer = "rlimits"        // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE
-	LayerCaps          Layer = "capabilities"   // every capability and the bounding set dropped
-	LayerNoNewPrivs    Layer = "no_new_privs"   // setuid binaries and file capabilities cannot raise privileges
-	LayerLandlockFS    Layer = "landlock-fs"    // read-only system dirs and skill, read-write work folder only
-	LayerLandlockNet   Layer = "landlock-net"   // TCP bind and connect denied where netns is missing (omitted with AllowNetwork or netns)
-	LayerLandlockScope Layer = "landlock-scope" // no signals or abstract unix sockets outside the sandbox
-	LayerSeccomp       Layer = "seccomp"        // deny-list of kernel-attack syscalls, with the arch check
-)
-
-// The layers of other platforms (see docs/platforms.md). A run reports
-// only the layers of its own platform.
-const (
-	LayerSeatbelt     Layer = "seatbelt"     // macOS: sandbox-exec profile: files, network, process info, signals, Mach services
-	LayerJob          Layer = "job"          // Windows: Job Object: memory, process count, kill on close, UI limits
-	LayerAppContainer Layer = "appcontainer" // Windows: file and network isolation (not implemented: always missing)
 )
 
 // Sandbox describes one sandboxed run. The zero value of each field selects
@@ -281,12 +247,6 @@ type Output struct {
 	Truncated bool   // Bytes > len(Captured)
 }
 
-// Missing records a layer that could not be applied and why.
-type Missing struct {
-	Layer  Layer
-	Reason string
-}
-
 // Result describes a finished (or refused) run.
 type Result struct {
 	Skill       string          // skill name from SKILL.md, when it could be read
@@ -371,7 +331,6 @@ var (
 	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
 	ErrNoInterpreter = errors.New("interpreter not found")  // e.g. node not installed
 	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set
-	ErrBadConfig     = errors.New("invalid sandbox config") // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
 	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed
 )

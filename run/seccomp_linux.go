@@ -179,13 +179,6 @@ func seccompFilter(pol seccompPolicy) ([]unix.SockFilter, error) {
 	return append(prog, stmt(bpfReturn, retAllow)), nil
 }
 
-// installSeccomp loads the filter on this thread; execve and fork keep
-// it. It needs no_new_privs (or CAP_SYS_ADMIN), so it runs after
-// setNoNewPrivs. As PID 1 the init stage outlives the set-up as the
-// reaper: it extends the filter to its other threads once it has set the
-// script's limits (releaseScript).
-func installSeccomp(cfg *initConfig) error { return loadSeccomp(0, cfg.seccomp) }
-
 // loadSeccomp loads the filter with seccomp(2) and the given flags.
 func loadSeccomp(flags uintptr, pol seccompPolicy) error {
 	if !seccompSupported {
