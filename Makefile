@@ -63,8 +63,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzReportJSON -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
+	$(GO) test -run '^$$' -fuzz FuzzReportJSON -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
 

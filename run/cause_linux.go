@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +38,7 @@ func readHostFacts(procRoot string) hostFacts {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	mode, _ := statusValue(filepath.Join(procRoot, "self/status"), "Seccomp:")
+	mode, _ := proc.StatusValue(filepath.Join(procRoot, "self/status"), "Seccomp:")
 	return hostFacts{
 		root:             os.Geteuid() == 0,
 		maxUserNS:        read("sys/user/max_user_namespaces"),

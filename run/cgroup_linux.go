@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -512,7 +514,7 @@ func readInt(path string) int64 {
 // keyedInt reads the number after key in a "key value" per line file
 // (memory.events, memory.oom_control); 0 when the file or key is missing.
 func keyedInt(path, key string) int64 {
-	v, _ := statusValue(path, key+" ")
+	v, _ := proc.StatusValue(path, key+" ")
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // needCgroup skips the test when no per-run cgroup can be had here, with
@@ -130,7 +132,7 @@ func TestCgroupAccounting(t *testing.T) {
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
 	}
-	if !has(o.res.Applied, LayerCgroup) {
+	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
 		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
 	}
 	if o.res.PeakMemoryKB < 64<<10 || o.res.PeakMemoryKB > (DefaultMemoryMB+DefaultWorkDirMB)<<10 {
@@ -308,7 +310,7 @@ os.waitpid(pid, 0)
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
 	}
-	if !has(o.res.Applied, LayerPIDNS) {
+	if !stageconfig.Has(o.res.Applied, LayerPIDNS) {
 		t.Skip("no PID namespace, hence no reaper, here")
 	}
 	for _, want := range []string{"script 1000", "reaper 0", "child 1000"} {

@@ -2,7 +2,11 @@
 
 package run
 
-import "os/exec"
+import (
+	"os/exec"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
 
 // startInCgroup creates the run's cgroup and starts the init stage (which
 // waits for its config) inside it: born there where the kernel allows it
@@ -13,7 +17,7 @@ import "os/exec"
 // there is none.
 func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *runCgroup, error) {
 	start := func() (*started, error) { return startInit(newCmd, p) }
-	if has(p.disabled, LayerCgroup) {
+	if stageconfig.Has(p.disabled, LayerCgroup) {
 		st, err := start()
 		return st, nil, err
 	}

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -162,12 +165,12 @@ func TestEtcLinksChild(t *testing.T) {
 			fail("symlink", err)
 		}
 	}
-	cfg := &initConfig{
+	cfg := &stageconfig.Config{
 		Argv: []string{"/bin/true"}, Skill: parts[1], WorkDir: parts[2], WorkDirMB: DefaultWorkDirMB,
 		AllowNetwork: true,
 		Namespaces:   []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS},
 	}
-	if err := setupMounts(cfg); err != nil {
+	if err := stage.SetupMounts(cfg); err != nil {
 		fail("setupMounts", err)
 	}
 	seen := map[string]etcLinkView{}

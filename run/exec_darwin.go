@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +41,7 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 		p.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
 		p.cfg.Env = withProxyEnv(p.cfg.Env, p.cfg.ProxyPort)
 	}
-	if has(p.cfg.Layers, LayerSeatbelt) {
+	if stageconfig.Has(p.cfg.Layers, LayerSeatbelt) {
 		prof, err := seatbeltProfile(seatbeltPolicyOf(p))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -46,14 +49,14 @@ func cloneFlag(l Layer) uintptr {
 // apply.
 func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 	st := &started{}
-	if has(p.wantNS, LayerUserNS) {
+	if stageconfig.Has(p.wantNS, LayerUserNS) {
 		cmd := newCmd()
 		cmd.SysProcAttr = nsAttr(p)
 		err := cmd.Start()
 		if err == nil {
 			st.cmd = cmd
 			st.namespaces = p.wantNS
-			st.pidns = has(p.wantNS, LayerPIDNS)
+			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
 			enableSubreaper(st.pidns)
 			return st, nil
 		}
@@ -230,7 +233,7 @@ func countProcs(uid int) int {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		uids, _ := statusValue("/proc/"+e.Name()+"/status", "Uid:")
+		uids, _ := proc.StatusValue("/proc/"+e.Name()+"/status", "Uid:")
 		if f := strings.Fields(uids); len(f) > 0 && f[0] == want {
 			n++
 		}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +82,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	defer func() { cg.close() }()
 	start := time.Now()
 	cmd := st.cmd
-	if p.needMountNS != nil && !has(st.namespaces, LayerMountNS) {
+	if p.needMountNS != nil && !stageconfig.Has(st.namespaces, LayerMountNS) {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
 		killSandbox(cmd.Process, st.pidns)
@@ -88,7 +90,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		return p.needMountNS
 	}
 	p.cfg.Namespaces = st.namespaces
-	if !has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && nprocIsPerRun() {
+	if !stageconfig.Has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
 	}
 
@@ -215,10 +217,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	var status *syscall.WaitStatus
 	var statusErr error
 	if reported {
-		rep := parseReport(msg)
-		status = &rep.status
-		fillStatus(res, rep.status)
-		res.CPUTime, res.MaxRSSKB = rep.user+rep.system, rep.maxRSSKiB
+		rep := stageconfig.ParseReaperReport(msg)
+		status = &rep.Status
+		fillStatus(res, rep.Status)
+		res.CPUTime, res.MaxRSSKB = rep.User+rep.System, rep.MaxRSSKiB
 	} else {
 		reaperExited, reaperCode := false, 0
 		if ps := cmd.ProcessState; st.pidns && ps != nil && ps.Exited() {
@@ -302,7 +304,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 			return nil, nil, err
 		}
 		*closeLater = append(*closeLater, sup, child)
-		p.cfg.ProxyFD = configFD + len(extra) // the next descriptor
+		p.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyChild, extra = sup, child, append(extra, child)
 	}
 	newCmd := func() *exec.Cmd {
@@ -344,7 +346,7 @@ func chownOutput(uid, gid int, outW, errW *os.File) error {
 func initCmd(name string, outW, errW *os.File, extra []*os.File) *exec.Cmd {
 	return &exec.Cmd{
 		Path: selfExe(),
-		Args: []string{initArg0},
+		Args: []string{stageconfig.Arg0},
 		// The init stage gets the script's environment in its config;
 		// its own only names the run.
 		// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
@@ -366,7 +368,7 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
 	}
 	rd := bufio.NewReader(repR)
-	var rep initReport
+	var rep stageconfig.Report
 	if err := readReport(rd, &rep); err != nil {
 		kill()
 		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
@@ -389,14 +391,14 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 	}
 	warnDegraded(p.warn, res.Missing)
 	if p.cfg.WaitForGo {
-		if _, err := cfgW.Write([]byte{goByte}); err != nil {
+		if _, err := cfgW.Write([]byte{stageconfig.GoByte}); err != nil {
 			kill()
 			return fmt.Errorf("%w: starting script: %v", ErrStart, err)
 		}
 	}
 	// The report pipe is close-on-exec: EOF without another line means
 	// execve succeeded.
-	var after initReport
+	var after stageconfig.Report
 	switch err := readReport(rd, &after); {
 	case errors.Is(err, io.EOF):
 		res.Started = true
@@ -413,8 +415,8 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 // sendConfig writes cfg as a 4-byte big-endian length and its flat
 // encoding (see wire.go), in one write, so the init stage reads exactly
 // the config and not the go byte after it.
-func sendConfig(w io.Writer, cfg *initConfig) error {
-	msg, err := encodeConfig(make([]byte, 4, 1024), cfg)
+func sendConfig(w io.Writer, cfg *stageconfig.Config) error {
+	msg, err := stageconfig.Encode(make([]byte, 4, 1024), cfg)
 	if err != nil {
 		return err
 	}
@@ -425,7 +427,7 @@ func sendConfig(w io.Writer, cfg *initConfig) error {
 
 // readReport reads one JSON line from the init stage; io.EOF when the pipe
 // closed without one.
-func readReport(rd *bufio.Reader, rep *initReport) error {
+func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 	line, err := rd.ReadBytes('\n')
 	if len(line) == 0 {
 		if err == nil || errors.Is(err, io.EOF) {
@@ -442,16 +444,16 @@ func readReport(rd *bufio.Reader, rep *initReport) error {
 // mergeLayers orders the init stage's report, the layers the supervisor
 // applied or could not have and the disabled layers into Applied and
 // Missing.
-func mergeLayers(p *plan, st *started, rep initReport) ([]Layer, []Missing) {
+func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
 	var applied []Layer
 	var missing []Missing
 	for _, l := range allLayers(p.cfg.AllowNetwork) {
 		switch {
-		case has(rep.Applied, l), has(st.supervised, l):
+		case stageconfig.Has(rep.Applied, l), stageconfig.Has(st.supervised, l):
 			applied = append(applied, l)
-		case has(p.disabled, l):
+		case stageconfig.Has(p.disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
-		case l == LayerLandlockNet && has(rep.Applied, LayerNetNS):
+		case l == LayerLandlockNet && stageconfig.Has(rep.Applied, LayerNetNS):
 			// Not needed: TCP cannot leave the private network
 			// namespace (see applyLandlock).
 		case l == LayerWatch && !hasMissing(st.missing, l):
@@ -548,10 +550,10 @@ func scriptStatus(r io.Reader, reaperExited bool, reaperCode int) (*syscall.Wait
 		return nil, fmt.Errorf("%w: reading the script's status: %v", ErrStart, err)
 	case len(msg) == 0 && reaperCode != 0:
 		return nil, nil // the reaper failed before the script ran
-	case len(msg) != reportLen || reaperCode != 0:
+	case len(msg) != stageconfig.ReaperReportLen || reaperCode != 0:
 		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), reaperCode)
 	}
-	ws := parseReport(msg).status
+	ws := stageconfig.ParseReaperReport(msg).Status
 	return &ws, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/windows"
 )
 
@@ -86,7 +88,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	}
 	var job windows.Handle
 	var jobErr error
-	if !has(p.disabled, LayerJob) {
+	if !stageconfig.Has(p.disabled, LayerJob) {
 		job, jobErr = newJob(jobLimitsOf(p))
 	}
 	if job != 0 {

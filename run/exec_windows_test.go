@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/windows"
 )
 
@@ -33,7 +35,7 @@ func TestWindowsRefusesByDefault(t *testing.T) {
 		t.Fatalf("default run: %v (started %v)", o.err, o.res.Started)
 	}
 	o = runIn(t, Sandbox{AllowDegraded: true}, dir, "ok.py")
-	if o.err != nil || strings.TrimSpace(o.stdout) != "ok" || !has(o.res.Applied, LayerJob) {
+	if o.err != nil || strings.TrimSpace(o.stdout) != "ok" || !stageconfig.Has(o.res.Applied, LayerJob) {
 		t.Fatalf("degraded run: %v %q applied %v missing %v", o.err, o.stdout, o.res.Applied, o.res.Missing)
 	}
 }

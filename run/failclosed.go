@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // Fail closed: a run whose isolation is weaker than the design is refused
@@ -56,7 +58,7 @@ func covered(l Layer, applied []Layer) bool {
 		return false
 	}
 	for _, c := range cover {
-		if !has(applied, c) {
+		if !stageconfig.Has(applied, c) {
 			return false
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -91,7 +93,7 @@ func TestRefusing(t *testing.T) {
 	without := func(drop ...Layer) []Layer {
 		var out []Layer
 		for _, l := range all {
-			if !has(drop, l) {
+			if !stageconfig.Has(drop, l) {
 				out = append(out, l)
 			}
 		}
@@ -146,23 +148,10 @@ func TestRefusing(t *testing.T) {
 // by cause, and the way to opt in.
 func TestIsolationError(t *testing.T) {
 	err := isolationError([]Missing{
-		{LayerUserNS, "cause A"}, {LayerPIDNS, "cause A"}, {LayerLandlockFS, "cause B"},
+		{Layer: LayerUserNS, Reason: "cause A"}, {Layer: LayerPIDNS, Reason: "cause A"}, {Layer: LayerLandlockFS, Reason: "cause B"},
 	})
 	want := "isolation unavailable: refusing to run without userns, pidns: cause A; without landlock-fs: cause B. To run anyway"
 	if !errors.Is(err, ErrIsolation) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "--allow-degraded") {
 		t.Errorf("got %q, want it to start %q and name --allow-degraded", err, want)
-	}
-}
-
-// TestLandlockCause checks that a missing Landlock says how to get it.
-func TestLandlockCause(t *testing.T) {
-	for errno, want := range map[syscall.Errno]string{
-		unix.ENOSYS:     "CONFIG_SECURITY_LANDLOCK",
-		unix.EOPNOTSUPP: "lsm=",
-		unix.EFAULT:     "EFAULT",
-	} {
-		if got := landlockCause(errno); !strings.Contains(got, want) {
-			t.Errorf("%v: %q does not say %q", errno, got, want)
-		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // noUserNSEnv asks the test binary to forbid user namespaces for itself
@@ -108,7 +110,7 @@ func checkFallbackRun(t *testing.T) {
 		}
 	}
 	for _, l := range []Layer{LayerRlimits, LayerCaps, LayerNoNewPrivs, LayerSeccomp} {
-		if !has(o.res.Applied, l) {
+		if !stageconfig.Has(o.res.Applied, l) {
 			t.Errorf("%s not applied in the fallback (missing: %q)", l, missing[l])
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // Grants are the host paths a run may use besides its skill and work
@@ -42,8 +44,8 @@ func neverGranted() []string { return []string{"/proc", "/sys", "/dev", "/run"} 
 // grantPlan is what Run decided about the grants.
 type grantPlan struct {
 	grants Grants
-	mounts []grantMount // parents before children
-	rules  []grantRule
+	mounts []stageconfig.GrantMount // parents before children
+	rules  []stageconfig.GrantRule
 	// reach lists each grant with the access the sandbox identity needs
 	// on it ("r" or "rw"), for the permission check.
 	reach map[string]string
@@ -54,7 +56,7 @@ type grantPlan struct {
 	// deny entries masked inside write grants. mountOnly, when set, is
 	// the error that refuses a run without a mount namespace, the only
 	// layer that keeps them (see planReadOnly).
-	readOnly      []grantMount
+	readOnly      []stageconfig.GrantMount
 	maskedInWrite []string
 	mountOnly     error
 }
@@ -206,13 +208,13 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 
 	for _, w := range gp.grants.Write {
 		id := gp.ids[w]
-		gp.mounts = append(gp.mounts, grantMount{Path: w, Write: true, Dev: id[0], Ino: id[1]})
-		gp.rules = append(gp.rules, grantRule{w, "rw"})
+		gp.mounts = append(gp.mounts, stageconfig.GrantMount{Path: w, Write: true, Dev: id[0], Ino: id[1]})
+		gp.rules = append(gp.rules, stageconfig.GrantRule{Path: w, Access: "rw"})
 		gp.reach[w] = "rw"
 	}
 	for _, r := range gp.grants.Read {
 		id := gp.ids[r]
-		gp.mounts = append(gp.mounts, grantMount{Path: r, Dev: id[0], Ino: id[1]})
+		gp.mounts = append(gp.mounts, stageconfig.GrantMount{Path: r, Dev: id[0], Ino: id[1]})
 		gp.reach[r] = "r"
 		rules, err := readRules(r, gp.grants.Masked, maxGrantRules-len(gp.rules))
 		if err != nil {
@@ -238,8 +240,8 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 // seen as the symlink, unmasked, and the run is refused. Through two
 // mounts (a bind mount of /home, see denyAliases) they are one file under
 // two names, each masked.
-func maskMounts(masked []string) ([]grantMount, error) {
-	var out []grantMount
+func maskMounts(masked []string) ([]stageconfig.GrantMount, error) {
+	var out []stageconfig.GrantMount
 	seen := map[[3]uint64]string{}
 	for _, m := range masked {
 		dir, err := filepath.EvalSymlinks(filepath.Dir(m))
@@ -259,7 +261,7 @@ func maskMounts(masked []string) ([]grantMount, error) {
 			return nil, fmt.Errorf("%w: %s and %s on the deny list are the same file: they were being swapped while checked; refused", ErrBadConfig, other, p)
 		}
 		seen[key] = p
-		out = append(out, grantMount{Path: p, Dev: id[0], Ino: id[1]})
+		out = append(out, stageconfig.GrantMount{Path: p, Dev: id[0], Ino: id[1]})
 	}
 	return out, nil
 }
@@ -294,7 +296,7 @@ func checkGrantable(p, flag string, deny []string, allowed map[string]bool) erro
 // granted whole; folders holding one are granted for listing only and
 // descended into. Symlinks are left out: what they point to is granted or
 // not on its own.
-func readRules(r string, masked []string, budget int) ([]grantRule, error) {
+func readRules(r string, masked []string, budget int) ([]stageconfig.GrantRule, error) {
 	var inside []string
 	for _, m := range masked {
 		if pathUnder(m, r) {
@@ -302,9 +304,9 @@ func readRules(r string, masked []string, budget int) ([]grantRule, error) {
 		}
 	}
 	if len(inside) == 0 {
-		return []grantRule{{r, "r"}}, nil
+		return []stageconfig.GrantRule{{Path: r, Access: "r"}}, nil
 	}
-	rules := []grantRule{{r, "l"}}
+	rules := []stageconfig.GrantRule{{Path: r, Access: "l"}}
 	ents, err := os.ReadDir(r)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --read %s: %v", ErrBadConfig, r, err)
@@ -321,7 +323,7 @@ func readRules(r string, masked []string, budget int) ([]grantRule, error) {
 			}
 			rules = append(rules, sub...)
 		default:
-			rules = append(rules, grantRule{c, "r"})
+			rules = append(rules, stageconfig.GrantRule{Path: c, Access: "r"})
 		}
 		if len(rules) > budget {
 			return nil, fmt.Errorf("%w: --read %s holds a denied entry and too many files beside it to grant one by one (over %d); grant subfolders instead", ErrBadConfig, r, maxGrantRules)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +37,7 @@ const mountGrants = true
 // caller is the sandbox identity or cannot clone mounts. When a read-only
 // copy cannot be id-mapped, the path itself must be accessible to the
 // sandbox identity; the error then names it.
-func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) {
+func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File, error) {
 	if uid == os.Geteuid() || os.Geteuid() != 0 || (!skillToo && len(cfg.Grants) == 0) {
 		return nil, nil
 	}
@@ -63,13 +65,13 @@ func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) 
 		}
 		return nil, nil
 	}
-	clone := func(path, want string, g *grantMount) (int, error) {
+	clone := func(path, want string, g *stageconfig.GrantMount) (int, error) {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return 0, err
 		}
 		if g != nil {
-			if err := sameGrant(fd, *g); err != nil {
+			if err := stageconfig.SameGrant(fd, *g); err != nil {
 				unix.Close(fd)
 				return 0, err
 			}
@@ -87,7 +89,7 @@ func handOver(uid, gid int, cfg *initConfig, skillToo bool) ([]*os.File, error) 
 			return 0, errGrantAccess(path, uid, want)
 		}
 		files = append(files, os.NewFile(uintptr(fd), path))
-		return firstTreeFD + len(files) - 1, nil
+		return stageconfig.FirstTreeFD + len(files) - 1, nil
 	}
 	if skillToo {
 		if cfg.SkillTree, err = clone(cfg.Skill, "r", nil); err != nil {
@@ -125,7 +127,7 @@ func idmapUserNS(uid, gid int) (int, error) {
 	defer null.Close()
 	cmd := &exec.Cmd{
 		Path:       selfExe(),
-		Args:       []string{initArg0},
+		Args:       []string{stageconfig.Arg0},
 		Env:        []string{"GOGC=off", "GOMAXPROCS=1"},
 		ExtraFiles: []*os.File{r, null},
 		SysProcAttr: &syscall.SysProcAttr{

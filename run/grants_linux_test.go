@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // grantAttack is an attack on the grants. Each must work with both file
@@ -313,10 +316,10 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 	if real != secret {
 		t.Fatalf("setup: %s resolves to %s", grant, real)
 	}
-	cfg := &initConfig{Grants: gp.mounts}
-	fds, err := openGrants(cfg)
+	cfg := &stageconfig.Config{Grants: gp.mounts}
+	fds, err := stage.OpenGrants(cfg)
 	if err == nil {
-		closeGrants(fds)
+		stage.CloseGrants(fds)
 		t.Fatal("openGrants opened a grant swapped for a symlink after its check")
 	}
 	if !strings.Contains(err.Error(), "changed between its check and its mount") {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // Read-only parts of write grants (Sandbox.ReadOnlyPaths, a policy's
@@ -43,7 +45,7 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 		if !slices.Contains(gp.grants.ReadOnly, abs) {
 			id := fileIDOf(st)
 			gp.grants.ReadOnly = append(gp.grants.ReadOnly, abs)
-			gp.readOnly = append(gp.readOnly, grantMount{Path: abs, Dev: id[0], Ino: id[1]})
+			gp.readOnly = append(gp.readOnly, stageconfig.GrantMount{Path: abs, Dev: id[0], Ino: id[1]})
 		}
 	}
 	for _, w := range gp.grants.Write {

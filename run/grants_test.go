@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // grantTree makes a fake home folder layout under a new temporary folder
@@ -87,11 +89,11 @@ func TestPlanGrants(t *testing.T) {
 				if !slices.Equal(gp.grants.Masked, []string{filepath.Join(alice, ".netrc"), filepath.Join(alice, ".ssh")}) {
 					t.Errorf("masked %v, want %s", gp.grants.Masked, filepath.Join(alice, ".ssh"))
 				}
-				want := []grantRule{
-					{filepath.Join(base, "home"), "l"},
-					{alice, "l"},
-					{filepath.Join(alice, "docs"), "r"},
-					{filepath.Join(alice, "notes.txt"), "r"},
+				want := []stageconfig.GrantRule{
+					{Path: filepath.Join(base, "home"), Access: "l"},
+					{Path: alice, Access: "l"},
+					{Path: filepath.Join(alice, "docs"), Access: "r"},
+					{Path: filepath.Join(alice, "notes.txt"), Access: "r"},
 				}
 				if !slices.Equal(gp.rules, want) {
 					t.Errorf("rules\n%v, want\n%v", gp.rules, want)
@@ -99,7 +101,7 @@ func TestPlanGrants(t *testing.T) {
 			}},
 		{name: "allowed entry is not masked", sb: Sandbox{ReadPaths: []string{alice}, AllowDenied: []string{filepath.Join(alice, ".ssh"), filepath.Join(alice, ".netrc")}},
 			check: func(t *testing.T, gp *grantPlan) {
-				if len(gp.grants.Masked) != 0 || !slices.Equal(gp.rules, []grantRule{{alice, "r"}}) {
+				if len(gp.grants.Masked) != 0 || !slices.Equal(gp.rules, []stageconfig.GrantRule{{Path: alice, Access: "r"}}) {
 					t.Errorf("masked %v rules %v", gp.grants.Masked, gp.rules)
 				}
 			}},

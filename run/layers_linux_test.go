@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -131,7 +134,7 @@ print(open(sys.argv[1]).read())
 			script: "import socket\nprint('hostname=' + socket.gethostname())\n",
 			setup: func(t *testing.T) ([]string, func(outcome) bool) {
 				host, err := os.Hostname()
-				if err != nil || host == sandboxHostname {
+				if err != nil || host == stage.SandboxHostname {
 					t.Skipf("host name %q cannot be told apart", host)
 				}
 				return nil, func(o outcome) bool { return strings.Contains(o.stdout, "hostname="+host+"\n") }
@@ -403,7 +406,7 @@ func TestAllowNetwork(t *testing.T) {
 		t.Fatalf("with AllowNetwork the host listener was not reached: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 	}
 	for _, l := range []Layer{LayerNetNS, LayerLandlockNet} {
-		if has(o.res.Applied, l) {
+		if stageconfig.Has(o.res.Applied, l) {
 			t.Errorf("%s applied although the network is allowed", l)
 		}
 		for _, m := range o.res.Missing {

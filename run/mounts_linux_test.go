@@ -15,6 +15,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -111,7 +115,7 @@ func TestMountSetupChild(t *testing.T) {
 		os.Exit(1)
 	}
 	defer unix.Close(keep)
-	cfg := &initConfig{
+	cfg := &stageconfig.Config{
 		Argv: []string{"/bin/true"}, Skill: parts[3], WorkDir: parts[4], WorkDirMB: DefaultWorkDirMB,
 		Namespaces: []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS},
 	}
@@ -122,7 +126,7 @@ func TestMountSetupChild(t *testing.T) {
 		}
 	}
 	t0 := time.Now()
-	err = setupMounts(cfg)
+	err = stage.SetupMounts(cfg)
 	took := time.Since(t0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setupMounts:", err)
@@ -153,10 +157,10 @@ func TestMountSetupChild(t *testing.T) {
 // which seccomp accepts instead of no_new_privs.
 func denyMountSetattr() error {
 	prog := []unix.SockFilter{
-		stmt(bpfLoadWord, 0), // seccomp_data.nr
-		jump(bpfJumpEq, unix.SYS_MOUNT_SETATTR, 0, 1),
-		stmt(bpfReturn, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
-		stmt(bpfReturn, unix.SECCOMP_RET_ALLOW),
+		seccomp.Stmt(seccomp.BpfLoadWord, 0), // seccomp_data.nr
+		seccomp.Jump(seccomp.BpfJumpEq, unix.SYS_MOUNT_SETATTR, 0, 1),
+		seccomp.Stmt(seccomp.BpfReturn, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
+		seccomp.Stmt(seccomp.BpfReturn, unix.SECCOMP_RET_ALLOW),
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
@@ -358,7 +362,7 @@ func TestSandboxRoot(t *testing.T) {
 				if name, ok := strings.CutPrefix(l, "EXISTS "); ok && !slices.Contains(allowed, name) {
 					t.Errorf("the host's /%s is visible in the sandbox", name)
 				}
-				if mp, ok := strings.CutPrefix(l, "MOUNT "); ok && mp != "/" && !under(mp, []string{"/usr", "/etc", "/dev", "/proc", "/tmp", data, out}) {
+				if mp, ok := strings.CutPrefix(l, "MOUNT "); ok && mp != "/" && !stage.Under(mp, []string{"/usr", "/etc", "/dev", "/proc", "/tmp", data, out}) {
 					t.Errorf("mount table lists %s, not a mount of the sandbox", mp)
 				}
 			}

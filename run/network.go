@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 )
 
@@ -43,7 +45,7 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
 	}
 	for _, l := range allowlistLayers() {
-		if has(s.Disable, l) {
+		if stageconfig.Has(s.Disable, l) {
 			return nil, fmt.Errorf("%w: the host allowlist is enforced by the %s layer, which cannot be disabled with it", ErrBadConfig, l)
 		}
 	}
@@ -99,7 +101,7 @@ func (pp *proxyPlan) stop(res *Result) {
 // starts the proxy on the socket the init stage handed over.
 func startAllowlist(p *plan, sup *os.File, res *Result) error {
 	for _, m := range res.Missing {
-		if !has(allowlistLayers(), m.Layer) {
+		if !stageconfig.Has(allowlistLayers(), m.Layer) {
 			continue
 		}
 		if m.Layer == LayerSeatbelt {

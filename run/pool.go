@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // DefaultPoolMaxIdle is how long a pre-started init stage may wait for a
@@ -80,15 +82,15 @@ func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
 		maxIdle = DefaultPoolMaxIdle
 	}
 	uid, gid := sandboxIdentity()
-	shape := poolShape{uid: uid, gid: gid, cgroup: !has(like.Disable, LayerCgroup), cpus: like.CPUs}
+	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs}
 	for _, l := range namespaceLayers(like.AllowNetwork) {
-		if !has(like.Disable, l) {
+		if !stageconfig.Has(like.Disable, l) {
 			shape.wantNS = append(shape.wantNS, l)
 		}
 	}
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if !has(shape.wantNS, LayerUserNS) {
+	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
 		// Without a user namespace a stage starts as the fallback, which
 		// is decided per run (see startInit): not pooled.
 		pl.disabled = errors.New("no user namespace")
@@ -173,7 +175,7 @@ func (pl *Pool) discard(pi *pooledInit) {
 func (pl *Pool) fits(p *plan) bool {
 	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&
 		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p) &&
-		has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
+		stageconfig.Has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
 }
 
 func (pl *Pool) signal() {

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -117,7 +120,7 @@ func (pi *pooledInit) alive() bool {
 	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo != 0 {
 		return false
 	}
-	state, ok := statusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:")
+	state, ok := proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:")
 	return ok && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
@@ -134,11 +137,11 @@ func (pi *pooledInit) kill() {
 
 // canHandOver reports whether p's descriptors fit in one message.
 func canHandOver(p *plan) bool {
-	return len(p.extraFiles)+2 <= maxPassedFDs
+	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
 // take hands a waiting stage of the pool to p's run: it sends the run's
-// descriptors (see receivePooled), moves the stage into the run's cgroup
+// descriptors (see the init stage's receivePooled), moves the stage into the run's cgroup
 // and returns it as launch uses it. It returns nil when the pool is nil or
 // has no fitting stage; the files it opens are added to closeLater.
 func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
@@ -150,7 +153,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 		return nil, nil, nil
 	}
 	ip := &initProc{
-		st:   &started{cmd: pi.cmd, namespaces: pl.shape.wantNS, pidns: has(pl.shape.wantNS, LayerPIDNS)},
+		st:   &started{cmd: pi.cmd, namespaces: pl.shape.wantNS, pidns: stageconfig.Has(pl.shape.wantNS, LayerPIDNS)},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
 	// The limits first: until the descriptors are sent, nothing of the
@@ -182,7 +185,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 // yet, into the run's cgroup before its config is sent. A cgroup that
 // cannot be had is reported missing, as for a stage of its own.
 func joinCgroup(p *plan, st *started, res *Result) *runCgroup {
-	if has(p.disabled, LayerCgroup) {
+	if stageconfig.Has(p.disabled, LayerCgroup) {
 		return nil
 	}
 	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
@@ -219,7 +222,7 @@ func (cg *runCgroup) setLimits(lim cgroupLimits) error {
 // them (stdin on 0, the others from firstTreeFD on), so the config is the
 // same either way.
 func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (err error) {
-	header := byte(passNoStdin)
+	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File
 	defer func() {
 		for _, f := range closeAfter {
@@ -233,14 +236,14 @@ func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (e
 	switch in := p.stdin.(type) {
 	case nil:
 	case *os.File:
-		header, pass = passWithStdin, append(pass, in)
+		header, pass = stageconfig.PassWithStdin, append(pass, in)
 	default:
 		pr, pw, perr := os.Pipe()
 		if perr != nil {
 			return perr
 		}
 		closeAfter = append(closeAfter, pr)
-		header, pass = passWithStdin, append(pass, pr)
+		header, pass = stageconfig.PassWithStdin, append(pass, pr)
 		feed = func() {
 			io.Copy(pw, in)
 			pw.Close()
@@ -261,7 +264,7 @@ func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (e
 		// only the stage's end.
 		closeAfter = append(closeAfter, child)
 		*closeLater = append(*closeLater, sup)
-		p.cfg.ProxyFD = firstTreeFD + len(p.extraFiles)
+		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
 		ip.proxySup = sup
 		pass = append(pass, child)
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
 // newTestPool starts a pool and closes it at the end of the test. It skips
@@ -66,7 +68,7 @@ func waitIdle(t *testing.T, pl *Pool, n int) []int {
 // ourChild reports whether pid is still a process of ours (a child of the
 // test, reaped or not): a stage that was killed and reaped is not.
 func ourChild(pid int) bool {
-	ppid, ok := statusValue("/proc/"+strconv.Itoa(pid)+"/status", "PPid:")
+	ppid, ok := proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "PPid:")
 	return ok && ppid == strconv.Itoa(os.Getpid())
 }
 
@@ -204,7 +206,7 @@ func TestPoolReplacesStages(t *testing.T) {
 		}
 		// The stage is dead (a zombie nobody reaped) before the run.
 		deadline := time.Now().Add(time.Minute)
-		for state, _ := statusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:"); !strings.HasPrefix(state, "Z"); state, _ = statusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:") {
+		for state, _ := proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:"); !strings.HasPrefix(state, "Z"); state, _ = proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:") {
 			if time.Now().After(deadline) {
 				t.Fatalf("stage %d not dead after SIGKILL: %s", pid, state)
 			}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestLoopbackInsideNetNS: the script can run a local server and talk to
@@ -33,7 +35,7 @@ print("reply", c.recv(4).decode())
 	if o.err != nil || !strings.Contains(o.stdout, "reply PING") {
 		t.Fatalf("loopback server: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 	}
-	if !has(o.res.Applied, LayerNetNS) {
+	if !stageconfig.Has(o.res.Applied, LayerNetNS) {
 		t.Fatalf("netns not applied: %v", o.res.Missing)
 	}
 	args, worked := hostListener(t)
@@ -182,7 +184,7 @@ func TestNodeFromBash(t *testing.T) {
 	// Under a cgroup memory limit RLIMIT_AS is relaxed for the whole
 	// tree, so the default works too.
 	o = runIn(t, Sandbox{}, dir, "run.sh")
-	if !has(o.res.Applied, LayerCgroup) {
+	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
 		t.Skip("no cgroup memory limit here: default memory not checked")
 	}
 	if o.err != nil || o.stdout != "node ok 42\n" {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os/exec"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // readReaperReport waits for the reaper's report and for the end of the
@@ -18,8 +20,8 @@ import (
 // either. When the reaper is killed first (timeout, cancellation past
 // reaperGrace), the pipe ends before a report.
 func readReaperReport(r io.Reader) ([]byte, bool) {
-	msg, err := io.ReadAll(io.LimitReader(r, 2*reportLen))
-	return msg, err == nil && len(msg) == reportLen
+	msg, err := io.ReadAll(io.LimitReader(r, 2*stageconfig.ReaperReportLen))
+	return msg, err == nil && len(msg) == stageconfig.ReaperReportLen
 }
 
 // finishLater ends a run whose reaper has reported: it reaps the init

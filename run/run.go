@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -39,7 +41,7 @@ const nobodyUID = 65534
 // plan is what Run decided before starting anything; the platform launcher
 // turns it into a process.
 type plan struct {
-	cfg       initConfig
+	cfg       stageconfig.Config
 	hostUID   int     // host uid the script runs as
 	hostGID   int     // host gid the script runs as
 	wantNS    []Layer // namespaces to create
@@ -241,7 +243,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	p.stdout = newCapture(s.Stdout, outputCap)
 	p.stderr = newCapture(s.Stderr, outputCap)
 	p.stdout.maxStream, p.stderr.maxStream = s.MaxOutput, s.MaxOutput
-	p.cfg = initConfig{
+	p.cfg = stageconfig.Config{
 		Argv:         argv,
 		Env:          env,
 		Dir:          dir,
@@ -250,7 +252,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		WorkDirMB:    workDirMB,
 		AllowNetwork: s.AllowNetwork,
 		WaitForGo:    !s.AllowDegraded, // prepare refuses AllowDegraded with RequireIsolation
-		Limits: limits{
+		Limits: stageconfig.Limits{
 			AddressSpace: uint64(asMB) << 20,
 			CPUSeconds:   cpuSeconds(s.CPUSeconds, timeout),
 			Procs:        uint64(orDefault(s.MaxProcs, DefaultMaxProcs)),
@@ -295,12 +297,12 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		p.cfg.WaitForGo = true
 	}
 	for _, l := range namespaceLayers(s.AllowNetwork) {
-		if !has(s.Disable, l) {
+		if !stageconfig.Has(s.Disable, l) {
 			p.wantNS = append(p.wantNS, l)
 		}
 	}
 	for _, l := range processLayers(s.AllowNetwork) {
-		if !has(s.Disable, l) {
+		if !stageconfig.Has(s.Disable, l) {
 			p.cfg.Layers = append(p.cfg.Layers, l)
 		}
 	}
@@ -377,7 +379,7 @@ func allLayers(allowNetwork bool) []Layer {
 	return append(ls, processLayers(allowNetwork)...)
 }
 
-func knownLayer(l Layer) bool { return has(allLayers(false), l) }
+func knownLayer(l Layer) bool { return stageconfig.Has(allLayers(false), l) }
 
 // guardsHost reports whether l keeps the script away from the host's data
 // and processes: by default a run is refused when such a layer is missing

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 const envScript = `import os
@@ -358,7 +361,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 				t.Errorf("timed out run ended with signal %q, want SIGKILL", o.res.Signal)
 			}
 			left := processesWith(token)
-			if escapes := has(c.disable, LayerSeccomp); escapes && len(left) == 0 {
+			if escapes := stageconfig.Has(c.disable, LayerSeccomp); escapes && len(left) == 0 {
 				t.Errorf("the daemon did not escape without seccomp and pidns: the test shows nothing")
 			} else if !escapes && len(left) > 0 {
 				t.Errorf("processes outlived the run: %v", left)
@@ -421,7 +424,7 @@ func TestRequireIsolation(t *testing.T) {
 	if warn.Len() > 0 {
 		t.Errorf("a refused run warned besides its error: %q", warn.String())
 	}
-	if len(o.res.Missing) != 1 || o.res.Missing[0] != (Missing{LayerSeccomp, "disabled"}) {
+	if len(o.res.Missing) != 1 || o.res.Missing[0] != (Missing{Layer: LayerSeccomp, Reason: "disabled"}) {
 		t.Errorf("Missing = %+v", o.res.Missing)
 	}
 }
@@ -473,8 +476,8 @@ except OSError as e:
 			// reaperThreadSlack more (the reaper's threads are added to
 			// the limit, with that slack), never fewer.
 			var n int
-			if _, err := fmt.Sscanf(o.stdout, "fork failed after %d ", &n); err == nil && has(o.res.Applied, LayerUserNS) && (n < 19 || n > 19+reaperThreadSlack) {
-				return fmt.Sprintf("MaxProcs 20 allowed the script %d children, want 19 to %d", n, 19+reaperThreadSlack)
+			if _, err := fmt.Sscanf(o.stdout, "fork failed after %d ", &n); err == nil && stageconfig.Has(o.res.Applied, LayerUserNS) && (n < 19 || n > 19+reaper.ReaperThreadSlack) {
+				return fmt.Sprintf("MaxProcs 20 allowed the script %d children, want 19 to %d", n, 19+reaper.ReaperThreadSlack)
 			}
 			return ""
 		}},

@@ -20,6 +20,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -331,6 +333,7 @@ var (
 	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
 	ErrNoInterpreter = errors.New("interpreter not found")  // e.g. node not installed
 	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set
+	ErrBadConfig     = stageconfig.ErrBadConfig             // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
 	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed
 )

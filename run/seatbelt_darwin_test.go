@@ -15,13 +15,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // needSeatbelt skips the test without sandbox-exec.
 func needSeatbelt(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(sandboxExec); err != nil {
-		t.Skipf("%s is missing: %v", sandboxExec, err)
+	if _, err := os.Stat(stage.SandboxExec); err != nil {
+		t.Skipf("%s is missing: %v", stage.SandboxExec, err)
 	}
 	needTool(t, "python3")
 }
@@ -95,7 +98,7 @@ func TestSeatbeltAttacks(t *testing.T) {
 			if o.err != nil || !o.res.Started {
 				t.Fatalf("run failed: %v\n%s", o.err, o.stderr)
 			}
-			if !has(o.res.Applied, LayerSeatbelt) {
+			if !stageconfig.Has(o.res.Applied, LayerSeatbelt) {
 				t.Fatalf("seatbelt not applied: %v", o.res.Missing)
 			}
 			if strings.Contains(o.stdout, tc.leak) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestSeatbeltPolicyOf builds a macOS policy from a plan on this host: the
@@ -27,11 +29,11 @@ func TestSeatbeltPolicyOf(t *testing.T) {
 	}
 	t.Setenv("HOME", home)
 	p := &plan{
-		cfg: initConfig{
+		cfg: stageconfig.Config{
 			Argv:    []string{"/bin/sh", "x.sh"},
 			Skill:   "/skills/probe",
 			WorkDir: "/work/run-1",
-			Grants:  []grantMount{{Path: filepath.Join(home, "out"), Write: true}, {Path: filepath.Join(home, "data")}},
+			Grants:  []stageconfig.GrantMount{{Path: filepath.Join(home, "out"), Write: true}, {Path: filepath.Join(home, "data")}},
 		},
 		denyPaths:   []string{filepath.Join(home, "data", "tok-*")},
 		allowDenied: []string{filepath.Join(home, ".aws")},
@@ -121,7 +123,7 @@ func TestSeatbeltInterpreterInDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
-	p := &plan{cfg: initConfig{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
+	p := &plan{cfg: stageconfig.Config{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
 	prof, err := seatbeltProfile(seatbeltPolicyOf(p))
 	if err != nil {
 		t.Fatal(err)

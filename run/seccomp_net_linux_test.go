@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -128,7 +130,7 @@ func TestSeccompPolicy(t *testing.T) {
 		{"no IPC namespace", []Layer{LayerIPCNS}, with(map[string]int{
 			"shmget": eperm, "mq_open": eperm, "unix": 0})},
 		// Without a cgroup nothing would count memfd or System V shared
-		// memory pages (see seccompPolicy.noMemCgroup).
+		// memory pages (see seccomp.Policy.NoMemCgroup).
 		{"no cgroup", []Layer{LayerCgroup}, with(map[string]int{
 			"memfd": int(unix.ENOSYS), "shmget": eperm, "unix": 0})},
 		// Without the filter, what it refuses works (AF_ALG and AF_VSOCK
@@ -140,7 +142,7 @@ func TestSeccompPolicy(t *testing.T) {
 	}
 	cgErr := openCgroupProbe()
 	for _, c := range cases {
-		if cgErr != nil && !has(c.disable, LayerCgroup) && !has(c.disable, LayerSeccomp) {
+		if cgErr != nil && !stageconfig.Has(c.disable, LayerCgroup) && !stageconfig.Has(c.disable, LayerSeccomp) {
 			// No cgroup here: every case runs without one.
 			c.want["memfd"], c.want["shmget"] = int(unix.ENOSYS), eperm
 			delete(c.want, "execveat")

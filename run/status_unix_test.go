@@ -7,16 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // exit7 is the reaper's report of a script that called exit(7).
-var exit7 = reaperReport{status: 7 << 8, user: 3 * time.Millisecond, system: time.Millisecond, maxRSSKiB: 1234}
+var exit7 = stageconfig.ReaperReport{Status: 7 << 8, User: 3 * time.Millisecond, System: time.Millisecond, MaxRSSKiB: 1234}
 
 // TestScriptStatus checks how the supervisor trusts the report the reaper
 // sends when it did not read it before the reaper exited: one whole report
 // from a reaper that exited 0, nothing otherwise.
 func TestScriptStatus(t *testing.T) {
-	exit7 := string(appendReport(nil, exit7))
+	exit7 := string(stageconfig.AppendReaperReport(nil, exit7))
 	tests := []struct {
 		name    string
 		msg     string
@@ -27,7 +29,7 @@ func TestScriptStatus(t *testing.T) {
 	}{
 		{"no PID namespace or reaper killed", exit7, false, 0, -2, false},
 		{"status sent", exit7, true, 0, 7, false},
-		{"reaper failed before the script", "", true, initExitFailure, -2, false},
+		{"reaper failed before the script", "", true, stageconfig.ExitFailure, -2, false},
 		{"reaper exited 0 without status", "", true, 0, -2, true},
 		{"two statuses: one forged", exit7 + exit7, true, 0, -2, true},
 		{"short status", exit7[:4], true, 0, -2, true},
@@ -52,11 +54,11 @@ func TestScriptStatus(t *testing.T) {
 // TestReaperReport checks that the report keeps the status and the usage
 // (to the microsecond) and has the size the supervisor reads.
 func TestReaperReport(t *testing.T) {
-	msg := appendReport(nil, exit7)
-	if len(msg) != reportLen {
-		t.Fatalf("report of %d bytes, want %d", len(msg), reportLen)
+	msg := stageconfig.AppendReaperReport(nil, exit7)
+	if len(msg) != stageconfig.ReaperReportLen {
+		t.Fatalf("report of %d bytes, want %d", len(msg), stageconfig.ReaperReportLen)
 	}
-	if got := parseReport(msg); got != exit7 {
+	if got := stageconfig.ParseReaperReport(msg); got != exit7 {
 		t.Errorf("parseReport = %+v, want %+v", got, exit7)
 	}
 	for _, tc := range []struct {
@@ -65,8 +67,8 @@ func TestReaperReport(t *testing.T) {
 		n    int
 	}{
 		{"cut", string(msg[:10]), 10},
-		{"forged before the reaper's", string(msg) + string(msg), 2 * reportLen},
-		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + reportLen},
+		{"forged before the reaper's", string(msg) + string(msg), 2 * stageconfig.ReaperReportLen},
+		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + stageconfig.ReaperReportLen},
 	} {
 		got, whole := readReaperReport(strings.NewReader(tc.pipe))
 		if whole || len(got) != tc.n {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestRunReturnsBeforeTeardown checks that under a PID namespace Run
@@ -44,10 +46,10 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	if res.CPUTime <= 0 || res.MaxRSSKB <= 0 {
 		t.Errorf("CPUTime %s MaxRSSKB %d: want the run's usage", res.CPUTime, res.MaxRSSKB)
 	}
-	if has(res.Applied, LayerCgroup) && res.PeakMemoryKB <= 0 {
+	if stageconfig.Has(res.Applied, LayerCgroup) && res.PeakMemoryKB <= 0 {
 		t.Errorf("PeakMemoryKB %d under the cgroup", res.PeakMemoryKB)
 	}
-	if has(res.Applied, LayerPIDNS) && res.cleanup == nil {
+	if stageconfig.Has(res.Applied, LayerPIDNS) && res.cleanup == nil {
 		t.Errorf("Run waited for the sandbox's teardown")
 	}
 	res.WaitCleanup()

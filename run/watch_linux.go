@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -46,10 +48,10 @@ const (
 // The watch is reported in st.supervised when it has anything to do.
 func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
 	var w watchPlan
-	if has(p.disabled, LayerWatch) {
+	if stageconfig.Has(p.disabled, LayerWatch) {
 		return w
 	}
-	if p.cfg.WorkDirMB == 0 || !has(st.namespaces, LayerMountNS) {
+	if p.cfg.WorkDirMB == 0 || !stageconfig.Has(st.namespaces, LayerMountNS) {
 		w.dir = p.cfg.WorkDir
 		w.maxBytes = int64(p.watchWorkDirMB) << 20
 		w.maxInodes = watchInodes(p.watchWorkDirMB)
@@ -320,7 +322,7 @@ func anonResident(pids []int) int64 {
 // holds and a forked worker pool is not counted once per worker. Files
 // mapped in (libraries, the host's) do not count; memory in tmpfs files
 // counts under the tmpfs caps, and memfd_create and System V shared memory
-// are refused without a cgroup (see seccompPolicy.noMemCgroup).
+// are refused without a cgroup (see seccomp.Policy.NoMemCgroup).
 func privateMemory(pids []int) int64 {
 	var total int64
 	for _, pid := range pids {

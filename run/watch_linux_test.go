@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // The disk attacks write into the work folder ($TMPDIR), then hold what
@@ -104,7 +106,7 @@ func TestWatchRecord(t *testing.T) {
 	if o.res.LimitExceeded != LimitWorkDirBytes || o.res.Signal != "SIGKILL" {
 		t.Errorf("LimitExceeded %q signal %q, want %q and SIGKILL", o.res.LimitExceeded, o.res.Signal, LimitWorkDirBytes)
 	}
-	if !has(o.res.Applied, LayerWatch) {
+	if !stageconfig.Has(o.res.Applied, LayerWatch) {
 		t.Errorf("watch not among the applied layers %v", o.res.Applied)
 	}
 	o = runIn(t, sb, dir, "ok.py")

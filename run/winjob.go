@@ -3,6 +3,8 @@ package run
 import (
 	"sort"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // The pure parts of a Windows run (see exec_windows.go): the Job Object's
@@ -17,7 +19,7 @@ const appContainerReason = "not implemented on Windows: the script runs with the
 func windowsLayers(p *plan, jobErr error) (applied []Layer, missing []Missing) {
 	for _, l := range windowsLayerList() {
 		switch {
-		case has(p.disabled, l):
+		case stageconfig.Has(p.disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
 		case l == LayerJob && jobErr != nil:
 			missing = append(missing, Missing{Layer: l, Reason: jobErr.Error()})

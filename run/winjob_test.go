@@ -6,16 +6,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 func TestJobLimitsOf(t *testing.T) {
-	p := &plan{memoryMB: 512, cfg: initConfig{Limits: limits{Procs: 128, CPUSeconds: 31}}}
+	p := &plan{memoryMB: 512, cfg: stageconfig.Config{Limits: stageconfig.Limits{Procs: 128, CPUSeconds: 31}}}
 	got := jobLimitsOf(p)
 	want := jobLimits{JobMemoryBytes: 512 << 20, ActiveProcesses: 128, ProcessUserTime: 31 * 10_000_000}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if got := jobLimitsOf(&plan{cfg: initConfig{Limits: limits{Procs: 1 << 40, CPUSeconds: 1 << 40}}}); got.ActiveProcesses != 1<<31 || got.ProcessUserTime != (1<<32)*10_000_000 {
+	if got := jobLimitsOf(&plan{cfg: stageconfig.Config{Limits: stageconfig.Limits{Procs: 1 << 40, CPUSeconds: 1 << 40}}}); got.ActiveProcesses != 1<<31 || got.ProcessUserTime != (1<<32)*10_000_000 {
 		t.Errorf("huge limits not clamped: %+v", got)
 	}
 	if time.Duration(want.ProcessUserTime)*100 != 31*time.Second {

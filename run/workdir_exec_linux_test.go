@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestKeptWorkDirNoExec: a program the script writes into its work folder
@@ -26,7 +28,7 @@ exit 0
 	if o.err != nil {
 		t.Fatalf("err %v stderr %s", o.err, o.stderr)
 	}
-	if !has(o.res.Applied, LayerMountNS) {
+	if !stageconfig.Has(o.res.Applied, LayerMountNS) {
 		t.Skip("needs the mount namespace")
 	}
 	if strings.Contains(o.stdout, "ran-from-work") {

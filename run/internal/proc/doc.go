@@ -1,0 +1,8 @@
+// Package proc holds the few process helpers that more than one of the
+// sandbox's processes needs: a field of /proc/PID/status (StatusValue), the
+// close-on-exec sweep before execve (CloseExtraFDs), and the clamp of a
+// resource limit to its hard limit (WithinHardLimit).
+//
+// It runs in whichever process calls it and touches only that process's
+// own descriptors and limits, and reads /proc.
+package proc

@@ -1,0 +1,20 @@
+//go:build linux || darwin
+
+package reaper
+
+import (
+	"os"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
+)
+
+// Stage is what the init stage hands the reaper besides the config: what
+// it decided or opened on its way through the layers.
+type Stage struct {
+	// OOMScore is the reaper's own oom_score_adj, opened before Landlock
+	// (see OpenOOMScore); nil leaves it alone.
+	OOMScore *os.File
+	// Seccomp is the policy of the init stage's filter, which the reaper
+	// puts on the Go runtime's other threads too (TSYNC).
+	Seccomp seccomp.Policy
+}

@@ -1,0 +1,101 @@
+//go:build linux && (amd64 || arm64)
+
+package seccomp
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// bpfAsm assembles classic BPF with named forward jump targets, so that
+// blocks with several argument checks need no hand-counted offsets. Labels
+// are local to the current ifSyscall block; each block defines "allow"
+// (return SECCOMP_RET_ALLOW) and falls through to the next block when its
+// system call does not match. Every path of a block's body must return.
+type bpfAsm struct {
+	insns  []bpfInsn
+	labels map[string]int // scoped name → instruction index
+	scope  int
+}
+
+// bpfInsn is an instruction whose jump targets may still be labels.
+type bpfInsn struct {
+	f      unix.SockFilter
+	jt, jf string // scoped label names; "" is the next instruction
+}
+
+func (a *bpfAsm) scoped(name string) string { return fmt.Sprintf("%d:%s", a.scope, name) }
+
+func (a *bpfAsm) emit(f unix.SockFilter, jt, jf string) {
+	a.insns = append(a.insns, bpfInsn{f: f, jt: jt, jf: jf})
+}
+
+// label marks the next instruction.
+func (a *bpfAsm) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	a.labels[a.scoped(name)] = len(a.insns)
+}
+
+// load loads the 32-bit word at off of struct seccomp_data.
+func (a *bpfAsm) load(off uint32) { a.emit(Stmt(BpfLoadWord, off), "", "") }
+
+// and masks the accumulator.
+func (a *bpfAsm) and(k uint32) { a.emit(Stmt(bpfAndK, k), "", "") }
+
+// ret returns k.
+func (a *bpfAsm) ret(k uint32) { a.emit(Stmt(BpfReturn, k), "", "") }
+
+// jeq jumps to label when the accumulator equals k.
+func (a *bpfAsm) jeq(k uint32, label string) { a.emit(Jump(BpfJumpEq, k, 0, 0), a.scoped(label), "") }
+
+// jne jumps to label when the accumulator differs from k.
+func (a *bpfAsm) jne(k uint32, label string) { a.emit(Jump(BpfJumpEq, k, 0, 0), "", a.scoped(label)) }
+
+// denyFlag returns EPERM when the argument word at off has any bit of
+// flag, and allows the call otherwise.
+func (a *bpfAsm) denyFlag(off, flag uint32) {
+	a.load(off)
+	a.emit(Jump(bpfJumpSet, flag, 0, 0), "", a.scoped("allow"))
+	a.ret(retEPERM)
+}
+
+// ifSyscall emits body for system call nr, in a scope of its own.
+func (a *bpfAsm) ifSyscall(nr uint32, body func()) {
+	a.scope++
+	a.emit(Jump(BpfJumpEq, nr, 0, 0), "", a.scoped("next"))
+	body()
+	a.label("allow")
+	a.ret(retAllow)
+	a.label("next")
+}
+
+// program resolves the labels. The accumulator holds the system call
+// number on entry and on exit.
+func (a *bpfAsm) program() ([]unix.SockFilter, error) {
+	out := make([]unix.SockFilter, len(a.insns))
+	for i, in := range a.insns {
+		f := in.f
+		for _, t := range []struct {
+			name string
+			off  *uint8
+		}{{in.jt, &f.Jt}, {in.jf, &f.Jf}} {
+			if t.name == "" {
+				continue
+			}
+			target, ok := a.labels[t.name]
+			if !ok {
+				return nil, fmt.Errorf("seccomp: undefined label %s", t.name)
+			}
+			d := target - i - 1
+			if d < 0 || d > 255 {
+				return nil, fmt.Errorf("seccomp: jump to %s out of range (%d)", t.name, d)
+			}
+			*t.off = uint8(d)
+		}
+		out[i] = f
+	}
+	return out, nil
+}

@@ -1,0 +1,203 @@
+package seccomp
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter is a deny-list: the script's interpreter needs a large
+// and changing set of system calls, while the calls below serve only to
+// attack or reconfigure the kernel, and none is needed by a skill.
+//
+//	system call(s)                                 result
+//	---------------------------------------------  ------------------------
+//	(wrong AUDIT_ARCH; on amd64 the x32 ABI)       process killed
+//	ptrace other than PTRACE_TRACEME and           EPERM  (other processes' memory)
+//	  PTRACE_DETACH; process_vm_readv,
+//	  process_vm_writev
+//	mount, umount2, pivot_root, chroot, fsopen,    EPERM  (file system layout)
+//	  fsmount, fsconfig, fspick, move_mount,
+//	  open_tree, mount_setattr
+//	unshare, setns                                 EPERM  (new or foreign namespaces)
+//	clone with CLONE_NEW{USER,NS,PID,NET,IPC,      EPERM  (same, through clone)
+//	  UTS,CGROUP}
+//	clone3                                         ENOSYS (flags are in memory, not
+//	                                                       checkable: libc falls back to clone)
+//	bpf, perf_event_open, userfaultfd,             EPERM  (large kernel attack surface)
+//	  io_uring_setup, io_uring_enter,
+//	  io_uring_register
+//	keyctl, add_key, request_key                   EPERM  (kernel keyrings are not namespaced)
+//	kexec_load, kexec_file_load, init_module,      EPERM  (kernel code)
+//	  finit_module, delete_module, reboot
+//	swapon, swapoff, acct, quotactl, syslog,       EPERM  (host-wide administration)
+//	  vhangup, lookup_dcookie
+//	settimeofday, clock_settime, clock_adjtime,    EPERM  (host clock)
+//	  adjtimex
+//	iopl, ioperm (amd64)                           EPERM  (hardware ports)
+//	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
+//	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
+//	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
+//	prlimit64 setting another process's limits     EPERM  (the run's reaper; see reaper.Run)
+//	pidfd_getfd                                    EPERM  (another process's descriptors)
+//	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
+//	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
+//	everything else                                allowed
+//
+// PTRACE_TRACEME is how the reaper starts the script stopped after execve
+// to set its RLIMIT_AS (reaper.Run); with PTRACE_DETACH it is all a
+// tracer can do here, and a script can only make its own parent its
+// tracer. Most of these already fail without capabilities; the filter is the layer
+// that still holds where a capability or namespace layer is missing, and it
+// removes kernel attack surface reachable without privileges.
+
+// nsCloneFlags are the namespace flags refused in clone(2).
+const nsCloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
+	unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// Offsets in struct seccomp_data (little-endian: the low 32 bits of an
+// argument come first).
+const (
+	seccompNr     = 0
+	seccompArch   = 4
+	seccompArg0   = 16
+	seccompArg1   = 24
+	seccompArg2   = 32
+	perLinux      = 0
+	perQuery      = 0xffffffff
+	retKill       = unix.SECCOMP_RET_KILL_PROCESS
+	retAllow      = unix.SECCOMP_RET_ALLOW
+	retEPERM      = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSYS     = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	BpfLoadWord   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	BpfJumpEq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJumpGE     = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJumpSet    = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	BpfReturn     = unix.BPF_RET | unix.BPF_K
+	x32SyscallBit = 0x40000000
+)
+
+// sysno names a system call number for the filter.
+type sysno struct {
+	name string
+	nr   uint32
+}
+
+// Stmt is a BPF statement without jumps (BPF_STMT).
+func Stmt(code uint16, k uint32) unix.SockFilter {
+	return unix.SockFilter{Code: code, K: k}
+}
+
+// Jump is a BPF conditional jump (BPF_JUMP).
+func Jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
+}
+
+// Filter assembles the program described above. Every block falls
+// through to the next when its system call does not match, so all jumps
+// are short.
+func Filter(pol Policy) ([]unix.SockFilter, error) {
+	prog := []unix.SockFilter{
+		Stmt(BpfLoadWord, seccompArch),
+		Jump(BpfJumpEq, auditArch, 1, 0),
+		Stmt(BpfReturn, retKill),
+		Stmt(BpfLoadWord, seccompNr),
+	}
+	if checkX32 {
+		prog = append(prog,
+			Jump(bpfJumpGE, x32SyscallBit, 0, 1),
+			Stmt(BpfReturn, retKill))
+	}
+	// clone: refuse namespace flags in the first argument.
+	prog = append(prog,
+		Jump(BpfJumpEq, sysClone, 0, 4),
+		Stmt(BpfLoadWord, seccompArg0),
+		Jump(bpfJumpSet, nsCloneFlags, 0, 1),
+		Stmt(BpfReturn, retEPERM),
+		Stmt(BpfReturn, retAllow),
+	)
+	// ioctl: refuse pushing input into a terminal.
+	prog = append(prog,
+		Jump(BpfJumpEq, sysIoctl, 0, 5),
+		Stmt(BpfLoadWord, seccompArg1),
+		Jump(BpfJumpEq, unix.TIOCSTI, 2, 0),
+		Jump(BpfJumpEq, unix.TIOCLINUX, 1, 0),
+		Stmt(BpfReturn, retAllow),
+		Stmt(BpfReturn, retEPERM),
+	)
+	// personality: only PER_LINUX and the query are allowed.
+	prog = append(prog,
+		Jump(BpfJumpEq, sysPersonality, 0, 5),
+		Stmt(BpfLoadWord, seccompArg0),
+		Jump(BpfJumpEq, perLinux, 2, 0),
+		Jump(BpfJumpEq, perQuery, 1, 0),
+		Stmt(BpfReturn, retEPERM),
+		Stmt(BpfReturn, retAllow),
+	)
+	// ptrace: only PTRACE_TRACEME and PTRACE_DETACH (the request is a
+	// long: its high word must be 0).
+	prog = append(prog,
+		Jump(BpfJumpEq, unix.SYS_PTRACE, 0, 7),
+		Stmt(BpfLoadWord, seccompArg0+4),
+		Jump(BpfJumpEq, 0, 0, 3),
+		Stmt(BpfLoadWord, seccompArg0),
+		Jump(BpfJumpEq, unix.PTRACE_TRACEME, 2, 0),
+		Jump(BpfJumpEq, unix.PTRACE_DETACH, 1, 0),
+		Stmt(BpfReturn, retEPERM),
+		Stmt(BpfReturn, retAllow),
+	)
+	// prlimit64: setting the limits of another process is refused, so
+	// that the reaper's (PID 1 and its threads, which have pids of their
+	// own) are not the script's to lower (RLIMIT_CPU would get it
+	// killed). Pid 0 (self, which setrlimit uses) and reading stay
+	// allowed. The pid is an int: only its low word counts; the new
+	// limit is a pointer: both words.
+	prog = append(prog,
+		Jump(BpfJumpEq, unix.SYS_PRLIMIT64, 0, 8),
+		Stmt(BpfLoadWord, seccompArg0),
+		Jump(BpfJumpEq, 0, 5, 0),
+		Stmt(BpfLoadWord, seccompArg2),
+		Jump(BpfJumpEq, 0, 0, 2),
+		Stmt(BpfLoadWord, seccompArg2+4),
+		Jump(BpfJumpEq, 0, 1, 0),
+		Stmt(BpfReturn, retEPERM),
+		Stmt(BpfReturn, retAllow),
+	)
+	prog = append(prog,
+		Jump(BpfJumpEq, sysClone3, 0, 1),
+		Stmt(BpfReturn, retENOSYS),
+	)
+	blocks, err := policyFilter(pol)
+	if err != nil {
+		return nil, err
+	}
+	prog = append(prog, blocks...)
+	for _, s := range deniedSyscalls() {
+		prog = append(prog,
+			Jump(BpfJumpEq, s.nr, 0, 1),
+			Stmt(BpfReturn, retEPERM))
+	}
+	return append(prog, Stmt(BpfReturn, retAllow)), nil
+}
+
+// Load loads the filter with seccomp(2) and the given flags.
+func Load(flags uintptr, pol Policy) error {
+	if !seccompSupported {
+		return fmt.Errorf("no seccomp filter for this architecture")
+	}
+	filter, err := Filter(pol)
+	if err != nil {
+		return err
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	switch {
+	case errno != 0:
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %v", errno)
+	case r != 0:
+		// With TSYNC, the id of a thread that could not be synced.
+		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): thread %d not synced", r)
+	}
+	return nil
+}

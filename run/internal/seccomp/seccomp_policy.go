@@ -1,0 +1,16 @@
+package seccomp
+
+// Policy says which namespaces are missing, i.e. which host objects
+// the seccomp filter must keep out of reach itself (see
+// seccomp_net_linux.go).
+type Policy struct {
+	HostNet   bool // no network namespace and no AllowNetwork: no UDP
+	SharedNet bool // no network namespace at all (also with AllowNetwork): no netlink
+	NoMount   bool // no mount namespace: no AF_UNIX sockets but stream pairs
+	NoIPC     bool // no IPC namespace: no System V IPC, no POSIX message queues
+	NoPID     bool // no PID namespace: no setsid, so the run's session holds all of it
+	// NoMemCgroup: no cgroup caps the run's memory, so no memfd_create and
+	// no System V shared memory segments (pages that no process's
+	// RLIMIT_AS or resident size counts).
+	NoMemCgroup bool
+}

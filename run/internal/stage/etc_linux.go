@@ -1,0 +1,183 @@
+package stage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// etcReadable lists (as globs) the parts of /etc the script may read: what
+// the C library, TLS, interpreters and common programs (fontconfig,
+// LibreOffice, file(1), locales) need to run. It is the one list behind
+// both the mount layout (buildRoot builds /etc from it) and the Landlock
+// rules (addPathRules), so the two layers agree.
+//
+// Left out on purpose, because they describe the host or hold secrets:
+// passwd, group, shadow, gshadow, sudoers*, ssh/ (host keys), ssl/private,
+// hostname, machine-id, fstab, crontab, the package manager's state and
+// any credentials folder. New entries must be neither.
+func etcReadable() []string {
+	return []string{
+		// dynamic loader and C library
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+		"/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+		"/etc/protocols", "/etc/services",
+		// time and locale
+		"/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf",
+		// TLS: the certificates, never ssl/private
+		"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/ca-certificates.conf",
+		// program selection and file types
+		"/etc/alternatives", "/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/mailcap",
+		// interpreters and shells
+		"/etc/python3", "/etc/python3.*", "/etc/perl", "/etc/bash.bashrc", "/etc/inputrc",
+		// fonts and office programs
+		"/etc/fonts", "/etc/libreoffice", "/etc/papersize", "/etc/ImageMagick-*",
+		// distribution name (os-release points into /usr)
+		"/etc/os-release",
+	}
+}
+
+// etcNetwork are added to etcReadable with AllowNetwork: name resolution.
+func etcNetwork() []string {
+	return []string{"/etc/resolv.conf", "/etc/hosts"}
+}
+
+// etcPatterns is etcReadable, plus etcNetwork with allowNetwork.
+func etcPatterns(allowNetwork bool) []string {
+	if allowNetwork {
+		return append(etcReadable(), etcNetwork()...)
+	}
+	return etcReadable()
+}
+
+// etcEntries returns the entries of etcPatterns found on the host, as
+// they are shown in the sandbox's /etc (see buildRoot): folders and files
+// by descriptor, to be bind-mounted read-only, symlinks by their target,
+// to be re-created, unless the link leads outside what the sandbox shows
+// (see etcLink). Without Landlock the secrets of /etc are then still out
+// of sight. The caller closes the descriptors (hostView.close).
+func etcEntries(allowNetwork bool) []hostEntry {
+	var entries []hostEntry
+	for _, p := range etcMatches(allowNetwork) {
+		if e, ok := openHostEntry(p); ok {
+			if e.link != "" {
+				e = etcLink(e)
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries
+}
+
+// etcLink returns e, a symlink of the /etc list, as the sandbox shows it.
+// A link into what the sandbox shows anyway (the system folders, /etc,
+// its own /proc and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or
+// /etc/mtab -> ../proc/self/mounts) is re-created as it is. A link
+// elsewhere would dangle there: systemd-resolved's /etc/resolv.conf ->
+// ../run/systemd/resolve/stub-resolv.conf, and DNS with it. The file it
+// leads to is then bound at the link's path instead (read-only, as all of
+// /etc), when it is a regular file anyone may read and lies outside the
+// places that hold a user's or a session's data or the deny list's entries
+// (etcLinkTargetOK); else the link is re-created, dangling, and nothing
+// more is shown. The target is opened without following symlinks, so the
+// file checked is the file bound.
+func etcLink(e hostEntry) hostEntry {
+	target, err := filepath.EvalSymlinks(e.path)
+	if err != nil || !etcLinkTargetOK(target) {
+		return e
+	}
+	fd, err := openBeneath("", target)
+	if err != nil {
+		return e
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&unix.S_IROTH == 0 {
+		unix.Close(fd)
+		return e
+	}
+	return hostEntry{path: e.path, fd: fd}
+}
+
+// etcLinkTargetOK reports whether target, where a symlink of the /etc list
+// leads (resolved), may be bound in its place. Not what the sandbox shows
+// anyway (the link works as it is, and /proc/<pid> or /dev must stay the
+// sandbox's own), nor home folders, users' runtime folders (/run/user),
+// the shared temporary folders, /sys, nor a deny-list entry: an absolute
+// one, or a "~/" one anywhere (a service's home folder elsewhere holds
+// .ssh or .pgpass too). The deny list's /var/run stands for the sockets
+// of other sessions; only a regular file is ever bound.
+func etcLinkTargetOK(target string) bool {
+	shown := append(llSystemDirs(), "/etc", "/proc", "/dev")
+	private := []string{"/root", "/home", "/run/user", "/tmp", "/var/tmp", "/sys"}
+	if Under(target, shown) || Under(target, private) {
+		return false
+	}
+	for _, d := range stageconfig.DefaultDenyPaths() {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			if strings.HasSuffix(target, "/"+rest) || strings.Contains(target, "/"+rest+"/") {
+				return false
+			}
+			continue
+		}
+		for q := target; q != "/"; q = filepath.Dir(q) {
+			if ok, _ := filepath.Match(d, q); ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// etcMatches returns the paths etcPatterns(allowNetwork) name in /etc,
+// as filepath.Glob would for each pattern, except that a nested path
+// (/etc/ssl/certs) is returned when its first component exists: callers
+// open each path and skip the missing ones anyway. /etc is listed once
+// and each pattern's first component looked up in that list, instead of
+// one Glob (a stat or a listing) per pattern: this runs twice on every
+// start, for the mount layout and for the Landlock rules.
+func etcMatches(allowNetwork bool) []string {
+	f, err := os.Open("/etc")
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	slices.Sort(names)
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
+	var out []string
+	for _, pattern := range etcPatterns(allowNetwork) {
+		// No pattern has a wildcard below its first component
+		// (TestEtcMatchesGlob checks).
+		first, rest, nested := strings.Cut(strings.TrimPrefix(pattern, "/etc/"), "/")
+		matches := names
+		if !strings.ContainsAny(first, `*?[\`) {
+			if !present[first] {
+				continue
+			}
+			matches = []string{first}
+		}
+		for _, n := range matches {
+			if ok, _ := filepath.Match(first, n); !ok {
+				continue
+			}
+			if nested {
+				n += "/" + rest
+			}
+			out = append(out, "/etc/"+n)
+		}
+	}
+	return out
+}
+
+// underEtc reports whether path is /etc or below it.
+func underEtc(path string) bool {
+	return path == "/etc" || strings.HasPrefix(path, "/etc/")
+}

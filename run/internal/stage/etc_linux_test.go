@@ -1,0 +1,59 @@
+package stage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEtcRulesExcludeSecrets checks that no /etc rule grants a folder
+// that holds secrets: a Landlock rule on a folder covers everything
+// beneath it.
+func TestEtcRulesExcludeSecrets(t *testing.T) {
+	secrets := []string{"/etc/ssl/private/key.pem", "/etc/shadow", "/etc/passwd", "/etc/ssh/ssh_host_ed25519_key", "/etc/sudoers"}
+	for _, pattern := range etcPatterns(true) {
+		for _, secret := range secrets {
+			ok, err := filepath.Match(pattern, secret)
+			if err != nil {
+				t.Fatalf("bad pattern %q: %v", pattern, err)
+			}
+			if ok || strings.HasPrefix(secret, strings.TrimSuffix(pattern, "/")+"/") {
+				t.Errorf("rule %q grants %s", pattern, secret)
+			}
+		}
+	}
+}
+
+// TestEtcMatchesGlob checks etcMatches, the one listing of /etc behind
+// the mount layout and the Landlock rules, against filepath.Glob of each
+// pattern on this host's /etc, with and without the network entries, and
+// that no pattern has a wildcard past its first component (etcMatches
+// takes the rest literally).
+func TestEtcMatchesGlob(t *testing.T) {
+	for _, pattern := range etcPatterns(true) {
+		_, rest, _ := strings.Cut(strings.TrimPrefix(pattern, "/etc/"), "/")
+		if strings.ContainsAny(rest, `*?[\`) {
+			t.Errorf("pattern %q has a wildcard below /etc/X", pattern)
+		}
+	}
+	for _, network := range []bool{false, true} {
+		var want []string
+		for _, pattern := range etcPatterns(network) {
+			m, _ := filepath.Glob(pattern)
+			want = append(want, m...)
+		}
+		var got []string
+		for _, p := range etcMatches(network) {
+			if _, err := os.Lstat(p); err == nil {
+				got = append(got, p)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("network %v: etcMatches found %v, Glob %v", network, got, want)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package stage
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock access rights by the ABI version that introduced them.
+const (
+	llFSv1 = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	llFSv2  = llFSv1 | unix.LANDLOCK_ACCESS_FS_REFER
+	llFSv3  = llFSv2 | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	llFSv5  = llFSv3 | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llNetv4 = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	// Scopes (ABI 6): abstract unix sockets and signals of processes
+	// outside the sandbox's Landlock domain.
+	llScopeAbstractUnix = 0x1
+	llScopeSignal       = 0x2
+	llScopev6           = llScopeAbstractUnix | llScopeSignal
+
+	// Rights that apply to files (rules on files may hold only these).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE |
+		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+
+	llRead      = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	llReadExec  = llRead | unix.LANDLOCK_ACCESS_FS_EXECUTE
+	llDevice    = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llReadWrite = llFSv5 &^ (unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+)
+
+// llRulesetAttr is struct landlock_ruleset_attr up to ABI 6. Larger than
+// what old kernels know is fine as long as the extra fields are zero.
+type llRulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// landlockABI returns the kernel's Landlock ABI version, or an error when
+// Landlock is absent or disabled at boot.
+func landlockABI() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, fmt.Errorf("%s", landlockCause(errno))
+	}
+	return int(v), nil
+}
+
+// applyLandlock restricts the file system (landlock-fs), TCP (landlock-net)
+// and signals and abstract unix sockets (landlock-scope) in one ruleset,
+// handling every right the kernel's ABI knows (best effort: a layer the
+// ABI lacks is reported missing, the others still apply):
+//
+//   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
+//     skill folder;
+//   - read: the parts of /etc in etcReadable (the list the mount layout
+//     uses too), /proc (private with the PID namespace);
+//   - read and write: /dev/null, zero, full, random, urandom, and the
+//     private /dev/shm and /tmp when the mount namespace provides them;
+//   - everything but execute and device nodes: the work folder;
+//   - TCP bind and connect: nothing, unless AllowNetwork or a private
+//     network namespace (then not handled: its loopback is the script's);
+//     with a host allowlist, connect to the proxy's port only and no bind,
+//     in the namespace too;
+//   - scopes: no signal and no abstract unix socket leaves the domain.
+//
+// ABI 7 added only logging; rights of later ABIs (UDP, connecting to
+// pathname unix sockets) are not handled yet, so on such kernels the
+// ruleset is the ABI 6 one. Pathname unix sockets are kept out of reach by
+// the mount namespace, whose root holds no host folder that could hold one.
+func applyLandlock(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
+	want := func(l stageconfig.Layer) bool { return stageconfig.Has(cfg.Layers, l) }
+	var applied []stageconfig.Layer
+	var missing []stageconfig.Missing
+	fail := func(reason string, ls ...stageconfig.Layer) {
+		for _, l := range ls {
+			if want(l) {
+				missing = append(missing, stageconfig.Missing{Layer: l, Reason: reason})
+			}
+		}
+	}
+	all := []stageconfig.Layer{stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope}
+	if !want(stageconfig.LayerLandlockFS) && !want(stageconfig.LayerLandlockNet) && !want(stageconfig.LayerLandlockScope) {
+		return nil, nil
+	}
+	abi, err := landlockABI()
+	if err != nil {
+		fail(err.Error(), all...)
+		return nil, missing
+	}
+	var attr llRulesetAttr
+	if want(stageconfig.LayerLandlockFS) {
+		switch {
+		case abi >= 5:
+			attr.handledFS = llFSv5
+		case abi >= 3:
+			attr.handledFS = llFSv3
+		case abi >= 2:
+			attr.handledFS = llFSv2
+		default:
+			attr.handledFS = llFSv1
+		}
+	}
+	// In a private network namespace the only TCP peers are the script's
+	// own, on its loopback (see setupNetNS): TCP is left to the script
+	// there, so local servers work, and landlock-net is the fallback that
+	// denies TCP bind and connect when there is no such namespace.
+	// With a host allowlist the TCP rules stay, in the namespace too:
+	// connect to the proxy's port only, no bind (see addProxyPortRule).
+	if want(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
+		if abi >= 4 {
+			attr.handledNet = llNetv4
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
+		}
+	}
+	if want(stageconfig.LayerLandlockScope) {
+		if abi >= 6 {
+			attr.scoped = llScopev6
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
+		}
+	}
+	if attr == (llRulesetAttr{}) {
+		return nil, missing
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		fail(fmt.Sprintf("landlock_create_ruleset: %v", errno), all...)
+		return nil, missing
+	}
+	defer unix.Close(int(fd))
+	if attr.handledFS != 0 {
+		if err := addPathRules(int(fd), cfg, attr.handledFS); err != nil {
+			fail(err.Error(), all...)
+			return nil, missing
+		}
+	}
+	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
+		if err := addProxyPortRule(int(fd), cfg.ProxyPort); err != nil {
+			fail(err.Error(), all...)
+			return nil, missing
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		fail(fmt.Sprintf("landlock_restrict_self: %v", errno), all...)
+		return nil, missing
+	}
+	if attr.handledFS != 0 {
+		applied = append(applied, stageconfig.LayerLandlockFS)
+	}
+	if attr.handledNet != 0 {
+		applied = append(applied, stageconfig.LayerLandlockNet)
+	}
+	if attr.scoped != 0 {
+		applied = append(applied, stageconfig.LayerLandlockScope)
+	}
+	return applied, missing
+}
+
+// addPathRules adds the allow rules listed on applyLandlock.
+func addPathRules(ruleset int, cfg *config, handled uint64) error {
+	type rule struct {
+		path   string
+		access uint64
+	}
+	var rules []rule
+	for _, p := range llSystemDirs() {
+		rules = append(rules, rule{p, llReadExec})
+	}
+	for _, p := range etcMatches(cfg.AllowNetwork) {
+		rules = append(rules, rule{p, llRead})
+	}
+	for _, p := range llDevices() {
+		rules = append(rules, rule{p, llDevice})
+	}
+	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerMountNS) {
+		// The private /dev/shm and /tmp of setupMounts; never the host's.
+		rules = append(rules, rule{"/dev/shm", llReadWrite}, rule{"/tmp", llReadWrite})
+	}
+	for _, p := range llProcPaths(stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) && reaper.IsNamespaceInit()) {
+		rules = append(rules, rule{p, llRead})
+	}
+	rules = append(rules,
+		rule{cfg.Argv[0], llReadExec},
+		rule{cfg.Skill, llReadExec},
+		rule{cfg.WorkDir, llReadWrite},
+	)
+	for _, g := range cfg.GrantRules {
+		rules = append(rules, rule{g.Path, grantAccess(g.Access)})
+	}
+	for _, r := range rules {
+		if err := addPathRule(ruleset, r.path, r.access&handled); err != nil {
+			if os.IsNotExist(err) && r.path != cfg.Skill && r.path != cfg.WorkDir {
+				continue
+			}
+			return fmt.Errorf("landlock rule for %s: %v", r.path, err)
+		}
+	}
+	return nil
+}
+
+// addPathRule allows access beneath path (or to path, for a file).
+func addPathRule(ruleset int, path string, access uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= llFileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Paths the script may read (and execute, for the system folders). /etc is
+// not among them as a whole: /etc/passwd, group, shadow, hostname and the
+// like describe the host. Missing paths are skipped.
+
+// llSystemDirs are read and executed: the system's programs and libraries.
+func llSystemDirs() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+}
+
+// llDevices are read and written: harmless character devices.
+func llDevices() []string {
+	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+}
+
+// landlockCause explains a failed landlock_create_ruleset version query.
+func landlockCause(errno syscall.Errno) string {
+	switch errno {
+	case unix.ENOSYS:
+		return "the kernel has no Landlock (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK; landlock_create_ruleset failed with ENOSYS); fix: a newer kernel"
+	case unix.EOPNOTSUPP:
+		return "Landlock is built into the kernel but not enabled at boot (EOPNOTSUPP); fix: add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
+	}
+	return fmt.Sprintf("landlock unavailable: landlock_create_ruleset failed with %s (%v)", unix.ErrnoName(errno), errno)
+}

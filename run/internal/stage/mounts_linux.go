@@ -1,0 +1,172 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// Flags and options of the small tmpfs mounts: the root (see
+// rootOptions), the deny-list masks, /dev/shm.
+const (
+	maskFlags  = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	shmOptions = "size=64m,nr_inodes=1024,mode=1777"
+)
+
+// setupMounts builds the mount namespace's view of the file system, as
+// bubblewrap does: a fresh tmpfs root holding only what the script needs,
+// then pivot_root, and the host's tree detached.
+//
+//   - "/" becomes recursively private first, so nothing mounted here
+//     propagates to the host (and nothing from the host appears later);
+//   - the new root is a tmpfs mounted on a host folder (rootBase) and
+//     built there while the host's tree is still the root, because bind
+//     mounts need their sources in this mount namespace;
+//   - buildRoot puts in the system folders read-only, /etc rebuilt from
+//     etcReadable, a minimal /dev, a private /proc (fresh with a PID
+//     namespace), and mount points for what follows; no other host folder
+//     or file of "/" exists in it, and its cost does not grow with their
+//     number;
+//   - /tmp becomes a private, writable tmpfs;
+//   - the grants, the skill and the work folders are bound in at their own
+//     paths from descriptors opened on the host's tree (or attached from
+//     the supervisor's trees, see handOver);
+//   - unless it is kept, the work folder is a folder of the /tmp tmpfs
+//     (when it lies in /tmp, the default) or a tmpfs of its own, capped at
+//     WorkDirMB (disk fill is then impossible);
+//   - the deny-list entries inside grants are masked, the skill folder is
+//     made read-only, /dev/shm is a small private tmpfs;
+//   - enterRoot switches to the new root and detaches the host's tree, so
+//     /proc/self/mountinfo lists the sandbox's mounts only.
+//
+// Landlock enforces the read/write split too; this layer is what still
+// holds where Landlock is missing, and it hides host paths entirely.
+func setupMounts(cfg *config) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %v", err)
+	}
+	h, err := openHostView(cfg)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	root := rootBase(cfg)
+	if err := unix.Mount("tmpfs", root, "tmpfs", maskFlags, rootOptions); err != nil {
+		return fmt.Errorf("root tmpfs on %s: %v", root, err)
+	}
+	errs := []error{buildRoot(cfg, h, root)}
+	// A private /tmp: programs that write /tmp by name, ignoring TMPDIR
+	// (LibreOffice, many scripts), work. When the work folder lies in
+	// /tmp (the default) it is a folder of this same tmpfs, so both count
+	// against one cap of WorkDirMB.
+	shared := cfg.WorkDirMB > 0 && Under(cfg.WorkDir, []string{"/tmp"})
+	tmpMB := cfg.WorkDirMB
+	if tmpMB == 0 {
+		tmpMB = stageconfig.DefaultWorkDirMB
+	}
+	if err := unix.Mount("tmpfs", root+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(tmpMB, "1777")); err != nil {
+		// enterRoot needs it: the host's tree would stay reachable.
+		return errors.Join(append(errs, fmt.Errorf("/tmp tmpfs: %v", err))...)
+	}
+	errs = append(errs, bindGrants(cfg, root, h.grants))
+	if cfg.SkillTree != 0 {
+		errs = append(errs, attachSkill(cfg, root))
+	} else {
+		errs = append(errs, rebind(h.skill, root+cfg.Skill))
+	}
+	switch {
+	case shared:
+		if err := os.MkdirAll(root+cfg.WorkDir, 0o700); err != nil {
+			errs = append(errs, fmt.Errorf("work folder: %v", err))
+		}
+	case cfg.WorkDirMB > 0:
+		// A size-capped work folder: a full disk is not the script's to
+		// cause. Its mount point was made by buildRoot.
+		if err := unix.Mount("tmpfs", root+cfg.WorkDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(cfg.WorkDirMB, "0700")); err != nil {
+			errs = append(errs, fmt.Errorf("work folder tmpfs: %v", err))
+		}
+	default:
+		// A kept work folder, on the host's disk: as the tmpfs would
+		// be, nosuid, nodev and noexec, so that a program the script
+		// writes there cannot run where Landlock is missing.
+		errs = append(errs, rebind(h.work, root+cfg.WorkDir))
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		if unix.MountSetattr(unix.AT_FDCWD, root+cfg.WorkDir, unix.AT_RECURSIVE, &attr) != nil {
+			errs = append(errs, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC))
+		}
+	}
+	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]), remountReadOnly(root+cfg.Skill))
+	// A private, small /dev/shm: POSIX semaphores and shared memory
+	// (Python's multiprocessing locks and pools) need it. Its pages are
+	// memory outside RLIMIT_AS, hence the size cap.
+	if err := unix.Mount("tmpfs", root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
+		errs = append(errs, fmt.Errorf("/dev/shm: %v", err))
+	}
+	return errors.Join(append(errs, enterRoot(root))...)
+}
+
+// tmpfsOptions are those of a size-capped tmpfs of sizeMB MiB (with 64
+// inodes per MiB, at least 1024) and the given octal mode.
+func tmpfsOptions(sizeMB int, mode string) string {
+	return fmt.Sprintf("size=%dm,nr_inodes=%d,mode=%s", sizeMB, max(sizeMB*64, 1024), mode)
+}
+
+// Under reports whether path is one of dirs or below one.
+func Under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// rebind bind-mounts the folder open on fd onto path, creating path (in
+// the private /tmp) first when it is missing.
+func rebind(fd int, path string) error {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("rebind %s: %v", path, err)
+	}
+	if err := unix.Mount(fdPath(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("rebind %s: %v", path, err)
+	}
+	return nil
+}
+
+// remountReadOnly makes the mount at path read-only. Inside a user
+// namespace the flags inherited from the host's mount are locked, so they
+// are carried over.
+func remountReadOnly(path string) error { return remount(path, unix.MS_RDONLY) }
+
+// remount adds the mount flags set to the mount at path (before Linux
+// 5.12, where mount_setattr(2) is missing), carrying over the locked ones
+// as remountReadOnly does.
+func remount(path string, set uintptr) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("statfs %s: %v", path, err)
+	}
+	flags := unix.MS_BIND | unix.MS_REMOUNT | set
+	for _, f := range []struct{ st, ms int64 }{
+		{unix.ST_RDONLY, unix.MS_RDONLY},
+		{unix.ST_NOSUID, unix.MS_NOSUID},
+		{unix.ST_NODEV, unix.MS_NODEV},
+		{unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME},
+		{unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+		{unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if int64(st.Flags)&f.st != 0 {
+			flags |= uintptr(f.ms)
+		}
+	}
+	if err := unix.Mount("", path, "", flags, ""); err != nil {
+		return fmt.Errorf("remount %s (flags %#x): %v", path, set, err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package stageconfig
+
+// Arg0 is argv[0] of the re-executed init stage. Together with a
+// readable config descriptor it tells ExecInitIfRequested that this process
+// is the init stage and not the program itself.
+const Arg0 = "skill-sandbox-init"
+
+// Descriptors of the init stage besides 0, 1 and 2 (exec.Cmd.ExtraFiles
+// start at 3).
+const (
+	ConfigFD = 3 // supervisor → init: length-prefixed Config (wire.go), then one "go" byte
+	ReportFD = 4 // init → supervisor: JSON lines (Report), close-on-exec
+	StatusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status and the run's usage (ReaperReport)
+)
+
+// GoByte is what the supervisor writes on the config pipe once it has read
+// the layer report and accepts it, when the config asks the init stage to
+// wait for it (RequireIsolation); anything else (or EOF) makes init exit.
+const GoByte = 'g'
+
+// ExitFailure is init's exit status when it gives up before execve.
+const ExitFailure = 125
+
+// Config is everything the init stage needs: the supervisor decides,
+// the init stage only carries out. It travels over ConfigFD in the flat
+// encoding of wire.go (byte-exact strings; see sendConfig).
+type Config struct {
+	Argv    []string // Argv[0] is the absolute path executed
+	Env     []string
+	Dir     string // working directory of the script
+	Skill   string // skill folder (read-only)
+	WorkDir string // work folder (read-write)
+	// WorkDirMB, when set, replaces the work folder by a private tmpfs of
+	// that size inside the mount namespace.
+	WorkDirMB int
+
+	// Grants are bind-mounted at their own path, parents first; Masked
+	// entries (inside read grants) are hidden; GrantRules are the
+	// Landlock rules of the grants. SkillTree, when not 0, is the
+	// descriptor of a detached copy of the skill folder (see handOver).
+	Grants     []GrantMount `json:",omitempty"`
+	Masked     []GrantMount `json:",omitempty"`
+	GrantRules []GrantRule  `json:",omitempty"`
+	SkillTree  int          `json:",omitempty"`
+	// ReadOnly are parts of write grants mounted read-only on themselves
+	// once the grants are in place (lockReadOnly).
+	ReadOnly []GrantMount `json:",omitempty"`
+
+	Layers       []Layer // layers the init stage should apply (namespaces excepted)
+	Namespaces   []Layer // namespaces the process was cloned into
+	AllowNetwork bool
+	// ProxyPort, when set, asks the init stage to listen on
+	// 127.0.0.1:ProxyPort inside the network namespace, hand the
+	// listening socket to the supervisor over descriptor ProxyFD (a unix
+	// socket, SCM_RIGHTS), close that, and allow TCP connect to that port
+	// only (see setupNetNS).
+	ProxyPort int
+	ProxyFD   int
+
+	// Seatbelt is the macOS profile (see seatbelt.go) the init stage
+	// executes the script under, through sandbox-exec; empty elsewhere.
+	Seatbelt string `json:",omitempty"`
+
+	// WaitForGo makes the init stage wait for GoByte after its layer
+	// report, so the supervisor can refuse the run before the script
+	// starts. Without it the init stage execs at once (one round trip
+	// less).
+	WaitForGo bool
+
+	Limits Limits
+
+	// MemoryCgroup says that the run's cgroup caps its memory; without it
+	// the seccomp filter refuses the memory no process's size shows
+	// (seccomp.Policy.NoMemCgroup).
+	MemoryCgroup bool
+}
+
+// Limits are the resource limits applied by the init stage. Zero means
+// "leave as is".
+type Limits struct {
+	AddressSpace uint64 // RLIMIT_AS, bytes
+	CPUSeconds   uint64 // RLIMIT_CPU
+	Procs        uint64 // RLIMIT_NPROC
+	FileSize     uint64 // RLIMIT_FSIZE, bytes
+	OpenFiles    uint64 // RLIMIT_NOFILE
+}
+
+// Report is one line the init stage writes on ReportFD: first the layer
+// report, then (only if execve failed) ExecError. A fatal problem before the
+// layers are done is reported in Fatal.
+type Report struct {
+	Applied   []Layer   `json:",omitempty"`
+	Missing   []Missing `json:",omitempty"`
+	ExecError string    `json:",omitempty"`
+	Fatal     string    `json:",omitempty"`
+}
+
+// Has reports whether l is in ls.
+func Has(ls []Layer, l Layer) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// FirstTreeFD is the init stage's descriptor of the first detached tree:
+// the trees follow ConfigFD, ReportFD and StatusFD in ExtraFiles.
+const FirstTreeFD = StatusFD + 1
+
+// DefaultWorkDirMB is the size of the work folder's tmpfs when the
+// supervisor asks for one without a size; run.DefaultWorkDirMB is this.
+const DefaultWorkDirMB = 256

@@ -1,0 +1,66 @@
+package stageconfig
+
+// DefaultDenyPaths returns the built-in deny list: places holding
+// credentials, keys, tokens, shell and REPL history or browser profiles.
+// A deny entry wins over every grant: a grant that is (or lies inside) an
+// entry is refused, an entry inside a read grant is hidden from the script
+// (an empty, inaccessible folder or file in its place), and a write grant
+// may not contain an entry at all, existing or not, since the script could
+// create it (~/.ssh/authorized_keys). Sandbox.AllowDenied lifts single
+// entries.
+//
+// An entry starting with "~/" applies in every home folder: the caller's
+// $HOME, /root and the home folder of every account in /etc/passwd. Other
+// entries are absolute; their last element may hold filepath.Match
+// wildcards. Paths under /proc, /sys, /dev and /run are never granted,
+// whatever the deny list says.
+func DefaultDenyPaths() []string {
+	return []string{
+		// Keys, tokens and cloud or cluster credentials.
+		"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
+		"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+		"~/.password-store", "~/.config/gh", "~/.config/hub", "~/.pypirc", "~/.npmrc",
+		"~/.yarnrc", "~/.yarnrc.yml", "~/.cargo/credentials", "~/.cargo/credentials.toml",
+		"~/.gem/credentials", "~/.m2/settings.xml", "~/.gradle/gradle.properties",
+		"~/.terraform.d/credentials.tfrc.json", "~/.vault-token", "~/.config/op",
+		"~/.s3cfg", "~/.boto", "~/.config/rclone", "~/.local/share/keyrings", "~/.pki",
+		"~/.pgpass", "~/.my.cnf",
+		// Shell and REPL history.
+		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.sh_history", "~/.history",
+		"~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history",
+		"~/.psql_history", "~/.mysql_history", "~/.sqlite_history", "~/.lesshst",
+		"~/.wget-hsts", "~/.viminfo",
+		// Browser and mail profiles (cookies, saved passwords).
+		"~/.mozilla", "~/.thunderbird", "~/.config/google-chrome", "~/.config/chromium",
+		"~/.config/BraveSoftware", "~/.config/microsoft-edge", "~/.config/vivaldi",
+		"~/.config/opera", "~/snap/firefox", "~/snap/chromium",
+		// Host secrets and sockets of other users' sessions.
+		"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
+		"/tmp/ssh-*", "/tmp/.X11-unix", "/tmp/.ICE-unix", "/tmp/tmux-*",
+		"/var/run", "/var/lib/docker",
+	}
+}
+
+// GrantMount is one grant as the init stage mounts it.
+type GrantMount struct {
+	Path  string
+	Write bool
+	// Tree is the descriptor, in the init stage, of a detached copy of
+	// the grant made by the supervisor (root callers, see grantTrees);
+	// 0 when the init stage opens Path itself.
+	Tree int `json:",omitempty"`
+	// Dev and Ino identify the folder or file planGrants checked. The
+	// path is opened again later (by the init stage, or open_tree for a
+	// root caller); a script of another run that can write to a parent
+	// could swap the path for a symlink in between, so the opened file
+	// must be this one (see sameGrant).
+	Dev uint64 `json:",omitempty"`
+	Ino uint64 `json:",omitempty"`
+}
+
+// GrantRule is one Landlock rule for the grants.
+type GrantRule struct {
+	Path string
+	// Access: "r" read, "rw" read and write, "l" list the folder only.
+	Access string
+}

@@ -1,4 +1,0 @@
-package run
-
-// receivePooled has nothing to receive: no stage is pooled here.
-func receivePooled() error { return nil }
