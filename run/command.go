@@ -25,19 +25,7 @@ func (s *Sandbox) Command(ctx context.Context, argv []string) (*Result, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return res, fmt.Errorf("%w: empty command", ErrBadConfig)
 	}
-	p, cleanup, err := s.prepare("", nil, argv, res)
-	if err != nil {
-		if cleanup != nil {
-			cleanup()
-		}
-		return res, err
-	}
-	p.teardown = cleanup
-	err = launchListing(ctx, p, res)
-	if p.teardown != nil { // not handed to the background teardown
-		p.teardown()
-	}
-	return res, err
+	return res, s.start(ctx, "", nil, argv, res)
 }
 
 // commandArgv resolves argv[0] of a Command and checks that the sandbox

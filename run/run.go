@@ -96,19 +96,26 @@ type plan struct {
 // before the sandbox's own teardown has finished: see Result.WaitCleanup.
 func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Result, error) {
 	res := &Result{ExitCode: -1, Script: script}
-	p, cleanup, err := s.prepare(script, args, nil, res)
+	return res, s.start(ctx, script, args, nil, res)
+}
+
+// start prepares and launches one run of a script (Run) or of a command
+// line (Command), filling res. The teardown runs here only when the launch
+// did not hand it to the background teardown.
+func (s *Sandbox) start(ctx context.Context, script string, args, command []string, res *Result) error {
+	p, cleanup, err := s.prepare(script, args, command, res)
 	if err != nil {
 		if cleanup != nil {
 			cleanup()
 		}
-		return res, err
+		return err
 	}
 	p.teardown = cleanup
 	err = launchListing(ctx, p, res)
 	if p.teardown != nil { // not handed to the background teardown
 		p.teardown()
 	}
-	return res, err
+	return err
 }
 
 // launchListing launches the plan and, when it has write grants or a kept
