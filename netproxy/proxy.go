@@ -123,8 +123,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if isTimeout(err) {
 				continue
 			}
 			return err
@@ -224,15 +223,13 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.refuse(c, e, status, text, start)
 		return
 	}
-	defer up.Close()
-	p.mu.Lock()
-	p.conns[up] = struct{}{}
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.conns, up)
-		p.mu.Unlock()
-	}()
+	if !p.track(up) { // Close ran while connect dialled
+		up.Close()
+		e.Reason = "the proxy is closing"
+		p.finish(e, start)
+		return
+	}
+	defer p.untrack(up)
 	e.Addr = addr.String()
 	e.Allowed = true
 	var head func(*atomic.Int64) ([]byte, error)

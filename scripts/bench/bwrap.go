@@ -46,17 +46,11 @@ func findBwrap() string {
 
 // bwrapArgv is the command line that runs k's script under bubblewrap.
 func bwrapArgv(bwrap, base string, k kind) ([]string, error) {
-	dir := filepath.Join(base, k.skill)
-	argv := append([]string{bwrap}, bwrapArgs(dir)...)
-	script := filepath.Join(dir, "scripts", k.script)
-	if k.interp == "" {
-		return append(argv, script), nil
-	}
-	p, err := lookSystem(k.interp)
+	bare, err := bareArgv(base, k)
 	if err != nil {
 		return nil, err
 	}
-	return append(argv, p, script), nil
+	return append(append([]string{bwrap}, bwrapArgs(filepath.Join(base, k.skill))...), bare...), nil
 }
 
 // runBwrap runs k's script under bubblewrap.

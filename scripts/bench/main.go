@@ -274,17 +274,16 @@ func sandboxArgv(bin, base string, k kind) []string {
 	return []string{bin, "run", filepath.Join(base, k.skill), k.script}
 }
 
-// runSandboxed runs k's script through `skill-sandbox run`. (The first
-// result is kept for callers that once took the peak RSS from it; it is 0.)
-func runSandboxed(bin, base string, k kind) (int64, error) {
+// runSandboxed runs k's script through `skill-sandbox run`.
+func runSandboxed(bin, base string, k kind) error {
 	argv := sandboxArgv(bin, base, k)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var errBuf strings.Builder
 	cmd.Stderr = &errBuf
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
 	}
-	return 0, nil
+	return nil
 }
 
 // measureLatency times o.n bare and o.n sandboxed starts of k, alternating
@@ -319,7 +318,7 @@ func measureLatency(o options, base string, k kind) latency {
 	}
 	for i := 0; i < o.n; i++ {
 		timed(func() error { return runBare(base, k) }, &r.bare, &r.bareErr)
-		timed(func() error { _, err := runSandboxed(o.bin, base, k); return err }, &r.sandboxed, &r.sandboxErr)
+		timed(func() error { return runSandboxed(o.bin, base, k) }, &r.sandboxed, &r.sandboxErr)
 		if o.bwrap != "" {
 			timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr)
 		}
@@ -519,7 +518,7 @@ func concurrentRates(o options, total int, base string, k kind) []rate {
 		rs = append(rs, rate{name: name, perSec: v, err: err, present: true})
 	}
 	add("bare", func() error { return runBare(base, k) })
-	add("skill-sandbox", func() error { _, err := runSandboxed(o.bin, base, k); return err })
+	add("skill-sandbox", func() error { return runSandboxed(o.bin, base, k) })
 	if o.bwrap != "" {
 		add("bubblewrap", func() error { return runBwrap(o.bwrap, base, k) })
 	} else {

@@ -162,7 +162,7 @@ func measureMCP(o options, base string, k kind) mcpLatency {
 	}
 	for i := 0; i < o.n; i++ {
 		t := time.Now()
-		if _, err := runSandboxed(o.bin, base, k); err != nil && r.err == nil {
+		if err := runSandboxed(o.bin, base, k); err != nil && r.err == nil {
 			r.err = err
 		}
 		r.cli = append(r.cli, time.Since(t))
