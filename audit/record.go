@@ -314,7 +314,7 @@ type Meta struct {
 	// MCP, when set, is copied to the record's mcp field.
 	MCP *MCP
 	// Policy is the canonical JSON of the resolved policy and PolicySHA256
-	// its hash (policy.Resolved.Canonical and Digest); nil when none was
+	// its hash (policy.Resolved.Encode); nil when none was
 	// resolved. PolicySources are the files behind it.
 	Policy        []byte
 	PolicySHA256  string

@@ -15,10 +15,8 @@ import (
 // (MODULE.py, or MODULE/__main__.py for a package) must be a regular file
 // in scripts/, checked like any script.
 func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, res *Result) ([]string, int, error) {
-	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
-	res.Skill = res.Validation.Name
-	if !res.Validation.Valid {
-		return nil, 0, fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	if err := s.validateSkill(skill, res); err != nil {
+		return nil, 0, err
 	}
 	if !validModule(module) || !strings.HasPrefix(module, "scripts.") {
 		return nil, 0, fmt.Errorf("%w: %q is not a module of the skill's scripts package (want e.g. scripts.package_skill)", ErrBadScript, module)
@@ -28,8 +26,7 @@ func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, 
 	if err != nil {
 		var err2 error
 		if target, err2 = validate.ResolveScript(skill, rel+"/__main__.py"); err2 != nil {
-			msg := strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
-			return nil, 0, fmt.Errorf("%w: module %s: %s", ErrBadScript, module, msg)
+			return nil, 0, fmt.Errorf("%w: module %s: %s", ErrBadScript, module, scriptRefusal(err))
 		}
 	}
 	if r, err := filepath.Rel(skill, target); err == nil {

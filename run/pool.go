@@ -83,11 +83,7 @@ func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
 	}
 	uid, gid := sandboxIdentity()
 	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs}
-	for _, l := range namespaceLayers(like.AllowNetwork) {
-		if !stageconfig.Has(like.Disable, l) {
-			shape.wantNS = append(shape.wantNS, l)
-		}
-	}
+	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {

@@ -303,16 +303,8 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		// network namespace is missing.
 		p.cfg.WaitForGo = true
 	}
-	for _, l := range namespaceLayers(s.AllowNetwork) {
-		if !stageconfig.Has(s.Disable, l) {
-			p.wantNS = append(p.wantNS, l)
-		}
-	}
-	for _, l := range processLayers(s.AllowNetwork) {
-		if !stageconfig.Has(s.Disable, l) {
-			p.cfg.Layers = append(p.cfg.Layers, l)
-		}
-	}
+	p.wantNS = enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	p.cfg.Layers = append(p.cfg.Layers, enabled(processLayers(s.AllowNetwork), s.Disable)...)
 	p.warn = s.Warnings
 	p.denyPaths, p.allowDenied = s.DenyPaths, s.AllowDenied
 	p.requestID = requestID
@@ -327,21 +319,47 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	return p, cleanup, nil
 }
 
+// enabled is ls without the layers in disable, in ls's order. A run's
+// namespaces and a pool's shape both come from it, so they compare equal
+// exactly when a pooled stage fits the run.
+func enabled(ls, disable []Layer) []Layer {
+	var out []Layer
+	for _, l := range ls {
+		if !stageconfig.Has(disable, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// validateSkill validates the skill folder into res and returns
+// ErrInvalidSkill, with the problems, when it is not valid.
+func (s *Sandbox) validateSkill(skill string, res *Result) error {
+	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
+	res.Skill = res.Validation.Name
+	if !res.Validation.Valid {
+		return fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	}
+	return nil
+}
+
+// scriptRefusal is validate.ResolveScript's error without its leading
+// "script refused: ", which ErrBadScript's text already says.
+func scriptRefusal(err error) string {
+	return strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
+}
+
 // scriptArgv validates the skill, resolves script inside its scripts/
 // folder and returns the argv that runs it with args, and the RLIMIT_AS in
 // MiB.
 func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, res *Result) ([]string, int, error) {
-	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
-	res.Skill = res.Validation.Name
-	if !res.Validation.Valid {
-		return nil, 0, fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	if err := s.validateSkill(skill, res); err != nil {
+		return nil, 0, err
 	}
 
 	target, err := validate.ResolveScript(skill, script)
 	if err != nil {
-		// Both errors read "script refused": say it once.
-		msg := strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
-		return nil, 0, fmt.Errorf("%w: %s", ErrBadScript, msg)
+		return nil, 0, fmt.Errorf("%w: %s", ErrBadScript, scriptRefusal(err))
 	}
 	if rel, err := filepath.Rel(skill, target); err == nil {
 		res.Script = filepath.ToSlash(rel)
