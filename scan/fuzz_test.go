@@ -28,7 +28,7 @@ func FuzzText(f *testing.F) {
 		}
 		for _, rel := range []string{"SKILL.md", "scripts/x.sh"} {
 			r := &Result{}
-			r.text(rel, data, classify(rel, data))
+			r.text(rel, data, classify(rel, data, false))
 			for _, fd := range r.Findings {
 				if fd.Rule == "" || fd.Line < 1 || fd.Line > lines || !utf8.ValidString(fd.Reason) && utf8.Valid(data) {
 					t.Fatalf("bad finding %+v", fd)

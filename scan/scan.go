@@ -122,7 +122,7 @@ func (r *Result) file(tree *sign.Tree, rel string) {
 	data := buf[:n]
 	r.read += int64(n)
 	exec := st.Mode().Perm()&0o111 != 0
-	kind := classify(rel, data)
+	kind := classify(rel, data, exec)
 	switch kind.binary {
 	case "native":
 		r.add(Finding{RuleNativeBinary, High, rel, 0, kind.what + ": compiled code that cannot be reviewed"})
@@ -205,8 +205,8 @@ var (
 		".ttf", ".otf", ".woff", ".woff2", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".webm", ".mov", ".sqlite", ".db"}
 )
 
-// classify looks at a file's name and first bytes.
-func classify(rel string, data []byte) fileKind {
+// classify looks at a file's name, first bytes and execute bit.
+func classify(rel string, data []byte, exec bool) fileKind {
 	lower := strings.ToLower(rel)
 	ext := path.Ext(lower)
 	k := fileKind{
@@ -239,7 +239,11 @@ func classify(rel string, data []byte) fileKind {
 		k.binary, k.what = "archive", "compressed"
 	case len(head) > 262 && string(head[257:262]) == "ustar":
 		k.binary, k.what = "archive", "tar"
-	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0:
+	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !codeExts[ext] && !bytes.HasPrefix(data, []byte("#!")) && !exec:
+		// A NUL byte makes other files binary data; not a script's nor
+		// an executable's: bash, perl and node run a script with a NUL
+		// in a comment, so one NUL must not hide the rest of it from
+		// the text rules.
 		k.binary = "data"
 	}
 	return k

