@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/scan"
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -120,7 +123,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 			if f.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", loc, f.Line)
 			}
-			fmt.Fprintf(out, "%-8s %s: %s [%s]\n", f.Severity, loc, oneLine(f.Reason), f.Rule)
+			fmt.Fprintf(out, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
 		}
 	}
 	if !*jsonOut {
@@ -176,4 +179,32 @@ func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 		return err
 	}
 	return f.Close()
+}
+
+// visible escapes what a hostile skill could use to rewrite the report
+// on a terminal or in a CI log viewer that renders ANSI: its file names
+// and the text its findings quote are the skill's own bytes. C0 controls
+// (ESC, CR, newline), DEL, C1 controls and bytes that are not UTF-8
+// become \xNN; Unicode format characters (bidi controls, zero-width
+// characters, tag characters) and line and paragraph separators become
+// \uNNNN or \UNNNNNNNN, so a finding reads as what it is.
+func visible(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r < 0x20, r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r >= 0x80 && r <= 0x9f, unicode.Is(unicode.Cf, r), r == 0x2028, r == 0x2029:
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
