@@ -59,14 +59,23 @@ type grantPlan struct {
 	readOnly      []stageconfig.GrantMount
 	maskedInWrite []string
 	mountOnly     error
+	// made lists the folders Run created for missing write grants
+	// (parents before children), so that a run refused before its script
+	// started can remove them again (removeMade).
+	made []string
 }
 
 // planGrants resolves and checks the grants of s. Relative paths are
 // resolved against the process's working directory; missing write
 // folders are created (and listed in Created). A write grant may not
 // overlap the skill folder (skill; "" skips the check).
-func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
+func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}}
+	defer func() {
+		if err != nil { // a refused run leaves nothing behind
+			removeMade(gp.made)
+		}
+	}()
 	if len(s.ReadPaths) == 0 && len(s.WritePaths) == 0 && s.Cwd == "" {
 		return gp, nil // ReadOnlyPaths can only narrow write grants
 	}
@@ -109,10 +118,14 @@ func (s *Sandbox) planGrants(skill string) (*grantPlan, error) {
 				if err := checkGrantable(abs, flag, deny, allowed); err != nil {
 					return "", err
 				}
-				if _, err := MakeWriteFolder(abs); err != nil {
+				made, err := makeWriteFolder(abs)
+				gp.made = append(gp.made, made...)
+				if err != nil {
 					return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
 				}
-				gp.grants.Created = append(gp.grants.Created, abs)
+				if slices.Contains(made, abs) {
+					gp.grants.Created = append(gp.grants.Created, abs)
+				}
 			}
 		}
 		real, err := filepath.EvalSymlinks(abs)
@@ -434,25 +447,4 @@ func checkSkillGrants(skill string, write []string) error {
 		}
 	}
 	return nil
-}
-
-// MakeWriteFolder creates dir (with its parents) when it is missing, the
-// way Run creates a missing WritePaths folder: owned by the identity the
-// sandbox runs as (uid 65534 for a root caller), so that scripts can write
-// in it without it being id-mapped (see docs/grants.md). It reports
-// whether it created dir.
-func MakeWriteFolder(dir string) (bool, error) {
-	if _, err := os.Lstat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	uid, gid := sandboxIdentity()
-	if uid != os.Geteuid() && uid >= 0 {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
 }

@@ -108,6 +108,7 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		if cleanup != nil {
 			cleanup()
 		}
+		unmakeRefused(res)
 		return err
 	}
 	p.teardown = cleanup
@@ -115,7 +116,19 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 	if p.teardown != nil { // not handed to the background teardown
 		p.teardown()
 	}
+	unmakeRefused(res)
 	return err
+}
+
+// unmakeRefused removes the write folders a run created when its script
+// never started: a refused run leaves nothing behind on the host, and
+// nothing is listed as created.
+func unmakeRefused(res *Result) {
+	if res.Started {
+		return
+	}
+	removeMade(res.made)
+	res.made, res.Grants.Created = nil, nil
 }
 
 // launchListing launches the plan and, when it has write grants or a kept
@@ -191,7 +204,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Grants = gp.grants
+	res.Grants, res.made = gp.grants, gp.made
 	masks, err := maskMounts(gp.grants.Masked)
 	if err != nil {
 		return nil, nil, err

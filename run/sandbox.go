@@ -309,6 +309,9 @@ type Result struct {
 	// cleanup, when not nil, is closed once the run's sandbox is gone
 	// (see WaitCleanup).
 	cleanup chan struct{}
+	// made are the folders Run created for missing write grants, removed
+	// again when the script never started (unmakeRefused).
+	made []string
 }
 
 // WaitCleanup blocks until the run's sandbox is gone: its init process

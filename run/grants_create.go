@@ -1,0 +1,70 @@
+package run
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// MakeWriteFolder creates dir (with its parents) when it is missing, the
+// way Run creates a missing WritePaths folder: owned by the identity the
+// sandbox runs as (uid 65534 for a root caller), so that scripts can write
+// in it without it being id-mapped (see docs/grants.md). It reports
+// whether it created dir.
+func MakeWriteFolder(dir string) (bool, error) {
+	made, err := makeWriteFolder(dir)
+	return slices.Contains(made, dir), err
+}
+
+// makeWriteFolder does MakeWriteFolder's work and returns the folders it
+// created itself, parents first, also on error. Each is made with one
+// mkdir, not MkdirAll, so that a folder a concurrent caller made first is
+// not counted as ours and never removed by removeMade.
+func makeWriteFolder(dir string) ([]string, error) {
+	dir = filepath.Clean(dir)
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		switch {
+		case err == nil:
+			made = append(made, missing[i])
+		case errors.Is(err, fs.ErrExist):
+			if st, serr := os.Stat(missing[i]); serr != nil || !st.IsDir() {
+				return made, err
+			}
+		default:
+			return made, err
+		}
+	}
+	uid, gid := sandboxIdentity()
+	if slices.Contains(made, dir) && uid != os.Geteuid() && uid >= 0 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return made, err
+		}
+	}
+	return made, nil
+}
+
+// removeMade removes the folders makeWriteFolder created, children first,
+// when the run they were made for was refused. rmdir, not a recursive
+// removal: a folder someone has put something in since is left alone.
+func removeMade(made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		syscall.Rmdir(made[i])
+	}
+}
