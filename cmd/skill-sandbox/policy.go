@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,18 +233,60 @@ func printPolicy(w io.Writer, r *policy.Resolved) {
 }
 
 // requestProblems checks the skill's request file, if it has one, for
-// validate: every error becomes a problem of the skill.
+// validate: every error becomes a problem of the skill, and so does every
+// request that no flag or operator policy can ever grant (a [signature]
+// section, a path or host inside the file's own denies), since each
+// refuses every run of the skill.
 func requestProblems(dir string) []validate.Problem {
-	_, err := policy.LoadRequest(dir)
-	if err == nil {
+	req, err := policy.LoadRequest(dir)
+	if err != nil {
+		p := validate.Problem{File: policy.RequestFile, Message: err.Error()}
+		var pe *policy.Error
+		if errors.As(err, &pe) {
+			p.Line, p.Column, p.Message = pe.Line, pe.Col, pe.Msg
+		}
+		return []validate.Problem{p}
+	}
+	if req == nil {
 		return nil
 	}
-	p := validate.Problem{File: policy.RequestFile, Message: err.Error()}
-	var pe *policy.Error
-	if errors.As(err, &pe) {
-		p.Line, p.Column, p.Message = pe.Line, pe.Col, pe.Msg
+	var re *policy.RefusedError
+	if _, err := policy.Resolve(policy.Flags{}, nil, req, dir); !errors.As(err, &re) {
+		return nil
 	}
-	return []validate.Problem{p}
+	var out []validate.Problem
+	for _, m := range re.Missing {
+		if m.Grant != "" {
+			continue // granted by a flag or an operator policy at run time
+		}
+		p := validate.Problem{File: policy.RequestFile, Message: m.Request + "; no grant can meet this request, so every run is refused"}
+		p.Line, p.Column = lineCol(m.Where)
+		out = append(out, p)
+	}
+	return out
+}
+
+// lineCol returns the line and column at the end of a "file:line:col"
+// position, or zeros.
+func lineCol(where string) (line, col int) {
+	rest, c, ok := cutLastInt(where)
+	if !ok {
+		return 0, 0
+	}
+	if _, l, ok := cutLastInt(rest); ok {
+		return l, c
+	}
+	return 0, 0
+}
+
+// cutLastInt splits "s:N" into s and N.
+func cutLastInt(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s, 0, false
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	return s[:i], n, err == nil
 }
 
 // addRequestProblems adds the problems of the skill's request file, if it

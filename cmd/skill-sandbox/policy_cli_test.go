@@ -378,3 +378,35 @@ func TestPolicySignature(t *testing.T) {
 		t.Fatalf("request file with [signature]: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestValidateUngrantableRequest checks that validate reports, at its
+// line, a request in skill-sandbox.toml that refuses every run whatever
+// the flags and operator policy grant, and passes one a grant can meet.
+func TestValidateUngrantableRequest(t *testing.T) {
+	for _, c := range []struct {
+		name, toml string
+		want       string // in the --json problem; "" for a valid skill
+	}{
+		{"signature section", "[signature]\nrequire = true\nallowed_signers = \"keys\"\n",
+			`"line":2,"column":1,"message":"[signature], which only the operator policy`},
+		{"read inside its own deny_read", "[filesystem]\nread = [\"data\"]\ndeny_read = [\".\"]\n",
+			`"line":2,"column":1,"message":"read `},
+		{"host inside its own denied_domains", "[network]\n\nallowed_domains = [\"a.example.com\"]\ndenied_domains = [\"*.example.com\"]\n",
+			`"line":3,"column":1,"message":"host a.example.com (denied by *.example.com); no grant can meet this request`},
+		{"a request a flag can grant", "[filesystem]\nread = [\"/etc\"]\n[network]\nallowed_domains = [\"a.example.com\"]\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			skill := newSkill(t, map[string]string{"skill-sandbox.toml": c.toml})
+			r := runCLI(t, "", "validate", "--json", skill)
+			if c.want == "" {
+				if r.Code != 0 {
+					t.Errorf("exit %d, want 0\n%s%s", r.Code, r.Stdout, r.Stderr)
+				}
+				return
+			}
+			if r.Code != 1 || !strings.Contains(r.Stdout, `{"file":"skill-sandbox.toml",`+c.want) {
+				t.Errorf("exit %d, want 1 with %s\n%s%s", r.Code, c.want, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
