@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -89,13 +88,7 @@ func manifestCached(dir string, strict bool, maxEntries int, maxBytes int64, cac
 		if e.Type == 0 && e.Path == SignatureFile {
 			continue
 		}
-		bad := ""
-		switch {
-		case e.Type != 0:
-			bad = typeName(e.Type)
-		case strings.ContainsRune(e.Path, '\n'):
-			bad = "newline-name"
-		}
+		bad := unsignable(e)
 		if bad != "" && strict {
 			return nil, nil, fmt.Errorf("digest: %s: %s not allowed in a signable skill (only regular files and folders are)", strconv.Quote(e.Path), bad)
 		}
@@ -114,10 +107,7 @@ func manifestCached(dir string, strict bool, maxEntries int, maxBytes int64, cac
 				return nil, nil, err
 			}
 			budget -= n
-			mode := "644"
-			if exec {
-				mode = "755"
-			}
+			mode := modeText(exec)
 			if bad != "" {
 				fmt.Fprintf(&b, "! %s-%s %s %s\n", bad, mode, sum, strconv.Quote(e.Path))
 			} else {

@@ -69,6 +69,15 @@ type Options struct {
 	// the folder changed in between and the record would name other
 	// files than those verified.
 	Recorded string
+	// CopyTo, when set, is a folder to create (its parent must exist)
+	// and fill with a copy of dir made while it is hashed: the digest
+	// checked is that of the copy, so running the copy runs exactly what
+	// was verified, whatever is done to dir afterwards (a file rewritten
+	// or swapped between the check and the run). The copy holds the
+	// checked signature as SKILL.sig; folders are 0755, files 0644 or
+	// 0755. Cache is not used for it. On failure CopyTo may hold part of
+	// the copy: the caller removes it either way.
+	CopyTo string
 }
 
 // VerifySkillWith is VerifySkill with options.
@@ -108,7 +117,12 @@ func VerifySkillWith(dir, allowedSigners string, opts Options) (*Signer, error) 
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", signatureFile, err))
 	}
-	m, _, err := manifestCached(dir, true, MaxEntries, MaxBytes, opts.Cache)
+	var m []byte
+	if opts.CopyTo != "" {
+		m, err = copyManifest(dir, opts.CopyTo, sigData)
+	} else {
+		m, _, err = manifestCached(dir, true, MaxEntries, MaxBytes, opts.Cache)
+	}
 	if err != nil {
 		return fail(err)
 	}

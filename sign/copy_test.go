@@ -1,0 +1,100 @@
+package sign
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// signSkill signs dir with testKey's key (Go only, no ssh-keygen) and
+// returns an allowed_signers file trusting it.
+func signSkill(t *testing.T, dir string) string {
+	t.Helper()
+	digest, err := Digest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	writeFile(t, filepath.Join(dir, SignatureFile), SignEd25519(priv, Namespace, Message(digest)))
+	allowed := filepath.Join(t.TempDir(), "allowed_signers")
+	writeFile(t, allowed, []byte("alice@example.com "+testKey(t)+"\n"))
+	return allowed
+}
+
+// TestVerifyCopy: the copy VerifyCopy returns is the folder as verified:
+// same digest, files, modes and signature, named like the folder, and
+// untouched by later changes to the folder; remove deletes it. What
+// VerifySkill refuses, VerifyCopy refuses.
+func TestVerifyCopy(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, skill string) // before the check
+		want   error                            // nil: verified
+	}{
+		{"signed", func(*testing.T, string) {}, nil},
+		{"empty folder added", func(t *testing.T, skill string) {
+			if err := os.Mkdir(filepath.Join(skill, "cache"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+		{"file changed", func(t *testing.T, skill string) {
+			writeFile(t, filepath.Join(skill, "scripts", "run.py"), []byte("print('evil')\n"))
+		}, ErrNotVerified},
+		{"symlink added", func(t *testing.T, skill string) {
+			if err := os.Symlink("run.py", filepath.Join(skill, "scripts", "alias.py")); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrNotVerified},
+		{"unsigned", func(t *testing.T, skill string) {
+			if err := os.Remove(filepath.Join(skill, SignatureFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrUnsigned},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			skill := makeSkill(t)
+			allowed := signSkill(t, skill)
+			tt.change(t, skill)
+			s, cp, remove, err := VerifyCopy(skill, allowed, Options{})
+			defer remove()
+			if !errors.Is(err, tt.want) || (err != nil && !errors.Is(err, ErrNotVerified)) {
+				t.Fatalf("VerifyCopy: %v, want %v", err, tt.want)
+			}
+			if err != nil {
+				remove()
+				if cp != "" {
+					t.Errorf("a refused folder has a copy %q", cp)
+				}
+				return
+			}
+			if filepath.Base(cp) != filepath.Base(skill) || cp == skill {
+				t.Errorf("copy %s is not a new folder named like %s", cp, skill)
+			}
+			if d, err := Digest(cp); err != nil || d != s.Digest {
+				t.Errorf("Digest(copy) = %s, %v; verified %s", d, err, s.Digest)
+			}
+			for rel, want := range map[string]os.FileMode{".": 0o755 | os.ModeDir, "scripts": 0o755 | os.ModeDir,
+				"scripts/run.sh": 0o755, "scripts/run.py": 0o644, SignatureFile: 0o644} {
+				if st, err := os.Stat(filepath.Join(cp, rel)); err != nil || st.Mode() != want {
+					t.Errorf("%s in the copy: %v, %v; want mode %v", rel, st.Mode(), err, want)
+				}
+			}
+			sig, _ := os.ReadFile(filepath.Join(skill, SignatureFile))
+			if got, _ := os.ReadFile(filepath.Join(cp, SignatureFile)); string(got) != string(sig) {
+				t.Errorf("the copy's signature differs from the one checked")
+			}
+			// The folder changes after the check; the copy does not.
+			writeFile(t, filepath.Join(skill, "scripts", "run.py"), []byte("print('evil')\n"))
+			if got, _ := os.ReadFile(filepath.Join(cp, "scripts", "run.py")); string(got) != "print('hi')\n" {
+				t.Errorf("the copy changed with the folder: %q", got)
+			}
+			remove()
+			if _, err := os.Stat(filepath.Dir(cp)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("remove left %s: %v", filepath.Dir(cp), err)
+			}
+		})
+	}
+}
