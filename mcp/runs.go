@@ -88,19 +88,24 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	}
 	c.meta.SkillPath = sk.Path
 	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
+	dir := sk.Path
 	if s.cfg.AllowedSigners != "" {
 		c.meta.Signature.Required = true
-		// The check shares the record digest's cache, so large files are
-		// read once; the record's digest was taken just before, and a
-		// difference means the folder changed in between: refused.
-		signer, err := sign.VerifySkillWith(sk.Path, s.cfg.AllowedSigners,
+		// The record's digest was taken just before, and a difference
+		// means the folder changed in between: refused. What runs, and
+		// whose policy request counts, is the copy made while verifying:
+		// a file changed or swapped in the folder after the check does
+		// not run.
+		signer, verified, remove, err := sign.VerifyCopy(sk.Path, s.cfg.AllowedSigners,
 			sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
+		defer remove() // the run is over when this call returns
 		if err != nil {
 			return s.refuse(c, err)
 		}
 		c.meta.Signature = audit.SignatureOf(true, signer)
+		dir = verified
 	}
-	sb, err := s.prepareRun(c, sk.Path, true, a.Stdin, a.TimeoutSeconds)
+	sb, err := s.prepareRun(c, dir, true, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
 		return s.refuse(c, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -103,5 +104,59 @@ func TestSignatureChangedDuringCheck(t *testing.T) {
 	recs = records(t, log.String())
 	if len(recs) != 2 || !recs[1].Signature.Verified {
 		t.Errorf("record of the unchanged skill: %+v", recs[len(recs)-1])
+	}
+}
+
+// TestSignedRunUsesVerifiedCopy is the attack test of the verified copy:
+// the signed script writes through a hard link in the workspace to one of
+// the skill's files, then reads that file again from the skill folder.
+// The run sees only the bytes that were verified (the folder itself did
+// change), as a script swapped in between the check and the exec would
+// not run.
+func TestSignedRunUsesVerifiedCopy(t *testing.T) {
+	skills := skillsDir(t)
+	probe := filepath.Join(skills, "probe")
+	data := filepath.Join(probe, "references", "data.txt")
+	files := map[string]string{
+		filepath.Join(probe, "scripts", "twice.sh"): "#!/bin/sh\nd=$(dirname \"$0\")/..\ncat \"$d/references/data.txt\"\nprintf 'evil\\n' > \"$1\"\ncat \"$d/references/data.txt\"\n",
+		data: "good\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(data, 0o666); err != nil { // writable by the sandbox's identity
+		t.Fatal(err)
+	}
+	allowed := signProbe(t, skills)
+	ws, err := os.MkdirTemp("", "skill-sandbox-mcp-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	if err := os.Chmod(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(ws, "alias")
+	if err := os.Link(data, alias); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	srv, err := NewServer(Config{SkillDirs: []string{skills}, AllowedSigners: allowed, Workspace: ws, Log: &syncBuffer{}, Version: "test",
+		Sandbox: run.Sandbox{AllowDegraded: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]any{"skill": "probe", "script": "twice.sh", "args": []string{alias}})
+	res := srv.toolRunScript(context.Background(), callInfo{id: json.RawMessage("1")}, args)
+	out, _ := res["structuredContent"].(map[string]any)
+	if e, _ := out["error"].(string); e != "" {
+		t.Skipf("no run here: %s", e)
+	}
+	if got := dig(res, "structuredContent", "stdout", "text"); got != "good\ngood\n" {
+		t.Errorf("the run saw the folder change after the check: %v", out)
+	}
+	if b, _ := os.ReadFile(data); string(b) != "evil\n" {
+		t.Errorf("the script's write did not reach the skill folder (%q): the test tested nothing", b)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -296,4 +298,21 @@ func addRequestProblems(r *validate.Result) {
 		r.Errors = append(r.Errors, ps...)
 		r.Valid = false
 	}
+}
+
+// samePolicy resolves the policy again from the verified copy of the
+// skill: the skill's request file was read from the folder before the
+// signature check, and the run must not use a request the signature does
+// not cover. A difference means the folder changed in between.
+func samePolicy(fs *flag.FlagSet, f *runFlags, verified string, pol *policy.Resolved) error {
+	again, err := resolvePolicy(fs, f, verified)
+	if err != nil {
+		return fmt.Errorf("%w: the verified copy: %w", sign.ErrNotVerified, err)
+	}
+	a, _ := again.Encode()
+	b, _ := pol.Encode()
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("%w: %w while it was being verified (its policy request differs)", sign.ErrNotVerified, sign.ErrChanged)
+	}
+	return nil
 }

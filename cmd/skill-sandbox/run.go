@@ -305,19 +305,27 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		c.meta.Policy, c.meta.PolicySHA256 = pol.Encode()
 	}
 
-	// The signature check is the flags' or the operator policy's.
+	// The signature check is the flags' or the operator policy's. What
+	// runs is the copy made while verifying, never the folder itself:
+	// a file changed or swapped there after the check does not run.
+	skillDir := c.meta.SkillPath
 	if pol.Signature.Required {
 		c.meta.Signature.Required = true
 		// The record's digest, when there is one, was taken just before:
 		// a difference means the folder changed in between.
-		signer, err := sign.VerifySkillWith(c.meta.SkillPath, pol.Signature.AllowedSigners,
+		signer, verified, remove, err := sign.VerifyCopy(c.meta.SkillPath, pol.Signature.AllowedSigners,
 			sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
+		defer remove() // after the sandbox's teardown (deferred below)
+		if err == nil {
+			err = samePolicy(fs, &f, verified, pol)
+		}
 		if err != nil {
 			errorf(stderr, "%s: %v", c.meta.SkillPath, err)
 			c.write(audit.FromRun(c.meta, nil, err)) // reports its own failure
 			return exitRefused
 		}
 		c.meta.Signature = audit.SignatureOf(true, signer)
+		skillDir = verified
 	}
 
 	var warnings io.Writer = stderr
@@ -341,7 +349,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	// the resolved policy (the flags are one of its sources): Apply sets
 	// them; the literal holds only what the policy does not cover.
 	sb := &run.Sandbox{
-		SkillDir:         c.meta.SkillPath,
+		SkillDir:         skillDir,
 		CPUs:             f.cpus,
 		OutputCap:        f.outputCap,
 		UseWorkDir:       f.workdir,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,13 @@ import (
 // skill folder and an allowed_signers file trusting the key.
 func signedSkill(t *testing.T) (skill, allowed string) {
 	t.Helper()
+	return signedSkillWith(t, nil)
+}
+
+// signedSkillWith is signedSkill with add called on the copy before it is
+// signed (to add files).
+func signedSkillWith(t *testing.T, add func(skill string)) (skill, allowed string) {
+	t.Helper()
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
 		t.Skip("ssh-keygen not installed (Debian: openssh-client; .ci/run installs it)")
 	}
@@ -31,6 +39,9 @@ func signedSkill(t *testing.T) (skill, allowed string) {
 	skill = filepath.Join(tmp, "word-stats")
 	if err := os.CopyFS(skill, os.DirFS(repoPath("testdata", "example", "word-stats"))); err != nil {
 		t.Fatal(err)
+	}
+	if add != nil {
+		add(skill)
 	}
 	// The sandbox runs the skill as nobody when the caller is root.
 	if err := filepath.Walk(skill, func(p string, info os.FileInfo, err error) error {
@@ -234,5 +245,103 @@ func TestRequireSignatureChangedDuringCheck(t *testing.T) {
 	stderr.Reset()
 	if code := runCommand(args, &stdout, &stderr, false, nil, sign.DigestAnyCached); code != 0 && !strings.Contains(stderr.String(), "unavailable") {
 		t.Errorf("unchanged skill: exit %d\nstderr: %s", code, stderr.String())
+	}
+}
+
+// TestRequireSignatureRunsVerifiedCopy: the skill folder is changed after
+// the signature check, deterministically: the signed script itself writes
+// through a hard link (in a --write folder) to one of the skill's files,
+// then reads that file again from the skill folder. Without the verified
+// copy it would read the change, as a script swapped in by anyone who can
+// write the folder between the check and the exec would run; with it, the
+// run sees only the bytes that were verified. The change did reach the
+// folder itself.
+func TestRequireSignatureRunsVerifiedCopy(t *testing.T) {
+	script := "d=$(dirname \"$0\")/..\ncat \"$d/references/data.txt\"\nprintf 'evil\\n' > \"$1\"\ncat \"$d/references/data.txt\"\n"
+	skill, allowed := signedSkillWith(t, func(skill string) {
+		for name, body := range map[string]string{"scripts/twice.sh": script, "references/data.txt": "good\n"} {
+			if err := os.WriteFile(filepath.Join(skill, name), []byte(body), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	data := filepath.Join(skill, "references", "data.txt")
+	if err := os.Chmod(data, 0o666); err != nil { // writable by the sandbox's identity
+		t.Fatal(err)
+	}
+	grant := filepath.Join(filepath.Dir(skill), "grant")
+	if err := os.Mkdir(grant, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(grant, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(grant, "alias")
+	if err := os.Link(data, alias); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	r := runCLI(t, "", "audit", "--require-signature", "--allowed-signers", allowed, "--allow-degraded", "--quiet",
+		"--write", grant, skill, "twice.sh", alias)
+	rec := stderrRecord(t, r.Stderr)
+	if rec.ErrorKind == audit.KindUnsupported {
+		t.Skipf("no sandbox on this platform: %s", rec.Error)
+	}
+	if r.Code != 0 || !rec.Signature.Verified {
+		t.Fatalf("exit %d, signature %+v\n%s", r.Code, rec.Signature, r.Stderr)
+	}
+	if r.Stdout != "good\ngood\n" {
+		t.Errorf("the run saw the folder change after the check: stdout %q, want \"good\\ngood\\n\"", r.Stdout)
+	}
+	if b, _ := os.ReadFile(data); string(b) != "evil\n" {
+		t.Errorf("the script's write did not reach the skill folder (%q): the test tested nothing", b)
+	}
+	if rec.Skill.Path != skill {
+		t.Errorf("record names %s, want the skill folder %s", rec.Skill.Path, skill)
+	}
+}
+
+// TestSamePolicy: the skill's policy request is read from the folder
+// before the signature check; the run's policy must be the one resolved
+// from the verified copy. A request swapped in for the first read (here:
+// one that sets an environment variable the signed one does not) is
+// refused as a changed folder; the same request passes.
+func TestSamePolicy(t *testing.T) {
+	req := "[resources]\ntimeout = \"1m\"\n"
+	tests := []struct {
+		name  string
+		first string // the request read before the check; "" for none
+		want  error
+	}{
+		{"same request", req, nil},
+		{"request swapped before the check", req + "[env]\nset = [\"REPORT_STYLE=short\"]\n", sign.ErrChanged},
+		{"request added before the check", "", sign.ErrChanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig, copied := filepath.Join(t.TempDir(), "s"), filepath.Join(t.TempDir(), "s")
+			for dir, body := range map[string]string{orig: tt.first, copied: req} {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if body != "" {
+					if err := os.WriteFile(filepath.Join(dir, "skill-sandbox.toml"), []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var f runFlags
+			fs := newRunFlagSet("run", &f, io.Discard)
+			if err := fs.Parse([]string{"--timeout", "5m"}); err != nil {
+				t.Fatal(err)
+			}
+			pol, err := resolvePolicy(fs, &f, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = samePolicy(fs, &f, copied, pol)
+			if !errors.Is(err, tt.want) || (tt.want != nil && !errors.Is(err, sign.ErrNotVerified)) {
+				t.Errorf("samePolicy: %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
