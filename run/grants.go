@@ -218,6 +218,13 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 		return nil, err
 	}
 	sort.Strings(gp.grants.Masked)
+	// Refused here, with the reason, rather than by the exec failing in
+	// a folder the script may not enter.
+	for _, m := range gp.grants.Masked {
+		if c := gp.grants.Cwd; c == m || pathUnder(c, m) {
+			return nil, fmt.Errorf("%w: --cwd %s lies in %s, which is on the deny list and hidden from the script", ErrBadConfig, s.Cwd, m)
+		}
+	}
 
 	for _, w := range gp.grants.Write {
 		id := gp.ids[w]

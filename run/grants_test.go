@@ -83,6 +83,7 @@ func TestPlanGrants(t *testing.T) {
 		{name: "write inside the skill refused", sb: Sandbox{WritePaths: []string{filepath.Join(skill, "out")}}, wantErr: "overlaps the skill folder"},
 		{name: "write holding the skill refused", sb: Sandbox{WritePaths: []string{filepath.Join(base, "skills")}}, wantErr: "overlaps the skill folder"},
 		{name: "missing read", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "nope")}}, wantErr: "no such file"},
+		{name: "cwd in a masked folder", sb: Sandbox{ReadPaths: []string{alice}, Cwd: filepath.Join(alice, ".ssh")}, wantErr: "--cwd " + filepath.Join(alice, ".ssh") + " lies in " + filepath.Join(alice, ".ssh") + ", which is on the deny list"},
 		{name: "cwd outside the grants", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "data", "in.txt")}, Cwd: filepath.Join(base, "data")}, wantErr: "not inside a --read or --write grant"},
 		{name: "read the home parent masks ssh", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "home")}},
 			check: func(t *testing.T, gp *grantPlan) {
