@@ -336,7 +336,12 @@ func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []M
 			missing = append(missing, Missing{where, "read " + p + " (denied by deny_read " + d + ")", ""})
 			continue
 		}
-		if _, ok := withinAny(p, union(fs.Read, fs.Write)); !ok && !(skillDir != "" && within(p, skill)) {
+		inSkill := skillDir != "" && within(p, skill)
+		if m, denied := builtinDenied("read", p, where, fs.AllowDenied); denied && !inSkill {
+			missing = append(missing, m)
+			continue
+		}
+		if _, ok := withinAny(p, union(fs.Read, fs.Write)); !ok && !inSkill {
 			missing = append(missing, Missing{where, "read " + p, "--read " + p})
 		}
 	}
@@ -346,11 +351,27 @@ func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []M
 			missing = append(missing, Missing{where, "write " + p + " (denied by deny_read or deny_write " + d + ")", ""})
 			continue
 		}
+		if m, denied := builtinDenied("write", p, where, fs.AllowDenied); denied {
+			missing = append(missing, m)
+			continue
+		}
 		if _, ok := withinAny(p, fs.Write); !ok {
 			missing = append(missing, Missing{where, "write " + p, "--write " + p})
 		}
 	}
 	return missing
+}
+
+// builtinDenied reports a request (kind "read" or "write") for a path on
+// the run's built-in deny list: the run would hide it whatever flag grants
+// it, so it is unmet unless the operator policy names it (allowDenied).
+func builtinDenied(kind, p, where string, allowDenied []string) (Missing, bool) {
+	d := run.DenyListEntry(p, allowDenied)
+	if d == "" {
+		return Missing{}, false
+	}
+	return Missing{where, kind + " " + p + " (on the built-in deny list: " + d + ")",
+		kind + " = [\"" + p + "\"] in the [filesystem] of the operator policy (--policy); no flag grants a path on the deny list"}, true
 }
 
 func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {

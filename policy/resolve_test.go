@@ -82,6 +82,8 @@ func TestPrecedence(t *testing.T) {
 			})},
 		{"9 a request inside a deny is refused with no flag to grant it", Flags{Read: []string{"/data"}}, "[filesystem]\ndeny_read = [\"/data/private\"]", "[filesystem]\nread = [\"/data/private/k\"]",
 			refused("read /data/private/k (denied by deny_read /data/private)")},
+		{"9 a request on the built-in deny list is refused, naming the operator policy", Flags{Read: []string{"/etc"}}, "", "[filesystem]\nread = [\"/etc/shadow\"]",
+			refused("(1)", "read /etc/shadow (on the built-in deny list: /etc/shadow); grant it with read = [\"/etc/shadow\"] in the [filesystem] of the operator policy (--policy); no flag grants")},
 		{"10 the request's denies are added", Flags{Read: []string{"/data"}}, "", "[filesystem]\ndeny_read = [\"/data/skip\"]\ndeny_write = [\"out\"]",
 			ok(func(r *Resolved) (any, any) {
 				return [][]string{r.Filesystem.DenyRead, r.Filesystem.DenyWrite}, [][]string{{"/data/skip"}, {"/skill/out"}}
@@ -128,6 +130,8 @@ func TestPrecedence(t *testing.T) {
 			ok(func(r *Resolved) (any, any) { return r.Signature, ResolvedSignature{true, "/s"} })},
 		{"17 signature: a request file may not set it", Flags{}, "", "[signature]\nrequire = true\nallowed_signers = \"my_own_keys\"",
 			refused("skill-sandbox.toml:2:1: [signature], which only the operator policy or --require-signature may set")},
+		{"16 allow_denied: a request inside a path the operator policy names is met", Flags{}, "[filesystem]\nread = [\"/etc/ssh\"]", "[filesystem]\nread = [\"/etc/ssh/ssh_config\"]",
+			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/etc/ssh"} })},
 		{"16 allow_denied: the operator policy's exact paths only", Flags{Read: []string{"/home/u/.aws"}}, "[filesystem]\nread = [\"~/.ssh/known_hosts\"]", "",
 			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/home/u/.ssh/known_hosts"} })},
 	}
@@ -251,4 +255,50 @@ func TestTimeoutLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRequestOnDenyList checks requests for paths on the built-in deny
+// list inside the caller's home folder: a grant of the home folder does
+// not meet them (the run hides them), an operator policy naming the path,
+// or a folder between it and the entry, does.
+func TestRequestOnDenyList(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, c := range []struct {
+		name     string
+		flags    Flags
+		op, req  string
+		refusedW string // in the error; "" when met
+	}{
+		{"home granted by flag, ~/.ssh asked", Flags{Read: []string{home}}, "", "[filesystem]\nread = [\"~/.ssh\"]", "read " + home + "/.ssh (on the built-in deny list: " + home + "/.ssh)"},
+		{"home granted by the operator, a key asked", Flags{}, "[filesystem]\nread = [\"~\"]", "[filesystem]\nread = [\"~/.aws/credentials\"]", "read " + home + "/.aws/credentials (on the built-in deny list: " + home + "/.aws)"},
+		{"a history file asked for writing", Flags{Write: []string{home + "/out"}}, "", "[filesystem]\nwrite = [\"~/.bash_history\"]", "write " + home + "/.bash_history (on the built-in deny list"},
+		{"the operator names ~/.ssh", Flags{}, "[filesystem]\nread = [\"~/.ssh\"]", "[filesystem]\nread = [\"~/.ssh/id_ed25519.pub\"]", ""},
+		{"the operator names one file, another asked", Flags{}, "[filesystem]\nread = [\"~/.ssh/known_hosts\"]", "[filesystem]\nread = [\"~/.ssh/id_rsa\"]", "read " + home + "/.ssh/id_rsa (on the built-in deny list"},
+		{"a path beside the entries", Flags{Read: []string{home}}, "", "[filesystem]\nread = [\"~/.sshrc\", \"~/docs\"]", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var op *Policy
+			if c.op != "" {
+				op = mustParseHome(t, c.op, "/ops", home)
+			}
+			req := mustParseHome(t, c.req, "/skill", home)
+			_, err := Resolve(c.flags, op, req, "/skill")
+			switch {
+			case c.refusedW == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.refusedW != "" && (err == nil || !strings.Contains(err.Error(), c.refusedW)):
+				t.Errorf("err %v, want a refusal holding %q", err, c.refusedW)
+			}
+		})
+	}
+}
+
+func mustParseHome(t *testing.T, src, dir, home string) *Policy {
+	t.Helper()
+	p, err := Parse(RequestFile, []byte(src), dir, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -297,17 +297,53 @@ func checkGrantable(p, flag string, deny []string, allowed map[string]bool) erro
 	if allowed[p] {
 		return nil
 	}
+	if d, _ := denyEntryOf(p, deny); d != "" {
+		return fmt.Errorf("%w: %s %s: %s is on the deny list (credentials, keys, history); only a policy naming the path exactly can grant it", ErrBadConfig, flag, p, d)
+	}
+	return nil
+}
+
+// denyEntryOf returns the first entry of deny that p is or lies inside,
+// and the folder (p or above it) that matches it; "" when none does.
+func denyEntryOf(p string, deny []string) (entry, at string) {
 	for _, d := range deny {
 		for q := p; ; q = filepath.Dir(q) {
 			if ok, _ := filepath.Match(d, q); ok || q == d {
-				return fmt.Errorf("%w: %s %s: %s is on the deny list (credentials, keys, history); only a policy naming the path exactly can grant it", ErrBadConfig, flag, p, d)
+				return d, q
 			}
 			if q == "/" {
 				break
 			}
 		}
 	}
-	return nil
+	return "", ""
+}
+
+// DenyListEntry returns the entry of the built-in deny list
+// (DefaultDenyPaths, "~/" entries in every home folder, an entry that is a
+// symlink at its target too) that the absolute, clean path p is or lies
+// inside, or "" when there is none. As in Run, a path of allowDenied
+// exempts itself and what lies below it: p is not denied when p, or a
+// folder between p and the entry, is one of them. p is compared as
+// written; symbolic links in it are not resolved. A policy uses it to
+// refuse a request that Run would hide from the script.
+func DenyListEntry(p string, allowDenied []string) string {
+	allowed := map[string]bool{}
+	for _, a := range allowDenied {
+		allowed[filepath.Clean(a)] = true
+	}
+	d, at := denyEntryOf(p, denyEntries(DefaultDenyPaths(), homeFolders(), allowed))
+	if d == "" {
+		return ""
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		if allowed[q] {
+			return ""
+		}
+		if q == at || q == "/" {
+			return d
+		}
+	}
 }
 
 // readRules returns the Landlock rules of read grant r. Landlock cannot
