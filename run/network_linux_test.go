@@ -80,9 +80,9 @@ func (fi *fakeInternet) hook(sb *Sandbox) {
 
 // newFakeInternet starts the servers with a certificate made here for the
 // test names, and a handler that answers "hello HOST PATH", redirects on
-// /redirect?to=URL and serves git repositories under /git/ when gitRoot
-// is set.
-func newFakeInternet(t *testing.T, extra http.Handler) *fakeInternet {
+// /redirect?to=URL and serves extra's handlers under their patterns (git
+// repositories under /git/, a package index under /simple/).
+func newFakeInternet(t *testing.T, extra map[string]http.Handler) *fakeInternet {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -111,8 +111,8 @@ func newFakeInternet(t *testing.T, extra http.Handler) *fakeInternet {
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 	})
-	if extra != nil {
-		mux.Handle("/git/", extra)
+	for pattern, h := range extra {
+		mux.Handle(pattern, h)
 	}
 	plainLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -267,7 +267,7 @@ func TestAllowHostsGit(t *testing.T) {
 	if out, err := execCommand("sh", "-c", script); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	fi := newFakeInternet(t, gitHandler(backend, root))
+	fi := newFakeInternet(t, map[string]http.Handler{"/git/": gitHandler(backend, root)})
 	dir := netSkill(t, fi, map[string]string{"clone.sh": `#!/bin/sh
 cd "$HOME"
 export GIT_SSL_CAINFO="$OLDPWD/../references/ca.pem"
