@@ -6,10 +6,11 @@
 // The proxy resolves names itself and refuses addresses that reach the
 // host, its LAN or its cloud provider (loopback, private, carrier-grade
 // NAT, link-local including the metadata address, multicast, unique-local,
-// unspecified, and their IPv4-mapped forms) unless an allow pattern names
-// the IP address itself. It dials exactly the address it checked, so a
-// second, different DNS answer cannot redirect the connection (DNS
-// rebinding). Every connection is logged in a bounded Report.
+// unspecified, and the IPv6 forms that lead to such an IPv4 address:
+// IPv4-mapped, -compatible and -translated, NAT64, 6to4, Teredo) unless
+// an allow pattern names the IP address itself. It dials exactly the
+// address it checked, so a second, different DNS answer cannot redirect
+// the connection (DNS rebinding). Every connection is logged in a bounded Report.
 //
 // Inside a tunnel it reads only the first TLS record, before the server
 // gets any of it: a tunnel to port 443 must start with a whole ClientHello,

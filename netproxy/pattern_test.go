@@ -93,6 +93,11 @@ func TestAddrBlocked(t *testing.T) {
 		{"255.255.255.255", true}, {"::1", true}, {"::", true}, {"fe80::1", true}, {"fd00::1", true},
 		{"fc00::1", true}, {"ff02::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:169.254.169.254", true},
 		{"64:ff9b::a9fe:a9fe", true}, {"64:ff9b::808:808", false},
+		// IPv4-compatible (deprecated), IPv4-translated, 6to4 and Teredo
+		// forms are judged by the IPv4 address they lead to.
+		{"::7f00:1", true}, {"::808:808", true}, {"::ffff:0:7f00:1", true}, {"::ffff:0:808:808", false},
+		{"2002:a9fe:a9fe::1", true}, {"2002:7f00:1::", true}, {"2002:808:808::1", false},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", true}, {"2001:0:4136:e378:8000:63bf:f7f7:f7f7", false},
 		{"93.184.215.14", false}, {"8.8.8.8", false}, {"2606:4700::1111", false}, {"203.0.113.5", false},
 	}
 	for _, tt := range tests {

@@ -128,15 +128,18 @@ func newFixture(t *testing.T, allow, deny []string, opts ...func(*Config)) *fixt
 	t.Cleanup(secure.Close)
 	tn := &testNet{
 		names: map[string][]string{
-			"api.example.com":   {"203.0.113.10"},
-			"example.com":       {"203.0.113.10"},
-			"badexample.com":    {"203.0.113.10"},
-			"www.example.com":   {"203.0.113.10"},
-			"loop.example.com":  {"127.0.0.1"},
-			"meta.example.com":  {"169.254.169.254"},
-			"mixed.example.com": {"10.0.0.1", "203.0.113.10"},
-			"v6.example.com":    {"::ffff:127.0.0.1", "fe80::1"},
-			"lan.example.com":   {"192.168.1.20"},
+			"api.example.com":    {"203.0.113.10"},
+			"example.com":        {"203.0.113.10"},
+			"badexample.com":     {"203.0.113.10"},
+			"www.example.com":    {"203.0.113.10"},
+			"loop.example.com":   {"127.0.0.1"},
+			"meta.example.com":   {"169.254.169.254"},
+			"mixed.example.com":  {"10.0.0.1", "203.0.113.10"},
+			"v6.example.com":     {"::ffff:127.0.0.1", "fe80::1"},
+			"lan.example.com":    {"192.168.1.20"},
+			"compat.example.com": {"::7f00:1"},
+			"6to4.example.com":   {"2002:a9fe:a9fe::1"},
+			"teredo.example.com": {"2001:0:4136:e378:8000:63bf:80ff:fffe"},
 		},
 		routes: map[string]string{
 			"203.0.113.10:80":  plain.Listener.Addr().String(),
@@ -183,7 +186,10 @@ func TestProxyDecisions(t *testing.T) {
 		{"https://meta.example.com/", 403, "169.254.169.254 (link-local (cloud metadata))"},
 		{"https://lan.example.com/", 403, "192.168.1.20 (private)"},
 		{"https://v6.example.com/", 403, "refused addresses"},
-		{"https://mixed.example.com/", 200, "hello"},            // the private answer is skipped
+		{"https://mixed.example.com/", 200, "hello"}, // the private answer is skipped
+		{"http://compat.example.com/", 403, "::7f00:1 (IPv4-compatible (deprecated))"},
+		{"http://6to4.example.com/", 403, "2002:a9fe:a9fe::1 (6to4 of 169.254.169.254, link-local (cloud metadata))"},
+		{"http://teredo.example.com/", 403, "(Teredo of 127.0.0.1, loopback)"},
 		{"http://127.0.0.1:80/", 200, "hello from 127.0.0.1 /"}, // explicit IP grant
 		{"http://api.example.com/redirect?to=http://example.com/", 403, "not in the allow list"},
 		{"https://api.example.com/redirect?to=https://meta.example.com/", 403, "169.254.169.254"},
