@@ -3,8 +3,8 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
-#   make fuzz      fuzz the SKILL.md parser, the proxy's request, host and
-#                  TLS ClientHello parsers, the policy parser, the MCP
+#   make fuzz      fuzz the SKILL.md parser, the proxy's request, host,
+#                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder
 #                  and report encoder, and the /proc stat parser of the
@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime $(FUZZTIME) ./scan

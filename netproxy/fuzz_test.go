@@ -2,7 +2,9 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
+	"io"
 	"strings"
 	"testing"
 )
@@ -122,6 +124,29 @@ func FuzzClientHello(f *testing.F) {
 			if _, err := parseClientHello(longer); err == nil {
 				t.Fatalf("a ClientHello claiming one byte more than it has parsed: % x", longer)
 			}
+		}
+	})
+}
+
+// FuzzChunkedBody feeds arbitrary bytes to the chunked body framing: it
+// must never panic, pass on only a prefix of its input, unchanged, and
+// never pass on more than the input had.
+func FuzzChunkedBody(f *testing.F) {
+	for _, s := range []string{
+		"5\r\nhello\r\n0\r\n\r\n",
+		"5;a=b\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\n\r\n",
+		"1\r\nhello\r\n0\r\n\r\n",
+		"fffffffffffffff\r\n",
+		"0\r\n\r\n",
+		"\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		body := framing{chunked: true}.body(bufio.NewReaderSize(bytes.NewReader(data), 16), 256)
+		out, _ := io.ReadAll(body)
+		if !bytes.HasPrefix(data, out) {
+			t.Fatalf("passed on %q, not a prefix of %q", out, data)
 		}
 	})
 }

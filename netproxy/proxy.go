@@ -232,7 +232,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	defer p.untrack(up)
 	e.Addr = addr.String()
 	e.Allowed = true
-	var head func(*atomic.Int64) ([]byte, error)
+	var head func(*atomic.Int64) ([]byte, io.Reader, error)
 	if req.method == "CONNECT" {
 		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
@@ -241,10 +241,16 @@ func (p *Proxy) serveConn(c net.Conn) {
 		}
 		// The client's first bytes are checked before the server gets
 		// them: TLS on port 443, and a server name that is the host's.
-		head = func(last *atomic.Int64) ([]byte, error) { return p.firstRecord(c, br, req.target, last) }
+		head = func(last *atomic.Int64) ([]byte, io.Reader, error) {
+			rec, err := p.firstRecord(c, br, req.target, last)
+			return rec, nil, err
+		}
 	} else {
+		// One request only: its head, then its body as framed, and
+		// nothing the client sends after it.
 		first := req.upstreamHead()
-		head = func(*atomic.Int64) ([]byte, error) { return first, nil }
+		body := req.framing.body(br, p.cfg.MaxHeaderBytes)
+		head = func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil }
 	}
 	e.BytesUp, e.BytesDown, err = p.relay(c, br, up, head)
 	var refused *tunnelRefusal

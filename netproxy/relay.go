@@ -16,12 +16,16 @@ import (
 // proxy is closed. The server-to-client direction starts at once; the
 // other first calls head, which returns what to send the server before
 // the client's bytes (a request head, or the checked first TLS record of
-// a tunnel); an error from head ends the connection before anything more
-// reaches the server, after a TLS alert to the client when head refused
-// with one. Each direction uses one fixed buffer, so a peer that never
-// reads costs no memory: its direction blocks until the idle timeout. It
-// returns the bytes sent each way and head's error.
-func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head func(last *atomic.Int64) ([]byte, error)) (up, down int64, err error) {
+// a tunnel) and what of the client's bytes follow it: nil for the rest of
+// the stream (a tunnel), or a reader that ends with the one request's
+// body (plain HTTP), after which the client's further bytes are read and
+// dropped, so that the server gets one request only. An error from head
+// ends the connection before anything more reaches the server, after a
+// TLS alert to the client when head refused with one. Each direction uses
+// one fixed buffer, so a peer that never reads costs no memory: its
+// direction blocks until the idle timeout. It returns the bytes sent each
+// way and head's error.
+func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head func(last *atomic.Int64) ([]byte, io.Reader, error)) (up, down int64, err error) {
 	var last atomic.Int64 // unix nanoseconds of the last progress either way
 	last.Store(time.Now().UnixNano())
 	idle := p.cfg.IdleTimeout
@@ -36,9 +40,9 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head f
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		down = p.pipe(server, nil, client, &last, abort)
+		down, _ = p.pipe(server, server, client, &last, abort, true)
 	}()
-	first, err := head(&last)
+	first, body, err := head(&last)
 	if err == nil && len(first) > 0 {
 		server.SetWriteDeadline(time.Now().Add(idle))
 		var w int
@@ -55,27 +59,45 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head f
 		wg.Wait()
 		return up, down, err
 	}
-	up += p.pipe(client, br, server, &last, abort)
+	if body == nil {
+		n, _ := p.pipe(client, br, server, &last, abort, true)
+		up += n
+	} else {
+		n, ended := p.pipe(client, body, server, &last, abort, false)
+		up += n
+		if ended {
+			if _, closed := p.pipe(client, br, discard{}, &last, abort, false); closed {
+				if cw, ok := server.(interface{ CloseWrite() error }); ok {
+					cw.CloseWrite()
+				}
+			}
+		}
+	}
 	wg.Wait()
 	return up, down, nil
 }
 
-// pipe copies from src (through br when set) to dst. At EOF it half-closes
-// dst so the peer sees the end, and returns; on any other error or an
-// idle timeout it aborts the whole connection.
-func (p *Proxy) pipe(src net.Conn, br *bufio.Reader, dst net.Conn, last *atomic.Int64, abort func()) int64 {
+// discard is the destination of the bytes a client sends after the one
+// request of a plain HTTP connection.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (discard) SetWriteDeadline(time.Time) error { return nil }
+
+// pipe copies from r (src's bytes, through a buffer or a body's framing)
+// to dst. At the end of r it returns true, after half-closing dst so the
+// peer sees the end when halfClose is set (without it dst is left open:
+// the end of a request body is not the end of the client's stream, and a
+// server may take a half-close for the client giving up); on any other
+// error or an idle timeout it aborts the whole connection.
+func (p *Proxy) pipe(src net.Conn, r io.Reader, dst writeConn, last *atomic.Int64, abort func(), halfClose bool) (int64, bool) {
 	idle := p.cfg.IdleTimeout
 	buf := make([]byte, relayBufSize)
 	var n int64
 	for {
 		src.SetReadDeadline(time.Now().Add(idle))
-		var k int
-		var err error
-		if br != nil && br.Buffered() > 0 {
-			k, err = br.Read(buf)
-		} else {
-			k, err = src.Read(buf)
-		}
+		k, err := r.Read(buf)
 		if k > 0 {
 			last.Store(time.Now().UnixNano())
 			dst.SetWriteDeadline(time.Now().Add(idle))
@@ -83,7 +105,7 @@ func (p *Proxy) pipe(src net.Conn, br *bufio.Reader, dst net.Conn, last *atomic.
 			n += int64(w)
 			if werr != nil {
 				abort()
-				return n
+				return n, false
 			}
 			last.Store(time.Now().UnixNano())
 		}
@@ -95,12 +117,21 @@ func (p *Proxy) pipe(src net.Conn, br *bufio.Reader, dst net.Conn, last *atomic.
 			continue
 		}
 		if errors.Is(err, io.EOF) {
+			if !halfClose {
+				return n, true
+			}
 			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 				cw.CloseWrite()
-				return n
+				return n, true
 			}
 		}
 		abort()
-		return n
+		return n, false
 	}
+}
+
+// writeConn is what pipe writes to: a connection, or discard.
+type writeConn interface {
+	io.Writer
+	SetWriteDeadline(time.Time) error
 }

@@ -18,6 +18,7 @@ type request struct {
 	target  target
 	path    string   // origin-form path and query for plain HTTP; "" for CONNECT
 	headers []header // in order, as received
+	framing framing  // where a plain HTTP request's body ends
 }
 
 type header struct{ name, value string }
@@ -123,6 +124,9 @@ func parseHead(lines []string) (*request, error) {
 	}
 	req.target, req.path, err = parseAbsoluteURI(uri)
 	if err != nil {
+		return nil, err
+	}
+	if req.framing, err = req.bodyFraming(version); err != nil {
 		return nil, err
 	}
 	return req, nil
