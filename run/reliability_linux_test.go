@@ -44,6 +44,40 @@ print("reply", c.recv(4).decode())
 	}
 }
 
+// TestLocalhostInsideNetNS: the name "localhost" resolves to the run's own
+// loopback (a local server tested as http://localhost:PORT, as webapp
+// tests do), with Landlock on and off, while the sandbox's /etc/hosts
+// names nothing of the host's (its host name).
+func TestLocalhostInsideNetNS(t *testing.T) {
+	fullIsolation(t)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := newSkill(t, map[string]string{
+		"local.py": `import socket, sys, threading
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen()
+def serve():
+    c, _ = srv.accept()
+    c.sendall(c.recv(4).upper())
+threading.Thread(target=serve, daemon=True).start()
+c = socket.create_connection(("localhost", srv.getsockname()[1]), timeout=5)
+c.sendall(b"ping")
+print("reply", c.recv(4).decode())
+hosts = open("/etc/hosts").read().split()
+print("host name listed" if sys.argv[1] in hosts else "host name absent")
+`,
+	})
+	for _, disable := range [][]Layer{nil, {LayerLandlockFS}} {
+		o := runIn(t, Sandbox{Disable: disable}, dir, "local.py", host)
+		if o.err != nil || !strings.Contains(o.stdout, "reply PING\n") || !strings.Contains(o.stdout, "host name absent\n") {
+			t.Errorf("disabled %v: err %v stdout %q stderr %q", disable, o.err, o.stdout, o.stderr)
+		}
+	}
+}
+
 // TestPrivateTmp: /tmp is writable by name, private to the run, and shares
 // the work folder's size cap.
 func TestPrivateTmp(t *testing.T) {

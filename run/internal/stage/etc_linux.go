@@ -47,6 +47,24 @@ func etcNetwork() []string {
 	return []string{"/etc/resolv.conf", "/etc/hosts"}
 }
 
+// etcOwnHosts is the /etc/hosts the sandbox gets when the host's is not
+// shown (etcNetwork): only the loopback names, so that a local server a
+// script starts and tests ("http://localhost:8080", webapp testing) is
+// found. Without it glibc falls through to DNS for "localhost" and fails.
+// It names nothing of the host: localhost is the run's own loopback (in
+// its network namespace), and the host name is the UTS namespace's.
+const etcOwnHosts = "127.0.0.1\tlocalhost\n127.0.1.1\t" + SandboxHostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+// etcOwn returns the files the sandbox's /etc holds that are written by
+// the init stage (buildRoot) rather than bound from the host's, by path:
+// /etc/hosts unless allowNetwork shows the host's.
+func etcOwn(allowNetwork bool) map[string]string {
+	if allowNetwork {
+		return nil
+	}
+	return map[string]string{"/etc/hosts": etcOwnHosts}
+}
+
 // etcPatterns is etcReadable, plus etcNetwork with allowNetwork.
 func etcPatterns(allowNetwork bool) []string {
 	if allowNetwork {

@@ -69,7 +69,8 @@ func landlockABI() (int, error) {
 //   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
 //     skill folder;
 //   - read: the parts of /etc in etcReadable (the list the mount layout
-//     uses too), /proc (private with the PID namespace);
+//     uses too), the files of etcOwn in the sandbox's own /etc, /proc
+//     (private with the PID namespace);
 //   - read and write: /dev/null, zero, full, random, urandom, and the
 //     private /dev/shm and /tmp when the mount namespace provides them;
 //   - everything but execute and device nodes: the work folder;
@@ -192,6 +193,11 @@ func addPathRules(ruleset int, cfg *config, handled uint64) error {
 	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerMountNS) {
 		// The private /dev/shm and /tmp of setupMounts; never the host's.
 		rules = append(rules, rule{"/dev/shm", llReadWrite}, rule{"/tmp", llReadWrite})
+		// Written into the sandbox's own /etc (buildRoot); without the
+		// mount namespace the path would be the host's file.
+		for path := range etcOwn(cfg.AllowNetwork) {
+			rules = append(rules, rule{path, llRead})
+		}
 	}
 	for _, p := range llProcPaths(stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) && reaper.IsNamespaceInit()) {
 		rules = append(rules, rule{p, llRead})

@@ -140,7 +140,8 @@ func rootBase(cfg *config) string {
 //
 //   - the system folders of llSystemDirs, bound in (recursively) or
 //     re-created as the host's symlinks (/bin -> usr/bin);
-//   - /etc, a folder holding only the entries of etcPatterns;
+//   - /etc, a folder holding only the entries of etcPatterns and the
+//     files of etcOwn;
 //   - /dev, a folder holding the devices of llDevices (bound in), the
 //     /dev/fd and /dev/std* links and the pts and shm folders;
 //   - the mount points of the skill folder, the work folder and the
@@ -197,6 +198,9 @@ func buildRoot(cfg *config, h *hostView, root string) error {
 	for _, e := range h.etc {
 		fail(os.MkdirAll(filepath.Dir(root+e.path), 0o755))
 		place(e, true)
+	}
+	for path, content := range etcOwn(cfg.AllowNetwork) {
+		fail(os.WriteFile(root+path, []byte(content), 0o644))
 	}
 	for _, dev := range llDevices() {
 		if fd, ok := h.devices[dev]; ok {
