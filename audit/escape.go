@@ -5,12 +5,13 @@ import (
 	"unicode/utf8"
 )
 
-// escapeInvalid returns s unchanged when it is valid UTF-8. Otherwise each
+// EscapeInvalid returns s unchanged when it is valid UTF-8. Otherwise each
 // byte that is not part of a valid sequence is written as \xNN and each
 // backslash as \\, so that the name stays distinct from every other: JSON
 // would replace those bytes with U+FFFD, and then a record could not tell
-// "a\xff.sh" from a file really named "a\uFFFD.sh".
-func escapeInvalid(s string) string {
+// "a\xff.sh" from a file really named "a\uFFFD.sh". The records use it,
+// and so do list and validate for the names they print.
+func EscapeInvalid(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
@@ -33,33 +34,33 @@ func escapeInvalid(s string) string {
 	return b.String()
 }
 
-// escapeAll applies escapeInvalid to each string of ss, in a copy.
+// escapeAll applies EscapeInvalid to each string of ss, in a copy.
 func escapeAll(ss []string) []string {
 	if ss == nil {
 		return nil
 	}
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = escapeInvalid(s)
+		out[i] = EscapeInvalid(s)
 	}
 	return out
 }
 
-// escapeNames applies escapeInvalid to every field that holds a name or a
+// escapeNames applies EscapeInvalid to every field that holds a name or a
 // message built from names (paths, script, args, interpreter, errors).
 func (r *Record) escapeNames() {
-	r.Message = escapeInvalid(r.Message)
-	r.Skill.Name = escapeInvalid(r.Skill.Name)
-	r.Skill.Path = escapeInvalid(r.Skill.Path)
-	r.Skill.DigestError = escapeInvalid(r.Skill.DigestError)
-	r.Script = escapeInvalid(r.Script)
+	r.Message = EscapeInvalid(r.Message)
+	r.Skill.Name = EscapeInvalid(r.Skill.Name)
+	r.Skill.Path = EscapeInvalid(r.Skill.Path)
+	r.Skill.DigestError = EscapeInvalid(r.Skill.DigestError)
+	r.Script = EscapeInvalid(r.Script)
 	r.Interpreter = escapeAll(r.Interpreter)
 	r.Args = escapeAll(r.Args)
-	r.WorkDir = escapeInvalid(r.WorkDir)
-	r.Error = escapeInvalid(r.Error)
+	r.WorkDir = EscapeInvalid(r.WorkDir)
+	r.Error = EscapeInvalid(r.Error)
 	r.Validation.Errors = escapeAll(r.Validation.Errors)
 	r.Validation.Warnings = escapeAll(r.Validation.Warnings)
 	for i, m := range r.Layers.Missing {
-		r.Layers.Missing[i].Reason = escapeInvalid(m.Reason)
+		r.Layers.Missing[i].Reason = EscapeInvalid(m.Reason)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -60,9 +61,16 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	if v := validate.Skill(paths[0], validate.Options{}); !v.Valid {
 		for _, p := range v.Errors {
-			errorf(stderr, "list: %s: %s", paths[0], oneLine(p.String()))
+			errorf(stderr, "list: %s: %s", audit.EscapeInvalid(paths[0]), oneLine(audit.EscapeInvalid(p.String())))
 		}
 		status = 1
+	}
+	// Names that are not UTF-8 are shown escaped, as in the records: JSON
+	// would turn their stray bytes into U+FFFD (two files, one name), and
+	// a 0xff byte is the table writer's escape character.
+	for i := range files {
+		files[i].Path = audit.EscapeInvalid(files[i].Path)
+		files[i].Problem = audit.EscapeInvalid(files[i].Problem)
 	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)

@@ -151,6 +151,44 @@ func TestNonUTF8ScriptName(t *testing.T) {
 	}
 }
 
+// TestNonUTF8NamesListed: list and validate show a name that is not UTF-8
+// escaped as the records do, so that it stays distinct from a file named
+// with U+FFFD (JSON would print both as U+FFFD), and the 0xff byte, the
+// table writer's escape character, cannot swallow the table's columns.
+func TestNonUTF8NamesListed(t *testing.T) {
+	skill := newSkill(t, map[string]string{
+		"scripts/a\xff.sh":   "echo x\n",
+		"scripts/a\uFFFD.sh": "echo y\n",
+	})
+	if err := os.MkdirAll(filepath.Join(skill, "references", "sub\xfe"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(skill, "references", "sub\xfe", "out")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want []string // each must appear in stdout
+	}{
+		{[]string{"list", skill}, []string{`scripts/a\xff.sh  `, "scripts/a\uFFFD.sh  "}},
+		{[]string{"list", "--json", skill}, []string{`"path": "scripts/a\\xff.sh"`, "\"path\": \"scripts/a\uFFFD.sh\""}},
+		{[]string{"validate", skill}, []string{`references/sub\xfe/out: symlink`}},
+		{[]string{"validate", "--json", skill}, []string{`"file":"references/sub\\xfe/out"`}},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, "", tt.args...)
+		for _, w := range tt.want {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tt.args[:len(tt.args)-1], w, r.Stdout)
+			}
+		}
+		raw := strings.IndexByte(r.Stdout, 0xff) >= 0 || strings.IndexByte(r.Stdout, 0xfe) >= 0
+		if raw || strings.Contains(r.Stdout, "\t") || strings.Contains(r.Stdout, `\ufffd`) {
+			t.Errorf("%v: a raw byte, a tab or an escaped U+FFFD in:\n%q", tt.args[:len(tt.args)-1], r.Stdout)
+		}
+	}
+}
+
 // TestListInvalidSkill: list prints the files of an invalid skill but
 // exits 1 with the validation errors on stderr.
 func TestListInvalidSkill(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -75,6 +76,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	invalid, total := 0, 0
 	err = validate.Each(dirs, validate.Options{Strict: *strict}, func(r validate.Result) error {
 		addRequestProblems(&r)
+		escapeResult(&r)
 		total++
 		if !r.Valid {
 			invalid++
@@ -96,6 +98,18 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// escapeResult escapes the names in r that are not UTF-8 as the records do
+// (audit.EscapeInvalid), so that neither the JSON form (which would show
+// U+FFFD) nor the text form shows two different files as one name.
+func escapeResult(r *validate.Result) {
+	r.Path, r.Name = audit.EscapeInvalid(r.Path), audit.EscapeInvalid(r.Name)
+	for _, ps := range [][]validate.Problem{r.Errors, r.Warnings} {
+		for i := range ps {
+			ps[i].File, ps[i].Message = audit.EscapeInvalid(ps[i].File), audit.EscapeInvalid(ps[i].Message)
+		}
+	}
 }
 
 // printResult writes the human form of one result.
