@@ -116,7 +116,8 @@ func (f *Frontmatter) Lookup(key string) (Pair, bool) {
 //
 // Anchors, aliases, tags, directives, several documents, keys that are
 // collections and duplicate keys are rejected, as are plain scalars that
-// start with an indicator YAML reserves (%, @, `). Control characters are
+// start with an indicator YAML 1.2 does not allow there (ns-plain-first:
+// %, @, `, ",", "]", "}", and "-", "?", ":" before a space). Control characters are
 // rejected in the frontmatter only: the Markdown body is not YAML. Every scalar is a string. Errors are
 // *SyntaxError values with the line and column in SKILL.md. Inputs larger
 // than MaxSkillMDSize are rejected.

@@ -172,3 +172,112 @@ func TestEachStreamsInOrder(t *testing.T) {
 		t.Errorf("err %v after %d calls, want the stop error after 10", err, n)
 	}
 }
+
+// TestYAMLSpecPlainFirst: YAML 1.2.2, 7.3.3 "Plain Style" (production
+// ns-plain-first) and 5.3 "Indicator Characters": a plain scalar may not
+// start with any of the indicators - ? : , [ ] { } # & * ! | > ' " % @ `,
+// except that "-", "?" and ":" may start one when a safe non-space
+// character follows. Each indicator is tried where a value, a list item
+// and a key start, and inside a flow list. The indicators that start
+// something else (a comment, a block scalar, a quoted scalar, a flow
+// collection) must be read as that, not as text; anchors, aliases and
+// tags are outside the supported subset and are refused, never read as
+// text either.
+func TestYAMLSpecPlainFirst(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string // the frontmatter lines
+		key  string // "" when the input must be rejected
+		want any
+	}{
+		// Never the first character of a plain scalar (5.3, 7.3.3).
+		{"comma value", "d: ,x\n", "", nil},
+		{"comma item", "l:\n  - ,x\n", "", nil},
+		{"comma key", ",k: v\n", "", nil},
+		{"close bracket value", "d: ]x\n", "", nil},
+		{"close bracket item", "l:\n  - ]x\n", "", nil},
+		{"close bracket key", "]k: v\n", "", nil},
+		{"close brace value", "d: }x\n", "", nil},
+		{"close brace key", "m:\n  }k: v\n", "", nil},
+		{"percent value", "d: %x\n", "", nil},
+		{"percent key (directive)", "%k: v\n", "", nil},
+		{"at value", "d: @x\n", "", nil},
+		{"at key", "m:\n  @k: v\n", "", nil},
+		{"at in flow", "t: [a, @b]\n", "", nil},
+		{"backtick value", "d: `x`\n", "", nil},
+		{"backtick item", "l:\n  - `x`\n", "", nil},
+		{"backtick key", "`k`: v\n", "", nil},
+		{"percent in flow", "t: [%b]\n", "", nil},
+		{"lone at", "d: @\n", "", nil},
+		{"lone backtick", "d: `\n", "", nil},
+		{"lone comma", "d: ,\n", "", nil},
+		// Node properties: outside the subset, refused.
+		{"ampersand (anchor)", "d: &a x\n", "", nil},
+		{"asterisk (alias)", "d: *a\n", "", nil},
+		{"exclamation (tag)", "d: !x y\n", "", nil},
+		{"ampersand key", "&a k: v\n", "", nil},
+		// "-", "?", ":" followed by a space are indicators, not text, and
+		// a block collection cannot start on its key's line.
+		{"dash space value", "d: - x\n", "", nil},
+		{"dash alone value", "d: -\n", "", nil},
+		{"question space value", "d: ? x\n", "", nil},
+		{"colon space value", "d: : x\n", "", nil},
+		{"colon space item", "l:\n  - : x\n", "", nil},
+		{"dash space in flow", "t: [a, - b]\n", "", nil},
+		// ... and followed by a safe character they start plain text.
+		{"dash value", "d: -foo\n", "d", "-foo"},
+		{"question value", "d: ?foo\n", "d", "?foo"},
+		{"colon value", "d: :foo\n", "d", ":foo"},
+		{"dash item", "l:\n  - -foo\n", "l", []any{"-foo"}},
+		{"question item", "l:\n  - ?foo\n", "l", []any{"?foo"}},
+		{"colon item", "l:\n  - :foo\n", "l", []any{":foo"}},
+		{"dash key", "-k: v\n", "-k", "v"},
+		{"question key", "?k: v\n", "?k", "v"},
+		{"colon key", ":k: v\n", ":k", "v"},
+		{"dash in flow", "t: [-b]\n", "t", []any{"-b"}},
+		{"colon in flow", "t: [a, :b]\n", "t", []any{"a", ":b"}},
+		{"question in flow", "t: [?b]\n", "t", []any{"?b"}},
+		// Example 7.10 "Plain Characters" (outside a flow collection).
+		{"7.10 double colon", "l:\n- ::vector\n", "l", []any{"::vector"}},
+		{"7.10 quoted colon dash", "l:\n- \": - ()\"\n", "l", []any{": - ()"}},
+		{"7.10 commas inside", "l:\n- Up, up, and away!\n", "l", []any{"Up, up, and away!"}},
+		{"7.10 negative number", "l:\n- -123\n", "l", []any{"-123"}},
+		{"7.10 hash inside", "l:\n- https://example.com/foo#bar\n", "l", []any{"https://example.com/foo#bar"}},
+		// Indicators that start something else.
+		{"hash starts a comment", "d: #x\n", "d", ""},
+		{"hash comment item", "l:\n  - #x\n", "l", []any{""}},
+		{"hash ends a continuation", "d: foo\n  #bar\n", "d", "foo"},
+		{"pipe block scalar", "d: |\n  x\n", "d", "x\n"},
+		{"greater block scalar", "d: >-\n  x\n  y\n", "d", "x y"},
+		{"single quote", "d: '#x'\n", "d", "#x"},
+		{"double quote", "d: \"&x\"\n", "d", "&x"},
+		{"bracket flow list", "d: [a]\n", "d", []any{"a"}},
+		{"brace flow map", "d: {a: b}\n", "d", map[string]any{"a": "b"}},
+		// After the first character every indicator is text (ns-plain-char),
+		// also as the first character of a continuation line.
+		{"indicators inside", "d: a,]}&*!|>'\"%@`x\n", "d", "a,]}&*!|>'\"%@`x"},
+		{"indicators continue a line", "d: foo\n  %bar @baz ,q\n", "d", "foo %bar @baz ,q"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm, err := ParseFrontmatter([]byte("---\n" + tt.in + "---\nbody\n"))
+			if tt.key == "" {
+				var se *SyntaxError
+				if !errors.As(err, &se) || se.Line < 2 {
+					t.Fatalf("%q: got %v, want a *SyntaxError on a frontmatter line", tt.in, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", tt.in, err)
+			}
+			p, ok := fm.Lookup(tt.key)
+			if !ok {
+				t.Fatalf("no field %q", tt.key)
+			}
+			if got := plainValue(p.Value); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
