@@ -135,7 +135,9 @@ type tomlParser struct {
 // parseTOML parses src; file names it in errors.
 func parseTOML(file string, src []byte) (*document, error) {
 	if len(src) > MaxSize {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("file is %d bytes; a policy may be at most %d", len(src), MaxSize)}
+		// ParseFile reads one byte past the cap, not the whole file, so
+		// the true size is unknown here.
+		return nil, &Error{File: file, Msg: fmt.Sprintf("file is larger than %d bytes, the most a policy may be", MaxSize)}
 	}
 	if !utf8.Valid(src) {
 		bad := 0

@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -178,8 +180,17 @@ func TestTOMLRejected(t *testing.T) {
 func TestTOMLSizeCap(t *testing.T) {
 	big := []byte("a = \"" + strings.Repeat("x", MaxSize) + "\"")
 	_, err := parseTOML("p.toml", big)
-	if err == nil || !strings.Contains(err.Error(), "at most 65536") {
+	if err == nil || !strings.Contains(err.Error(), "larger than 65536 bytes") {
 		t.Fatalf("parseTOML of %d bytes: %v, want the size cap", len(big), err)
+	}
+	// A file far larger than the cap is read only one byte past it, and
+	// the error does not claim that as its size.
+	huge := filepath.Join(t.TempDir(), "huge.toml")
+	if err := os.WriteFile(huge, []byte("# "+strings.Repeat("x", 3*MaxSize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseFile(huge); err == nil || err.Error() != huge+": file is larger than 65536 bytes, the most a policy may be" {
+		t.Fatalf("ParseFile of %d bytes: %v", 3*MaxSize+3, err)
 	}
 	// Just under the cap is fine.
 	ok := []byte("a = \"" + strings.Repeat("x", MaxSize-6) + "\"")
