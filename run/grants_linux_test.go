@@ -115,6 +115,20 @@ func grantAttacks() []grantAttack {
 			},
 		},
 		{
+			name: "read the coding agent's token while the home folder is granted", script: readArgScript,
+			setup: func(t *testing.T, base string) (Sandbox, []string, func(outcome) bool) {
+				alice := filepath.Join(base, "home", "alice")
+				token := filepath.Join(alice, ".claude", ".credentials.json")
+				if err := os.MkdirAll(filepath.Dir(token), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(token, []byte("AGENT-TOKEN\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return Sandbox{ReadPaths: []string{alice}}, []string{token}, readMarker("AGENT-TOKEN")
+			},
+		},
+		{
 			name: "read ~/.ssh through a symlink in the granted home", script: readArgScript,
 			setup: func(t *testing.T, base string) (Sandbox, []string, func(outcome) bool) {
 				return Sandbox{ReadPaths: []string{filepath.Join(base, "home")}},

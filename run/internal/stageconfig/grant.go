@@ -24,7 +24,10 @@ func DefaultDenyPaths() []string {
 		"~/.gem/credentials", "~/.m2/settings.xml", "~/.gradle/gradle.properties",
 		"~/.terraform.d/credentials.tfrc.json", "~/.vault-token", "~/.config/op",
 		"~/.s3cfg", "~/.boto", "~/.config/rclone", "~/.local/share/keyrings", "~/.pki",
-		"~/.pgpass", "~/.my.cnf",
+		"~/.pgpass", "~/.my.cnf", "~/.oci", "~/.config/doctl", "~/.config/hcloud", "~/.fly",
+		"~/.databrickscfg", "~/.kaggle", "~/.huggingface/token", "~/.cache/huggingface/token",
+		// Tokens of the coding agents that run skills, and of their helpers.
+		"~/.claude/.credentials.json", "~/.codex/auth.json", "~/.config/github-copilot",
 		// Shell and REPL history.
 		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.sh_history", "~/.history",
 		"~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history",
