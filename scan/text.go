@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -59,20 +60,26 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
 	// Cheap literal tests keep the regular expressions off most lines.
 	lower := strings.ToLower(line)
-	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass") {
-		if m := reIgnoreRules().FindString(line); m != "" {
-			add(RulePromptInjection, High, reason("tells the agent to ignore its instructions: %s", m))
+	injection := func(re func() *regexp.Regexp, format string) {
+		loc := re().FindStringIndex(line)
+		if loc == nil {
+			return
 		}
+		m := line[loc[0]:loc[1]]
+		if quotedAttack(line, lower, loc) {
+			add(RulePromptInjection, Info, reason("quotes an injection phrase where it discusses attacks (check it is an example, not an instruction): %s", m))
+			return
+		}
+		add(RulePromptInjection, High, reason(format, m))
+	}
+	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass") {
+		injection(reIgnoreRules, "tells the agent to ignore its instructions: %s")
 	}
 	if k.markdown && containsAny(lower, "the user", "silently", "secretly", "covertly") {
-		if m := reHideFromUser().FindString(line); m != "" {
-			add(RulePromptInjection, High, reason("keeps actions from the user: %s", m))
-		}
+		injection(reHideFromUser, "keeps actions from the user: %s")
 	}
 	if k.markdown && containsAny(lower, "http", "webhook", "ngrok", "requestbin", "pastebin", ".") && containsAny(lower, "send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak") {
-		if m := reSendData().FindString(line); m != "" {
-			add(RulePromptInjection, High, reason("sends data to a remote address: %s", m))
-		}
+		injection(reSendData, "sends data to a remote address: %s")
 	}
 	if containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
 		if name := pipedInto(line, reDownloader()); name != "" {
@@ -174,4 +181,33 @@ func usesVar(line, v string) bool {
 
 func isWord(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// attackWords, lowercase, mark a line that talks about attacks.
+var attackWords = []string{"inject", "attack", "malicious", "threat", "untrusted", "adversar", "jailbreak", "phishing"}
+
+// quotedAttack reports whether the match at loc of line is inside double
+// quotes (straight or curly) or backticks on a line that talks about
+// attacks: security guidance quotes injection phrases as examples of
+// what to defend against ("any text may carry attacker-authored
+// instructions ("ignore previous instructions, ...")"). Both are needed:
+// an unquoted phrase, or a quoted one with no talk of attacks, is read
+// as an instruction.
+func quotedAttack(line, lower string, loc []int) bool {
+	if !containsAny(lower, attackWords...) {
+		return false
+	}
+	before, after := line[:loc[0]], line[loc[1]:]
+	for _, q := range [][2]string{{`"`, `"`}, {"\u201c", "\u201d"}, {"`", "`"}} {
+		open := strings.LastIndex(before, q[0])
+		if open < 0 || !strings.Contains(after, q[1]) {
+			continue
+		}
+		// The quote before the match opens one: an even number of
+		// straight quotes precede it (curly quotes say which they are).
+		if q[0] != q[1] || strings.Count(before[:open], q[0])%2 == 0 {
+			return true
+		}
+	}
+	return false
 }
