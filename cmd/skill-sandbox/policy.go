@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -157,6 +158,16 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := absPath(paths[0])
+	// A mistyped PATH would otherwise print the policy of a skill without
+	// a request file, as if that were the answer.
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		why := "not a folder"
+		if err != nil {
+			why = strings.TrimPrefix(err.Error(), "stat "+dir+": ")
+		}
+		errorf(stderr, "policy: %s is not a skill folder: %s", paths[0], why)
+		return 1
+	}
 	r, err := resolvePolicy(fs, &f, dir)
 	if err != nil {
 		errorf(stderr, "%v", err)

@@ -410,3 +410,24 @@ func TestValidateUngrantableRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyPathNotASkill checks that "policy PATH" refuses a PATH that is
+// not a folder (a typo) instead of printing the policy of a skill without
+// a request file.
+func TestPolicyPathNotASkill(t *testing.T) {
+	file := writeFile(t, "notes.txt", "not a skill\n")
+	missing := filepath.Join(t.TempDir(), "no-such-skill")
+	for _, c := range []struct {
+		name, path, want string
+	}{
+		{"missing", missing, missing + " is not a skill folder: no such file or directory"},
+		{"a file", file, file + " is not a skill folder: not a folder"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, "", "policy", "--json", c.path)
+			if r.Code != 1 || !strings.Contains(r.Stderr, "skill-sandbox: error: policy: "+c.want) || r.Stdout != "" {
+				t.Errorf("exit %d, want 1 with %q\nstdout %q\nstderr %q", r.Code, c.want, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
