@@ -70,7 +70,7 @@ func usabilityCases() []*usabilityCase {
 			}},
 		{Skill: "python-module", Script: "scripts.package_skill", Flags: []string{"--module"}, module: true, args: []string{"demo"},
 			What: "python -m scripts.package_skill from the skill root", sameAsBar: true},
-		{Skill: "loopback-server", Script: "serve_test.py", What: "HTTP server on 127.0.0.1, fetched by the script", sameAsBar: true},
+		{Skill: "loopback-server", Script: "serve_test.py", What: "HTTP server on 127.0.0.1, fetched by the script (also as localhost)", sameAsBar: true},
 		{Skill: "office-convert", Script: "convert.py", Flags: []string{"--workdir", "--keep-workdir", "--timeout", "180s"},
 			What: "LibreOffice: docx to PDF (soffice --headless)", needs: "soffice", check: checkKeptPDF, cleanup: removeKept},
 		// node started by bash gets no interpreter allowance of its own:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Serve a page on 127.0.0.1 (an ephemeral port) and fetch it back."""
+"""Serve a page on 127.0.0.1 (an ephemeral port) and fetch it back, by
+address and by the name localhost (as webapp tests wait for their server)."""
 import http.server
 import threading
 import urllib.request
@@ -23,6 +24,8 @@ srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
 port = srv.server_address[1]
 body = urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=10).read()
+by_name = urllib.request.urlopen("http://localhost:%d/" % port, timeout=10).read()
 srv.shutdown()
 assert body == PAGE, body
-print("USABILITY-OK served and fetched %d bytes on 127.0.0.1" % len(body))
+assert by_name == PAGE, by_name
+print("USABILITY-OK served and fetched %d bytes on 127.0.0.1 and localhost" % len(body))
