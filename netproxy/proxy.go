@@ -44,7 +44,9 @@ type Config struct {
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
 	// Denied receives one line per refused request, for the caller's
-	// stderr; nil discards.
+	// stderr, up to MaxLog lines and then one saying the rest are left
+	// out (a script refusing itself in a loop must not flood the
+	// caller; the Report still counts them); nil discards.
 	Denied io.Writer
 
 	MaxConns       int           // connections served at once; more get 503
@@ -65,6 +67,7 @@ type Proxy struct {
 	lns     map[net.Listener]struct{}
 	closed  bool
 	report  Report
+	denials int // lines written to cfg.Denied
 	slots   chan struct{}
 	running sync.WaitGroup
 }
@@ -335,6 +338,17 @@ func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start 
 // logDenied writes the caller's line of a refused connection.
 func (p *Proxy) logDenied(e Connection) {
 	if p.cfg.Denied == nil {
+		return
+	}
+	p.mu.Lock()
+	n := p.denials
+	p.denials++
+	p.mu.Unlock()
+	switch {
+	case n > p.cfg.MaxLog:
+		return
+	case n == p.cfg.MaxLog:
+		fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: more than %d requests denied; the rest are not shown here (the audit record counts them)\n", n)
 		return
 	}
 	what := e.Method

@@ -530,3 +530,25 @@ func TestReportTruncated(t *testing.T) {
 		t.Errorf("report: %+v", r)
 	}
 }
+
+// TestDeniedLinesBounded: a script that makes refused requests in a loop
+// gets MaxLog lines on the caller's stderr and one more saying the rest
+// are left out, while the report counts them all.
+func TestDeniedLinesBounded(t *testing.T) {
+	denied := &lockedBuffer{}
+	p, addr := startProxy(t, Config{Denied: denied, MaxLog: 4}, []string{"api.example.com"}, nil)
+	for i := 0; i < 10; i++ {
+		if got := rawConnect(t, addr, fmt.Sprintf("denied%d.example.org:443", i)); !strings.HasPrefix(got, "HTTP/1.1 403 ") {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	p.Close()
+	lines := strings.Split(strings.TrimSuffix(denied.String(), "\n"), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[3], "denied3.example.org") ||
+		lines[4] != "skill-sandbox: network: more than 4 requests denied; the rest are not shown here (the audit record counts them)" {
+		t.Errorf("denied lines:\n%s", denied.String())
+	}
+	if r := p.Report(); r.Denied != 10 || len(r.Connections) != 4 || !r.Truncated {
+		t.Errorf("report: %+v", r)
+	}
+}
