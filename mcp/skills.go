@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -154,7 +155,20 @@ func (s *Server) toolReadSkill(raw json.RawMessage) map[string]any {
 	if err != nil {
 		return toolError("%v", err)
 	}
-	files, err := validate.List(sk.Path, true)
+	dir, remove, err := s.readable(sk)
+	defer remove()
+	if err != nil {
+		return toolError("%v", err)
+	}
+	if dir != sk.Path { // the verified copy's instructions, not the folder's
+		r := validate.Skill(dir, validate.Options{Strict: s.cfg.Sandbox.Strict})
+		if !r.Valid || r.Frontmatter == nil {
+			return toolError("%s: the verified copy is not a valid skill", sk.Name)
+		}
+		v := entryOf(r)
+		sk.Description, sk.instructions = v.Description, v.instructions
+	}
+	files, err := validate.List(dir, true)
 	if err != nil {
 		return toolError("%v", err)
 	}
@@ -186,7 +200,12 @@ func (s *Server) toolReadSkillFile(raw json.RawMessage) map[string]any {
 	if err != nil {
 		return toolError("%v", err)
 	}
-	data, truncated, err := readSkillFile(sk.Path, args.Path, s.cfg.MaxFileBytes)
+	dir, remove, err := s.readable(sk)
+	defer remove()
+	if err != nil {
+		return toolError("%v", err)
+	}
+	data, truncated, err := readSkillFile(dir, args.Path, s.cfg.MaxFileBytes)
 	if err != nil {
 		return toolError("%v", err)
 	}
@@ -194,6 +213,20 @@ func (s *Server) toolReadSkillFile(raw json.RawMessage) map[string]any {
 		"skill": sk.Name, "path": filepath.ToSlash(filepath.Clean(args.Path)),
 		"text": string(data), "truncated": truncated,
 	}, false)
+}
+
+// readable returns the folder to read the skill sk from: its own folder,
+// or, when signatures are required, a copy verified against the allowed
+// signers (remove deletes it; never nil). The agent follows what read_skill
+// and read_skill_file return as instructions: under --require-signature an
+// unsigned or altered SKILL.md must not reach it any more than an altered
+// script may run.
+func (s *Server) readable(sk skillEntry) (dir string, remove func(), err error) {
+	if s.cfg.AllowedSigners == "" {
+		return sk.Path, func() {}, nil
+	}
+	_, dir, remove, err = sign.VerifyCopy(sk.Path, s.cfg.AllowedSigners, sign.Options{})
+	return dir, remove, err
 }
 
 // errEscape is wrapped by readSkillFile for a path that would leave the
