@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -53,6 +54,9 @@ func (r *Result) Max() (Severity, bool) {
 // problems with single files are findings.
 func Skill(dir string) (*Result, error) {
 	tree, err := sign.List(dir)
+	if errors.Is(err, sign.ErrTooLarge) { // the only error that names no path
+		return nil, fmt.Errorf("scan: %s: %w", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}

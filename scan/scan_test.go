@@ -1,12 +1,15 @@
 package scan
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -272,5 +275,25 @@ func TestInjectionQuotedInSecurityText(t *testing.T) {
 				t.Errorf("findings:\n%s\nwant one prompt-injection at %s", formatFindings(r), tt.want)
 			}
 		})
+	}
+}
+
+// TestTooManyEntriesNamesFolder: a folder over sign.MaxEntries is refused
+// with an error that names it (scan --recursive may scan hundreds).
+func TestTooManyEntriesNamesFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "crowded")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sign.MaxEntries + 1 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	_, err := Skill(dir)
+	if !errors.Is(err, sign.ErrTooLarge) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Skill: %v, want ErrTooLarge naming %s", err, dir)
 	}
 }
