@@ -124,6 +124,46 @@ func TestAuditStderrClosed(t *testing.T) {
 	}
 }
 
+// TestAuditLogOnClosedDescriptor: an --audit-log that names stdout or
+// stderr by a /dev or /proc link, while the shell closed that descriptor,
+// would write the record to the /dev/null the Go runtime put there: the
+// call fails (exit 1) without running the script. The same names on open
+// descriptors, and /dev/null named as such, are the caller's choice.
+func TestAuditLogOnClosedDescriptor(t *testing.T) {
+	skill := newSkill(t, nil)
+	requireSandbox(t, skill)
+	tests := []struct {
+		log, redirect string
+		wantCode      int
+	}{
+		{"/dev/stderr", "2>&-", 1},
+		{"/dev/fd/2", "2>&-", 1},
+		{"/proc/self/fd/2", "2>&-", 1},
+		{"/dev/stdout", ">&-", 1},
+		{"/proc/self/fd/1", ">&-", 1},
+		{"/dev/stderr", "2>/dev/null", 0},
+		{"/dev/stdout", "2>&-", 0},
+		{"/dev/null", "2>&-", 0},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("sh", "-c", `"$0" audit --quiet --audit-log "$1" "$2" ok.sh `+tt.redirect, cliBinary, tt.log, skill)
+		out, err := cmd.Output()
+		code := 0
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			code = exitErr.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.wantCode {
+			t.Errorf("--audit-log %s %s: exit %d, want %d (output %q)", tt.log, tt.redirect, code, tt.wantCode, out)
+		}
+		if tt.wantCode == 1 && strings.Contains(string(out), "out") {
+			t.Errorf("--audit-log %s %s: the script ran although its record would be lost: %q", tt.log, tt.redirect, out)
+		}
+	}
+}
+
 // TestNonUTF8ScriptName: a script named with a byte that is not UTF-8 runs
 // as itself, not as a file named with U+FFFD in its place, and the record
 // shows the name escaped.

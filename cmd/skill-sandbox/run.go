@@ -265,6 +265,10 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	if c.toStderr && stderrGone {
 		return exitRefused // no message: there is nowhere to write it
 	}
+	if c.auditLog != "" && logOnClosedStd(c.auditLog) {
+		errorf(stderr, "audit log %s names a standard descriptor that was closed (>&- or 2>&-): the record would be lost", c.auditLog)
+		return exitRefused
+	}
 	if c.auditLog != "" {
 		if c.log, err = audit.OpenLog(c.auditLog); err != nil {
 			errorf(stderr, "%v", err)
