@@ -69,8 +69,11 @@ type (
 // WriteSARIF writes the results as one SARIF 2.1.0 log. Artifact URIs are
 // the skill path joined with the file, with '/' separators, relative when
 // the skill path was given relative (as CI checkouts are); version is the
-// tool version to report.
-func WriteSARIF(w io.Writer, results []*Result, version string) error {
+// tool version to report. root, when not empty, is an absolute folder (the
+// CLI passes its working folder, a CI job's checkout): a file under it
+// gets a URI relative to it, as code scanning needs, even when the skill
+// path was given absolute; other absolute paths become file:// URIs.
+func WriteSARIF(w io.Writer, results []*Result, version, root string) error {
 	rules := Rules()
 	index := map[string]int{}
 	driver := sarifDriver{
@@ -94,10 +97,11 @@ func WriteSARIF(w io.Writer, results []*Result, version string) error {
 		})
 	}
 	run := sarifRun{Tool: sarifTool{driver}, Results: []sarifResult{}}
+	root = filepath.ToSlash(root)
 	for _, res := range results {
 		base := filepath.ToSlash(res.Path)
 		for _, f := range res.Findings {
-			loc := sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(base, f.File)}}
+			loc := sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(base, f.File, root)}}
 			if f.Line > 0 {
 				loc.Region = &sarifRegion{StartLine: f.Line}
 			}
@@ -122,14 +126,26 @@ func WriteSARIF(w io.Writer, results []*Result, version string) error {
 }
 
 // artifactURI joins the skill path and the file into a URI reference:
-// relative paths stay relative, absolute ones become file:// URIs, and
-// characters that are not allowed in a URI are percent-encoded.
-func artifactURI(base, file string) string {
+// relative paths stay relative, absolute ones become relative to root when
+// under it (root "" is none) and file:// URIs otherwise (a Windows drive
+// path as file:///C:/...), and characters that are not allowed in a URI
+// are percent-encoded.
+func artifactURI(base, file, root string) string {
 	p := path.Clean(path.Join(base, file))
-	abs := strings.HasPrefix(p, "/")
+	if r := path.Clean(root); root != "" && isAbsSlash(r) && isAbsSlash(p) {
+		switch {
+		case r == "/" && p != "/":
+			p = p[1:]
+		case strings.HasPrefix(p, r+"/"):
+			p = p[len(r)+1:]
+		}
+	}
 	var b strings.Builder
-	if abs {
+	switch {
+	case strings.HasPrefix(p, "/"):
 		b.WriteString("file://")
+	case isAbsSlash(p): // C:/...
+		b.WriteString("file:///")
 	}
 	for i := 0; i < len(p); i++ {
 		c := p[i]
@@ -140,4 +156,13 @@ func artifactURI(base, file string) string {
 		b.WriteString("%" + strings.ToUpper(string("0123456789abcdef"[c>>4])+string("0123456789abcdef"[c&15])))
 	}
 	return b.String()
+}
+
+// isAbsSlash reports whether the slash-separated path p is absolute on
+// any platform: /x, or a Windows drive path C:/x.
+func isAbsSlash(p string) bool {
+	if strings.HasPrefix(p, "/") {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && p[2] == '/' && (p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z')
 }

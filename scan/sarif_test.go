@@ -15,7 +15,7 @@ func TestSARIFShape(t *testing.T) {
 		results = append(results, mustScan(t, filepath.Join(testdata, "trigger", d)))
 	}
 	var buf bytes.Buffer
-	if err := WriteSARIF(&buf, results, "1.2.3"); err != nil {
+	if err := WriteSARIF(&buf, results, "1.2.3", ""); err != nil {
 		t.Fatal(err)
 	}
 	var log struct {
@@ -113,15 +113,24 @@ func TestSARIFShape(t *testing.T) {
 }
 
 func TestArtifactURI(t *testing.T) {
-	tests := []struct{ base, file, want string }{
-		{"skills/pdf", "scripts/a.py", "skills/pdf/scripts/a.py"},
-		{"./skills/pdf/", "SKILL.md", "skills/pdf/SKILL.md"},
-		{"/srv/skills/x", "a b/é.md", "file:///srv/skills/x/a%20b/%C3%A9.md"},
-		{"x", "100%.txt", "x/100%25.txt"},
+	tests := []struct{ base, file, root, want string }{
+		{"skills/pdf", "scripts/a.py", "", "skills/pdf/scripts/a.py"},
+		{"./skills/pdf/", "SKILL.md", "/ci/repo", "skills/pdf/SKILL.md"},
+		{"/srv/skills/x", "a b/é.md", "", "file:///srv/skills/x/a%20b/%C3%A9.md"},
+		{"x", "100%.txt", "", "x/100%25.txt"},
+		// An absolute path under the working folder (a CI checkout) is
+		// made relative to it: code scanning needs repository paths.
+		{"/ci/repo/skills/pdf", "SKILL.md", "/ci/repo", "skills/pdf/SKILL.md"},
+		{"/ci/repo/skills/pdf", "SKILL.md", "/ci/repo/", "skills/pdf/SKILL.md"},
+		{"/ci/repo", "SKILL.md", "/ci/repo", "SKILL.md"},
+		{"/ci/repo2/x", "SKILL.md", "/ci/repo", "file:///ci/repo2/x/SKILL.md"},
+		{"/x", "SKILL.md", "/", "x/SKILL.md"},
+		{"C:/skills/x", "a.py", "", "file:///C:/skills/x/a.py"},
+		{"C:/repo/skills/x", "a.py", "C:/repo", "skills/x/a.py"},
 	}
 	for _, tt := range tests {
-		if got := artifactURI(tt.base, tt.file); got != tt.want {
-			t.Errorf("artifactURI(%q, %q) = %q, want %q", tt.base, tt.file, got, tt.want)
+		if got := artifactURI(tt.base, tt.file, tt.root); got != tt.want {
+			t.Errorf("artifactURI(%q, %q, %q) = %q, want %q", tt.base, tt.file, tt.root, got, tt.want)
 		}
 	}
 }

@@ -167,14 +167,17 @@ func scanAll(dirs []string) ([]*scan.Result, []error) {
 
 // writeSARIF writes the SARIF log to name, or to stdout for "-".
 func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
+	// Files under the working folder (a CI job's checkout) get URIs
+	// relative to it even when the skills were named by absolute paths.
+	root, _ := os.Getwd()
 	if name == "-" {
-		return scan.WriteSARIF(stdout, results, Version)
+		return scan.WriteSARIF(stdout, results, Version, root)
 	}
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
-	if err := scan.WriteSARIF(f, results, Version); err != nil {
+	if err := scan.WriteSARIF(f, results, Version, root); err != nil {
 		f.Close()
 		return err
 	}

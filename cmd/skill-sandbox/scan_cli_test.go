@@ -101,3 +101,49 @@ func TestScanOutputEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestScanSARIFRelativeToCheckout: CI jobs often name the skills by an
+// absolute path inside the checkout ($GITHUB_WORKSPACE/skills); code
+// scanning needs URIs relative to the checkout, which is the working
+// folder. A skill outside it keeps a file:// URI.
+func TestScanSARIFRelativeToCheckout(t *testing.T) {
+	checkout, err := filepath.Abs(repoPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := filepath.Join(checkout, "testdata", "scan", "trigger", "pipe-to-shell")
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.CopyFS(outside, os.DirFS(skill)); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, checkout, "scan", "--sarif", "-", skill, outside)
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &log); err != nil || len(log.Runs) != 1 {
+		t.Fatalf("SARIF: %v\n%s%s", err, r.Stdout, r.Stderr)
+	}
+	var inside, file int
+	for _, res := range log.Runs[0].Results {
+		uri := res.Locations[0].PhysicalLocation.ArtifactLocation.URI
+		switch {
+		case uri == "testdata/scan/trigger/pipe-to-shell/scripts/install.sh":
+			inside++
+		case strings.HasPrefix(uri, "file://") && strings.HasSuffix(uri, "/outside/scripts/install.sh"):
+			file++
+		default:
+			t.Errorf("URI %q", uri)
+		}
+	}
+	if inside == 0 || file == 0 {
+		t.Errorf("%d URIs relative to the checkout, %d file URIs; want both", inside, file)
+	}
+}
