@@ -394,6 +394,9 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	case run.LimitMemory:
 		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", f.memoryMB)
 	}
+	if hint := nodeAddressSpaceHint(res, sb.MemoryMB); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 
 	for _, d := range res.Grants.Created {
 		fmt.Fprintf(stderr, "skill-sandbox: created --write folder %s\n", d)
