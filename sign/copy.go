@@ -136,11 +136,24 @@ func VerifyCopy(dir, allowedSigners string, opts Options) (s *Signer, copyDir st
 	if err != nil {
 		return nil, "", remove, fmt.Errorf("%w: %w", ErrNotVerified, err)
 	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, "", remove, fmt.Errorf("%w: %w", ErrNotVerified, err)
+	}
 	tmp, err := os.MkdirTemp("", "skill-sandbox-verified-")
 	if err != nil {
 		return nil, "", remove, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
 	}
 	remove = func() { os.RemoveAll(tmp) }
+	// MkdirTemp's folder is private (0700). A skill folder others may
+	// enter gets a parent they may enter too (not list): a root caller's
+	// sandbox runs as another identity, which must reach the copy as it
+	// reached the folder. A private skill folder keeps a private copy.
+	if st.Mode().Perm()&0o001 != 0 {
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			return nil, "", remove, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
+		}
+	}
 	opts.CopyTo = filepath.Join(tmp, filepath.Base(abs))
 	s, err = VerifySkillWith(dir, allowedSigners, opts)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -94,6 +95,40 @@ func TestVerifyCopy(t *testing.T) {
 			remove()
 			if _, err := os.Stat(filepath.Dir(cp)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("remove left %s: %v", filepath.Dir(cp), err)
+			}
+		})
+	}
+}
+
+// TestVerifyCopyParentMode: the copy's private parent folder lets others
+// pass through (0711) only when they could enter the skill folder itself,
+// so a root caller's sandbox identity reaches the copy as it reached the
+// folder, and a private skill is not exposed by its copy.
+func TestVerifyCopyParentMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permission bits on Windows")
+	}
+	for _, tt := range []struct {
+		skill, want os.FileMode
+	}{
+		{0o755, 0o711},
+		{0o751, 0o711},
+		{0o750, 0o700},
+		{0o700, 0o700},
+	} {
+		t.Run(tt.skill.String(), func(t *testing.T) {
+			skill := makeSkill(t)
+			allowed := signSkill(t, skill)
+			if err := os.Chmod(skill, tt.skill); err != nil {
+				t.Fatal(err)
+			}
+			_, cp, remove, err := VerifyCopy(skill, allowed, Options{})
+			defer remove()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Stat(filepath.Dir(cp)); err != nil || st.Mode().Perm() != tt.want {
+				t.Errorf("parent of the copy: %v, %v; want %v", st.Mode().Perm(), err, tt.want)
 			}
 		})
 	}
