@@ -64,8 +64,9 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 // withProxyEnv points the proxy variables of env (all present, blank, see
 // buildEnv) at the proxy on 127.0.0.1:port: both cases of HTTP_PROXY, HTTPS_PROXY and
 // ALL_PROXY, and an empty NO_PROXY so that nothing bypasses it (nothing
-// else is reachable anyway). NODE_USE_ENV_PROXY makes node 24 and later
-// honour them.
+// else is reachable anyway), whatever the caller's Env or a policy set
+// them to: a host exempted there would only fail. NODE_USE_ENV_PROXY
+// makes node 24 and later honour them.
 func withProxyEnv(env []string, port int) []string {
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	out := make([]string, 0, len(env)+1)
@@ -74,6 +75,8 @@ func withProxyEnv(env []string, port int) []string {
 		switch strings.ToUpper(k) {
 		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY":
 			kv = k + "=" + url
+		case "NO_PROXY":
+			kv = k + "="
 		case "NODE_USE_ENV_PROXY":
 			continue
 		}

@@ -1,0 +1,48 @@
+package run
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAllowHostsProxyEnv: with an allowlist the script's proxy variables
+// point at the proxy and NO_PROXY is empty, whatever the caller's Env says:
+// curl and urllib still reach the allowed host through the proxy when the
+// caller exempts it or names another proxy.
+func TestAllowHostsProxyEnv(t *testing.T) {
+	needAllowlist(t)
+	needTool(t, "curl")
+	fi := newFakeInternet(t, nil)
+	dir := netSkill(t, fi, map[string]string{
+		"env.sh":   "#!/bin/sh\nenv | grep -i '_proxy=' | sort\n",
+		"fetch.sh": curlScript,
+		"fetch.py": urllibScript,
+	})
+	sb := Sandbox{
+		AllowHosts: []string{"api.example.com"},
+		Env: map[string]string{
+			"NO_PROXY": "api.example.com", "no_proxy": "*",
+			"HTTPS_PROXY": "http://203.0.113.99:1", "http_proxy": "http://203.0.113.99:1",
+		},
+	}
+	fi.hook(&sb)
+	o := runIn(t, sb, dir, "env.sh")
+	const url = "http://127.0.0.1:3128"
+	want := strings.Join([]string{
+		"ALL_PROXY=" + url, "HTTPS_PROXY=" + url, "HTTP_PROXY=" + url, "NODE_USE_ENV_PROXY=1", "NO_PROXY=",
+		"all_proxy=" + url, "http_proxy=" + url, "https_proxy=" + url, "no_proxy=",
+	}, "\n") + "\n"
+	if o.err != nil || o.stdout != want {
+		t.Errorf("err %v, proxy variables\n%s\nwant\n%s", o.err, o.stdout, want)
+	}
+	for _, tt := range []struct{ script, url, want string }{
+		{"fetch.sh", "https://api.example.com/a", "hello api.example.com /a"},
+		{"fetch.sh", "http://api.example.com/b", "hello api.example.com /b"},
+		{"fetch.py", "https://api.example.com/c", "status 200 hello api.example.com /c"},
+	} {
+		o := runIn(t, sb, dir, tt.script, tt.url)
+		if o.err != nil || !strings.Contains(o.stdout, tt.want) {
+			t.Errorf("%s %s: err %v, got %q, want %q (stderr %s)", tt.script, tt.url, o.err, o.stdout, tt.want, o.stderr)
+		}
+	}
+}
