@@ -33,3 +33,13 @@ func (p Pattern) coversPorts(q Pattern) bool {
 	}
 	return false
 }
+
+// Denies reports whether p, as a deny entry, refuses every host and port
+// that q matches: as Covers, except that p without ":PORT" covers every
+// port (a denied host is kept out on all of them).
+func (p Pattern) Denies(q Pattern) bool {
+	if p.port == 0 {
+		p.port = q.port
+	}
+	return p.Covers(q)
+}

@@ -40,3 +40,31 @@ func TestCovers(t *testing.T) {
 		}
 	}
 }
+
+func TestDenies(t *testing.T) {
+	tests := []struct {
+		deny, req string
+		want      bool
+	}{
+		{"api.example.com", "api.example.com", true},
+		{"api.example.com", "api.example.com:8443", true}, // no port: every port
+		{"api.example.com:8443", "api.example.com:8443", true},
+		{"api.example.com:8443", "api.example.com", false},
+		{"api.example.com:8443", "api.example.com:443", false},
+		{"*.example.com", "a.example.com:22", true},
+		{"*.example.com", "*.example.com:8080", true},
+		{"*.example.com", "example.com:8080", false},
+		{"203.0.113.7", "203.0.113.7:8080", true},
+		{"api.example.com", "*.example.com", false},
+	}
+	for _, tt := range tests {
+		d, err1 := ParsePattern(tt.deny)
+		r, err2 := ParsePattern(tt.req)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("ParsePattern: %v, %v", err1, err2)
+		}
+		if got := d.Denies(r); got != tt.want {
+			t.Errorf("%q denies %q = %v, want %v", tt.deny, tt.req, got, tt.want)
+		}
+	}
+}

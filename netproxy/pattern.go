@@ -26,6 +26,8 @@ const (
 //	203.0.113.7[:PORT]       that IPv4 address (an explicit IP grant)
 //	::1, [::1]:8080          that IPv6 address (brackets needed with a port)
 //
+// In a deny list a pattern without ":PORT" covers every port of its host.
+//
 // Names are compared case-insensitively, without a trailing dot. Only ASCII
 // is accepted: an internationalised name must be written in its punycode
 // ("xn--") form, which is also what clients send to a proxy. A name whose
@@ -94,6 +96,11 @@ func (p Pattern) matches(t target) bool {
 	} else if p.port != t.port {
 		return false
 	}
+	return p.matchesHost(t)
+}
+
+// matchesHost is matches without the port.
+func (p Pattern) matchesHost(t target) bool {
 	if p.addr.IsValid() || t.addr.IsValid() {
 		return p.addr.IsValid() && t.addr.IsValid() && p.addr == t.addr
 	}
@@ -327,7 +334,9 @@ func (p *Policy) Check(hostport string) (Decision, error) {
 
 func (p *Policy) check(t target) Decision {
 	for _, d := range p.Deny {
-		if d.matches(t) {
+		// A deny entry without ":PORT" keeps its host out on every
+		// port: deny wins over "*.example.com:8443" too.
+		if d.port == 0 && d.matchesHost(t) || d.matches(t) {
 			return Decision{Rule: "deny " + d.raw, Reason: fmt.Sprintf("%s is denied by %q", t, d.raw)}
 		}
 	}
@@ -337,6 +346,12 @@ func (p *Policy) check(t target) Decision {
 		}
 	}
 	reason := fmt.Sprintf("%s is not in the allow list", t)
+	for _, a := range p.Allow {
+		if a.matchesHost(t) {
+			// The usual slip: a grant without ":PORT" for another port.
+			return Decision{Reason: fmt.Sprintf("%s: %q allows other ports (without \":PORT\" a pattern allows 80 and 443)", reason, a.raw)}
+		}
+	}
 	if t.addr.IsValid() {
 		reason = fmt.Sprintf("%s is an IP address; only an allow entry naming that address grants it", t)
 	}

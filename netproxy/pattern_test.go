@@ -29,7 +29,7 @@ func TestParsePattern(t *testing.T) {
 
 func TestPolicyCheck(t *testing.T) {
 	pol, err := NewPolicy(
-		[]string{"example.com", "*.example.org", "api.example.net:8443", "203.0.113.7", "[2001:db8::1]:8080", "*.cdn.example.com"},
+		[]string{"example.com", "*.example.org", "*.example.org:8443", "api.example.net:8443", "203.0.113.7", "[2001:db8::1]:8080", "*.cdn.example.com", "*.cdn.example.com:8080"},
 		[]string{"secret.example.org", "*.bad.cdn.example.com"},
 	)
 	if err != nil {
@@ -51,6 +51,8 @@ func TestPolicyCheck(t *testing.T) {
 		{"example.org:443", false, ""},
 		{"badexample.org:443", false, ""},
 		{"secret.example.org:443", false, "deny secret.example.org"},
+		{"secret.example.org:8443", false, "deny secret.example.org"}, // a deny entry without a port covers all
+		{"x.bad.cdn.example.com:8080", false, "deny *.bad.cdn.example.com"},
 		{"x.bad.cdn.example.com:443", false, "deny *.bad.cdn.example.com"},
 		{"bad.cdn.example.com:443", true, "allow *.cdn.example.com"},
 		{"api.example.net:8443", true, "allow api.example.net:8443"},
@@ -104,6 +106,28 @@ func TestAddrBlocked(t *testing.T) {
 		got := addrBlocked(mustAddr(t, tt.addr)) != ""
 		if got != tt.blocked {
 			t.Errorf("addrBlocked(%s) = %v, want %v", tt.addr, got, tt.blocked)
+		}
+	}
+}
+
+// TestDenialReasons: a refusal says why in words a script can print, and
+// names the grant that covers the host on other ports, the usual slip.
+func TestDenialReasons(t *testing.T) {
+	pol, err := NewPolicy([]string{"api.example.net", "*.example.org:8443", "203.0.113.7"}, []string{"secret.example.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ hostport, reason string }{
+		{"other.example.net:443", "other.example.net:443 is not in the allow list"},
+		{"api.example.net:8080", `api.example.net:8080 is not in the allow list: "api.example.net" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
+		{"a.example.org:443", `a.example.org:443 is not in the allow list: "*.example.org:8443" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
+		{"203.0.113.7:22", `203.0.113.7:22 is not in the allow list: "203.0.113.7" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
+		{"203.0.113.8:443", "203.0.113.8:443 is an IP address; only an allow entry naming that address grants it"},
+		{"secret.example.org:8443", `secret.example.org:8443 is denied by "secret.example.org"`},
+	} {
+		d, err := pol.Check(tt.hostport)
+		if err != nil || d.Allowed || d.Reason != tt.reason {
+			t.Errorf("Check(%q) = %+v, %v; want the reason %q", tt.hostport, d, err, tt.reason)
 		}
 	}
 }

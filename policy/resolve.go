@@ -392,7 +392,7 @@ func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {
 			missing = append(missing, Missing{where, "host " + s + ": " + err.Error(), ""})
 			continue
 		}
-		if d := coveredBy(want, n.DeniedDomains); d != "" {
+		if d := deniedBy(want, n.DeniedDomains); d != "" {
 			missing = append(missing, Missing{where, "host " + s + " (denied by " + d + ")", ""})
 			continue
 		}
@@ -401,6 +401,17 @@ func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {
 		}
 	}
 	return missing
+}
+
+// deniedBy returns the first pattern of the deny list that refuses all
+// of want (a deny pattern without ":PORT" covers every port), or "".
+func deniedBy(want netproxy.Pattern, deny []string) string {
+	for _, s := range deny {
+		if d, err := netproxy.ParsePattern(s); err == nil && d.Denies(want) {
+			return s
+		}
+	}
+	return ""
 }
 
 // coveredBy returns the first pattern of list that covers want, or "".

@@ -98,6 +98,8 @@ func TestPrecedence(t *testing.T) {
 			ok(func(r *Resolved) (any, any) { return r.Network.AllowAll, true })},
 		{"12 hosts: a denied request is refused, denies are joined", Flags{AllowHosts: []string{"*.evil.com"}, DenyHosts: []string{"a.example.com"}}, "[network]\ndenied_domains = [\"*.evil.com\"]", "[network]\nallowed_domains = [\"x.evil.com\"]\ndenied_domains = [\"b.example.com\"]",
 			refused("(1)", "host x.evil.com (denied by *.evil.com)")},
+		{"12 hosts: a deny without a port refuses every port", Flags{AllowHosts: []string{"*.evil.com:8443"}}, "[network]\ndenied_domains = [\"x.evil.com\"]", "[network]\nallowed_domains = [\"x.evil.com:8443\"]",
+			refused("(1)", "host x.evil.com:8443 (denied by x.evil.com)")},
 		{"12 hosts: denies are joined", Flags{DenyHosts: []string{"a.example.com"}}, "[network]\ndenied_domains = [\"*.evil.com\"]", "[network]\ndenied_domains = [\"b.example.com\"]",
 			ok(func(r *Resolved) (any, any) {
 				return r.Network.DeniedDomains, []string{"*.evil.com", "a.example.com", "b.example.com"}
