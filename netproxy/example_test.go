@@ -24,5 +24,5 @@ func ExamplePolicy_Check() {
 	// www.example.com:443 allowed by allow *.example.com
 	// example.com:443 denied: example.com:443 is not in the allow list
 	// admin.example.com:443 denied: admin.example.com:443 is denied by "admin.example.com"
-	// api.example.org:8080 denied: api.example.org:8080 is not in the allow list: "api.example.org" allows other ports (without ":PORT" a pattern allows 80 and 443)
+	// api.example.org:8080 denied: api.example.org:8080 is not in the allow list: "api.example.org" allows ports 80 and 443 only (add :PORT for another)
 }

@@ -349,7 +349,10 @@ func (p *Policy) check(t target) Decision {
 	for _, a := range p.Allow {
 		if a.matchesHost(t) {
 			// The usual slip: a grant without ":PORT" for another port.
-			return Decision{Reason: fmt.Sprintf("%s: %q allows other ports (without \":PORT\" a pattern allows 80 and 443)", reason, a.raw)}
+			if a.port == 0 {
+				return Decision{Reason: fmt.Sprintf("%s: %q allows ports 80 and 443 only (add :PORT for another)", reason, a.raw)}
+			}
+			return Decision{Reason: fmt.Sprintf("%s: %q allows port %d only", reason, a.raw, a.port)}
 		}
 	}
 	if t.addr.IsValid() {

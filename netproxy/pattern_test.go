@@ -119,9 +119,9 @@ func TestDenialReasons(t *testing.T) {
 	}
 	for _, tt := range []struct{ hostport, reason string }{
 		{"other.example.net:443", "other.example.net:443 is not in the allow list"},
-		{"api.example.net:8080", `api.example.net:8080 is not in the allow list: "api.example.net" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
-		{"a.example.org:443", `a.example.org:443 is not in the allow list: "*.example.org:8443" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
-		{"203.0.113.7:22", `203.0.113.7:22 is not in the allow list: "203.0.113.7" allows other ports (without ":PORT" a pattern allows 80 and 443)`},
+		{"api.example.net:8080", `api.example.net:8080 is not in the allow list: "api.example.net" allows ports 80 and 443 only (add :PORT for another)`},
+		{"a.example.org:443", `a.example.org:443 is not in the allow list: "*.example.org:8443" allows port 8443 only`},
+		{"203.0.113.7:22", `203.0.113.7:22 is not in the allow list: "203.0.113.7" allows ports 80 and 443 only (add :PORT for another)`},
 		{"203.0.113.8:443", "203.0.113.8:443 is an IP address; only an allow entry naming that address grants it"},
 		{"secret.example.org:8443", `secret.example.org:8443 is denied by "secret.example.org"`},
 	} {

@@ -46,7 +46,7 @@ func TestAllowHostCLI(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "200\n403\n403\n" {
 		t.Fatalf("exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied GET "+other+": "+other+" is an IP address") ||
+	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied GET "+other+": "+other+" is not in the allow list: \""+addr+"\" allows port "+port+" only") ||
 		!strings.Contains(r.Stderr, `denied GET metadata.example.com:80: metadata.example.com:80 is denied by "*.example.com"`) {
 		t.Errorf("denial lines missing from stderr:\n%s", r.Stderr)
 	}
@@ -57,7 +57,7 @@ func TestAllowHostCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("jq: %v on %s", err, line)
 	}
-	want := fmt.Sprintf("2\nallowlist\n%s\n3 1 2\n127.0.0.1 %s %s true allow %s true\n%s is an IP address; only an allow entry naming that address grants it\n", addr, port, addr, addr, other)
+	want := fmt.Sprintf("2\nallowlist\n%s\n3 1 2\n127.0.0.1 %s %s true allow %s true\n%s is not in the allow list: %q allows port %s only\n", addr, port, addr, addr, other, addr, port)
 	if string(out) != want {
 		t.Errorf("jq:\n%s\nwant:\n%s", out, want)
 	}
