@@ -32,7 +32,7 @@ var (
 // Downloads executed.
 var (
 	reDownloader   = lazyRegexp(`(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b`)
-	reSubstitution = lazyRegexp(`(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`)
+	reSubstitution = lazyRegexp(`(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.|\b(python[\d.]*|perl|ruby|node|php|deno|bun)(\s+-)?)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`)
 )
 
 // Decoded and executed.
@@ -139,4 +139,59 @@ func reason(format string, match string) string {
 	m = strings.TrimPrefix(m, "expanduser(")
 	m = strings.Trim(m, `"'`)
 	return fmt.Sprintf(format, "`"+truncate(m, 60)+"`")
+}
+
+// Saved downloads run on the same line.
+var (
+	reSavedDownload = lazyRegexp(`(?i)\b(curl|wget)\b[^|;&]*?(?:\s(?:-[a-zA-Z]*[oO]|--output|--output-document)[\s=]*|>\s*)([^\s;&|<>]+)`)
+	reRunPrefix     = lazyRegexp(`^\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|k|da)?sh|source|\.|python[\d.]*|perl|ruby|node|php|pwsh|deno|bun)\s+(?:-\S+\s+)*$`)
+)
+
+// downloadThenRun returns the file that line saves a download to and then
+// runs (as "curl -o f URL && sh f" or "... && chmod +x f && ./f"), with no
+// checksum or signature check on the line; "" if none. lower is line in
+// lower case.
+func downloadThenRun(line, lower string) string {
+	if containsAny(lower, "sha256sum", "sha512sum", "shasum", "sha1sum", "md5sum", "gpg ", "gpgv", "cosign", "minisign", "signify", "openssl dgst") {
+		return ""
+	}
+	for _, m := range reSavedDownload().FindAllStringSubmatchIndex(line, -1) {
+		f := line[m[4]:m[5]]
+		if f == "-" || f == "/dev/null" || strings.HasPrefix(f, "-") {
+			continue
+		}
+		rest := line[m[1]:]
+		base := path.Base(f)
+		for i := 0; i < len(rest); {
+			j := strings.Index(rest[i:], base)
+			if j < 0 {
+				break
+			}
+			j += i
+			// The path as a word, run directly (./f, /tmp/f) or by an
+			// interpreter or shell just before it.
+			start := strings.LastIndexAny(rest[:j], " \t;&|(") + 1
+			word := rest[start : j+len(base)]
+			end := j + len(base)
+			if end == len(rest) || strings.ContainsRune(" \t;&|)", rune(rest[end])) {
+				same := path.Clean(word) == path.Clean(f) || path.Base(word) == base && strings.HasSuffix(f, "/"+path.Clean(word))
+				seg := rest[:start]
+				seg = seg[strings.LastIndexAny(seg, ";&|")+1:] // the command the word is in
+				if same && (strings.Contains(word, "/") && reCommandStart(rest[:start]) || reRunPrefix().MatchString(seg)) {
+					return f
+				}
+			}
+			i = j + 1
+		}
+	}
+	return ""
+}
+
+// reCommandStart reports whether before (the text before a word) ends
+// where a command starts: after &&, ||, ; or |, or a sudo.
+func reCommandStart(before string) bool {
+	t := strings.TrimRight(before, " \t")
+	t = strings.TrimSuffix(t, "sudo")
+	t = strings.TrimRight(t, " \t")
+	return t == "" || strings.HasSuffix(t, "&&") || strings.HasSuffix(t, "||") || strings.HasSuffix(t, ";") || strings.HasSuffix(t, "|")
 }

@@ -38,7 +38,7 @@ func Rules() []Rule {
 		{RulePromptInjection, High, "Instructions that turn the agent against its user",
 			"Markdown telling the agent to ignore its instructions or rules, to keep actions from the user, or to send files, secrets or conversation data to a URL or IP address."},
 		{RulePipeToShell, Critical, "Download piped into a shell or interpreter",
-			"curl, wget or a PowerShell web request piped into sh, bash, python, node, perl, ruby or iex; bash <(curl ...); eval \"$(curl ...)\"; exec(urlopen(...).read()). The downloaded code is never reviewed and can change at any time."},
+			"curl, wget or a PowerShell web request piped into sh, bash, python, node, perl, ruby or iex; bash <(curl ...); eval \"$(curl ...)\"; exec(urlopen(...).read()); curl -o f URL && sh f with no checksum check. The downloaded code is never reviewed and can change at any time."},
 		{RuleCredentialRead, High, "Reads of credential locations",
 			"Paths of SSH keys (~/.ssh, id_rsa), cloud credentials (~/.aws, gcloud, kube, docker config), .netrc and git credentials, browser profiles and their password and cookie stores, and OS keychains (security find-generic-password, Library/Keychains, gnome-keyring, kwallet)."},
 		{RuleObfuscatedExec, Critical, "Encoded blob decoded and executed",

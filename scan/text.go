@@ -12,6 +12,7 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 	inFront := k.skillMD && len(lines) > 0 && strings.TrimSpace(strings.TrimPrefix(lines[0], "\ufeff")) == "---"
 	decoded := map[string]bool{} // variables assigned from a decoder
 	hosts := map[string]bool{}
+	var cont continued // shell continuation lines, for pipe-to-shell
 	for i, line := range lines {
 		n := i + 1
 		line = strings.TrimSuffix(line, "\r")
@@ -51,7 +52,17 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 				}
 			}
 		}
+		before := len(r.Findings)
 		lineRules(line, k, decoded, add)
+		hit := false
+		for _, f := range r.Findings[before:] {
+			hit = hit || f.Rule == RulePipeToShell
+		}
+		if joined, start := cont.add(line, n, hit); joined != "" {
+			if msg := runsDownload(joined, strings.ToLower(joined)); msg != "" {
+				r.add(Finding{RulePipeToShell, Critical, rel, start, msg})
+			}
+		}
 	}
 }
 
@@ -81,12 +92,8 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	if k.markdown && containsAny(lower, "http", "webhook", "ngrok", "requestbin", "pastebin", ".") && containsAny(lower, "send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak") {
 		injection(reSendData, "sends data to a remote address: %s")
 	}
-	if containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
-		if name := pipedInto(line, reDownloader()); name != "" {
-			add(RulePipeToShell, Critical, "pipes a download into "+name)
-		} else if m := reSubstitution().FindString(line); m != "" {
-			add(RulePipeToShell, Critical, reason("runs downloaded code: %s", m))
-		}
+	if msg := runsDownload(line, lower); msg != "" {
+		add(RulePipeToShell, Critical, msg)
 	}
 
 	if containsAny(lower, credentialHints...) {
@@ -115,6 +122,65 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 	}
 
+}
+
+// runsDownload describes how line runs downloaded code (piped into a
+// shell or interpreter, a process or command substitution, or saved to a
+// file that the same line then runs without checking it), or returns "".
+// lower is line in lower case.
+func runsDownload(line, lower string) string {
+	if !containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
+		return ""
+	}
+	if name := pipedInto(line, reDownloader()); name != "" {
+		return "pipes a download into " + name
+	}
+	if m := reSubstitution().FindString(line); m != "" {
+		return reason("runs downloaded code: %s", m)
+	}
+	if f := downloadThenRun(line, lower); f != "" {
+		return "downloads " + f + " and runs it without checking it"
+	}
+	return ""
+}
+
+// continued joins shell continuation lines ("\" at the end) into one
+// logical line, so that "curl URL \" then "| bash" is read as one
+// command. It is bounded: a logical line ends after 64 physical lines or
+// 8 KiB.
+type continued struct {
+	b     strings.Builder
+	start int  // line number of the first physical line
+	lines int  // physical lines so far
+	hit   bool // a physical line of it already had a pipe-to-shell finding
+}
+
+// add takes the physical line n (its own pipe-to-shell finding, if any, in
+// hit) and returns the finished logical line and its first line number
+// when the continuation ends, else "".
+func (c *continued) add(line string, n int, hit bool) (string, int) {
+	t := strings.TrimRight(line, " \t")
+	more := strings.HasSuffix(t, "\\")
+	if c.lines == 0 && !more {
+		return "", 0
+	}
+	if c.lines == 0 {
+		c.start, c.hit = n, false
+	}
+	c.lines++
+	c.hit = c.hit || hit
+	c.b.WriteString(strings.TrimSuffix(t, "\\"))
+	c.b.WriteByte(' ')
+	if more && c.lines < 64 && c.b.Len() < 8<<10 {
+		return "", 0
+	}
+	joined, start, skip := c.b.String(), c.start, c.hit
+	c.b.Reset()
+	c.lines = 0
+	if skip {
+		return "", 0
+	}
+	return joined, start
 }
 
 // Literal hints, lowercase, that a line must contain before the
