@@ -309,6 +309,20 @@ func NewPolicy(allow, deny []string) (*Policy, error) {
 	return p, nil
 }
 
+// deniedAddr returns the deny pattern that names address a on port (an
+// IP pattern; without ":PORT" it covers every port), or "". A name's
+// answers are checked against it, so that denying an address keeps out
+// every name that resolves to it, not only its IP literal.
+func (p *Policy) deniedAddr(a netip.Addr, port int) string {
+	t := target{addr: a.Unmap(), port: port}
+	for _, d := range p.Deny {
+		if d.addr.IsValid() && (d.port == 0 || d.port == port) && d.matchesHost(t) {
+			return d.raw
+		}
+	}
+	return ""
+}
+
 // Decision is the policy's verdict on one host and port.
 type Decision struct {
 	Allowed bool

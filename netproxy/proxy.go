@@ -293,6 +293,10 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 			refused = append(refused, a.String()+" ("+why+")")
 			continue
 		}
+		if rule := p.cfg.Policy.deniedAddr(a, t.port); rule != "" {
+			refused = append(refused, a.String()+" (denied by "+strconv.Quote(rule)+")")
+			continue
+		}
 		ok = append(ok, a)
 	}
 	if len(ok) == 0 {

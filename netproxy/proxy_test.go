@@ -552,3 +552,22 @@ func TestDeniedLinesBounded(t *testing.T) {
 		t.Errorf("report: %+v", r)
 	}
 }
+
+// TestDeniedAddressKeepsNamesOut: a deny entry naming an address refuses
+// the names that resolve to it, not only its IP literal, and is never
+// dialled for them.
+func TestDeniedAddressKeepsNamesOut(t *testing.T) {
+	f := newFixture(t, []string{"*.example.com"}, []string{"203.0.113.10", "[2001:db8::7]:443"})
+	f.net.names["both.example.com"] = []string{"203.0.113.10", "2001:db8::7"}
+	for _, tt := range []struct{ hostport, want string }{
+		{"api.example.com:443", `403 Forbidden`},
+		{"both.example.com:443", `2001:db8::7 (denied by "[2001:db8::7]:443")`},
+	} {
+		if got := rawConnect(t, f.addr, tt.hostport); !strings.Contains(got, tt.want) || !strings.Contains(got, `203.0.113.10 (denied by "203.0.113.10")`) {
+			t.Errorf("CONNECT %s: %q, want %q and the denied 203.0.113.10", tt.hostport, got, tt.want)
+		}
+	}
+	for _, dialed := range f.net.dialed {
+		t.Errorf("the proxy dialled the denied %s", dialed)
+	}
+}
