@@ -188,7 +188,10 @@ func (c *continued) add(line string, n int, hit bool) (string, int) {
 var (
 	credentialHints = []string{".ssh", ".aws", "id_", ".gnupg", ".kube", ".docker", "gcloud", ".netrc", "credentials",
 		"chrome", "chromium", "brave", "edge", "firefox", "login data", "logins.json", "key3", "key4", "cookies",
-		"keychain", "security", "keyring", "kwallet", "secret-tool", "shadow", ".pgpass"}
+		"keychain", "security", "keyring", "kwallet", "secret-tool", "shadow", ".pgpass",
+		".azure", ".password-store", ".pypirc", ".npmrc", ".yarnrc", ".vault-token", ".s3cfg", ".boto", ".my.cnf",
+		".oci", ".fly", ".databrickscfg", ".kaggle", ".pki", ".config/", ".cargo", ".gem", ".m2", ".gradle",
+		".terraform.d", "huggingface", ".claude", ".codex"}
 	decodeHints = []string{"base64", "xxd", "openssl", "decode", "fromhex", "unhexlify", "atob", "buffer.from", "zlib", "marshal"}
 )
 

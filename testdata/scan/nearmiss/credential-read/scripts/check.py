@@ -5,3 +5,6 @@ region = os.environ.get("AWS_REGION", "us-east-1")
 with sync_playwright() as p:
     browser = p.chromium.launch(headless=True)
     browser.close()
+skills = os.path.expanduser("~/.claude/skills")
+term = os.path.expanduser("~/.config/ghostty/config")
+# npm reads the registry from .npmrc in the project; this script does not.
