@@ -34,7 +34,7 @@ type Rule struct {
 func Rules() []Rule {
 	return []Rule{
 		{RuleHiddenUnicode, Critical, "Invisible or direction-changing Unicode",
-			"Bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), zero-width characters (U+200B-U+200D, U+2060-U+2064, U+FEFF after the start) and Unicode tag characters (U+E0000-U+E007F) make text read differently by a model, a terminal and a reviewer. Tag characters, which can spell hidden ASCII, are critical; the others high. Zero-width joiners between two non-ASCII characters (emoji sequences, Indic and Arabic scripts) and tag sequences of flag emoji are not reported."},
+			"Bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), zero-width characters (U+200B-U+200D, U+2060-U+2064, U+FEFF after the start), Unicode tag characters (U+E0000-U+E007F), runs of variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF, one hidden byte each) and Hangul fillers make text read differently by a model, a terminal and a reviewer. Tag characters and variation-selector runs, which can spell hidden ASCII, are critical; the others high. Zero-width joiners between two non-ASCII characters (emoji sequences, Indic and Arabic scripts), tag sequences of flag emoji and a single variation selector after a character are not reported."},
 		{RulePromptInjection, High, "Instructions that turn the agent against its user",
 			"Markdown telling the agent to ignore its instructions or rules, to keep actions from the user, or to send files, secrets or conversation data to a URL or IP address."},
 		{RulePipeToShell, Critical, "Download piped into a shell or interpreter",
