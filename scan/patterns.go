@@ -24,7 +24,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 
 // Prompt injection in Markdown.
 var (
-	reIgnoreRules  = lazyRegexp(`(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b`)
+	reIgnoreRules  = lazyRegexp(`(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b|\b(ignore|disregard|forget)\s+(everything|all|anything)\s+(that\s+)?(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|instructed)|you\s+know\s+about\s+your\s+rules)\b|\b(enter|you\s+are\s+(now\s+)?in|switch\s+to|enable|activate)\s+(developer|god|jailbreak|unrestricted|dan)\s+mode\b`)
 	reHideFromUser = lazyRegexp(`(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+){0,3}?(tell|telling|inform|informing|notify|notifying|mention|mentioning|reveal|revealing|alert|alerting|letting)\b[^.\n]{0,20}?\bthe user\b|\b(hide|conceal|keep)\b[^.\n]{0,40}?\bfrom the user\b|\b(silently|secretly|covertly)\s+(send|upload|post|delete|remove|run|execute|install|copy|exfiltrate|transmit)\b`)
 	reSendData     = lazyRegexp(`(?i)\b(send|upload|post|transmit|exfiltrate|forward|copy|leak)\b[^\n]{0,60}?\b(contents?|files?|credentials?|secrets?|keys?|tokens?|passwords?|env(ironment)?|history|conversation|cookies|\.ssh|\.aws)\b[^\n]{0,60}?\b(to|at|into)\s+\S*(https?://|\b\d{1,3}(\.\d{1,3}){3}\b|webhook|ngrok|requestbin|pastebin)`)
 )

@@ -83,7 +83,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 		add(RulePromptInjection, High, reason(format, m))
 	}
-	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass") {
+	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass", " mode") {
 		injection(reIgnoreRules, "tells the agent to ignore its instructions: %s")
 	}
 	if k.markdown && containsAny(lower, "the user", "silently", "secretly", "covertly") {
