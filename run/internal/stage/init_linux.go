@@ -55,6 +55,7 @@ func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 		{stageconfig.LayerNoNewPrivs, setNoNewPrivs},
 	}
 	applied, missing := runSteps(cfg, steps)
+	cfg.privateTmp = stageconfig.Has(applied, stageconfig.LayerMountNS)
 	if reaper.IsNamespaceInit() {
 		cfg.oomScore = reaper.OpenOOMScore()
 	}

@@ -132,6 +132,10 @@ type config struct {
 	// or masked entry swapped meanwhile). That is an attack under way, not
 	// a missing kernel feature: the run is refused, AllowDegraded or not.
 	changed error
+
+	// privateTmp says that setupMounts built the mount namespace, so
+	// /tmp and /dev/shm are the run's own tmpfs (Landlock may grant them).
+	privateTmp bool
 }
 
 // step is one isolation layer as applied by the init stage.

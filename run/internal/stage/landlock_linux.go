@@ -190,8 +190,10 @@ func addPathRules(ruleset int, cfg *config, handled uint64) error {
 	for _, p := range llDevices() {
 		rules = append(rules, rule{p, llDevice})
 	}
-	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerMountNS) {
-		// The private /dev/shm and /tmp of setupMounts; never the host's.
+	if cfg.privateTmp {
+		// The private /dev/shm and /tmp of setupMounts; never the host's,
+		// which a mount namespace that clone(2) created but setupMounts
+		// could not build still shows.
 		rules = append(rules, rule{"/dev/shm", llReadWrite}, rule{"/tmp", llReadWrite})
 		// Written into the sandbox's own /etc (buildRoot); without the
 		// mount namespace the path would be the host's file.
