@@ -360,7 +360,8 @@ func initCmd(name string, outW, errW *os.File, extra []*os.File) *exec.Cmd {
 }
 
 // handshake sends the config, reads the layer report, refuses a run with
-// missing layers (see refusing) and lets the init stage execve the script. It records
+// missing layers (see refusing) or with layers built part-way (which the
+// init stage has refused already, see incompleteError) and lets the init stage execve the script. It records
 // the layers and whether the script started in res.
 func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
 	if err := sendConfig(cfgW, &p.cfg); err != nil {
@@ -379,6 +380,10 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 	}
 	res.Applied, res.Missing = mergeLayers(p, st, rep)
 	res.Missing = explainMissing(res.Missing)
+	if len(rep.Incomplete) > 0 {
+		kill()
+		return incompleteError(rep.Incomplete)
+	}
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		kill()
 		return isolationError(blocking)

@@ -78,19 +78,40 @@ func byReason(missing []Missing) (reasons []string, layers map[string][]string) 
 	return reasons, layers
 }
 
+// writeByReason writes, for each reason of missing (byReason), format
+// filled with the layers it took and the reason, separated by sep.
+func writeByReason(b *strings.Builder, missing []Missing, sep, format string) {
+	reasons, layers := byReason(missing)
+	for i, r := range reasons {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		fmt.Fprintf(b, format, strings.Join(layers[r], ", "), r)
+	}
+}
+
 // isolationError is the one message of a refused run: which layers are
 // missing, why, how to fix it, and how to opt in.
 func isolationError(blocking []Missing) error {
-	reasons, layers := byReason(blocking)
 	var b strings.Builder
 	b.WriteString("refusing to run without ")
-	for i, r := range reasons {
-		if i > 0 {
-			b.WriteString("; without ")
-		}
-		fmt.Fprintf(&b, "%s: %s", strings.Join(layers[r], ", "), r)
-	}
+	writeByReason(&b, blocking, "; without ", "%s: %s")
 	b.WriteString(". To run anyway with the layers that exist, pass --allow-degraded (Sandbox.AllowDegraded); docs/security.md lists what a degraded run lets through")
+	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
+}
+
+// incompleteError is the message of a run the init stage refused because
+// layers the kernel offers failed part-way through their construction
+// (stageconfig.Report.Incomplete): a grant not bound, a mask not mounted,
+// a read-only lock or pivot_root refused, a Landlock rule not added. It is
+// ErrIsolation, and AllowDegraded does not skip it: that opt-in accepts a
+// layer the host does not offer, never one whose masks or grants silently
+// did not apply.
+func incompleteError(incomplete []Missing) error {
+	var b strings.Builder
+	b.WriteString("refusing to run: ")
+	writeByReason(&b, incomplete, "; ", "%s set up part-way: %s")
+	b.WriteString(". The kernel offers these layers but building them failed, so --allow-degraded (Sandbox.AllowDegraded) does not apply; docs/security.md, \"Fail closed\", says what it may skip")
 	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
 }
 

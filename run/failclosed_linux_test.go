@@ -155,3 +155,19 @@ func TestIsolationError(t *testing.T) {
 		t.Errorf("got %q, want it to start %q and name --allow-degraded", err, want)
 	}
 }
+
+// TestIncompleteError checks the message of a run refused for layers
+// built part-way: each layer with its step, and why --allow-degraded does
+// not apply.
+func TestIncompleteError(t *testing.T) {
+	err := incompleteError([]Missing{
+		{Layer: LayerMountNS, Reason: "mask /home/u/.ssh: permission denied (EACCES)"},
+		{Layer: LayerLandlockFS, Reason: "landlock rule for /usr: permission denied (EACCES)"},
+		{Layer: LayerLandlockNet, Reason: "landlock rule for /usr: permission denied (EACCES)"},
+	})
+	want := "isolation unavailable: refusing to run: mountns set up part-way: mask /home/u/.ssh: permission denied (EACCES); " +
+		"landlock-fs, landlock-net set up part-way: landlock rule for /usr: permission denied (EACCES). "
+	if !errors.Is(err, ErrIsolation) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "--allow-degraded") {
+		t.Errorf("got %q, want it to start %q and name --allow-degraded", err, want)
+	}
+}

@@ -53,11 +53,13 @@ type faultCase struct {
 // atFDCWD is AT_FDCWD's low 32 bits, as seccomp sees the argument.
 const atFDCWD = uint32(0xffffff9c)
 
-// faultCases are failure points of the init stage where a kernel or
-// policy refuses a layer outright: the run goes ahead with the layer
-// reported missing. The errno each case injects is one the kernel returns
-// for that call.
+// faultCases classifies the failure points of the init stage: a kernel or
+// policy that refuses a layer outright (the run goes ahead with the layer
+// reported missing), and a layer that exists but fails part-way (refused,
+// AllowDegraded or not). The errno each case injects is one the kernel
+// returns for that call.
 func faultCases(grant string) []faultCase {
+	secret := filepath.Join(grant, "secret")
 	every := func(nr uint32, errno unix.Errno) fault { return fault{nr: nr, arg: -1, errno: errno} }
 	return []faultCase{
 		// The kernel does not offer the layer: degraded runs go ahead.
@@ -66,6 +68,36 @@ func faultCases(grant string) []faultCase {
 		{name: "loopback refused", faults: []fault{{nr: unix.SYS_IOCTL, arg: 1, val: unix.SIOCSIFFLAGS, errno: unix.EPERM}}, missing: LayerNetNS},
 		{name: "no landlock", faults: []fault{{nr: unix.SYS_LANDLOCK_CREATE_RULESET, arg: 2, val: unix.LANDLOCK_CREATE_RULESET_VERSION, errno: unix.ENOSYS}}, missing: LayerLandlockFS},
 		{name: "no seccomp filters", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 1, val: 0, errno: unix.EINVAL}}, missing: LayerSeccomp},
+
+		// The layer exists and fails part-way: refused.
+		{name: "mask not mounted", grant: true,
+			faults: []fault{{nr: unix.SYS_MOUNT, arg: 3, val: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, errno: unix.EACCES}},
+			refuse: []string{"mountns set up part-way", "mask " + secret, "EACCES"}},
+		{name: "grant not attached", grant: true,
+			faults: []fault{every(unix.SYS_MOVE_MOUNT, unix.EPERM)},
+			refuse: []string{"mountns set up part-way", "grant " + grant, "move_mount", "EPERM"}},
+		{name: "grant read-only lock refused", grant: true,
+			faults: []fault{{nr: unix.SYS_MOUNT_SETATTR, arg: 0, val: atFDCWD, errno: unix.EPERM}},
+			refuse: []string{"mountns set up part-way", "grant " + grant + ": mount_setattr", "EPERM"}},
+		{name: "skill read-only remount refused",
+			faults: []fault{{nr: unix.SYS_MOUNT, arg: 3, val: unix.MS_REMOUNT, anyBit: true, errno: unix.EPERM}},
+			refuse: []string{"mountns set up part-way", "remount ", "EPERM"}},
+		{name: "pivot_root refused", faults: []fault{every(unix.SYS_PIVOT_ROOT, unix.EPERM)},
+			refuse: []string{"mountns set up part-way", "pivot_root", "EPERM"}},
+		{name: "sethostname failed", faults: []fault{every(unix.SYS_SETHOSTNAME, unix.EINVAL)},
+			refuse: []string{"utsns set up part-way", "sethostname", "EINVAL"}},
+		{name: "loopback failed", faults: []fault{{nr: unix.SYS_IOCTL, arg: 1, val: unix.SIOCSIFFLAGS, errno: unix.ENODEV}},
+			refuse: []string{"netns set up part-way", "SIOCSIFFLAGS", "ENODEV"}},
+		{name: "capabilities not dropped", faults: []fault{every(unix.SYS_CAPSET, unix.EPERM)},
+			refuse: []string{"capabilities set up part-way", "capset", "EPERM"}},
+		{name: "landlock ruleset not created", faults: []fault{{nr: unix.SYS_LANDLOCK_CREATE_RULESET, arg: 2, val: 0, errno: unix.ENOMEM}},
+			refuse: []string{"landlock-fs", "set up part-way", "landlock_create_ruleset", "ENOMEM"}},
+		{name: "landlock rule not added", faults: []fault{every(unix.SYS_LANDLOCK_ADD_RULE, unix.EACCES)},
+			refuse: []string{"landlock-fs", "set up part-way", "landlock rule for /usr", "EACCES"}},
+		{name: "landlock not enforced", faults: []fault{every(unix.SYS_LANDLOCK_RESTRICT_SELF, unix.E2BIG)},
+			refuse: []string{"landlock-fs", "set up part-way", "landlock_restrict_self", "E2BIG"}},
+		{name: "seccomp filter not loaded", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 1, val: 0, errno: unix.ENOMEM}},
+			refuse: []string{"seccomp set up part-way", "SECCOMP_SET_MODE_FILTER", "ENOMEM"}},
 	}
 }
 
@@ -78,14 +110,16 @@ type faultOutcome struct {
 	Missing   []Missing
 }
 
-// TestIncompleteLayers injects failures into the init stage of a run
-// with AllowDegraded, through a seccomp filter on the helper process that
-// runs it (the kernel then fails the call as a container's profile or an
-// LSM would), and checks the verdict: a layer the kernel refuses outright
-// is reported missing and the run goes ahead, without the script reaching
-// more than it should. "mount refused outright" read a file in the host's
-// /tmp while Landlock granted /tmp to any run whose mount namespace
-// clone(2) had created, built or not.
+// TestIncompleteLayers injects each class of failure into the init
+// stage of a run with AllowDegraded, through a seccomp filter on the
+// helper process that runs it (the kernel then fails the call as a
+// container's profile or an LSM would), and checks the verdict: a layer
+// the kernel refuses outright is reported missing and the run goes ahead;
+// a layer that exists but fails part-way refuses the run, naming the
+// step, the path and the errno. Before that check, every failure of the
+// second class was reported as a missing layer and the run went ahead in
+// a half-built sandbox: with Landlock's file rules off, "mask not
+// mounted" printed the denied secret.
 func TestIncompleteLayers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		// The grants are handed over as trees (move_mount) only to a

@@ -195,6 +195,13 @@ type Sandbox struct {
 	// missing never refuse a run while the namespaces that do the same
 	// job are in force (netns for TCP; netns and pidns for abstract
 	// sockets and signals).
+	//
+	// AllowDegraded accepts a layer the host does not offer, never one
+	// it offers whose construction failed part-way (a grant not bound, a
+	// mask not mounted, a read-only lock or pivot_root refused, a
+	// Landlock rule not added, the seccomp filter not loaded): such a run
+	// is refused with ErrIsolation all the same (docs/security.md, "What
+	// --allow-degraded may skip").
 	AllowDegraded bool
 
 	// RequireIsolation is stricter than the default: every missing layer
@@ -335,7 +342,7 @@ var (
 	ErrInvalidSkill  = errors.New("skill is invalid")
 	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
 	ErrNoInterpreter = errors.New("interpreter not found")  // e.g. node not installed
-	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set
+	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set, or one was built part-way
 	ErrBadConfig     = stageconfig.ErrBadConfig             // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
 	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed

@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -181,10 +182,16 @@ func Filter(pol Policy) ([]unix.SockFilter, error) {
 	return append(prog, Stmt(BpfReturn, retAllow)), nil
 }
 
-// Load loads the filter with seccomp(2) and the given flags.
+// ErrUnsupported is Load's error on an architecture this package has no
+// filter for.
+var ErrUnsupported = errors.New("no seccomp filter for this architecture")
+
+// Load loads the filter with seccomp(2) and the given flags. The errno of
+// a failed seccomp(2) is wrapped, for the init stage to tell a kernel
+// without seccomp filters from a failure to load this one.
 func Load(flags uintptr, pol Policy) error {
 	if !seccompSupported {
-		return fmt.Errorf("no seccomp filter for this architecture")
+		return ErrUnsupported
 	}
 	filter, err := Filter(pol)
 	if err != nil {
@@ -194,7 +201,7 @@ func Load(flags uintptr, pol Policy) error {
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	switch {
 	case errno != 0:
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %v", errno)
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
 	case r != 0:
 		// With TSYNC, the id of a thread that could not be synced.
 		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): thread %d not synced", r)

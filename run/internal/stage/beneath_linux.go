@@ -59,15 +59,15 @@ func openChecked(root string, g stageconfig.GrantMount) (int, error) {
 func attachReadOnlyCopy(src, target int) error {
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
-		return fmt.Errorf("open_tree: %v", err)
+		return fmt.Errorf("open_tree: %w", err)
 	}
 	defer unix.Close(tree)
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %v", err)
+		return fmt.Errorf("mount_setattr: %w", err)
 	}
 	if err := unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return fmt.Errorf("move_mount: %v", err)
+		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
 }

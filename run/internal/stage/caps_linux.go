@@ -49,12 +49,12 @@ func dropCapabilities(*config) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %v", err)
+		return fmt.Errorf("capset: %w", err)
 	}
 	if bsetErr != nil || secErr != nil {
 		// Only acceptable if we never held anything.
 		if err := unix.Capget(&hdr, &data[0]); err != nil {
-			return fmt.Errorf("capget: %v", err)
+			return fmt.Errorf("capget: %w", err)
 		}
 		if data[0].Permitted|data[1].Permitted|data[0].Effective|data[1].Effective != 0 {
 			return fmt.Errorf("bounding set: %v, securebits: %v", bsetErr, secErr)

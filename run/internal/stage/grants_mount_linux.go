@@ -22,7 +22,7 @@ func openGrants(cfg *config) (map[string]int, error) {
 		fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			CloseGrants(fds)
-			return nil, fmt.Errorf("open grant %s: %v", g.Path, err)
+			return nil, fmt.Errorf("open grant %s: %w", g.Path, err)
 		}
 		if err := stageconfig.SameGrant(fd, g); err != nil {
 			unix.Close(fd)
@@ -52,18 +52,18 @@ func bindGrants(cfg *config, root string, fds map[string]int) error {
 	for _, g := range cfg.Grants {
 		dst := root + g.Path
 		if err := mountPoint(dst, g.Tree, fds[g.Path]); err != nil {
-			errs = append(errs, fmt.Errorf("grant %s: %v", g.Path, err))
+			errs = append(errs, fmt.Errorf("grant %s: %w", g.Path, err))
 			continue
 		}
 		if g.Tree != 0 {
 			err := attachTree(g.Tree, dst)
 			unix.Close(g.Tree)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("grant %s: %v", g.Path, err))
+				errs = append(errs, fmt.Errorf("grant %s: %w", g.Path, err))
 				continue
 			}
 		} else if err := unix.Mount(fdPath(fds[g.Path]), dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			errs = append(errs, fmt.Errorf("grant %s: bind: %v", g.Path, err))
+			errs = append(errs, fmt.Errorf("grant %s: bind: %w", g.Path, err))
 			continue
 		}
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
@@ -71,12 +71,12 @@ func bindGrants(cfg *config, root string, fds map[string]int) error {
 			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 		}
 		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &attr); err != nil {
-			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %v", g.Path, err))
+			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %w", g.Path, err))
 		}
 	}
 	for _, ro := range cfg.ReadOnly {
 		if err := lockReadOnly(root, ro); err != nil {
-			errs = append(errs, fmt.Errorf("read-only %s: %v", ro.Path, err))
+			errs = append(errs, fmt.Errorf("read-only %s: %w", ro.Path, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -130,12 +130,12 @@ func mountPoint(path string, tree, fd int) error {
 // could not open itself.
 func attachSkill(cfg *config, root string) error {
 	if err := os.MkdirAll(root+cfg.Skill, 0o755); err != nil {
-		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
+		return fmt.Errorf("skill folder %s: %w", cfg.Skill, err)
 	}
 	err := attachTree(cfg.SkillTree, root+cfg.Skill)
 	unix.Close(cfg.SkillTree)
 	if err != nil {
-		return fmt.Errorf("skill folder %s: %v", cfg.Skill, err)
+		return fmt.Errorf("skill folder %s: %w", cfg.Skill, err)
 	}
 	return nil
 }
@@ -148,10 +148,10 @@ func attachSkill(cfg *config, root string) error {
 // host's mount namespace too, and outlive the run.
 func attachTree(tree int, path string) error {
 	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("move_mount: %v", err)
+		return fmt.Errorf("move_mount: %w", err)
 	}
 	if err := unix.Mount("", path, "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make private: %v", err)
+		return fmt.Errorf("make private: %w", err)
 	}
 	return nil
 }

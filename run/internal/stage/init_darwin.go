@@ -24,7 +24,7 @@ const SandboxExec = "/usr/bin/sandbox-exec"
 // applyLayers applies the resource limits and prepares the Seatbelt
 // profile (see applySeatbelt).
 func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
-	return runSteps(cfg, []step{{stageconfig.LayerRlimits, applyRlimits}, {stageconfig.LayerSeatbelt, applySeatbelt}})
+	return runSteps(cfg, []step{{stageconfig.LayerRlimits, applyRlimits, false}, {stageconfig.LayerSeatbelt, applySeatbelt, false}})
 }
 
 // applySeatbelt checks that the profile can be applied here, by running

@@ -43,16 +43,22 @@ func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 	// The supervisor dies → so do we, also after our own credential
 	// changes; execve of a non-setuid program keeps this setting.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	// The namespaces clone(2) created exist: a failure while setting one
+	// up leaves it built part-way and refuses the run (step.builds).
 	steps := []step{
-		{stageconfig.LayerUserNS, func(*config) error { return nil }},
-		{stageconfig.LayerPIDNS, checkPIDNS},
-		{stageconfig.LayerMountNS, setupMounts},
-		{stageconfig.LayerIPCNS, func(*config) error { return nil }},
-		{stageconfig.LayerUTSNS, setHostname},
-		{stageconfig.LayerNetNS, setupNetNS},
-		{stageconfig.LayerRlimits, applyRlimits},
-		{stageconfig.LayerCaps, dropCapabilities},
-		{stageconfig.LayerNoNewPrivs, setNoNewPrivs},
+		{stageconfig.LayerUserNS, func(*config) error { return nil }, false},
+		{stageconfig.LayerPIDNS, checkPIDNS, true},
+		{stageconfig.LayerMountNS, setupMounts, true},
+		{stageconfig.LayerIPCNS, func(*config) error { return nil }, false},
+		{stageconfig.LayerUTSNS, setHostname, true},
+		{stageconfig.LayerNetNS, setupNetNS, true},
+		{stageconfig.LayerRlimits, applyRlimits, false},
+		// A capability set that could not be dropped is never a layer
+		// the kernel lacks (dropCapabilities accepts having held none):
+		// the script would keep CAP_SYS_ADMIN over its mounts, and could
+		// unmount the masks.
+		{stageconfig.LayerCaps, dropCapabilities, true},
+		{stageconfig.LayerNoNewPrivs, setNoNewPrivs, false},
 	}
 	applied, missing := runSteps(cfg, steps)
 	cfg.privateTmp = stageconfig.Has(applied, stageconfig.LayerMountNS)
@@ -71,7 +77,7 @@ func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 
 		NoMemCgroup: !cfg.MemoryCgroup,
 	}
-	sa, sm := runSteps(cfg, []step{{stageconfig.LayerSeccomp, installSeccomp}})
+	sa, sm := runSteps(cfg, []step{{stageconfig.LayerSeccomp, installSeccomp, true}})
 	return append(applied, sa...), append(missing, sm...)
 }
 
@@ -92,7 +98,7 @@ const SandboxHostname = "skill-sandbox"
 // the host's.
 func setHostname(*config) error {
 	if err := unix.Sethostname([]byte(SandboxHostname)); err != nil {
-		return fmt.Errorf("sethostname: %v", err)
+		return refusedOutright(fmt.Errorf("sethostname: %w", err))
 	}
 	unix.Setdomainname([]byte("(none)"))
 	return nil
@@ -103,9 +109,31 @@ func setHostname(*config) error {
 // process may install Landlock and seccomp filters.
 func setNoNewPrivs(*config) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	return nil
+}
+
+// refusedOutright marks err, the failure of a layer's first call that
+// would change anything, as errUnavailable when it is a refusal of the
+// call itself: EPERM or EACCES (a container's seccomp profile, an LSM) or
+// ENOSYS (no such call). The layer is then as absent as on a host without
+// it, which AllowDegraded may accept; any other errno, or any failure
+// after the first change, leaves it built part-way (see step.builds).
+func refusedOutright(err error) error {
+	if isErrno(err, unix.EPERM, unix.EACCES, unix.ENOSYS) {
+		return fmt.Errorf("%w; %w", err, errUnavailable)
+	}
+	return err
+}
+
+// noNewPrivs reports whether no_new_privs is set on this thread: without
+// it (the no_new_privs layer missing or disabled) and without
+// CAP_SYS_ADMIN, Landlock and seccomp refuse to load, as a consequence of
+// that other missing layer rather than a failure of their own.
+func noNewPrivs() bool {
+	v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	return err == nil && v == 1
 }
 
 // isErrno reports whether err is one of errnos.
@@ -165,4 +193,20 @@ func execScript(cfg *config, report *os.File) {
 // setNoNewPrivs. As PID 1 the init stage outlives the set-up as the
 // reaper: it extends the filter to its other threads once it has set the
 // script's limits (releaseScript).
-func installSeccomp(cfg *config) error { return seccomp.Load(0, cfg.seccomp) }
+//
+// A failure is errUnavailable when the kernel offers no seccomp filter
+// (no filter for this architecture; ENOSYS, or EINVAL from a kernel built
+// without CONFIG_SECCOMP_FILTER) or when EACCES follows from no_new_privs
+// missing; any other (the filter not compiling, ENOMEM, E2BIG, EACCES
+// with no_new_privs set) refuses the run (see step.builds).
+func installSeccomp(cfg *config) error {
+	err := seccomp.Load(0, cfg.seccomp)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, seccomp.ErrUnsupported), isErrno(err, unix.ENOSYS, unix.EINVAL),
+		isErrno(err, unix.EACCES) && !noNewPrivs():
+		return fmt.Errorf("%w; %w", err, errUnavailable)
+	}
+	return err
+}

@@ -9,12 +9,15 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxConfig bounds the config the init stage accepts.
@@ -58,6 +61,12 @@ func initMain() int {
 	applied, missing := applyLayers(cfg)
 	if cfg.changed != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{Fatal: cfg.changed.Error()})
+		return stageconfig.ExitFailure
+	}
+	if len(cfg.incomplete) > 0 {
+		// Refused here, not by the supervisor: with AllowDegraded it
+		// does not send a go-ahead, and the script must not start.
+		stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Incomplete: cfg.incomplete})
 		return stageconfig.ExitFailure
 	}
 	if err := stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing}); err != nil {
@@ -136,19 +145,39 @@ type config struct {
 	// privateTmp says that setupMounts built the mount namespace, so
 	// /tmp and /dev/shm are the run's own tmpfs (Landlock may grant them).
 	privateTmp bool
+
+	// incomplete lists the layers the kernel offers whose construction
+	// failed part-way (see step.builds and applyLandlock): the run is
+	// refused, AllowDegraded or not, since what such a layer was to
+	// hide or lock may now be in reach while the record could only say
+	// "missing".
+	incomplete []stageconfig.Missing
 }
 
 // step is one isolation layer as applied by the init stage.
 type step struct {
 	layer stageconfig.Layer
 	apply func(cfg *config) error
+	// builds marks a step whose layer exists once it starts (a namespace
+	// clone(2) created) or whose kernel feature it has found present: a
+	// failure then means the layer is built part-way, and refuses the
+	// run (cfg.incomplete), unless the error wraps errUnavailable (the
+	// kernel, or a policy over it, refused the layer's first call with
+	// nothing changed yet: the layer is simply not offered here).
+	builds bool
 }
+
+// errUnavailable marks a failure of a builds step that leaves the layer
+// exactly as absent as on a host without it: AllowDegraded may run
+// without it (see step.builds).
+var errUnavailable = errors.New("unavailable here, nothing of it applied")
 
 // runSteps applies the steps whose layer the config asks for, in order, and
 // sorts them into applied and missing. A failing layer does not stop the
 // others: the supervisor decides whether a missing one is acceptable. An
 // error wrapping ErrBadConfig (the host changed since the supervisor's
-// checks) is also kept in cfg.changed, which refuses the run.
+// checks) is also kept in cfg.changed, and a builds step's failure in
+// cfg.incomplete; either refuses the run.
 func runSteps(cfg *config, steps []step) (applied []stageconfig.Layer, missing []stageconfig.Missing) {
 	for _, s := range steps {
 		if !stageconfig.Has(cfg.Layers, s.layer) && !stageconfig.Has(cfg.Namespaces, s.layer) {
@@ -158,10 +187,35 @@ func runSteps(cfg *config, steps []step) (applied []stageconfig.Layer, missing [
 			if errors.Is(err, stageconfig.ErrBadConfig) && cfg.changed == nil {
 				cfg.changed = err
 			}
-			missing = append(missing, stageconfig.Missing{Layer: s.layer, Reason: err.Error()})
+			m := stageconfig.Missing{Layer: s.layer, Reason: describe(err)}
+			if s.builds && !errors.Is(err, errUnavailable) {
+				cfg.incomplete = append(cfg.incomplete, m)
+			}
+			missing = append(missing, m)
 			continue
 		}
 		applied = append(applied, s.layer)
 	}
 	return applied, missing
+}
+
+// describe words err for the layer report: each of the errors it joins
+// on a part of its own, each with the name of the errno it wraps
+// (ENOENT, EPERM), so that the record names the step, the path and the
+// errno of every failure.
+func describe(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range j.Unwrap() {
+			parts = append(parts, describe(e))
+		}
+		return strings.Join(parts, "; ")
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) && errno != 0 {
+		if name := unix.ErrnoName(errno); name != "" && !strings.Contains(err.Error(), name) {
+			return fmt.Sprintf("%v (%s)", err, name)
+		}
+	}
+	return err.Error()
 }

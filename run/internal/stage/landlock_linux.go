@@ -140,27 +140,48 @@ func applyLandlock(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 	if attr == (llRulesetAttr{}) {
 		return nil, missing
 	}
+	// From here on the kernel offers what the ruleset asks for: a
+	// failure leaves the layers built part-way (a granted path or a
+	// sibling of a denied entry without its rule, a ruleset never
+	// enforced) and refuses the run, AllowDegraded or not. The one
+	// exception is landlock_restrict_self's EPERM without no_new_privs,
+	// the consequence of that other layer missing (or disabled).
+	broken := func(err error) ([]stageconfig.Layer, []stageconfig.Missing) {
+		reported := map[stageconfig.Layer]bool{}
+		for _, m := range missing {
+			reported[m.Layer] = true // e.g. landlock-net on an ABI without it
+		}
+		for _, l := range all {
+			if want(l) && !reported[l] {
+				m := stageconfig.Missing{Layer: l, Reason: describe(err)}
+				missing = append(missing, m)
+				cfg.incomplete = append(cfg.incomplete, m)
+			}
+		}
+		return nil, missing
+	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		fail(fmt.Sprintf("landlock_create_ruleset: %v", errno), all...)
-		return nil, missing
+		return broken(fmt.Errorf("landlock_create_ruleset: %w", errno))
 	}
 	defer unix.Close(int(fd))
 	if attr.handledFS != 0 {
 		if err := addPathRules(int(fd), cfg, attr.handledFS); err != nil {
-			fail(err.Error(), all...)
-			return nil, missing
+			return broken(err)
 		}
 	}
 	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
 		if err := addProxyPortRule(int(fd), cfg.ProxyPort); err != nil {
-			fail(err.Error(), all...)
-			return nil, missing
+			return broken(err)
 		}
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
-		fail(fmt.Sprintf("landlock_restrict_self: %v", errno), all...)
-		return nil, missing
+		err := fmt.Errorf("landlock_restrict_self: %w", errno)
+		if errno == unix.EPERM && !noNewPrivs() {
+			fail(describe(err)+" (no_new_privs is not set)", all...)
+			return nil, missing
+		}
+		return broken(err)
 	}
 	if attr.handledFS != 0 {
 		applied = append(applied, stageconfig.LayerLandlockFS)
@@ -217,7 +238,7 @@ func addPathRules(ruleset int, cfg *config, handled uint64) error {
 			if os.IsNotExist(err) && r.path != cfg.Skill && r.path != cfg.WorkDir {
 				continue
 			}
-			return fmt.Errorf("landlock rule for %s: %v", r.path, err)
+			return fmt.Errorf("landlock rule for %s: %w", r.path, err)
 		}
 	}
 	return nil

@@ -46,9 +46,15 @@ const (
 //
 // Landlock enforces the read/write split too; this layer is what still
 // holds where Landlock is missing, and it hides host paths entirely.
+//
+// Only a refusal of the first mount(2) (refusedOutright), which changes
+// nothing, leaves the layer as absent as on a host without it; every
+// later failure leaves it built part-way and refuses the run (see
+// step.builds): a grant, mask or read-only lock that did not apply must
+// not go unnoticed behind "mountns missing".
 func setupMounts(cfg *config) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %v", err)
+		return refusedOutright(fmt.Errorf("make / private: %w", err))
 	}
 	h, err := openHostView(cfg)
 	if err != nil {
@@ -57,7 +63,7 @@ func setupMounts(cfg *config) error {
 	defer h.close()
 	root := rootBase(cfg)
 	if err := unix.Mount("tmpfs", root, "tmpfs", maskFlags, rootOptions); err != nil {
-		return fmt.Errorf("root tmpfs on %s: %v", root, err)
+		return fmt.Errorf("root tmpfs on %s: %w", root, err)
 	}
 	errs := []error{buildRoot(cfg, h, root)}
 	// A private /tmp: programs that write /tmp by name, ignoring TMPDIR
@@ -71,7 +77,7 @@ func setupMounts(cfg *config) error {
 	}
 	if err := unix.Mount("tmpfs", root+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(tmpMB, "1777")); err != nil {
 		// enterRoot needs it: the host's tree would stay reachable.
-		return errors.Join(append(errs, fmt.Errorf("/tmp tmpfs: %v", err))...)
+		return errors.Join(append(errs, fmt.Errorf("/tmp tmpfs: %w", err))...)
 	}
 	errs = append(errs, bindGrants(cfg, root, h.grants))
 	if cfg.SkillTree != 0 {
@@ -82,13 +88,13 @@ func setupMounts(cfg *config) error {
 	switch {
 	case shared:
 		if err := os.MkdirAll(root+cfg.WorkDir, 0o700); err != nil {
-			errs = append(errs, fmt.Errorf("work folder: %v", err))
+			errs = append(errs, fmt.Errorf("work folder: %w", err))
 		}
 	case cfg.WorkDirMB > 0:
 		// A size-capped work folder: a full disk is not the script's to
 		// cause. Its mount point was made by buildRoot.
 		if err := unix.Mount("tmpfs", root+cfg.WorkDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(cfg.WorkDirMB, "0700")); err != nil {
-			errs = append(errs, fmt.Errorf("work folder tmpfs: %v", err))
+			errs = append(errs, fmt.Errorf("work folder tmpfs: %w", err))
 		}
 	default:
 		// A kept work folder, on the host's disk: as the tmpfs would
@@ -100,12 +106,15 @@ func setupMounts(cfg *config) error {
 			errs = append(errs, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC))
 		}
 	}
-	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]), remountReadOnly(root+cfg.Skill))
+	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]))
+	if err := remountReadOnly(root + cfg.Skill); err != nil {
+		errs = append(errs, fmt.Errorf("skill folder %s read-only: %w", cfg.Skill, err))
+	}
 	// A private, small /dev/shm: POSIX semaphores and shared memory
 	// (Python's multiprocessing locks and pools) need it. Its pages are
 	// memory outside RLIMIT_AS, hence the size cap.
 	if err := unix.Mount("tmpfs", root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
-		errs = append(errs, fmt.Errorf("/dev/shm: %v", err))
+		errs = append(errs, fmt.Errorf("/dev/shm: %w", err))
 	}
 	return errors.Join(append(errs, enterRoot(root))...)
 }
@@ -130,10 +139,10 @@ func Under(path string, dirs []string) bool {
 // the private /tmp) first when it is missing.
 func rebind(fd int, path string) error {
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return fmt.Errorf("rebind %s: %v", path, err)
+		return fmt.Errorf("rebind %s: %w", path, err)
 	}
 	if err := unix.Mount(fdPath(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("rebind %s: %v", path, err)
+		return fmt.Errorf("rebind %s: %w", path, err)
 	}
 	return nil
 }
@@ -149,7 +158,7 @@ func remountReadOnly(path string) error { return remount(path, unix.MS_RDONLY) }
 func remount(path string, set uintptr) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
-		return fmt.Errorf("statfs %s: %v", path, err)
+		return fmt.Errorf("statfs %s: %w", path, err)
 	}
 	flags := unix.MS_BIND | unix.MS_REMOUNT | set
 	for _, f := range []struct{ st, ms int64 }{
@@ -166,7 +175,7 @@ func remount(path string, set uintptr) error {
 		}
 	}
 	if err := unix.Mount("", path, "", flags, ""); err != nil {
-		return fmt.Errorf("remount %s (flags %#x): %v", path, set, err)
+		return fmt.Errorf("remount %s (flags %#x): %w", path, set, err)
 	}
 	return nil
 }

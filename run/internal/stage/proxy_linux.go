@@ -17,17 +17,17 @@ func handOverProxySocket(cfg *config) error {
 	defer unix.Close(cfg.ProxyFD)
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("proxy socket: %v", err)
+		return fmt.Errorf("proxy socket: %w", err)
 	}
 	defer unix.Close(fd)
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: cfg.ProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return fmt.Errorf("proxy socket: bind 127.0.0.1:%d: %v", cfg.ProxyPort, err)
+		return fmt.Errorf("proxy socket: bind 127.0.0.1:%d: %w", cfg.ProxyPort, err)
 	}
 	if err := unix.Listen(fd, 128); err != nil {
-		return fmt.Errorf("proxy socket: listen: %v", err)
+		return fmt.Errorf("proxy socket: listen: %w", err)
 	}
 	if err := unix.Sendmsg(cfg.ProxyFD, []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
-		return fmt.Errorf("proxy socket: handing over: %v", err)
+		return fmt.Errorf("proxy socket: handing over: %w", err)
 	}
 	return nil
 }
@@ -48,7 +48,7 @@ func addProxyPortRule(ruleset int, port int) error {
 	attr := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), llRuleNetPort, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock rule for the proxy port: %v", errno)
+		return fmt.Errorf("landlock rule for the proxy port: %w", errno)
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func openHostView(cfg *config) (*hostView, error) {
 	open := func(dir string) (int, error) {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return 0, fmt.Errorf("open %s: %v", dir, err)
+			return 0, fmt.Errorf("open %s: %w", dir, err)
 		}
 		return fd, nil
 	}
@@ -182,7 +182,7 @@ func buildRoot(cfg *config, h *hostView, root string) error {
 			flags |= unix.MS_REC
 		}
 		if err := unix.Mount(fdPath(e.fd), dst, "", flags, ""); err != nil {
-			fail(fmt.Errorf("bind %s: %v", e.path, err))
+			fail(fmt.Errorf("bind %s: %w", e.path, err))
 			return
 		}
 		bound = append(bound, dst)
@@ -216,10 +216,10 @@ func buildRoot(cfg *config, h *hostView, root string) error {
 	fail(readOnlyTree(root, bound))
 	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) {
 		if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			fail(fmt.Errorf("mount /proc: %v", err))
+			fail(fmt.Errorf("mount /proc: %w", err))
 		}
 	} else if err := unix.Mount("/proc", root+"/proc", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		fail(fmt.Errorf("bind /proc: %v", err))
+		fail(fmt.Errorf("bind /proc: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -253,19 +253,19 @@ const oldRoot = "/tmp/.host-root"
 // was bound in, and /proc/self/mountinfo lists only the sandbox's mounts.
 func enterRoot(root string) error {
 	if err := os.Mkdir(root+oldRoot, 0o700); err != nil {
-		return fmt.Errorf("pivot_root: %v", err)
+		return fmt.Errorf("pivot_root: %w", err)
 	}
 	if err := unix.PivotRoot(root, root+oldRoot); err != nil {
-		return fmt.Errorf("pivot_root: %v", err)
+		return fmt.Errorf("pivot_root: %w", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return fmt.Errorf("chdir /: %v", err)
+		return fmt.Errorf("chdir /: %w", err)
 	}
 	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach the host's root: %v", err)
+		return fmt.Errorf("detach the host's root: %w", err)
 	}
 	if err := os.Remove(oldRoot); err != nil {
-		return fmt.Errorf("remove %s: %v", oldRoot, err)
+		return fmt.Errorf("remove %s: %w", oldRoot, err)
 	}
 	return nil
 }

@@ -88,11 +88,19 @@ type Limits struct {
 // Report is one line the init stage writes on ReportFD: first the layer
 // report, then (only if execve failed) ExecError. A fatal problem before the
 // layers are done is reported in Fatal.
+//
+// Incomplete lists the layers the kernel offers but whose construction
+// failed part-way (a grant that could not be bound, a mask that could not
+// be mounted, a Landlock rule that could not be added): each is also in
+// Missing, and the init stage has refused the run itself, whatever
+// AllowDegraded says. AllowDegraded accepts a layer the host does not
+// offer, never one half built (see docs/security.md, "Fail closed").
 type Report struct {
-	Applied   []Layer   `json:",omitempty"`
-	Missing   []Missing `json:",omitempty"`
-	ExecError string    `json:",omitempty"`
-	Fatal     string    `json:",omitempty"`
+	Applied    []Layer   `json:",omitempty"`
+	Missing    []Missing `json:",omitempty"`
+	Incomplete []Missing `json:",omitempty"`
+	ExecError  string    `json:",omitempty"`
+	Fatal      string    `json:",omitempty"`
 }
 
 // Has reports whether l is in ls.

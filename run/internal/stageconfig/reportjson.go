@@ -33,10 +33,16 @@ func appendReportJSON(b []byte, rep Report) []byte {
 		}
 		b = append(b, ']')
 	}
-	if len(rep.Missing) > 0 {
-		field("Missing")
+	for _, list := range []struct {
+		name string
+		ms   []Missing
+	}{{"Missing", rep.Missing}, {"Incomplete", rep.Incomplete}} {
+		if len(list.ms) == 0 {
+			continue
+		}
+		field(list.name)
 		b = append(b, '[')
-		for i, m := range rep.Missing {
+		for i, m := range list.ms {
 			if i > 0 {
 				b = append(b, ',')
 			}

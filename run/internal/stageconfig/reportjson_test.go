@@ -37,6 +37,8 @@ func TestReportJSON(t *testing.T) {
 		{Applied: []Layer{LayerUserNS}, Missing: []Missing{{Layer: LayerLandlockFS, Reason: `no "landlock" \ here` + "\n\t\x01\x7f"}}},
 		{ExecError: "exec /x\xff\xfe: <no> & such \u2028"},
 		{Fatal: "decoding config: at byte 3: truncated"},
+		{Applied: []Layer{LayerUserNS}, Missing: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}},
+			Incomplete: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}}},
 	} {
 		sameAsEncodingJSON(t, rep)
 	}
@@ -49,10 +51,11 @@ func FuzzReportJSON(f *testing.F) {
 	f.Add("landlock", "reason \"quoted\"\n", "exec\xff")
 	f.Fuzz(func(t *testing.T, layer, reason, execErr string) {
 		sameAsEncodingJSON(t, Report{
-			Applied:   []Layer{Layer(layer)},
-			Missing:   []Missing{{Layer: Layer(layer), Reason: reason}},
-			ExecError: execErr,
-			Fatal:     reason,
+			Applied:    []Layer{Layer(layer)},
+			Missing:    []Missing{{Layer: Layer(layer), Reason: reason}},
+			Incomplete: []Missing{{Layer: Layer(layer), Reason: execErr}},
+			ExecError:  execErr,
+			Fatal:      reason,
 		})
 	})
 }
