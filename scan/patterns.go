@@ -120,7 +120,9 @@ func endpoints(line string) []string {
 		if err != nil || p.Host == "" || strings.ContainsAny(p.Host, "{}$%") {
 			continue // templates such as https://{host}/
 		}
-		out = append(out, p.Scheme+"://"+p.Host)
+		// Parse decodes %XX in the host: %65vil.example is reported as
+		// evil.example, and bytes that are not UTF-8 are replaced.
+		out = append(out, p.Scheme+"://"+strings.ToValidUTF8(p.Host, "\uFFFD"))
 	}
 	for _, m := range reIPv4().FindAllStringSubmatch(line, -1) {
 		ip := m[2] + m[6]
