@@ -10,7 +10,7 @@ import (
 )
 
 // decodeCallExpr matches a call that decodes data; reDecodeAssign embeds it.
-const decodeCallExpr = `\b(b64decode|b32decode|b85decode|a85decode|decodebytes|fromhex|unhexlify|atob)\s*\(|Buffer\.from\([^)]*['"](base64|hex)['"]|codecs\.decode\([^)]*['"](hex|base64|rot.?13)['"]|zlib\.decompress\(|marshal\.loads\(`
+const decodeCallExpr = `\b(b64decode|b32decode|b85decode|a85decode|decodebytes|fromhex|unhexlify|atob)\s*\(|Buffer\.from\([^\n]{0,200}?['"](base64|hex)['"]|codecs\.decode\([^\n]{0,200}?['"](hex|base64|rot.?13)['"]|zlib\.decompress\(|marshal\.loads\(`
 
 // lazyRegexp returns a function that compiles expr on its first call and
 // returns the same expression from then on. The expressions are compiled
@@ -37,8 +37,12 @@ var (
 
 // Decoded and executed.
 var (
-	reShellDecode  = lazyRegexp(`(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`)
-	reDecodeCall   = lazyRegexp(decodeCallExpr)
+	reShellDecode = lazyRegexp(`(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`)
+	reDecodeCall  = lazyRegexp(decodeCallExpr)
+	// reDecodeSubst matches a shell decode whose output a command or
+	// process substitution hands to eval, a shell or an interpreter as
+	// its program: eval "$(… | base64 -d)", python3 -c "$(…)", sh <(…).
+	reDecodeSubst  = lazyRegexp(`(?i)(\beval|\b(ba|z|k|da)?sh(\s+-c)?|\bsource|^\s*\.|\bpython[\d.]*\s+-c|\b(perl|ruby|node)\s+-e)\s+["']?(\$\(|<\(|` + "`" + `)[^)` + "`" + `]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^)]*\s-d\b)`)
 	reExecCall     = lazyRegexp(`\b(exec|eval|execSync|spawnSync|Function)\s*\(|\bcompile\s*\([^)]*['"]exec['"]|\bos\.(system|popen|exec\w*)\s*\(|\bsubprocess\.\w+\s*\(|\bchild_process\.\w+\s*\(|\bvm\.runIn\w+\s*\(`)
 	reDecodeAssign = lazyRegexp(`^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_]\w*)\s*=[^=].*?(` + decodeCallExpr + `|base64\s+(-d|--decode)|xxd\s+-r)`)
 )

@@ -106,6 +106,8 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	case !containsAny(lower, decodeHints...) && len(decoded) == 0:
 	case reShellDecode().MatchString(line) && pipedInto(line, reShellDecode()) != "":
 		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode()))
+	case reShellDecode().MatchString(line) && reDecodeSubst().MatchString(line):
+		add(RuleObfuscatedExec, Critical, reason("runs decoded data: %s", reDecodeSubst().FindString(line)))
 	case reDecodeCall().MatchString(line) && reExecCall().MatchString(line):
 		add(RuleObfuscatedExec, Critical, reason("executes decoded data: %s", line))
 	case len(decoded) > 0 && (reExecCall().MatchString(line) || reShellEval().MatchString(line)):
