@@ -80,6 +80,12 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 // asks for more than is granted it returns the error and, for the record,
 // the policy as far as it was resolved.
 func resolvePolicy(fs *flag.FlagSet, f *runFlags, skillDir string) (*policy.Resolved, error) {
+	return resolvePolicyFrom(fs, f, skillDir, skillDir)
+}
+
+// resolvePolicyFrom is resolvePolicy with the request file read from
+// requestDir (a verified copy of skillDir) and resolved as skillDir's.
+func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir string) (*policy.Resolved, error) {
 	set := setFlags(fs)
 	var flags policy.Flags
 	if set["timeout"] {
@@ -117,7 +123,7 @@ func resolvePolicy(fs *flag.FlagSet, f *runFlags, skillDir string) (*policy.Reso
 			return nil, err
 		}
 	}
-	req, err := policy.LoadRequest(skillDir)
+	req, err := policy.LoadRequest(requestDir)
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +321,10 @@ func addRequestProblems(r *validate.Result) {
 // skill: the skill's request file was read from the folder before the
 // signature check, and the run must not use a request the signature does
 // not cover. A difference means the folder changed in between.
-func samePolicy(fs *flag.FlagSet, f *runFlags, verified string, pol *policy.Resolved) error {
-	again, err := resolvePolicy(fs, f, verified)
+func samePolicy(fs *flag.FlagSet, f *runFlags, verified, skillDir string, pol *policy.Resolved) error {
+	// The request is the copy's, resolved as the skill folder's: a path
+	// it names inside the folder stays inside it.
+	again, err := resolvePolicyFrom(fs, f, verified, skillDir)
 	if err != nil {
 		return fmt.Errorf("%w: the verified copy: %w", sign.ErrNotVerified, err)
 	}

@@ -321,7 +321,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 			sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
 		defer remove() // after the sandbox's teardown (deferred below)
 		if err == nil {
-			err = samePolicy(fs, &f, verified, pol)
+			err = samePolicy(fs, &f, verified, c.meta.SkillPath, pol)
 		}
 		if err != nil {
 			errorf(stderr, "%s: %v", c.meta.SkillPath, err)

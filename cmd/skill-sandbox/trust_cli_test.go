@@ -315,10 +315,18 @@ func TestSamePolicy(t *testing.T) {
 		{"same request", req, nil},
 		{"request swapped before the check", req + "[env]\nset = [\"REPORT_STYLE=short\"]\n", sign.ErrChanged},
 		{"request added before the check", "", sign.ErrChanged},
+		// A request may name a path inside its own skill folder, which
+		// needs no grant; checked against the copy it still does not.
+		{"same request naming the skill folder", "[filesystem]\nread = [\"SKILL/data\"]\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			orig, copied := filepath.Join(t.TempDir(), "s"), filepath.Join(t.TempDir(), "s")
+			req := req
+			if strings.Contains(tt.first, "SKILL/") {
+				tt.first = strings.ReplaceAll(tt.first, "SKILL/", filepath.ToSlash(orig)+"/")
+				req = tt.first
+			}
 			for dir, body := range map[string]string{orig: tt.first, copied: req} {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					t.Fatal(err)
@@ -338,7 +346,7 @@ func TestSamePolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = samePolicy(fs, &f, copied, pol)
+			err = samePolicy(fs, &f, copied, orig, pol)
 			if !errors.Is(err, tt.want) || (tt.want != nil && !errors.Is(err, sign.ErrNotVerified)) {
 				t.Errorf("samePolicy: %v, want %v", err, tt.want)
 			}
