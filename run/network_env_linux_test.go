@@ -46,3 +46,35 @@ func TestAllowHostsProxyEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowHostsPooled: a run that takes a pre-started init stage from a
+// Pool gets its proxy socket handed over with its config (the stage's
+// namespace was made before the run's allowlist was known): curl reaches
+// the allowed host, a denied one is refused, and the stage was taken, not
+// started for the run.
+func TestAllowHostsPooled(t *testing.T) {
+	needAllowlist(t)
+	needTool(t, "curl")
+	fi := newFakeInternet(t, nil)
+	dir := netSkill(t, fi, map[string]string{"fetch.sh": curlScript})
+	pl := newTestPool(t, 1, 0, Sandbox{})
+	waitIdle(t, pl, 1)
+	sb := Sandbox{AllowHosts: []string{"api.example.com"}, Pool: pl}
+	fi.hook(&sb)
+	for _, tt := range []struct{ url, want string }{
+		{"https://api.example.com/p", "hello api.example.com /p"},
+		{"https://badexample.com/", "403"},
+	} {
+		o := runIn(t, sb, dir, "fetch.sh", tt.url)
+		if o.err != nil || !strings.Contains(o.stdout+o.stderr, tt.want) {
+			t.Errorf("%s: err %v, got %q, want %q", tt.url, o.err, o.stdout+o.stderr, tt.want)
+		}
+		if r := o.res.Network; r == nil || r.Total != 1 {
+			t.Errorf("%s: report %+v", tt.url, r)
+		}
+		waitIdle(t, pl, 1)
+	}
+	if s := pl.Stats(); s.Taken != 2 || s.Missed != 0 {
+		t.Errorf("pool stats %+v: the runs did not use the pooled stages", s)
+	}
+}
