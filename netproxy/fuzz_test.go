@@ -17,6 +17,8 @@ func FuzzReadHead(f *testing.F) {
 		"CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n",
 		"GET http://example.com/a?b#c HTTP/1.1\r\nConnection: x, keep-alive\r\nX: y\r\n\r\n",
 		"GET http://[::1]:8080/ HTTP/1.0\r\n\r\n",
+		"POST http://example.com/ HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
+		"POST http://example.com/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"CONNECT [2001:db8::1]:443 HTTP/1.1\r\n\r\n",
 		"GET / HTTP/1.1\r\n\r\n",
 		"CONNECT a:1 HTTP/1.1\r\n folded\r\n\r\n",
@@ -45,6 +47,21 @@ func FuzzReadHead(f *testing.F) {
 		}
 		pol.check(req.target)
 		if req.method != "CONNECT" {
+			// The proxy and the server must agree where the body ends:
+			// never both framings, never a length the head does not say.
+			var te, cl int
+			for _, h := range req.headers {
+				switch strings.ToLower(h.name) {
+				case "transfer-encoding":
+					te++
+				case "content-length":
+					cl++
+				}
+			}
+			if te > 0 && (cl > 0 || !req.framing.chunked) || te == 0 && req.framing.chunked ||
+				cl == 0 && req.framing.length != 0 || req.framing.length < 0 {
+				t.Fatalf("framing %+v for %d Transfer-Encoding and %d Content-Length headers", req.framing, te, cl)
+			}
 			head := string(req.upstreamHead())
 			if strings.Count(head, "\r\n\r\n") != 1 || !strings.HasSuffix(head, "\r\n\r\n") {
 				t.Fatalf("upstream head is not one head: %q", head)
