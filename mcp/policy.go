@@ -13,13 +13,15 @@ import (
 // line's Config.Flags, the operator's Config.Policy and, when request is
 // set, the skill's own request file, which may only lower limits). A
 // request for more than is granted refuses the run, wrapping
-// run.ErrBadConfig.
-func (s *Server) sandboxFor(dir string, request bool) (run.Sandbox, error) {
+// run.ErrBadConfig. The request file is read from requestDir, dir itself
+// or a verified copy of it (a path the request names inside dir stays
+// inside the skill).
+func (s *Server) sandboxFor(dir, requestDir string, request bool) (run.Sandbox, error) {
 	sb := s.cfg.Sandbox
 	var req *policy.Policy
 	if request {
 		var err error
-		if req, err = policy.LoadRequest(dir); err != nil {
+		if req, err = policy.LoadRequest(requestDir); err != nil {
 			return sb, fmt.Errorf("%w: %v", run.ErrBadConfig, err)
 		}
 	}

@@ -34,7 +34,8 @@ func TestSandboxForIsolation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := srv.sandboxFor(filepath.Join(srv.cfg.SkillDirs[0], "probe"), true)
+			probe := filepath.Join(srv.cfg.SkillDirs[0], "probe")
+			sb, err := srv.sandboxFor(probe, probe, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 		c.meta.Signature = audit.SignatureOf(true, signer)
 		dir = verified
 	}
-	sb, err := s.prepareRun(c, dir, true, a.Stdin, a.TimeoutSeconds)
+	sb, err := s.prepareRun(c, dir, sk.Path, true, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
 		return s.refuse(c, err)
 	}
@@ -137,7 +137,7 @@ func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.Raw
 	// are read grants; the workspace, if any, is the working directory.
 	dir := s.cfg.SkillDirs[0]
 	c.meta.SkillPath = dir
-	sb, err := s.prepareRun(c, dir, false, a.Stdin, a.TimeoutSeconds)
+	sb, err := s.prepareRun(c, dir, dir, false, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
 		return s.refuse(c, err)
 	}
@@ -165,10 +165,12 @@ func (s *Server) newRunCall(info callInfo, tool string) *runCall {
 	return c
 }
 
-// prepareRun resolves the sandbox of a run in dir (see sandboxFor), checks
-// the call's time limit against it and sets the call's own fields.
-func (s *Server) prepareRun(c *runCall, dir string, request bool, stdin *string, timeoutSec *float64) (*run.Sandbox, error) {
-	sb, err := s.sandboxFor(dir, request)
+// prepareRun resolves the sandbox of a run of dir (see sandboxFor; dir is
+// the skill folder skill or a verified copy of it, whose request file is
+// then resolved as skill's), checks the call's time limit against it and
+// sets the call's own fields.
+func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *string, timeoutSec *float64) (*run.Sandbox, error) {
+	sb, err := s.sandboxFor(skill, dir, request)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +204,7 @@ func (s *Server) prepareRun(c *runCall, dir string, request bool, stdin *string,
 // a run of the first skills folder (its namespaces follow the network
 // policy); runs of another shape start their own.
 func (s *Server) newPool() (*run.Pool, error) {
-	like, err := s.sandboxFor(s.cfg.SkillDirs[0], false)
+	like, err := s.sandboxFor(s.cfg.SkillDirs[0], s.cfg.SkillDirs[0], false)
 	if err != nil {
 		like = s.cfg.Sandbox
 	}

@@ -196,3 +196,26 @@ func TestSignedReads(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedRunRequestNamesSkill: the skill's request file is read from the
+// verified copy but resolved as the skill folder's, so a request naming a
+// path inside its own folder (which needs no grant) is not refused.
+func TestSignedRunRequestNamesSkill(t *testing.T) {
+	skills := skillsDir(t)
+	probe := filepath.Join(skills, "probe")
+	req := "[filesystem]\nread = [\"" + filepath.ToSlash(filepath.Join(probe, "references")) + "\"]\n"
+	if err := os.WriteFile(filepath.Join(probe, "skill-sandbox.toml"), []byte(req), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allowed := signProbe(t, skills)
+	srv, err := NewServer(Config{SkillDirs: []string{skills}, AllowedSigners: allowed, Log: &syncBuffer{}, Version: "test",
+		Sandbox: run.Sandbox{AllowDegraded: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := srv.toolRunScript(context.Background(), callInfo{id: json.RawMessage("1")}, json.RawMessage(`{"skill":"probe","script":"echo.sh"}`))
+	text, _ := json.Marshal(res)
+	if strings.Contains(string(text), "asks for more than is granted") || strings.Contains(string(text), sign.ErrNotVerified.Error()) {
+		t.Errorf("a signed skill whose request names its own folder was refused: %s", text)
+	}
+}
