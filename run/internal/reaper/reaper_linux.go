@@ -91,7 +91,7 @@ func Run(cfg *stageconfig.Config, st Stage, report *os.File, goAhead func() bool
 		}
 		return 127
 	}
-	if err := releaseScript(pid, cfg, st.Seccomp, mayGo); err != nil {
+	if err := releaseScript(pid, cfg, st, mayGo); err != nil {
 		unix.Kill(pid, unix.SIGKILL)
 		if mayGo() {
 			stageconfig.WriteReport(report, stageconfig.Report{ExecError: err.Error()})
@@ -132,7 +132,7 @@ var errNoGo = errors.New("the supervisor refused the run")
 // releaseScript waits for the traced child's stop after execve, sets its
 // address-space and process limits, waits for the supervisor's go-ahead
 // (mayGo), starts the config pipe's watch and lets the script run.
-func releaseScript(pid int, cfg *stageconfig.Config, pol seccomp.Policy, mayGo func() bool) error {
+func releaseScript(pid int, cfg *stageconfig.Config, st Stage, mayGo func() bool) error {
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(pid, &ws, 0, nil)
@@ -162,9 +162,9 @@ func releaseScript(pid int, cfg *stageconfig.Config, pol seccomp.Policy, mayGo f
 		return errNoGo
 	}
 	watchConfig()
-	if mode, _ := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); mode == unix.SECCOMP_MODE_FILTER {
+	if st.Filtered {
 		// Now every thread of the reaper gets the filter too.
-		if err := seccomp.Load(unix.SECCOMP_FILTER_FLAG_TSYNC, pol); err != nil {
+		if err := seccomp.Load(unix.SECCOMP_FILTER_FLAG_TSYNC, st.Seccomp); err != nil {
 			return fmt.Errorf("seccomp for the reaper's threads: %v", err)
 		}
 	}

@@ -17,4 +17,11 @@ type Stage struct {
 	// Seccomp is the policy of the init stage's filter, which the reaper
 	// puts on the Go runtime's other threads too (TSYNC).
 	Seccomp seccomp.Policy
+	// Filtered says that the init stage loaded that filter (the seccomp
+	// layer applied); only then does the reaper load it on its other
+	// threads. PR_GET_SECCOMP cannot tell: a filter of the caller's own (a
+	// container's profile) shows as SECCOMP_MODE_FILTER too, and where the
+	// init stage's was not loaded, for want of no_new_privs, the reaper's
+	// attempt would fail the same way and kill the script.
+	Filtered bool
 }

@@ -58,6 +58,9 @@ func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 		// the script would keep CAP_SYS_ADMIN over its mounts, and could
 		// unmount the masks.
 		{stageconfig.LayerCaps, dropCapabilities, true},
+		// prctl(PR_SET_NO_NEW_PRIVS) fails only where the kernel lacks
+		// it (EINVAL before Linux 3.5): a layer not offered. Landlock
+		// and seccomp then report their own refusal as its consequence.
 		{stageconfig.LayerNoNewPrivs, setNoNewPrivs, false},
 	}
 	applied, missing := runSteps(cfg, steps)
