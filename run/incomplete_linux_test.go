@@ -90,6 +90,8 @@ func faultCases(grant string) []faultCase {
 			refuse: []string{"utsns set up part-way", "sethostname", "EINVAL"}},
 		{name: "loopback failed", faults: []fault{{nr: unix.SYS_IOCTL, arg: 1, val: unix.SIOCSIFFLAGS, errno: unix.ENODEV}},
 			refuse: []string{"netns set up part-way", "SIOCSIFFLAGS", "ENODEV"}},
+		{name: "rlimits not set", faults: []fault{{nr: unix.SYS_PRLIMIT64, arg: 0, val: 0, errno: unix.EPERM}},
+			refuse: []string{"rlimits set up part-way", "RLIMIT_", "EPERM"}},
 		{name: "capabilities not dropped", faults: []fault{every(unix.SYS_CAPSET, unix.EPERM)},
 			refuse: []string{"capabilities set up part-way", "capset", "EPERM"}},
 		{name: "landlock ruleset not created", faults: []fault{{nr: unix.SYS_LANDLOCK_CREATE_RULESET, arg: 2, val: 0, errno: unix.ENOMEM}},

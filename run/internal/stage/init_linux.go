@@ -52,7 +52,10 @@ func applyLayers(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 		{stageconfig.LayerIPCNS, func(*config) error { return nil }, false},
 		{stageconfig.LayerUTSNS, setHostname, true},
 		{stageconfig.LayerNetNS, setupNetNS, true},
-		{stageconfig.LayerRlimits, applyRlimits, false},
+		// Limits are only ever lowered (within the hard limit): a
+		// failure leaves some set and others not, never a kernel
+		// without them.
+		{stageconfig.LayerRlimits, applyRlimits, true},
 		// A capability set that could not be dropped is never a layer
 		// the kernel lacks (dropCapabilities accepts having held none):
 		// the script would keep CAP_SYS_ADMIN over its mounts, and could

@@ -45,7 +45,7 @@ func applyRlimits(cfg *config) error {
 			continue
 		}
 		if err := setLimit(r.resource, r.value); err != nil {
-			return fmt.Errorf("%s=%d: %v", r.name, r.value, err)
+			return fmt.Errorf("%s=%d: %w", r.name, r.value, err)
 		}
 	}
 	return nil
@@ -57,7 +57,7 @@ func setAddressSpace(cfg *config) error {
 		return nil
 	}
 	if err := setLimit(syscall.RLIMIT_AS, cfg.Limits.AddressSpace); err != nil {
-		return fmt.Errorf("RLIMIT_AS: %v", err)
+		return fmt.Errorf("RLIMIT_AS: %w", err)
 	}
 	return nil
 }
