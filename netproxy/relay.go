@@ -18,8 +18,10 @@ import (
 // the client's bytes (a request head, or the checked first TLS record of
 // a tunnel) and what of the client's bytes follow it: nil for the rest of
 // the stream (a tunnel), or a reader that ends with the one request's
-// body (plain HTTP), after which the client's further bytes are read and
-// dropped, so that the server gets one request only. An error from head
+// body (plain HTTP): the server gets that one request only, and a client
+// that sends more (a pipelined request, or a request on a connection it
+// reuses because the server ignored "Connection: close") has the
+// connection closed, which clients take as a cue to retry on a new one. An error from head
 // ends the connection before anything more reaches the server, after a
 // TLS alert to the client when head refused with one. Each direction uses
 // one fixed buffer, so a peer that never reads costs no memory: its
@@ -66,7 +68,7 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head f
 		n, ended := p.pipe(client, body, server, &last, abort, false)
 		up += n
 		if ended {
-			if _, closed := p.pipe(client, br, discard{}, &last, abort, false); closed {
+			if _, closed := p.pipe(client, br, noMoreRequests{}, &last, abort, false); closed {
 				if cw, ok := server.(interface{ CloseWrite() error }); ok {
 					cw.CloseWrite()
 				}
@@ -77,13 +79,16 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head f
 	return up, down, nil
 }
 
-// discard is the destination of the bytes a client sends after the one
-// request of a plain HTTP connection.
-type discard struct{}
+// noMoreRequests is where the bytes a client sends after the one request
+// of a plain HTTP connection go: nowhere; the write fails, so that pipe
+// ends the connection.
+type noMoreRequests struct{}
 
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (noMoreRequests) Write(p []byte) (int, error) {
+	return 0, errors.New("a second request on a plain HTTP connection")
+}
 
-func (discard) SetWriteDeadline(time.Time) error { return nil }
+func (noMoreRequests) SetWriteDeadline(time.Time) error { return nil }
 
 // pipe copies from r (src's bytes, through a buffer or a body's framing)
 // to dst. At the end of r it returns true, after half-closing dst so the
@@ -130,7 +135,7 @@ func (p *Proxy) pipe(src net.Conn, r io.Reader, dst writeConn, last *atomic.Int6
 	}
 }
 
-// writeConn is what pipe writes to: a connection, or discard.
+// writeConn is what pipe writes to: a connection, or noMoreRequests.
 type writeConn interface {
 	io.Writer
 	SetWriteDeadline(time.Time) error
