@@ -48,6 +48,9 @@ type faultCase struct {
 	// when the run must go ahead without the layer missing.
 	refuse  []string
 	missing []Layer
+	// root: the case needs a root caller (grants handed over as trees;
+	// no_new_privs not set by the helper before its filter).
+	root bool
 }
 
 // atFDCWD is AT_FDCWD's low 32 bits, as seccomp sees the argument.
@@ -68,7 +71,7 @@ func faultCases(grant string) []faultCase {
 		{name: "loopback refused", faults: []fault{{nr: unix.SYS_IOCTL, arg: 1, val: unix.SIOCSIFFLAGS, errno: unix.EPERM}}, missing: []Layer{LayerNetNS}},
 		{name: "no landlock", faults: []fault{{nr: unix.SYS_LANDLOCK_CREATE_RULESET, arg: 2, val: unix.LANDLOCK_CREATE_RULESET_VERSION, errno: unix.ENOSYS}}, missing: []Layer{LayerLandlockFS}},
 		{name: "no no_new_privs", faults: []fault{{nr: unix.SYS_PRCTL, arg: 0, val: unix.PR_SET_NO_NEW_PRIVS, errno: unix.EINVAL}},
-			missing: []Layer{LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp}},
+			missing: []Layer{LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp}, root: true},
 		{name: "no seccomp filters", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 1, val: 0, errno: unix.EINVAL}}, missing: []Layer{LayerSeccomp}},
 
 		// The layer exists and fails part-way: refused.
@@ -77,7 +80,7 @@ func faultCases(grant string) []faultCase {
 			refuse: []string{"mountns set up part-way", "mask " + secret, "EACCES"}},
 		{name: "grant not attached", grant: true,
 			faults: []fault{every(unix.SYS_MOVE_MOUNT, unix.EPERM)},
-			refuse: []string{"mountns set up part-way", "grant " + grant, "move_mount", "EPERM"}},
+			refuse: []string{"mountns set up part-way", "grant " + grant, "move_mount", "EPERM"}, root: true},
 		{name: "grant read-only lock refused", grant: true,
 			faults: []fault{{nr: unix.SYS_MOUNT_SETATTR, arg: 0, val: atFDCWD, errno: unix.EPERM}},
 			refuse: []string{"mountns set up part-way", "grant " + grant + ": mount_setattr", "EPERM"}},
@@ -125,11 +128,6 @@ type faultOutcome struct {
 // a half-built sandbox: with Landlock's file rules off, "mask not
 // mounted" printed the denied secret.
 func TestIncompleteLayers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		// The grants are handed over as trees (move_mount) only to a
-		// sandbox running as another identity than its root caller.
-		t.Skip("needs root: the cases follow the root caller's mount steps")
-	}
 	fullIsolation(t)
 	needTool(t, "sh")
 	dir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\ncat \"$1/secret/key\" 2>&1\necho ran\n"})
@@ -145,6 +143,9 @@ func TestIncompleteLayers(t *testing.T) {
 	}
 	for _, c := range faultCases(grant) {
 		t.Run(c.name, func(t *testing.T) {
+			if c.root && os.Geteuid() != 0 {
+				t.Skip("needs a root caller: grants handed over as trees, no_new_privs left unset")
+			}
 			cmd := exec.Command("/proc/self/exe", "-test.run", "^TestLayerFaultChild$", "-test.count", "1")
 			cmd.Env = append(os.Environ(), faultChildEnv+"="+strings.Join([]string{c.name, dir, grant}, "|"))
 			var out, errb bytes.Buffer
@@ -237,8 +238,13 @@ func TestLayerFaultChild(t *testing.T) {
 
 // installFaults loads a seccomp filter failing the faults' calls on every
 // thread of this process (TSYNC); the processes it starts inherit it. As
-// root CAP_SYS_ADMIN stands in for no_new_privs.
+// root CAP_SYS_ADMIN stands in for no_new_privs; any other caller sets it.
 func installFaults(faults []fault) error {
+	if os.Geteuid() != 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return err
+		}
+	}
 	var prog []unix.SockFilter
 	for _, f := range faults {
 		ret := seccomp.Stmt(seccomp.BpfReturn, unix.SECCOMP_RET_ERRNO|uint32(f.errno))
