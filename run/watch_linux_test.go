@@ -3,7 +3,9 @@ package run
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -112,6 +114,55 @@ func TestWatchRecord(t *testing.T) {
 	o = runIn(t, sb, dir, "ok.py")
 	if o.err != nil || o.res.ExitCode != 0 || o.res.LimitExceeded != "" {
 		t.Errorf("a run within the caps: err %v exit %d LimitExceeded %q", o.err, o.res.ExitCode, o.res.LimitExceeded)
+	}
+}
+
+// swapFolders keeps exchanging 32 folders with symlinks to a FIFO
+// (renameat2 RENAME_EXCHANGE) for three seconds, then writes 96 MiB: a
+// walk by paths that lstat a folder and opened the FIFO a moment later
+// blocked, and no cap held after that.
+const swapFolders = `import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.environ["TMPDIR"]
+os.chdir(d)
+os.mkfifo("fifo")
+for i in range(32):
+    os.mkdir("d%d" % i)
+    os.symlink("fifo", "l%d" % i)
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            for i in range(32):
+                libc.renameat2(-100, b"d%d" % i, -100, b"l%d" % i, 2)
+    kids.append(pid)
+time.sleep(3)
+for pid in kids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+buf = b"\x77" * (1 << 20)
+for i in range(6):
+    with open("part%d" % i, "wb") as f:
+        for _ in range(16):
+            f.write(buf)
+time.sleep(2)
+print("all written 96 MiB")
+`
+
+// TestWatchSwappedFolder checks that folders swapped with symlinks to a
+// FIFO while the watch walks the kept work folder neither block the watch
+// nor lead it out of the folder: the cap still stops the run.
+func TestWatchSwappedFolder(t *testing.T) {
+	needTool(t, "python3")
+	t.Cleanup(func() { removeKept(t) })
+	dir := newSkill(t, map[string]string{"swap.py": swapFolders})
+	o := runIn(t, Sandbox{WorkDirMB: 32, KeepWorkDir: true, Timeout: 30 * time.Second}, dir, "swap.py")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if strings.Contains(o.stdout, "all written") || o.res.LimitExceeded != LimitWorkDirBytes {
+		t.Errorf("LimitExceeded %q, stdout %q: the watch did not stop 96 MiB in a 32 MiB work folder", o.res.LimitExceeded, o.stdout)
 	}
 }
 
