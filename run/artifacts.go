@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 )
@@ -64,32 +62,26 @@ type snapshot struct {
 	truncated bool
 }
 
-// takeSnapshot records every non-folder entry under roots. Symlinks are
-// not followed; folders that cannot be read are skipped.
+// takeSnapshot records every non-folder entry under roots, without
+// following symlinks (walkEntries). A folder that cannot be read ends the
+// walk of its root and marks the snapshot truncated.
 func takeSnapshot(roots []string) *snapshot {
 	snap := &snapshot{files: map[string]fileState{}}
 	n := 0
 	for _, root := range roots {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
+		err := walkEntries(root, func(p string, st fileState, folder bool) bool {
 			if n++; n > maxSnapshotEntries {
 				snap.truncated = true
-				return filepath.SkipAll
+				return false
 			}
-			if d.IsDir() {
-				return nil
+			if !folder {
+				snap.files[p] = st
 			}
-			info, err := d.Info()
-			if err != nil {
-				return nil
-			}
-			st := fileState{size: info.Size(), mtime: info.ModTime(), mode: info.Mode()}
-			st.ino = inodeOf(info)
-			snap.files[p] = st
-			return nil
+			return true
 		})
+		if err != nil {
+			snap.truncated = true
+		}
 	}
 	return snap
 }
@@ -160,11 +152,12 @@ func fileType(m fs.FileMode) string {
 // errChanged means the file is not the one the snapshot saw.
 var errChanged = errors.New("file changed since the snapshot")
 
-// hashFile hashes the regular file at p without following a symlink or
-// blocking on a FIFO planted in its place, and only if it is still the
-// inode the snapshot saw; it reads at most st.size bytes.
+// hashFile hashes the regular file at p without following a symlink
+// anywhere on its path or blocking on a FIFO planted in its place
+// (openNoFollow), and only if it is still the inode the snapshot saw; it
+// reads at most st.size bytes.
 func hashFile(p string, st fileState) (string, int64, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|hashOpenFlags, 0)
+	f, err := openNoFollow(p)
 	if err != nil {
 		return "", 0, err
 	}

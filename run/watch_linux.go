@@ -116,70 +116,24 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 
 // treeUsage adds up the disk blocks and counts the entries under dir, each
 // inode once (hard links), and stops early once either passes its cap:
-// over is then true. The script changes the folder as we walk it, so the
-// walk goes by descriptors: each entry is looked at and opened relative to
-// its folder's descriptor, never by following a symlink or opening anything
-// but a folder (O_NOFOLLOW, O_DIRECTORY). By path, a folder swapped for a
-// symlink between the lstat and the open (renameat2 RENAME_EXCHANGE) led
-// the walk out of the work folder, or into a FIFO whose open blocked the
-// watch for good, and with it every cap. A vanished or swapped entry (the
-// script deletes or renames as we walk) is skipped; any other error (a
-// folder the script made unreadable, a tree deeper than maxWalkDepth) also
-// sets over, since what it hides cannot be counted.
+// over is then true. The walk is walkNoFollow's: the script changes the
+// folder as we walk it, and a folder swapped for a symlink to a FIFO once
+// blocked the watch for good, and with it every cap. A vanished entry is
+// skipped; any other error (a folder the script made unreadable, a tree
+// too deep) also sets over, since what it hides cannot be counted.
 func treeUsage(dir string, maxBytes, maxInodes int64) (bytes, inodes int64, over bool) {
 	type key struct{ dev, ino uint64 }
 	seen := map[key]bool{}
-	changed := func(err error) bool { return err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP }
-	var walk func(parent int, name string, depth int) bool
-	walk = func(parent int, name string, depth int) bool {
-		var st unix.Stat_t
-		if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			over = !changed(err)
-			return !over
-		}
+	err := walkNoFollow(dir, func(_ string, st *unix.Stat_t) bool {
 		inodes++
 		if k := (key{st.Dev, st.Ino}); !seen[k] {
 			seen[k] = true
 			bytes += st.Blocks * 512
 		}
-		if bytes > maxBytes || inodes > maxInodes {
-			over = true
-			return false
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return true
-		}
-		if depth >= maxWalkDepth {
-			over = true
-			return false
-		}
-		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			over = !changed(err)
-			return !over
-		}
-		f := os.NewFile(uintptr(fd), name)
-		defer f.Close()
-		for {
-			names, err := f.Readdirnames(256)
-			for _, name := range names {
-				if !walk(fd, name, depth+1) {
-					return false
-				}
-			}
-			if err != nil {
-				return true
-			}
-		}
-	}
-	walk(unix.AT_FDCWD, dir, 0)
-	return bytes, inodes, over
+		return bytes <= maxBytes && inodes <= maxInodes
+	})
+	return bytes, inodes, err != nil || bytes > maxBytes || inodes > maxInodes
 }
-
-// maxWalkDepth bounds the folders treeUsage holds open at once, one per
-// level: a deeper tree counts as over the cap, as a path past PATH_MAX
-// did when the walk went by paths.
-const maxWalkDepth = unix.PathMax / 2
 
 // procSet lists the host pids of the run: with a PID namespace the
 // processes in the init stage's namespace (compared by the namespace link,

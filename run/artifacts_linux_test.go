@@ -1,0 +1,78 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestArtifactsStayInTheRoot swaps folders of a write grant with symlinks
+// to a folder outside it (renameat2 RENAME_EXCHANGE), as a script of
+// another run sharing the grant can while this run's snapshots are taken:
+// no snapshot may list what lies outside, and no file may be hashed
+// through a symlinked folder. By path, the walk went into the symlinked
+// folder (a root-only folder's names and sizes among the artifacts).
+func TestArtifactsStayInTheRoot(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pairs = 16
+	for i := range pairs {
+		d, l := filepath.Join(root, "d"+string(rune('a'+i))), filepath.Join(root, "l"+string(rune('a'+i)))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i := range pairs {
+				d, l := filepath.Join(root, "d"+string(rune('a'+i))), filepath.Join(root, "l"+string(rune('a'+i)))
+				if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, l, unix.RENAME_EXCHANGE); err != nil {
+					t.Errorf("renameat2: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for range 300 {
+		for p := range takeSnapshot([]string{root}).files {
+			if strings.HasSuffix(p, "/secret") {
+				t.Fatalf("the snapshot of %s lists %s, outside it", root, p)
+			}
+		}
+	}
+
+	// A file reached through a symlinked folder is not hashed.
+	link := filepath.Join(root, "static-link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(outside, "secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, _, err := hashFile(filepath.Join(link, "secret"), fileState{size: info.Size(), ino: inodeOf(info)}); err == nil {
+		t.Errorf("hashed %s through a symlinked folder: %s", filepath.Join(link, "secret"), sum)
+	}
+}
