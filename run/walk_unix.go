@@ -11,11 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxWalkDepth bounds the folders walkNoFollow holds open at once, one per
-// level: a deeper tree is an error, as a path past PATH_MAX was when the
-// walks went by paths.
-const maxWalkDepth = unix.PathMax / 2
-
 // errStopWalk ends walkNoFollow when its visit function says so.
 var errStopWalk = errors.New("walk stopped")
 
@@ -31,10 +26,12 @@ var errStopWalk = errors.New("walk stopped")
 // folder's names and sizes among another run's artifacts), or into a FIFO
 // whose open blocked the walk for good. An entry that vanishes or changes
 // type as we look (ENOENT, ENOTDIR, ELOOP) is skipped; any other error
-// ends the walk and is returned, as is a tree deeper than maxWalkDepth.
+// ends the walk and is returned, as is a folder whose path is PATH_MAX
+// long or more: as when the walks went by paths, which bounds the paths
+// walked and the folders held open at once (one per level).
 func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
-	var walk func(parent int, name, p string, depth int) error
-	walk = func(parent int, name, p string, depth int) error {
+	var walk func(parent int, name, p string) error
+	walk = func(parent int, name, p string) error {
 		var st unix.Stat_t
 		if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return walkErr(p, err)
@@ -45,7 +42,7 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return nil
 		}
-		if depth >= maxWalkDepth {
+		if len(p) >= unix.PathMax {
 			return &os.PathError{Op: "walk", Path: p, Err: unix.ENAMETOOLONG}
 		}
 		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -57,7 +54,7 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 		for {
 			names, err := f.Readdirnames(256)
 			for _, n := range names {
-				if err := walk(fd, n, p+"/"+n, depth+1); err != nil {
+				if err := walk(fd, n, p+"/"+n); err != nil {
 					return err
 				}
 			}
@@ -69,7 +66,7 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 			}
 		}
 	}
-	err := walk(unix.AT_FDCWD, root, strings.TrimSuffix(root, "/"), 0)
+	err := walk(unix.AT_FDCWD, root, strings.TrimSuffix(root, "/"))
 	if err == errStopWalk {
 		return nil
 	}
