@@ -26,6 +26,10 @@ const (
 	MaxArtifactBytes = 256 << 20
 	// maxSnapshotEntries bounds the entries walked per snapshot.
 	maxSnapshotEntries = 100000
+	// maxSnapshotPathBytes bounds the path text a snapshot keeps: paths
+	// run up to PATH_MAX, and 100,000 of them (a script's few seconds of
+	// work in a write grant) held 400 MB in the supervisor per snapshot.
+	maxSnapshotPathBytes = 32 << 20
 )
 
 // Artifact is one file the script created, changed or deleted.
@@ -56,7 +60,7 @@ type fileState struct {
 }
 
 // snapshot maps paths to their state; truncated is set when the walk
-// stopped at maxSnapshotEntries.
+// stopped at maxSnapshotEntries or maxSnapshotPathBytes.
 type snapshot struct {
 	files     map[string]fileState
 	truncated bool
@@ -67,16 +71,21 @@ type snapshot struct {
 // walk of its root and marks the snapshot truncated.
 func takeSnapshot(roots []string) *snapshot {
 	snap := &snapshot{files: map[string]fileState{}}
-	n := 0
+	n, pathBytes := 0, 0
 	for _, root := range roots {
 		err := walkEntries(root, func(p string, st fileState, folder bool) bool {
 			if n++; n > maxSnapshotEntries {
 				snap.truncated = true
 				return false
 			}
-			if !folder {
-				snap.files[p] = st
+			if folder {
+				return true
 			}
+			if pathBytes += len(p); pathBytes > maxSnapshotPathBytes {
+				snap.truncated = true
+				return false
+			}
+			snap.files[p] = st
 			return true
 		})
 		if err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,38 @@ func TestArtifactsStayInTheRoot(t *testing.T) {
 	}
 	if sum, _, err := hashFile(filepath.Join(link, "secret"), fileState{size: info.Size(), ino: inodeOf(info)}); err == nil {
 		t.Errorf("hashed %s through a symlinked folder: %s", filepath.Join(link, "secret"), sum)
+	}
+}
+
+// TestSnapshotPathBudget fills a folder with files whose paths are near
+// PATH_MAX, more path text than a snapshot keeps: the snapshot stops at
+// its budget and says it is truncated, instead of holding it all in the
+// supervisor.
+func TestSnapshotPathBudget(t *testing.T) {
+	root := t.TempDir()
+	deep := root
+	for i := 0; len(deep) < unix.PathMax-400; i++ {
+		deep = filepath.Join(deep, strings.Repeat(string(rune('a'+i%26)), 250))
+	}
+	deep = deep[:strings.LastIndexByte(deep[:min(len(deep), unix.PathMax-400)], '/')]
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("f", 200)
+	files := maxSnapshotPathBytes/(len(deep)+len(name)+8) + 100
+	for i := range files {
+		f, err := os.Create(filepath.Join(deep, fmt.Sprintf("%s%06d", name, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	snap := takeSnapshot([]string{root})
+	kept := 0
+	for p := range snap.files {
+		kept += len(p)
+	}
+	if !snap.truncated || kept > maxSnapshotPathBytes {
+		t.Errorf("%d files of %d-byte paths: truncated %v, %d bytes of paths kept (budget %d)", files, len(deep)+len(name)+7, snap.truncated, kept, maxSnapshotPathBytes)
 	}
 }
