@@ -89,6 +89,68 @@ func TestReadOnlyInsideWriteGrant(t *testing.T) {
 	}
 }
 
+// moveParentScript renames the folder above a read-only part (.git above
+// .git/hooks) and above a masked entry (.config above .config/gh) of the
+// write grant argv[1], then creates both entries afresh at their paths.
+const moveParentScript = `import os, sys
+w = sys.argv[1]
+def t(label, fn):
+    try:
+        fn()
+        print(label + ": ok")
+    except OSError as e:
+        print(label + ": " + os.strerror(e.errno))
+def plant(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write(text)
+t("move .git", lambda: os.rename(os.path.join(w, ".git"), os.path.join(w, "git-moved")))
+t("plant hook", lambda: plant(os.path.join(w, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho pwned\n"))
+t("move .config", lambda: os.rename(os.path.join(w, ".config"), os.path.join(w, "config-moved")))
+t("plant token", lambda: plant(os.path.join(w, ".config", "gh", "hosts.yml"), "oauth_token: attacker\n"))
+t("rename inside .git", lambda: os.rename(os.path.join(w, ".git", "config"), os.path.join(w, ".git", "config.old")))
+`
+
+// TestReadOnlyParentPinned checks that the folders between a write grant
+// and its read-only parts and masked entries cannot be renamed away: with
+// them moved, the parts' mounts went along and the script created the
+// entries afresh (a .git/hooks/pre-commit the host runs, a gh token file).
+// The rest of the grant stays writable.
+func TestReadOnlyParentPinned(t *testing.T) {
+	fullIsolation(t)
+	dir := newSkill(t, map[string]string{"move.py": moveParentScript})
+	base := grantTree(t)
+	w := worldDir(t, filepath.Join(base, "out"))
+	worldDir(t, filepath.Join(w, ".git"))
+	worldDir(t, filepath.Join(w, ".config"))
+	hooks := worldDir(t, filepath.Join(w, ".git", "hooks"))
+	gh := worldDir(t, filepath.Join(w, ".config", "gh"))
+	for path, text := range map[string]string{
+		filepath.Join(hooks, "pre-commit"): "#!/bin/sh\n", filepath.Join(gh, "hosts.yml"): "oauth_token: mine\n",
+		filepath.Join(w, ".git", "config"): "[core]\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(path, 0o666)
+	}
+	sb := Sandbox{WritePaths: []string{w}, ReadOnlyPaths: []string{hooks}, AllowDenied: []string{w}, DenyPaths: []string{gh}}
+	o := runIn(t, sb, dir, "move.py", w)
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	for _, want := range []string{"move .git: Device or resource busy\n", "move .config: Device or resource busy\n", "rename inside .git: ok\n"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("missing %q in:\n%s", want, o.stdout)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(hooks, "pre-commit")); string(b) != "#!/bin/sh\n" {
+		t.Errorf(".git/hooks/pre-commit on the host is %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(gh, "hosts.yml")); string(b) != "oauth_token: mine\n" {
+		t.Errorf(".config/gh/hosts.yml on the host is %q", b)
+	}
+}
+
 // TestDenyInsideExemptedWriteGrant checks that a deny entry inside a
 // write grant exempted by its exact path (AllowDenied, as a policy's own
 // write grants are) is hidden, not ignored.

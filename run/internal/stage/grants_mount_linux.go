@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -74,6 +76,7 @@ func bindGrants(cfg *config, root string, fds map[string]int) error {
 			errs = append(errs, fmt.Errorf("grant %s: mount_setattr: %w", g.Path, err))
 		}
 	}
+	errs = append(errs, pinParents(cfg, root))
 	for _, ro := range cfg.ReadOnly {
 		if err := lockReadOnly(root, ro); err != nil {
 			errs = append(errs, fmt.Errorf("read-only %s: %w", ro.Path, err))
@@ -96,6 +99,83 @@ func lockReadOnly(root string, ro stageconfig.GrantMount) error {
 	}
 	defer unix.Close(fd)
 	return attachReadOnlyCopy(fd, fd)
+}
+
+// pinParents makes every folder between a write grant and a read-only
+// part or a masked entry inside it a mount point, by attaching a copy of
+// its own mount onto it. rename(2) and rmdir(2) refuse to move or remove
+// a mount point (EBUSY), but not a folder above one, whose mounts move
+// with it: renaming .git out of the way under a write grant of a project
+// took .git/hooks' read-only mount along, and the script then created a
+// fresh .git/hooks/pre-commit where the host would run it. Pinned, the
+// path from the grant down to each entry stays as it is. Each folder is
+// opened beneath root without following a symlink (openBeneath); one
+// that is gone is skipped (its entry is gone too, see maskOne).
+func pinParents(cfg *config, root string) error {
+	pinned := map[string]bool{}
+	var errs []error
+	for _, e := range append(append([]stageconfig.GrantMount(nil), cfg.ReadOnly...), cfg.Masked...) {
+		grant := ""
+		for _, g := range cfg.Grants {
+			if g.Write && strings.HasPrefix(e.Path, g.Path+"/") && len(g.Path) > len(grant) {
+				grant = g.Path
+			}
+		}
+		if grant == "" {
+			continue
+		}
+		var parents []string
+		for dir := filepath.Dir(e.Path); dir != grant && strings.HasPrefix(dir, grant+"/"); dir = filepath.Dir(dir) {
+			parents = append(parents, dir)
+		}
+		slices.Reverse(parents) // the outermost first
+		for _, dir := range parents {
+			if pinned[dir] {
+				continue
+			}
+			pinned[dir] = true
+			if err := pinFolder(root, dir); err != nil {
+				errs = append(errs, fmt.Errorf("pin %s: %w", dir, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pinFolder attaches a copy of the mount of dir (under root) onto dir
+// itself, keeping the write grant's attributes (writable, nosuid, nodev,
+// noexec) and the mounts below it.
+func pinFolder(root, dir string) error {
+	fd, err := openBeneath(root, dir)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("%w: a folder on the path of %s is now a symlink (swapped since the check); refused", stageconfig.ErrBadConfig, dir)
+	case err != nil:
+		return fmt.Errorf("openat2: %w", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("%w: %s is no longer a folder (swapped since the check); refused", stageconfig.ErrBadConfig, dir)
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %v", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %v", err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %v", err)
+	}
+	return nil
 }
 
 // mountPoint makes sure path exists in the sandbox's view, as a folder or
