@@ -62,7 +62,8 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 				return nil
 			}
 			if err != nil {
-				return err
+				// ENOENT: the folder was removed while we read it.
+				return walkErr(p, err)
 			}
 		}
 	}
@@ -76,7 +77,7 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 // walkErr is nil for an entry that vanished or changed type while the
 // walk looked at it, else err with its path.
 func walkErr(p string, err error) error {
-	if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return nil
 	}
 	return &os.PathError{Op: "walk", Path: p, Err: err}
