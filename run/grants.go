@@ -108,6 +108,11 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 		if abs == "/" {
 			return "", fmt.Errorf("%w: %s /: granting the whole file system is refused; grant the folders the script needs", ErrBadConfig, flag)
 		}
+		if uid, _ := sandboxIdentity(); uid >= 0 && uid != os.Geteuid() {
+			if link := plantedLink(abs, uid); link != "" {
+				return "", fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to uid %d, the identity sandboxed scripts run as: a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, uid)
+			}
+		}
 		if write && skill != "" {
 			if err := checkSkillGrants(skill, []string{abs}); err != nil {
 				return "", err

@@ -349,3 +349,58 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantThroughPlantedSymlink checks, as root, that a grant named
+// through a symlink owned by the sandbox identity (left by an earlier
+// run's script in its write grant) is refused, for reading and for a
+// write folder to create below it, and that nothing is created at the
+// link's target; the same symlink owned by root is followed as before.
+func TestGrantThroughPlantedSymlink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's sandbox runs as another identity, whose symlinks can be told apart")
+	}
+	base := grantTree(t)
+	out := worldDir(t, filepath.Join(base, "out"))
+	private := filepath.Join(base, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(out, "charts")
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	nested := filepath.Join(out, "nested")
+	if err := os.Symlink("../out/charts", nested); err != nil { // root's, to the planted one
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name        string
+		read, write []string
+	}{
+		{"read through it", []string{link}, nil},
+		{"write folder created below it", nil, []string{filepath.Join(link, "today")}},
+		{"through a chain of links", []string{nested}, nil},
+	}
+	for _, owner := range []int{nobodyUID, 0} {
+		if err := os.Lchown(link, owner, owner); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			sb := Sandbox{ReadPaths: c.read, WritePaths: c.write}
+			gp, err := sb.planGrants("")
+			if owner == nobodyUID && (err == nil || !strings.Contains(err.Error(), "which belongs to uid 65534")) {
+				t.Errorf("%s, link owned by %d: err %v, want a refusal naming the link", c.name, owner, err)
+			}
+			if owner == 0 && err != nil {
+				t.Errorf("%s, link owned by root: %v", c.name, err)
+			}
+			if owner == nobodyUID {
+				if _, err := os.Lstat(filepath.Join(private, "today")); err == nil {
+					t.Errorf("%s: a folder was created at the link's target", c.name)
+				}
+			} else if gp != nil {
+				removeMade(gp.made)
+			}
+		}
+	}
+}
