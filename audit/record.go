@@ -722,7 +722,28 @@ func marshal(r Record) ([]byte, error) {
 	if err := enc.Encode(r); err != nil { // Encode appends the newline
 		return nil, fmt.Errorf("audit record: %w", err)
 	}
-	return buf.Bytes(), nil
+	return escapeC1(buf.Bytes()), nil
+}
+
+// escapeC1 writes DEL and the C1 controls (U+007F-U+009F), which
+// encoding/json leaves raw, as \u escapes: the record of audit goes to
+// the caller's stderr, often a terminal, and a name from the skill holding
+// U+009B (CSI) or U+009D (OSC) would reach it as a control sequence. They
+// can only occur inside JSON strings, where the escape decodes to the same
+// character.
+func escapeC1(line []byte) []byte {
+	if !bytes.ContainsFunc(line, func(r rune) bool { return r >= 0x7f && r <= 0x9f }) {
+		return line
+	}
+	out := make([]byte, 0, len(line)+16)
+	for _, r := range string(line) {
+		if r >= 0x7f && r <= 0x9f {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = utf8.AppendRune(out, r)
+		}
+	}
+	return out
 }
 
 // Write writes the record as one line to w with a single Write call. Use it

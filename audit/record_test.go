@@ -471,3 +471,24 @@ func TestNetworkConnectionsBounded(t *testing.T) {
 		t.Error("MarshalLine changed the caller's record")
 	}
 }
+
+// TestRecordEscapesC1: DEL and the C1 controls, which encoding/json writes
+// raw, are \u escapes in the line (it goes to a terminal as audit's last
+// line of stderr), and the line still decodes to the same text.
+func TestRecordEscapesC1(t *testing.T) {
+	cases := []string{"plain", "csi \u009b2J", "osc \u009d0;title\u009c", "del \x7f", "ok é ü 中"}
+	for _, msg := range cases {
+		rec := FromRun(Meta{RequestID: "r"}, nil, errors.New(msg))
+		line, err := rec.MarshalLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsFunc(line, func(r rune) bool { return r >= 0x7f && r <= 0x9f }) {
+			t.Errorf("%q: a raw control in %s", msg, line)
+		}
+		var back struct{ Error string }
+		if err := json.Unmarshal(line, &back); err != nil || back.Error != msg {
+			t.Errorf("%q: decoded %q (%v)", msg, back.Error, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -410,16 +411,18 @@ func (s *Server) logf(format string, a ...any) {
 	fmt.Fprintf(s.cfg.Log, "skill-sandbox mcp: "+format+"\n", a...)
 }
 
-// oneLine shortens s to n bytes and replaces line breaks, for log lines.
+// oneLine shortens s to n bytes and replaces line breaks and every other
+// control character (C0, DEL, C1) with a space, for log lines: names in
+// them come from skill folders, whose authors may put escape sequences
+// in them for the operator's terminal.
 func oneLine(s string, n int) string {
 	if len(s) > n {
 		s = s[:n] + "..."
 	}
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\n' || c == '\r' || c < 0x20 {
-			b[i] = ' '
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f {
+			return ' '
 		}
-	}
-	return string(b)
+		return r
+	}, s)
 }

@@ -278,3 +278,21 @@ func records(t testing.TB, log string) []audit.Record {
 	}
 	return recs
 }
+
+// TestOneLineControls: log lines quote skill folder names and validation
+// problems, which a skill's author chooses; no control character of them
+// may reach the operator's terminal.
+func TestOneLineControls(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain name", "plain name"},
+		{"a\x1b]0;title\x07b", "a ]0;title b"},
+		{"two\nlines\r", "two lines "},
+		{"c1 \u009b2J del \x7f", "c1  2J del  "},
+		{"é 中", "é 中"},
+	}
+	for _, c := range cases {
+		if got := oneLine(c.in, 100); got != c.want {
+			t.Errorf("oneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

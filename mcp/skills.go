@@ -78,7 +78,7 @@ func (s *Server) reportOnce(path, reason string) {
 	s.reported[key] = true
 	s.reportedMu.Unlock()
 	if !done {
-		s.logf("skipping %s: %s", path, oneLine(reason, 1000))
+		s.logf("skipping %s: %s", oneLine(path, 1000), oneLine(reason, 1000))
 	}
 }
 

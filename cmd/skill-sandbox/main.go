@@ -123,5 +123,8 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 
 // errorf prints an error in the tool's one format.
 func errorf(w io.Writer, format string, a ...any) {
-	fmt.Fprintf(w, "skill-sandbox: error: "+format+"\n", a...)
+	// Through termSafe: an error may quote a name from the skill (a file
+	// the validation refused), which must not reach a terminal as an
+	// escape sequence.
+	fmt.Fprintf(&termSafe{w: w}, "skill-sandbox: error: "+format+"\n", a...)
 }

@@ -229,6 +229,49 @@ func TestNonUTF8NamesListed(t *testing.T) {
 	}
 }
 
+// TestControlCharsInNames: a skill's author names a script and a refused
+// symlink with escape sequences (a window title, the clipboard): list,
+// validate and the refusal of run show them as \x1b..., and no control
+// byte reaches the caller's terminal.
+func TestControlCharsInNames(t *testing.T) {
+	const evil = "a\x1b]52;c;cHduZWQ=\x07\u009b2Jb"
+	skill := newSkill(t, map[string]string{"scripts/" + evil + ".sh": "echo x\n"})
+	valid := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", skill}, `scripts/a\x1b]52;c;cHduZWQ=\x07\u009b2Jb.sh`},
+		{[]string{"validate", skill}, "Valid Skill"},
+	}
+	for _, tt := range valid {
+		r := runCLI(t, "", tt.args...)
+		if !strings.Contains(r.Stdout, tt.want) {
+			t.Errorf("%v: stdout lacks %q:\n%s", tt.args[0], tt.want, r.Stdout)
+		}
+		checkNoControls(t, tt.args[0], r)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(skill, evil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"list", skill}, {"validate", skill}, {"run", skill, "x.sh"}, {"audit", skill, "x.sh"}} {
+		r := runCLI(t, "", args...)
+		if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, `a\x1b]52;c;cHduZWQ=\x07\u009b2Jb`) {
+			t.Errorf("%v: exit %d, the refused name not shown escaped:\n%s%s", args[0], r.Code, r.Stdout, r.Stderr)
+		}
+		checkNoControls(t, args[0], r)
+	}
+}
+
+// checkNoControls fails when r's output holds ESC, BEL or a C1 control.
+func checkNoControls(t *testing.T, what string, r cliResult) {
+	t.Helper()
+	for _, out := range []string{r.Stdout, r.Stderr} {
+		if strings.ContainsAny(out, "\x1b\x07\u009b") {
+			t.Errorf("%s: a control character reached the output:\n%q", what, out)
+		}
+	}
+}
+
 // TestListInvalidSkill: list prints the files of an invalid skill but
 // exits 1 with the validation errors on stderr.
 func TestListInvalidSkill(t *testing.T) {
