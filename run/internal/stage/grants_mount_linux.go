@@ -165,15 +165,15 @@ func pinFolder(root, dir string) error {
 	}
 	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
-		return fmt.Errorf("open_tree: %v", err)
+		return fmt.Errorf("open_tree: %w", err)
 	}
 	defer unix.Close(tree)
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %v", err)
+		return fmt.Errorf("mount_setattr: %w", err)
 	}
 	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return fmt.Errorf("move_mount: %v", err)
+		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
 }
