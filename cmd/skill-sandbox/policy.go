@@ -198,8 +198,12 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// printPolicy writes the human form of a resolved policy.
-func printPolicy(w io.Writer, r *policy.Resolved) {
+// printPolicy writes the human form of a resolved policy, through
+// termSafe: the skill's request file chooses some of its strings (a
+// deny_read path), and "\u001b" in TOML is an ESC for the terminal.
+func printPolicy(out io.Writer, r *policy.Resolved) {
+	w := &termSafe{w: out}
+	defer w.Flush()
 	for _, s := range r.Sources {
 		fmt.Fprintf(w, "%-10s %s\n", s.Role+":", s.Path)
 	}

@@ -262,6 +262,20 @@ func TestControlCharsInNames(t *testing.T) {
 	}
 }
 
+// TestPolicyControlChars: a skill's request file spells an ESC and a BEL
+// as TOML escapes in a path; policy prints the resolved policy without
+// them reaching the terminal.
+func TestPolicyControlChars(t *testing.T) {
+	skill := newSkill(t, map[string]string{
+		"skill-sandbox.toml": "[filesystem]\ndeny_read = [\"/tmp/a\\u001b]0;PWNED\\u0007b\"]\n",
+	})
+	r := runCLI(t, "", "policy", skill)
+	if r.Code != 0 || !strings.Contains(r.Stdout, `/tmp/a\x1b]0;PWNED\x07b`) {
+		t.Errorf("exit %d, the path not shown escaped:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	checkNoControls(t, "policy", r)
+}
+
 // checkNoControls fails when r's output holds ESC, BEL or a C1 control.
 func checkNoControls(t *testing.T, what string, r cliResult) {
 	t.Helper()
