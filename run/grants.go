@@ -47,7 +47,8 @@ type grantPlan struct {
 	mounts []stageconfig.GrantMount // parents before children
 	rules  []stageconfig.GrantRule
 	// reach lists each grant with the access the sandbox identity needs
-	// on it ("r" or "rw"), for the permission check.
+	// on it ("r" or "rw"; "x" for the working directory), for the
+	// permission check.
 	reach map[string]string
 	// ids holds the device and inode of each resolved grant, as checked.
 	ids map[string][2]uint64
@@ -246,6 +247,9 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 			return nil, err
 		}
 		gp.rules = append(gp.rules, rules...)
+	}
+	if c := gp.grants.Cwd; c != "" && gp.reach[c] == "" {
+		gp.reach[c] = "x" // the script starts there
 	}
 	// Parents first, so that a grant inside another is mounted on top.
 	sort.SliceStable(gp.mounts, func(i, j int) bool {

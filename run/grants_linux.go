@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -151,28 +153,71 @@ func idmapUserNS(uid, gid int) (int, error) {
 }
 
 // grantAccessible reports whether uid:gid may use path itself as want
-// ("r" or "rw"; folders also need search permission).
+// (see wantBits).
 func grantAccessible(path string, uid, gid int, want string) bool {
 	st, err := os.Stat(path)
 	if err != nil {
 		return false
 	}
-	bits := uint32(permRead)
-	if want == "rw" {
-		bits |= 2
+	return mayAccess(path, uid, gid, wantBits(want, st.IsDir()))
+}
+
+// wantBits are the permission bits a grant needs: "r" read, "rw" read and
+// write, "x" (the working directory) search only; folders also need
+// search permission.
+func wantBits(want string, folder bool) uint32 {
+	var bits uint32
+	switch want {
+	case "r":
+		bits = permRead
+	case "rw":
+		bits = permRead | 2
 	}
-	if st.IsDir() {
+	if folder {
 		bits |= permExec
 	}
-	return mayAccess(path, uid, gid, bits)
+	return bits
+}
+
+// checkOwnReach refuses a grant that the caller, as whom the sandbox runs,
+// cannot use as reach says (a --read /root of an unprivileged user): the
+// script would only meet EACCES. faccessat(2) with AT_EACCESS asks the
+// kernel, so supplementary groups, ACLs and a read-only file system count
+// as they will for the script. A mount namespace changes nothing here: the
+// grant is bound in with its owner and mode, and the folders above it
+// were searchable, or it could not have been resolved.
+func checkOwnReach(reach map[string]string) error {
+	for _, path := range slices.Sorted(maps.Keys(reach)) {
+		want := reach[path]
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadConfig, path, err)
+		}
+		err = unix.Faccessat(unix.AT_FDCWD, path, wantBits(want, st.IsDir()), unix.AT_EACCESS)
+		if err == nil {
+			continue
+		}
+		how, chmod := "readable", "u+rX"
+		switch want {
+		case "rw":
+			how, chmod = "writable", "u+rwX"
+		case "x":
+			how, chmod = "searchable", "u+x"
+		}
+		return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as (%v); the script could not use it (fix: chmod %s %s if it is yours, or grant a path you can use)", ErrBadConfig, path, how, os.Geteuid(), err, chmod, path)
+	}
+	return nil
 }
 
 // errGrantAccess names the path the sandbox identity cannot use, and the
 // fix.
 func errGrantAccess(path string, uid int, want string) error {
 	how, chmod := "readable", "o+rX"
-	if want == "rw" {
+	switch want {
+	case "rw":
 		how, chmod = "writable", "o+rwX"
+	case "x":
+		how, chmod = "searchable", "o+x"
 	}
 	why := ", and its file system cannot be id-mapped"
 	if want == "rw" {
@@ -183,10 +228,11 @@ func errGrantAccess(path string, uid int, want string) error {
 
 // checkGrantReach is the permission check without a mount namespace,
 // where the script reaches each grant through the host's folders as the
-// sandbox identity.
+// sandbox identity. When that identity is the caller's own, the kernel
+// answers for it (checkOwnReach).
 func checkGrantReach(uid, gid int, reach map[string]string) error {
 	if uid == os.Geteuid() {
-		return nil
+		return checkOwnReach(reach)
 	}
 	for path, want := range reach {
 		if bad := unreachable(path, uid, gid, permExec); bad != "" && bad != path {
