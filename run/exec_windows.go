@@ -266,3 +266,7 @@ func fillJobStats(job windows.Handle, res *Result) {
 		res.MaxRSSKB = int64(info.PeakProcessMemoryUsed / 1024)
 	}
 }
+
+// writableFolder leaves a missing write folder to the mkdir of the run
+// here.
+func writableFolder(string) error { return nil }

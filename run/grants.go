@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,14 +65,20 @@ type grantPlan struct {
 	// (parents before children), so that a run refused before its script
 	// started can remove them again (removeMade).
 	made []string
+	// toMake, in a dry run (CheckGrants), maps each folder a run would
+	// create for a missing write grant (the grant and the parents made
+	// for it, as given) to the path it would have once made.
+	toMake map[string]string
 }
 
 // planGrants resolves and checks the grants of s. Relative paths are
 // resolved against the process's working directory; missing write
-// folders are created (and listed in Created). A write grant may not
-// overlap the skill folder (skill; "" skips the check).
-func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
-	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}}
+// folders are created (and listed in Created), unless dry is set: they are
+// then only checked as the folders that would be made (gp.toMake). A
+// write grant may not overlap the skill folder (skill; "" skips the
+// check).
+func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
+	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}, toMake: map[string]string{}}
 	defer func() {
 		if err != nil { // a refused run leaves nothing behind
 			removeMade(gp.made)
@@ -124,17 +131,29 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 				if err := checkGrantable(abs, flag, deny, allowed); err != nil {
 					return "", err
 				}
-				made, err := makeWriteFolder(abs)
-				gp.made = append(gp.made, made...)
-				if err != nil {
-					return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-				}
-				if slices.Contains(made, abs) {
-					gp.grants.Created = append(gp.grants.Created, abs)
+				if dry {
+					if err := wouldMakeFolder(abs, gp.toMake); err != nil {
+						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+					}
+					if !slices.Contains(gp.grants.Created, abs) {
+						gp.grants.Created = append(gp.grants.Created, abs)
+					}
+				} else {
+					made, err := makeWriteFolder(abs)
+					gp.made = append(gp.made, made...)
+					if err != nil {
+						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
+					}
+					if slices.Contains(made, abs) {
+						gp.grants.Created = append(gp.grants.Created, abs)
+					}
 				}
 			}
 		}
 		real, err := filepath.EvalSymlinks(abs)
+		if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
+			real, err = r, nil
+		}
 		if err != nil {
 			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
 		}
@@ -147,17 +166,17 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 		if err := alias.check(real, flag, write, allowed); err != nil {
 			return "", err
 		}
-		st, err := os.Stat(real)
-		if err != nil {
+		if st, err := os.Stat(real); err == nil {
+			switch {
+			case write && !st.IsDir():
+				return "", fmt.Errorf("%w: --write %s is not a folder", ErrBadConfig, p)
+			case !st.IsDir() && !st.Mode().IsRegular():
+				return "", fmt.Errorf("%w: --read %s is neither a regular file nor a folder", ErrBadConfig, p)
+			}
+			gp.ids[real] = fileIDOf(st)
+		} else if _, ok := gp.toMake[abs]; !ok || !dry {
 			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
 		}
-		switch {
-		case write && !st.IsDir():
-			return "", fmt.Errorf("%w: --write %s is not a folder", ErrBadConfig, p)
-		case !st.IsDir() && !st.Mode().IsRegular():
-			return "", fmt.Errorf("%w: --read %s is neither a regular file nor a folder", ErrBadConfig, p)
-		}
-		gp.ids[real] = fileIDOf(st)
 		if write && skill != "" {
 			if err := checkSkillGrants(skill, []string{real}); err != nil {
 				return "", err
@@ -196,12 +215,18 @@ func (s *Sandbox) planGrants(skill string) (_ *grantPlan, err error) {
 	if s.Cwd != "" {
 		abs, err := filepath.Abs(s.Cwd)
 		if err == nil {
+			typed := abs
 			abs, err = filepath.EvalSymlinks(abs)
+			if r, ok := gp.toMake[typed]; ok && errors.Is(err, fs.ErrNotExist) {
+				abs, err = r, nil // a folder the run would make
+			} else if errors.Is(err, fs.ErrNotExist) {
+				err = missingBelowMade(typed, gp.toMake, err)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: --cwd %s: %v", ErrBadConfig, s.Cwd, err)
 		}
-		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		if st, err := os.Stat(abs); (err != nil || !st.IsDir()) && !slices.Contains(slices.Collect(maps.Values(gp.toMake)), abs) {
 			return nil, fmt.Errorf("%w: --cwd %s is not a folder", ErrBadConfig, s.Cwd)
 		}
 		inside := func(g string) bool { return abs == g || pathUnder(abs, g) }

@@ -68,3 +68,56 @@ func removeMade(made []string) {
 		syscall.Rmdir(made[i])
 	}
 }
+
+// wouldMakeFolder is makeWriteFolder's dry run (see CheckGrants): it adds
+// to toMake each missing folder from dir up, as given, with the path it
+// would have once made (below the nearest existing folder, resolved).
+// Its error is the one the first mkdir would meet: the caller makes the
+// folders, so the caller must be able to write in that existing folder.
+func wouldMakeFolder(dir string, toMake map[string]string) error {
+	dir = filepath.Clean(dir)
+	var missing []string
+	d := dir
+	for {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+		d = filepath.Dir(d)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	first := missing[len(missing)-1]
+	real, err := filepath.EvalSymlinks(d)
+	if err == nil {
+		err = writableFolder(real)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "mkdir", Path: first, Err: err}
+	}
+	d = real
+	for i := len(missing) - 1; i >= 0; i-- {
+		d = filepath.Join(d, filepath.Base(missing[i]))
+		toMake[missing[i]] = d
+	}
+	return nil
+}
+
+// missingBelowMade is the error resolving the missing path p meets in a
+// run that has made the folders of toMake (a dry run's, see
+// wouldMakeFolder): when p lies below one of them, the first missing
+// element is the one below it; otherwise err, met now, is that error.
+func missingBelowMade(p string, toMake map[string]string, err error) error {
+	for q := p; filepath.Dir(q) != q; q = filepath.Dir(q) {
+		if _, ok := toMake[filepath.Dir(q)]; ok {
+			return &fs.PathError{Op: "lstat", Path: q, Err: syscall.ENOENT}
+		}
+	}
+	return err
+}

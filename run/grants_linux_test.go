@@ -316,7 +316,7 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gp, err := (&Sandbox{WritePaths: []string{grant}}).planGrants("")
+	gp, err := (&Sandbox{WritePaths: []string{grant}}).planGrants("", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestGrantThroughPlantedSymlink(t *testing.T) {
 		}
 		for _, c := range cases {
 			sb := Sandbox{ReadPaths: c.read, WritePaths: c.write}
-			gp, err := sb.planGrants("")
+			gp, err := sb.planGrants("", false)
 			if owner == nobodyUID && (err == nil || !strings.Contains(err.Error(), "which belongs to uid 65534")) {
 				t.Errorf("%s, link owned by %d: err %v, want a refusal naming the link", c.name, owner, err)
 			}

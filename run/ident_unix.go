@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Permission bits checked by mayAccess.
@@ -78,4 +80,18 @@ func mayAccess(path string, uid, gid int, want uint32) bool {
 // errUnreachable explains the usual cause when the caller is root.
 func errUnreachable(path string, uid int) error {
 	return &unreachableError{path: path, uid: uid}
+}
+
+// writableFolder returns the error mkdir(2) would meet creating a folder
+// in dir as the caller, or nil: the kernel answers (faccessat(2) with
+// AT_EACCESS), so groups, ACLs and a read-only file system count.
+func writableFolder(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.ENOTDIR
+	}
+	return unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
 }

@@ -200,7 +200,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, nil, err
 	}
 
-	gp, err := s.planGrants(skill)
+	gp, err := s.planGrants(skill, false)
 	if err != nil {
 		return nil, nil, err
 	}

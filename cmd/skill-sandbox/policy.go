@@ -25,7 +25,10 @@ anything: the limits, paths, hosts and environment variables in force once
 the command-line flags, the operator policy (--policy FILE) and the skill's
 own request file (PATH/skill-sandbox.toml) are combined by the precedence
 rules of docs/policy.md. A request of the skill beyond what is granted is
-an error listing each missing grant and the flag that would grant it.
+an error listing each missing grant and the flag that would grant it; a
+grant that "run" would refuse (--read /, a path on the deny list, one the
+sandbox cannot read) is an error with the same message. Nothing is
+created: a missing --write folder is only checked.
 
 The flags are those of "run" (see "skill-sandbox run -h"); --json prints
 the resolved policy as JSON with its SHA-256, as the audit record holds it.
@@ -175,6 +178,9 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	r, err := resolvePolicy(fs, &f, dir)
+	if err == nil {
+		err = checkGrants(r, dir, f.cwd)
+	}
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return 1
@@ -196,6 +202,18 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	}
 	printPolicy(stdout, r)
 	return 0
+}
+
+// checkGrants runs the checks a run makes of the resolved policy's grants
+// (run.Sandbox.CheckGrants): a grant that "run" refuses (--read /, a path
+// on the deny list, one the sandbox identity cannot read) is refused here
+// with the same message, rather than printed as if it were in force.
+// Nothing is created: a missing --write folder is only checked.
+func checkGrants(r *policy.Resolved, dir, cwd string) error {
+	sb := &run.Sandbox{SkillDir: dir, Cwd: cwd}
+	r.Apply(sb, os.LookupEnv)
+	_, err := sb.CheckGrants()
+	return err
 }
 
 // printPolicy writes the human form of a resolved policy, through

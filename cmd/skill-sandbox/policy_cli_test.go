@@ -72,8 +72,10 @@ func TestPolicyGolden(t *testing.T) {
 			// The home folder sits inside the repository's path so that
 			// the sorted path lists come out in the same order wherever
 			// the clone is: with HOME=/home/x, a clone under /builds would
-			// sort before it and one under /work after it.
-			r := runCLIEnv(t, []string{"HOME=" + filepath.Join(repo, "home")}, args...)
+			// sort before it and one under /work after it. The paths the
+			// policy grants exist there: "policy" checks them as a run
+			// would.
+			r := runCLIEnv(t, []string{"HOME=" + filepath.Join(repo, "testdata", "policy", "home")}, args...)
 			if r.Code != 0 {
 				t.Fatalf("%v: exit %d\n%s", args, r.Code, r.Stderr)
 			}
