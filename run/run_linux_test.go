@@ -619,6 +619,14 @@ if __name__ == "__main__":
 const pidScript = `echo "ppid=$PPID"
 if cat /proc/1/environ >/dev/null 2>&1; then echo environ=readable; else echo environ=closed; fi
 sed -n 's/^\(NoNewPrivs\|Seccomp\):[[:space:]]*/reaper-\1=/p' /proc/1/status
+# Every thread of the reaper has the main thread's filters (the same count,
+# mode 2): seccomp.SyncThreads.
+main=$(grep '^Seccomp_filters:' /proc/1/status)
+other=0
+for f in /proc/1/task/*/status; do
+  { grep -q '^Seccomp:[[:space:]]*2$' "$f" && [ "$(grep '^Seccomp_filters:' "$f")" = "$main" ]; } || other=$((other+1))
+done
+echo "reaper-threads-unlike-main=$other"
 sh -c 'sleep 30 & echo "orphan=$!"'
 sleep 0.1
 for f in /proc/[0-9]*/stat; do
@@ -647,7 +655,7 @@ esac
 // itself kills it: neither the kernel's PID 1 shield nor a disposition
 // ignored by the reaper reaches it), orphans go to the reaper rather than to the script,
 // the reaper's memory and environment are closed to the script, it runs
-// under no_new_privs and the seccomp filter itself, and signals the script
+// under no_new_privs and the seccomp filter itself, on every thread, and signals the script
 // sends PID 1 (which shares its Landlock domain, so the signal scope does
 // not apply) neither kill the reaper nor change the run's status.
 func TestPIDNamespaceInit(t *testing.T) {
@@ -659,7 +667,7 @@ func TestPIDNamespaceInit(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("err %v stderr %s", o.err, o.stderr)
 	}
-	for _, want := range []string{"ppid=1\n", "environ=closed\n", "orphan-parent=1\n", "reaper-NoNewPrivs=1\n", "reaper-Seccomp=2\n"} {
+	for _, want := range []string{"ppid=1\n", "environ=closed\n", "orphan-parent=1\n", "reaper-NoNewPrivs=1\n", "reaper-Seccomp=2\n", "reaper-threads-unlike-main=0\n"} {
 		if !strings.Contains(o.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, o.stdout)
 		}

@@ -164,7 +164,7 @@ func releaseScript(pid int, cfg *stageconfig.Config, st Stage, mayGo func() bool
 	watchConfig()
 	if st.Filtered {
 		// Now every thread of the reaper gets the filter too.
-		if err := seccomp.Load(unix.SECCOMP_FILTER_FLAG_TSYNC, st.Seccomp); err != nil {
+		if err := seccomp.SyncThreads(); err != nil {
 			return fmt.Errorf("seccomp for the reaper's threads: %v", err)
 		}
 	}

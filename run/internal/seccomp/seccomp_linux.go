@@ -208,3 +208,25 @@ func Load(flags uintptr, pol Policy) error {
 	}
 	return nil
 }
+
+// SyncThreads puts the calling thread's filters on every other thread of
+// the process (SECCOMP_FILTER_FLAG_TSYNC), and no_new_privs with them.
+// TSYNC comes with a new filter, which here is a single "allow": the
+// kernel applies the strictest result of all of a thread's filters, so
+// the threads get exactly the caller's deny-list, and the kernel need not
+// compile and analyse a second copy of it (about 0.1 ms).
+func SyncThreads() error {
+	if !seccompSupported {
+		return fmt.Errorf("no seccomp filter for this architecture")
+	}
+	allow := []unix.SockFilter{Stmt(BpfReturn, retAllow)}
+	prog := unix.SockFprog{Len: 1, Filter: &allow[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	switch {
+	case errno != 0:
+		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): %v", errno)
+	case r != 0:
+		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): thread %d not synced", r)
+	}
+	return nil
+}

@@ -85,7 +85,7 @@ func initMain() int {
 		goAhead = func() bool { return true }
 	}
 	if reaper.IsNamespaceInit() {
-		return reaper.Run(cfg.Config, reaper.Stage{OOMScore: cfg.oomScore, Seccomp: cfg.seccomp, Filtered: stageconfig.Has(applied, stageconfig.LayerSeccomp)}, report, goAhead)
+		return reaper.Run(cfg.Config, reaper.Stage{OOMScore: cfg.oomScore, Filtered: stageconfig.Has(applied, stageconfig.LayerSeccomp)}, report, goAhead)
 	}
 	if !goAhead() {
 		return stageconfig.ExitFailure
