@@ -8,15 +8,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// bpfAsm assembles classic BPF with named forward jump targets, so that
-// blocks with several argument checks need no hand-counted offsets. Labels
-// are local to the current ifSyscall block; each block defines "allow"
-// (return SECCOMP_RET_ALLOW) and falls through to the next block when its
-// system call does not match. Every path of a block's body must return.
+// bpfAsm assembles classic BPF blocks (see block) with named forward jump
+// targets, so that blocks with several argument checks need no
+// hand-counted offsets. Labels are local to the current ifSyscall block;
+// each block defines "allow" (return SECCOMP_RET_ALLOW). Every path of a
+// block's body must return.
 type bpfAsm struct {
-	insns  []bpfInsn
-	labels map[string]int // scoped name → instruction index
+	insns  []bpfInsn      // the current block's
+	labels map[string]int // scoped name → instruction index in the block
 	scope  int
+	blocks []block
+	err    error
 }
 
 // bpfInsn is an instruction whose jump targets may still be labels.
@@ -62,19 +64,26 @@ func (a *bpfAsm) denyFlag(off, flag uint32) {
 	a.ret(retEPERM)
 }
 
-// ifSyscall emits body for system call nr, in a scope of its own.
+// ifSyscall assembles body as the block of system call nr, in a scope of
+// its own.
 func (a *bpfAsm) ifSyscall(nr uint32, body func()) {
 	a.scope++
-	a.emit(Jump(BpfJumpEq, nr, 0, 0), "", a.scoped("next"))
+	a.insns = nil
 	body()
 	a.label("allow")
 	a.ret(retAllow)
-	a.label("next")
+	prog, err := a.resolve()
+	if err != nil && a.err == nil {
+		a.err = err
+	}
+	a.blocks = append(a.blocks, block{nr: nr, body: prog})
 }
 
-// program resolves the labels. The accumulator holds the system call
-// number on entry and on exit.
-func (a *bpfAsm) program() ([]unix.SockFilter, error) {
+// program returns the blocks assembled, or the first error.
+func (a *bpfAsm) program() ([]block, error) { return a.blocks, a.err }
+
+// resolve resolves the labels of the current block.
+func (a *bpfAsm) resolve() ([]unix.SockFilter, error) {
 	out := make([]unix.SockFilter, len(a.insns))
 	for i, in := range a.insns {
 		f := in.f

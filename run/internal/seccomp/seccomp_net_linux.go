@@ -80,15 +80,14 @@ const (
 	seccompArg4  = 48
 )
 
-// policyFilter assembles the checks above; the accumulator holds the
-// system call number before and after.
-func policyFilter(pol Policy) ([]unix.SockFilter, error) {
+// policyFilter assembles the checks above, one block per system call.
+func policyFilter(pol Policy) ([]block, error) {
 	var a bpfAsm
 	policyBlocks(&a, pol)
 	return a.program()
 }
 
-// policyBlocks appends the checks above to the program.
+// policyBlocks assembles the checks above.
 func policyBlocks(a *bpfAsm, pol Policy) {
 	// socket(domain, type, protocol)
 	a.ifSyscall(unix.SYS_SOCKET, func() {
