@@ -20,12 +20,20 @@ const DefaultPoolMaxIdle = 30 * time.Second
 // them, for long-lived callers such as the MCP server: each is already
 // cloned into its namespaces (user, PID, mount, IPC, UTS and, unless the
 // network is allowed, network), has its uid and gid maps written and its Go
-// runtime started, and waits for its config. A run whose namespaces and
+// runtime started, has built what every run of the pool shares (the new
+// root with the system folders, /etc, /dev, /proc and /dev/shm, the
+// loopback up, the Landlock ruleset with the rules on those, the seccomp
+// filter), and waits for its config; the run's own parts (skill and work
+// folders, grants, masks, /tmp) are added when it comes. What the
+// stage shows of /etc is therefore the host's as of the stage's start,
+// at most maxIdle old. A run whose namespaces and
 // identity match takes one (see Sandbox.Pool), hands it its descriptors
 // (stdin, the handed-over trees, the proxy socket) and its config, and the
 // pool starts a replacement in the background. The run then goes on
 // exactly as with a stage of its own: the cgroup is joined before the
-// config is sent, and every layer is applied from the config.
+// config is sent, and every layer is applied from the config, on what was
+// built ahead where the config agrees with it (a stage whose build does
+// not fit the run discards it and builds the root afresh).
 //
 // Each stage serves one run at most and is never reused; nothing of a run
 // reaches another (every stage has its own pipes and namespaces). A stage
@@ -68,6 +76,9 @@ type poolShape struct {
 	uid, gid int
 	cgroup   bool    // runs have a cgroup (it is not disabled)
 	cpus     float64 // their cgroup's CPU limit (Sandbox.CPUs)
+	// allowNetwork is like's AllowNetwork: the stages build their root's
+	// /etc for it ahead (a run that differs has its root built afresh).
+	allowNetwork bool
 }
 
 // NewPool starts size init stages fitting runs of like (its AllowNetwork
@@ -82,7 +93,7 @@ func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
 		maxIdle = DefaultPoolMaxIdle
 	}
 	uid, gid := sandboxIdentity()
-	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs}
+	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
 	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}

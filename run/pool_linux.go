@@ -60,6 +60,15 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		return fail(err)
 	}
 	cmd := initCmd("pooled", outW, errW, []*os.File{cfgR, repW, statusW})
+	// What every run of the pool shares the stage builds ahead.
+	prebuild := stageconfig.Prebuild{
+		Root:    stageconfig.Has(shape.wantNS, LayerMountNS),
+		NetNS:   stageconfig.Has(shape.wantNS, LayerNetNS),
+		Network: shape.allowNetwork,
+	}
+	if env := prebuild.String(); env != "" {
+		cmd.Env = append(cmd.Env, stageconfig.PrebuildEnv+"="+env)
+	}
 	cmd.SysProcAttr = nsAttr(&plan{wantNS: shape.wantNS, hostUID: shape.uid, hostGID: shape.gid})
 	start := func() (*started, error) {
 		if err := cmd.Start(); err != nil {

@@ -16,12 +16,17 @@ import (
 // openGrants opens, before the host's folders are masked, the grants the
 // supervisor did not hand over as trees.
 func openGrants(cfg *config) (map[string]int, error) {
+	return openGrantsFrom(cfg, hostPaths{fd: -1})
+}
+
+// openGrantsFrom is openGrants through paths (see hostPaths).
+func openGrantsFrom(cfg *config, paths hostPaths) (map[string]int, error) {
 	fds := map[string]int{}
 	for _, g := range cfg.Grants {
 		if g.Tree != 0 {
 			continue
 		}
-		fd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := paths.open(g.Path, unix.O_PATH|unix.O_CLOEXEC)
 		if err != nil {
 			CloseGrants(fds)
 			return nil, fmt.Errorf("open grant %s: %w", g.Path, err)

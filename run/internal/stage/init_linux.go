@@ -206,7 +206,13 @@ func execScript(cfg *config, report *os.File) {
 // missing; any other (the filter not compiling, ENOMEM, E2BIG, EACCES
 // with no_new_privs set) refuses the run (see step.builds).
 func installSeccomp(cfg *config) error {
-	err := seccomp.Load(0, cfg.seccomp)
+	var err error
+	if pb := cfg.pre; pb != nil && pb.filter != nil && pb.policy == cfg.seccomp {
+		// Assembled ahead by a pooled stage (prebuildRoot).
+		err = seccomp.LoadFilter(0, pb.filter)
+	} else {
+		err = seccomp.Load(0, cfg.seccomp)
+	}
 	switch {
 	case err == nil:
 		return nil

@@ -49,6 +49,8 @@ func ExecIfRequested() {
 func initMain() int {
 	report := os.NewFile(stageconfig.ReportFD, "report")
 	conf := os.NewFile(stageconfig.ConfigFD, "config")
+	// A pooled stage builds what it can of its root while it waits.
+	pre := prebuildRoot(os.Getenv(stageconfig.PrebuildEnv))
 	if err := receivePooled(); err != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{Fatal: err.Error()})
 		return stageconfig.ExitFailure
@@ -58,6 +60,7 @@ func initMain() int {
 		stageconfig.WriteReport(report, stageconfig.Report{Fatal: err.Error()})
 		return stageconfig.ExitFailure
 	}
+	cfg.pre = pre
 	applied, missing := applyLayers(cfg)
 	if cfg.changed != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{Fatal: cfg.changed.Error()})
@@ -135,6 +138,10 @@ type config struct {
 	// oomScore is the reaper's own oom_score_adj, opened before Landlock
 	// (see reaper.OpenOOMScore).
 	oomScore *os.File
+
+	// pre is what a pooled stage built of its root before the config
+	// came (see prebuildRoot); nil when nothing was.
+	pre *prebuilt
 
 	// changed is set by runSteps when a layer found the host no longer as
 	// the supervisor checked it (an error wrapping ErrBadConfig: a grant

@@ -106,16 +106,7 @@ func applyLandlock(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 	}
 	var attr llRulesetAttr
 	if want(stageconfig.LayerLandlockFS) {
-		switch {
-		case abi >= 5:
-			attr.handledFS = llFSv5
-		case abi >= 3:
-			attr.handledFS = llFSv3
-		case abi >= 2:
-			attr.handledFS = llFSv2
-		default:
-			attr.handledFS = llFSv1
-		}
+		attr.handledFS = llHandledFS(abi)
 	}
 	// In a private network namespace the only TCP peers are the script's
 	// own, on its loopback (see setupNetNS): TCP is left to the script
@@ -160,13 +151,33 @@ func applyLandlock(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 		}
 		return nil, missing
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if errno != 0 {
-		return broken(fmt.Errorf("landlock_create_ruleset: %w", errno))
+	// A pooled stage made the ruleset ahead with the rules on what its
+	// prebuilt root holds (prebuildRules); it serves when the root is
+	// the run's and the ruleset handles the same rights.
+	var pre *llPrebuilt
+	if cfg.pre != nil {
+		pre, cfg.pre.rules = cfg.pre.rules, nil
+		if pre != nil && (!cfg.pre.inUse || pre.attr != attr) {
+			unix.Close(pre.fd)
+			pre = nil
+		}
+	}
+	var fd uintptr
+	var rules []llRule
+	if pre != nil {
+		fd = uintptr(pre.fd)
+	} else {
+		var errno syscall.Errno
+		fd, _, errno = unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+		if errno != 0 {
+			return broken(fmt.Errorf("landlock_create_ruleset: %w", errno))
+		}
+		rules = llSharedRules(cfg.AllowNetwork, cfg.privateTmp,
+			stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) && reaper.IsNamespaceInit())
 	}
 	defer unix.Close(int(fd))
 	if attr.handledFS != 0 {
-		if err := addPathRules(int(fd), cfg, attr.handledFS); err != nil {
+		if err := addPathRules(int(fd), append(rules, llRunRules(cfg)...), attr.handledFS, "", cfg); err != nil {
 			return broken(err)
 		}
 	}
@@ -195,53 +206,131 @@ func applyLandlock(cfg *config) ([]stageconfig.Layer, []stageconfig.Missing) {
 	return applied, missing
 }
 
-// addPathRules adds the allow rules listed on applyLandlock.
-func addPathRules(ruleset int, cfg *config, handled uint64) error {
-	type rule struct {
-		path   string
-		access uint64
-	}
-	var rules []rule
+// llRule is one Landlock path rule.
+type llRule struct {
+	path   string
+	access uint64
+}
+
+// llSharedRules are the rules listed on applyLandlock that every run of a
+// pool shares: the system folders, /etc, the devices, /dev/shm and the
+// files of etcOwn (privateTmp: setupMounts built the root) and /proc
+// (ownProc: the PID namespace's own).
+func llSharedRules(allowNetwork, privateTmp, ownProc bool) []llRule {
+	var rules []llRule
 	for _, p := range llSystemDirs() {
-		rules = append(rules, rule{p, llReadExec})
+		rules = append(rules, llRule{p, llReadExec})
 	}
-	for _, p := range etcMatches(cfg.AllowNetwork) {
-		rules = append(rules, rule{p, llRead})
+	for _, p := range etcMatches(allowNetwork) {
+		rules = append(rules, llRule{p, llRead})
 	}
 	for _, p := range llDevices() {
-		rules = append(rules, rule{p, llDevice})
+		rules = append(rules, llRule{p, llDevice})
 	}
-	if cfg.privateTmp {
-		// The private /dev/shm and /tmp of setupMounts; never the host's,
-		// which a mount namespace that clone(2) created but setupMounts
-		// could not build still shows.
-		rules = append(rules, rule{"/dev/shm", llReadWrite}, rule{"/tmp", llReadWrite})
+	if privateTmp {
+		// The private /dev/shm of setupMounts; never the host's, which a
+		// mount namespace that clone(2) created but setupMounts could not
+		// build still shows.
+		rules = append(rules, llRule{"/dev/shm", llReadWrite})
 		// Written into the sandbox's own /etc (buildRoot); without the
 		// mount namespace the path would be the host's file.
-		for path := range etcOwn(cfg.AllowNetwork) {
-			rules = append(rules, rule{path, llRead})
+		for path := range etcOwn(allowNetwork) {
+			rules = append(rules, llRule{path, llRead})
 		}
 	}
-	for _, p := range llProcPaths(stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) && reaper.IsNamespaceInit()) {
-		rules = append(rules, rule{p, llRead})
+	for _, p := range llProcPaths(ownProc) {
+		rules = append(rules, llRule{p, llRead})
+	}
+	return rules
+}
+
+// llRunRules are the run's own rules listed on applyLandlock: the private
+// /tmp (when setupMounts built the root), the program, the skill and work
+// folders and the grants.
+func llRunRules(cfg *config) []llRule {
+	var rules []llRule
+	if cfg.privateTmp {
+		// The private /tmp of setupMounts; never the host's.
+		rules = append(rules, llRule{"/tmp", llReadWrite})
 	}
 	rules = append(rules,
-		rule{cfg.Argv[0], llReadExec},
-		rule{cfg.Skill, llReadExec},
-		rule{cfg.WorkDir, llReadWrite},
+		llRule{cfg.Argv[0], llReadExec},
+		llRule{cfg.Skill, llReadExec},
+		llRule{cfg.WorkDir, llReadWrite},
 	)
 	for _, g := range cfg.GrantRules {
-		rules = append(rules, rule{g.Path, grantAccess(g.Access)})
+		rules = append(rules, llRule{g.Path, grantAccess(g.Access)})
 	}
+	return rules
+}
+
+// addPathRules adds rules (their paths under root, "" once in the new
+// root), within handled. A missing path is skipped, but for cfg's skill
+// and work folders (cfg is nil for a pooled stage's shared rules).
+func addPathRules(ruleset int, rules []llRule, handled uint64, root string, cfg *config) error {
 	for _, r := range rules {
-		if err := addPathRule(ruleset, r.path, r.access&handled); err != nil {
-			if os.IsNotExist(err) && r.path != cfg.Skill && r.path != cfg.WorkDir {
+		if err := addPathRule(ruleset, root+r.path, r.access&handled); err != nil {
+			if os.IsNotExist(err) && (cfg == nil || r.path != cfg.Skill && r.path != cfg.WorkDir) {
 				continue
 			}
 			return fmt.Errorf("landlock rule for %s: %w", r.path, err)
 		}
 	}
 	return nil
+}
+
+// llHandledFS is the file system rights Landlock ABI abi knows.
+func llHandledFS(abi int) uint64 {
+	switch {
+	case abi >= 5:
+		return llFSv5
+	case abi >= 3:
+		return llFSv3
+	case abi >= 2:
+		return llFSv2
+	}
+	return llFSv1
+}
+
+// llPrebuilt is a Landlock ruleset a pooled stage made ahead, holding the
+// shared rules (llSharedRules) on the files of its prebuilt root.
+type llPrebuilt struct {
+	fd   int
+	attr llRulesetAttr
+}
+
+// prebuildRules makes a pooled stage's ruleset ahead, as applyLandlock
+// would for a run of shape with every Landlock layer and no host
+// allowlist, and adds the shared rules on the files of the root built on
+// root. Landlock rules hold on files, not paths: those files are the
+// run's once root becomes its root. nil when Landlock is missing or a
+// rule fails: applyLandlock then makes the ruleset itself.
+func prebuildRules(root string, shape stageconfig.Prebuild) *llPrebuilt {
+	abi, err := landlockABI()
+	if err != nil {
+		return nil
+	}
+	attr := llRulesetAttr{handledFS: llHandledFS(abi)}
+	if !shape.NetNS && abi >= 4 {
+		attr.handledNet = llNetv4
+	}
+	if abi >= 6 {
+		attr.scoped = llScopev6
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return nil
+	}
+	if err := addPathRules(int(fd), llSharedRules(shape.Network, true, reaper.IsNamespaceInit()), attr.handledFS, root, nil); err != nil {
+		unix.Close(int(fd))
+		return nil
+	}
+	hi, err := raiseFD(int(fd))
+	if err != nil {
+		unix.Close(int(fd))
+		return nil
+	}
+	return &llPrebuilt{fd: hi, attr: attr}
 }
 
 // addPathRule allows access beneath path (or to path, for a file).

@@ -53,6 +53,11 @@ const (
 // step.builds): a grant, mask or read-only lock that did not apply must
 // not go unnoticed behind "mountns missing".
 func setupMounts(cfg *config) error {
+	if pb := cfg.pre; pb != nil {
+		if done, err := setupPrebuilt(cfg, pb); done {
+			return err
+		}
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return refusedOutright(fmt.Errorf("make / private: %w", err))
 	}
@@ -66,6 +71,37 @@ func setupMounts(cfg *config) error {
 		return fmt.Errorf("root tmpfs on %s: %w", root, err)
 	}
 	errs := []error{buildRoot(cfg, h, root)}
+	if err := mountRunParts(cfg, h, root); err != nil {
+		errs = append(errs, err)
+		if errors.Is(err, errNoTmp) {
+			return errors.Join(errs...)
+		}
+	}
+	errs = append(errs, mountShm(root))
+	return errors.Join(append(errs, enterRoot(root))...)
+}
+
+// mountShm mounts the root's /dev/shm, private and small: POSIX
+// semaphores and shared memory (Python's multiprocessing locks and pools)
+// need it. Its pages are memory outside RLIMIT_AS, hence the size cap.
+func mountShm(root string) error {
+	if err := unix.Mount("tmpfs", root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	return nil
+}
+
+// errNoTmp marks mountRunParts' failure to mount the private /tmp, which
+// enterRoot needs: without it the host's tree would stay reachable.
+var errNoTmp = errors.New("no private /tmp")
+
+// mountRunParts mounts what is the run's in the new root on root: the
+// private /tmp, the grants, the skill and the work folders, the masks of
+// the deny-list entries inside grants, and makes the skill folder
+// read-only. An error wrapping errNoTmp means nothing after /tmp was
+// tried.
+func mountRunParts(cfg *config, h *hostView, root string) error {
+	var errs []error
 	// A private /tmp: programs that write /tmp by name, ignoring TMPDIR
 	// (LibreOffice, many scripts), work. When the work folder lies in
 	// /tmp (the default) it is a folder of this same tmpfs, so both count
@@ -76,8 +112,7 @@ func setupMounts(cfg *config) error {
 		tmpMB = stageconfig.DefaultWorkDirMB
 	}
 	if err := unix.Mount("tmpfs", root+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(tmpMB, "1777")); err != nil {
-		// enterRoot needs it: the host's tree would stay reachable.
-		return errors.Join(append(errs, fmt.Errorf("/tmp tmpfs: %w", err))...)
+		return fmt.Errorf("%w: /tmp tmpfs: %w", errNoTmp, err)
 	}
 	errs = append(errs, bindGrants(cfg, root, h.grants))
 	if cfg.SkillTree != 0 {
@@ -92,7 +127,8 @@ func setupMounts(cfg *config) error {
 		}
 	case cfg.WorkDirMB > 0:
 		// A size-capped work folder: a full disk is not the script's to
-		// cause. Its mount point was made by buildRoot.
+		// cause. Its mount point was made with the root (see
+		// outsideMountPoints).
 		if err := unix.Mount("tmpfs", root+cfg.WorkDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(cfg.WorkDirMB, "0700")); err != nil {
 			errs = append(errs, fmt.Errorf("work folder tmpfs: %w", err))
 		}
@@ -110,13 +146,7 @@ func setupMounts(cfg *config) error {
 	if err := remountReadOnly(root + cfg.Skill); err != nil {
 		errs = append(errs, fmt.Errorf("skill folder %s read-only: %w", cfg.Skill, err))
 	}
-	// A private, small /dev/shm: POSIX semaphores and shared memory
-	// (Python's multiprocessing locks and pools) need it. Its pages are
-	// memory outside RLIMIT_AS, hence the size cap.
-	if err := unix.Mount("tmpfs", root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
-		errs = append(errs, fmt.Errorf("/dev/shm: %w", err))
-	}
-	return errors.Join(append(errs, enterRoot(root))...)
+	return errors.Join(errs...)
 }
 
 // tmpfsOptions are those of a size-capped tmpfs of sizeMB MiB (with 64

@@ -20,6 +20,17 @@ import (
 // any interface). Any other failure, or the proxy's socket not handed
 // over, refuses the run (see step.builds).
 func setupNetNS(cfg *config) error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	if cfg.ProxyPort != 0 {
+		return handOverProxySocket(cfg)
+	}
+	return nil
+}
+
+// loopbackUp sets the loopback interface up.
+func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return refusedOutright(fmt.Errorf("loopback: socket: %w", err))
@@ -35,9 +46,6 @@ func setupNetNS(cfg *config) error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return refusedOutright(fmt.Errorf("loopback: SIOCSIFFLAGS: %w", err))
-	}
-	if cfg.ProxyPort != 0 {
-		return handOverProxySocket(cfg)
 	}
 	return nil
 }

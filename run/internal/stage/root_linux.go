@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -68,20 +69,39 @@ type hostView struct {
 // system folders is fixed (llSystemDirs, the Landlock list too): the cost
 // does not depend on what else lies in the host's "/".
 func openHostView(cfg *config) (*hostView, error) {
+	h := openSystemView(cfg.AllowNetwork)
+	if err := h.openRunView(cfg, hostPaths{fd: -1}); err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// openSystemView opens the part of the host view that no run changes: the
+// system folders, the /etc entries and the devices.
+func openSystemView(allowNetwork bool) *hostView {
 	h := &hostView{devices: map[string]int{}}
 	for _, p := range llSystemDirs() {
 		if e, ok := openHostEntry(p); ok {
 			h.system = append(h.system, e)
 		}
 	}
-	h.etc = etcEntries(cfg.AllowNetwork)
+	h.etc = etcEntries(allowNetwork)
 	for _, dev := range llDevices() {
 		if fd, err := unix.Open(dev, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
 			h.devices[dev] = fd
 		}
 	}
+	return h
+}
+
+// openRunView opens the part of the host view that is the run's: the
+// skill folder (unless handed over as a tree), the kept work folder and
+// the grants, through paths (see hostPaths). On an error nothing of the
+// run's part stays open.
+func (h *hostView) openRunView(cfg *config, paths hostPaths) error {
 	open := func(dir string) (int, error) {
-		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := paths.open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
 		if err != nil {
 			return 0, fmt.Errorf("open %s: %w", dir, err)
 		}
@@ -90,21 +110,41 @@ func openHostView(cfg *config) (*hostView, error) {
 	var err error
 	if cfg.SkillTree == 0 {
 		if h.skill, err = open(cfg.Skill); err != nil {
-			h.close()
-			return nil, err
+			return err
 		}
 	}
 	if cfg.WorkDirMB == 0 {
 		if h.work, err = open(cfg.WorkDir); err != nil {
-			h.close()
-			return nil, err
+			h.closeRunView()
+			return err
 		}
 	}
-	if h.grants, err = openGrants(cfg); err != nil {
-		h.close()
-		return nil, err
+	if h.grants, err = openGrantsFrom(cfg, paths); err != nil {
+		h.closeRunView()
+		return err
 	}
-	return h, nil
+	return nil
+}
+
+// hostPaths opens host paths by name. A pooled stage builds its root
+// ahead on a host folder (base, see prebuildRoot) and opens what lies
+// below it through fd, a descriptor of that folder opened before it was
+// covered; fd is -1 when nothing is covered.
+type hostPaths struct {
+	base string
+	fd   int
+}
+
+// open opens path with flags (O_PATH and the like; no O_CREAT).
+func (hp hostPaths) open(path string, flags int) (int, error) {
+	if hp.fd >= 0 && Under(path, []string{hp.base}) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, hp.base), "/")
+		if rel == "" {
+			rel = "."
+		}
+		return unix.Openat(hp.fd, rel, flags, 0)
+	}
+	return unix.Open(path, flags, 0)
 }
 
 // close closes every descriptor of h.
@@ -117,12 +157,18 @@ func (h *hostView) close() {
 	for _, fd := range h.devices {
 		unix.Close(fd)
 	}
+	h.closeRunView()
+}
+
+// closeRunView closes what openRunView opened.
+func (h *hostView) closeRunView() {
 	for _, fd := range []int{h.skill, h.work} {
 		if fd != 0 {
 			unix.Close(fd)
 		}
 	}
 	CloseGrants(h.grants)
+	h.skill, h.work, h.grants = 0, 0, nil
 }
 
 // rootBase is the host folder the new root's tmpfs is first mounted on.
@@ -157,71 +203,105 @@ func rootBase(cfg *config) string {
 // Every other folder and file of the host's "/" is simply absent, and the
 // cost does not depend on how many there are.
 func buildRoot(cfg *config, h *hostView, root string) error {
-	var errs []error
-	fail := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm", "/etc"} {
-		fail(os.Mkdir(root+d, 0o755))
-	}
-	var bound []string // bind mounts, made read-only below
-	place := func(e hostEntry, rec bool) {
-		dst := root + e.path
-		if e.link != "" {
-			fail(os.Symlink(e.link, dst))
-			return
-		}
-		if err := placeholder(dst, e.folder); err != nil {
-			fail(err)
-			return
-		}
-		flags := uintptr(unix.MS_BIND)
-		if rec {
-			flags |= unix.MS_REC
-		}
-		if err := unix.Mount(fdPath(e.fd), dst, "", flags, ""); err != nil {
-			fail(fmt.Errorf("bind %s: %w", e.path, err))
-			return
-		}
-		bound = append(bound, dst)
-	}
-	for _, e := range h.system {
-		place(e, true)
-	}
+	b := &rootBuilder{root: root}
+	b.folders()
+	b.system(h)
 	// Before the /etc entries: MkdirAll must not meet a symlink that
 	// resolves against the host's root, as an absolute one would here.
 	for _, mt := range outsideMountPoints(cfg, h) {
-		fail(mkMountPoint(root+mt.path, mt.folder))
+		b.fail(mkMountPoint(root+mt.path, mt.folder))
 	}
+	b.etcAndDev(h, cfg.AllowNetwork)
+	b.fail(readOnlyTree(root, b.bound))
+	b.fail(mountProc(root, stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)))
+	return errors.Join(b.errs...)
+}
+
+// rootBuilder places host entries in the new root (see buildRoot) and
+// keeps the bind mounts it made and the errors it met.
+type rootBuilder struct {
+	root  string
+	bound []string // bind mounts, to be made read-only
+	errs  []error
+}
+
+func (b *rootBuilder) fail(err error) {
+	if err != nil {
+		b.errs = append(b.errs, err)
+	}
+}
+
+// folders creates the root's own folders.
+func (b *rootBuilder) folders() {
+	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm", "/etc"} {
+		b.fail(os.Mkdir(b.root+d, 0o755))
+	}
+}
+
+// place binds e in (recursively with rec) or re-creates its symlink.
+func (b *rootBuilder) place(e hostEntry, rec bool) {
+	dst := b.root + e.path
+	if e.link != "" {
+		b.fail(os.Symlink(e.link, dst))
+		return
+	}
+	if err := placeholder(dst, e.folder); err != nil {
+		b.fail(err)
+		return
+	}
+	flags := uintptr(unix.MS_BIND)
+	if rec {
+		flags |= unix.MS_REC
+	}
+	if err := unix.Mount(fdPath(e.fd), dst, "", flags, ""); err != nil {
+		b.fail(fmt.Errorf("bind %s: %w", e.path, err))
+		return
+	}
+	b.bound = append(b.bound, dst)
+}
+
+// system places the system folders.
+func (b *rootBuilder) system(h *hostView) {
+	for _, e := range h.system {
+		b.place(e, true)
+	}
+}
+
+// etcAndDev places the /etc entries and writes the files of etcOwn, then
+// places the devices and the /dev links.
+func (b *rootBuilder) etcAndDev(h *hostView, allowNetwork bool) {
 	for _, e := range h.etc {
-		fail(os.MkdirAll(filepath.Dir(root+e.path), 0o755))
-		place(e, true)
+		b.fail(os.MkdirAll(filepath.Dir(b.root+e.path), 0o755))
+		b.place(e, true)
 	}
-	for path, content := range etcOwn(cfg.AllowNetwork) {
-		fail(os.WriteFile(root+path, []byte(content), 0o644))
+	for path, content := range etcOwn(allowNetwork) {
+		b.fail(os.WriteFile(b.root+path, []byte(content), 0o644))
 	}
 	for _, dev := range llDevices() {
 		if fd, ok := h.devices[dev]; ok {
-			place(hostEntry{path: dev, fd: fd}, false)
+			b.place(hostEntry{path: dev, fd: fd}, false)
 		}
 	}
 	for link, target := range map[string]string{
 		"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
 		"/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2",
 	} {
-		fail(os.Symlink(target, root+link))
+		b.fail(os.Symlink(target, b.root+link))
 	}
-	fail(readOnlyTree(root, bound))
-	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS) {
+}
+
+// mountProc mounts the root's /proc: a fresh proc with a PID namespace
+// (which needs the host's proc to be visible, hence before pivot_root),
+// else the host's, bound in; it stays writable (/proc/self/oom_score_adj).
+func mountProc(root string, pidns bool) error {
+	if pidns {
 		if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			fail(fmt.Errorf("mount /proc: %w", err))
+			return fmt.Errorf("mount /proc: %w", err)
 		}
 	} else if err := unix.Mount("/proc", root+"/proc", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		fail(fmt.Errorf("bind /proc: %w", err))
+		return fmt.Errorf("bind /proc: %w", err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // readOnlyTree makes the mount on base and every mount below it read-only

@@ -1,0 +1,84 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rootView lists what a script sees of the sandbox's file system: every
+// mount (its place, type, options and the file system's options; work
+// folders, whose names differ per run, under a fixed name) and the
+// entries of /, /etc and /dev.
+const rootView = `#!/bin/sh
+while read -r id parent dev root point opts rest; do
+  echo "mount $point $opts ${rest#*- }"
+done < /proc/self/mountinfo | sed "s|$HOME|WORK|g" | sort
+ls -la / /etc /dev | sed 's/ [A-Z][a-z][a-z] [ 0-9][0-9] [0-9:]* / /'
+echo "home: $(ls -la "$HOME" | wc -l)"
+# What Landlock lets through, beyond the mounts: /proc may be read, not
+# written (its mount is writable); /tmp and /dev/shm written; /usr run.
+ls /proc/1 >/dev/null && echo proc-readable
+(echo probe > /proc/self/comm) 2>/dev/null && echo comm-written || echo comm-refused
+echo x > /tmp/x && echo tmp-writable
+echo x > /dev/shm/x && echo shm-writable
+/usr/bin/env true && echo usr-runs
+`
+
+// TestPooledRootIsTheFreshRoot checks that a stage that built its root and
+// Landlock ruleset ahead (see prebuildRoot) gives its run the root a stage
+// of its own builds, mount for mount, and the same Landlock rules: with the default sandbox, with a kept work
+// folder and a write grant that lie below the folder the root was built
+// on (/tmp, opened through the descriptor taken before it was covered),
+// and with a run whose configuration the build does not fit (it is
+// discarded and the root built afresh).
+func TestPooledRootIsTheFreshRoot(t *testing.T) {
+	dir := newSkill(t, map[string]string{"view.sh": rootView})
+	tmpWrite, err := os.MkdirTemp("", "pool-grant-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmpWrite) })
+	if _, err := MakeWriteFolder(filepath.Join(tmpWrite, "w")); err != nil {
+		t.Fatal(err)
+	}
+	write := filepath.Join(tmpWrite, "w")
+	for _, tc := range []struct {
+		name string
+		like Sandbox // the pool's
+		sb   Sandbox // the run's
+	}{
+		{"default", Sandbox{}, Sandbox{}},
+		{"kept work folder and a grant below /tmp", Sandbox{}, Sandbox{KeepWorkDir: true, WritePaths: []string{write}}},
+		{"the build does not fit: network allowed", Sandbox{Disable: []Layer{LayerNetNS}}, Sandbox{AllowNetwork: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := newTestPool(t, 1, 0, tc.like)
+			waitIdle(t, pl, 1)
+			fresh := runIn(t, tc.sb, dir, "view.sh")
+			pooledSB := tc.sb
+			pooledSB.Pool = pl
+			pooled := runIn(t, pooledSB, dir, "view.sh")
+			for _, o := range []outcome{fresh, pooled} {
+				if o.err != nil || o.res.ExitCode != 0 {
+					t.Fatalf("err %v exit %d stderr %q", o.err, o.res.ExitCode, o.stderr)
+				}
+				if o.res.WorkDir != "" {
+					os.RemoveAll(o.res.WorkDir)
+				}
+			}
+			if st := pl.Stats(); st.Taken != 1 {
+				t.Fatalf("the run did not take the pooled stage: %+v", st)
+			}
+			for _, want := range []string{"mount / ", "proc-readable\n", "comm-refused\n", "tmp-writable\n", "shm-writable\n", "usr-runs\n"} {
+				if !strings.Contains(pooled.stdout, want) {
+					t.Errorf("the pooled run's output lacks %q:\n%s", want, pooled.stdout)
+				}
+			}
+			if pooled.stdout != fresh.stdout {
+				t.Errorf("the pooled run sees another root.\npooled:\n%s\nown stage:\n%s", pooled.stdout, fresh.stdout)
+			}
+		})
+	}
+}
