@@ -116,9 +116,21 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		if abs == "/" {
 			return "", fmt.Errorf("%w: %s /: granting the whole file system is refused; grant the folders the script needs", ErrBadConfig, flag)
 		}
-		if uid, _ := sandboxIdentity(); uid >= 0 && uid != os.Geteuid() {
-			if link := plantedLink(abs, uid); link != "" {
-				return "", fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to uid %d, the identity sandboxed scripts run as: a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, uid)
+		// A root caller's grant may not go through a symlink of the
+		// sandbox identity's (resolveUnplanted); checked before a write
+		// folder is created, and the real path taken from that same walk.
+		uid, _ := sandboxIdentity()
+		checkLinks := uid >= 0 && uid != os.Geteuid()
+		planted := func() (string, fs.FileInfo, error) {
+			real, info, link := resolveUnplanted(abs, uid)
+			if link != "" {
+				return "", nil, fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to uid %d, the identity sandboxed scripts run as: a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, uid)
+			}
+			return real, info, nil
+		}
+		if checkLinks {
+			if _, _, err := planted(); err != nil {
+				return "", err
 			}
 		}
 		if write && skill != "" {
@@ -154,6 +166,18 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
 			real, err = r, nil
 		}
+		var walked fs.FileInfo
+		if checkLinks && err == nil {
+			r, info, perr := planted()
+			switch {
+			case perr != nil:
+				return "", perr
+			case info != nil:
+				real, walked = r, info
+			case !dry:
+				err = errors.New("changed while it was resolved")
+			}
+		}
 		if err != nil {
 			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
 		}
@@ -166,7 +190,11 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		if err := alias.check(real, flag, write, allowed); err != nil {
 			return "", err
 		}
-		if st, err := os.Stat(real); err == nil {
+		st, err := os.Stat(real)
+		if walked != nil {
+			st, err = walked, nil // what the walk saw, not a second lookup
+		}
+		if err == nil {
 			switch {
 			case write && !st.IsDir():
 				return "", fmt.Errorf("%w: --write %s is not a folder", ErrBadConfig, p)

@@ -2,6 +2,8 @@
 
 package run
 
-// plantedLink finds nothing here: the sandbox runs as the caller, whose
-// own symlinks cannot be told from a script's.
-func plantedLink(string, int) string { return "" }
+import "io/fs"
+
+// resolveUnplanted finds nothing here: the sandbox runs as the caller,
+// whose own symlinks cannot be told from a script's.
+func resolveUnplanted(string, int) (string, fs.FileInfo, string) { return "", nil, "" }

@@ -10,20 +10,29 @@ import (
 	"syscall"
 )
 
-// plantedLink returns the first symlink met while resolving the absolute
-// path p that belongs to uid, the sandbox identity of a root caller, or
-// "" when there is none. Such a symlink was made by a sandboxed script (or
-// by nobody's processes): one that a run with a write grant left in its
-// folder (out/charts -> /root/.config/autostart) turned a later grant the
-// caller named below it into a grant of the link's target, which the
-// supervisor, as root, created folders in and handed over as an id-mapped
-// tree, 0600 files of root's included. The walk resolves as the kernel
-// does, one name at a time, following each symlink's target (to check
-// the symlinks met there too), at most 40 of them; it stops at the first
-// missing name, below which nothing exists to be a symlink.
-func plantedLink(p string, uid int) string {
+// resolveUnplanted resolves the absolute path p as the kernel does, one
+// name at a time, and returns the real path with the lstat(2) data of
+// what it names, or, in link, the first symlink met on the way that
+// belongs to uid, the sandbox identity of a root caller. Such a symlink
+// was made by a sandboxed script (or by nobody's processes): one that a
+// run with a write grant left in its folder (out/charts ->
+// /root/.config/autostart) turned a later grant the caller named below it
+// into a grant of the link's target, which the supervisor, as root,
+// created folders in and handed over as an id-mapped tree, 0600 files of
+// root's included. Each symlink's target is resolved in turn (to check
+// the symlinks met there too), at most 40 of them. A name missing on the
+// way (a write folder not created yet) ends the walk with info nil. The
+// caller grants the real path with the identity in info: a folder on it
+// swapped for a symlink afterwards is then caught by the check of device
+// and inode (sameGrant), where resolving the path a second time would
+// follow it.
+func resolveUnplanted(p string, uid int) (real string, info fs.FileInfo, link string) {
 	todo := strings.Split(p, "/")
 	cur := "/"
+	info, err := os.Lstat(cur)
+	if err != nil {
+		return "", nil, ""
+	}
 	for hops := 0; len(todo) > 0; {
 		name := todo[0]
 		todo = todo[1:]
@@ -32,28 +41,30 @@ func plantedLink(p string, uid int) string {
 			continue
 		case "..":
 			cur = filepath.Dir(cur)
+			if info, err = os.Lstat(cur); err != nil {
+				return "", nil, ""
+			}
 			continue
 		}
 		next := filepath.Join(cur, name)
-		info, err := os.Lstat(next)
-		if err != nil {
-			return ""
+		if info, err = os.Lstat(next); err != nil {
+			return "", nil, ""
 		}
 		if info.Mode()&fs.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
-			return next
+			return "", nil, next
 		}
 		target, err := os.Readlink(next)
 		if hops++; err != nil || hops > 40 {
-			return ""
+			return "", nil, ""
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
 		todo = append(strings.Split(target, "/"), todo...)
 	}
-	return ""
+	return cur, info, ""
 }

@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
 )
 
 // grantAttack is an attack on the grants. Each must work with both file
@@ -401,6 +404,59 @@ func TestGrantThroughPlantedSymlink(t *testing.T) {
 			} else if gp != nil {
 				removeMade(gp.made)
 			}
+		}
+	}
+}
+
+// TestGrantPlantedSymlinkRace swaps a folder of a write grant with a
+// symlink of the sandbox identity's to a private folder (renameat2
+// RENAME_EXCHANGE), as a concurrent run can, while a root caller's grant
+// below it is planned: no plan may grant the private folder. Checking
+// the path and then resolving it again let the swap fall in between.
+func TestGrantPlantedSymlinkRace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's sandbox runs as another identity, whose symlinks can be told apart")
+	}
+	base := grantTree(t)
+	out := worldDir(t, filepath.Join(base, "out"))
+	private := filepath.Join(base, "private")
+	if err := os.MkdirAll(filepath.Join(private, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, link := filepath.Join(out, "charts"), filepath.Join(out, "swap")
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, nobodyUID, nobodyUID); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE)
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	realPrivate, _ := filepath.EvalSymlinks(private)
+	for range 300 {
+		sb := Sandbox{ReadPaths: []string{filepath.Join(dir, "data")}}
+		gp, err := sb.planGrants("", false)
+		if err == nil && strings.HasPrefix(gp.grants.Read[0], realPrivate) {
+			t.Fatalf("the grant of %s resolved to %s, through the swapped-in symlink", filepath.Join(dir, "data"), gp.grants.Read[0])
 		}
 	}
 }
