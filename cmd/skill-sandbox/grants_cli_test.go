@@ -110,3 +110,45 @@ func TestAuditLogInsideWriteGrant(t *testing.T) {
 		os.WriteFile(logPath, []byte(old), 0o666)
 	}
 }
+
+// TestAuditLogThroughPlantedSymlink: as root, an --audit-log path through
+// a symlink owned by uid 65534 (what a script with a write grant there
+// leaves behind) is refused before anything runs, and the file it points
+// at is not appended to; mcp refuses it at start.
+func TestAuditLogThroughPlantedSymlink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's sandbox runs as another identity, whose symlinks can be told apart")
+	}
+	skill := newSkill(t, nil)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "audit.jsonl")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "--audit-log", link, skill, "ok.sh"},
+		{"mcp", "--skills", skill, "--audit-log", link},
+	} {
+		r := runCLI(t, "", args...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "goes through the symlink "+link) {
+			t.Errorf("%s: exit %d, stderr %q: want a refusal naming the symlink", args[0], r.Code, r.Stderr)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "original\n" {
+			t.Errorf("%s: the link's target now holds %q", args[0], b)
+		}
+	}
+	// The same link owned by root is the caller's own: followed.
+	if err := os.Lchown(link, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "run", "--audit-log", link, skill, "ok.sh"); r.Code != 0 {
+		t.Errorf("a root-owned link: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
