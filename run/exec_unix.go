@@ -380,6 +380,12 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 	}
 	res.Applied, res.Missing = mergeLayers(p, st, rep)
 	res.Missing = explainMissing(res.Missing)
+	if rep.Changed != "" {
+		// A grant or mask swapped since the checks: refused like any
+		// other isolation failure, AllowDegraded or not.
+		kill()
+		return fmt.Errorf("%w: init stage: %s", ErrIsolation, rep.Changed)
+	}
 	if len(rep.Incomplete) > 0 {
 		kill()
 		return incompleteError(rep.Incomplete)

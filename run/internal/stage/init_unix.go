@@ -63,7 +63,7 @@ func initMain() int {
 	cfg.pre = pre
 	applied, missing := applyLayers(cfg)
 	if cfg.changed != nil {
-		stageconfig.WriteReport(report, stageconfig.Report{Fatal: cfg.changed.Error()})
+		stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Changed: describe(cfg.changed)})
 		return stageconfig.ExitFailure
 	}
 	if len(cfg.incomplete) > 0 {

@@ -95,10 +95,16 @@ type Limits struct {
 // Missing, and the init stage has refused the run itself, whatever
 // AllowDegraded says. AllowDegraded accepts a layer the host does not
 // offer, never one half built (see docs/security.md, "Fail closed").
+//
+// Changed says that the init stage found the host no longer as the
+// supervisor checked it (a grant or masked entry swapped since, e.g. for a
+// symlink): an attack under way, which refuses the run as an isolation
+// refusal, not a failed start. The layers are reported beside it.
 type Report struct {
 	Applied    []Layer   `json:",omitempty"`
 	Missing    []Missing `json:",omitempty"`
 	Incomplete []Missing `json:",omitempty"`
+	Changed    string    `json:",omitempty"`
 	ExecError  string    `json:",omitempty"`
 	Fatal      string    `json:",omitempty"`
 }

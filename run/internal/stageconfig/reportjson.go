@@ -54,6 +54,10 @@ func appendReportJSON(b []byte, rep Report) []byte {
 		}
 		b = append(b, ']')
 	}
+	if rep.Changed != "" {
+		field("Changed")
+		b = appendJSONString(b, rep.Changed)
+	}
 	if rep.ExecError != "" {
 		field("ExecError")
 		b = appendJSONString(b, rep.ExecError)

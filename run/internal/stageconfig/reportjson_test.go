@@ -39,6 +39,7 @@ func TestReportJSON(t *testing.T) {
 		{Fatal: "decoding config: at byte 3: truncated"},
 		{Applied: []Layer{LayerUserNS}, Missing: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}},
 			Incomplete: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}}},
+		{Applied: []Layer{LayerUserNS}, Changed: "mask /x: /x changed between its check and its mount; refused"},
 	} {
 		sameAsEncodingJSON(t, rep)
 	}
@@ -54,6 +55,7 @@ func FuzzReportJSON(f *testing.F) {
 			Applied:    []Layer{Layer(layer)},
 			Missing:    []Missing{{Layer: Layer(layer), Reason: reason}},
 			Incomplete: []Missing{{Layer: Layer(layer), Reason: execErr}},
+			Changed:    layer,
 			ExecError:  execErr,
 			Fatal:      reason,
 		})
