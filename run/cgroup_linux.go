@@ -417,13 +417,48 @@ func writeCgroup(dir, file, value string) error {
 // init stage does nothing before it has read its config, which the
 // supervisor sends after this, so the script and everything it starts are
 // born inside.
+//
+// All or nothing: when a v1 hierarchy refuses the move that another took
+// (the cpu controller refuses a real-time task while the new cgroup's
+// cpu.rt_runtime_us is 0; or a stage born part-way inside, see
+// startInside), pid is moved back out of every one of the run's cgroups
+// it is in, to the cgroup each was made in, and the error is the refusal:
+// close, which kills every member, then leaves it alone and the run goes
+// on without the layer. When it cannot be moved back, the error wraps
+// errHalfJoined: the process is in a half-configured cgroup, and must not
+// run.
 func (cg *runCgroup) attach(pid int) error {
+	id := strconv.Itoa(pid)
 	for _, dir := range cg.dirs {
-		if err := writeCgroup(dir, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+		if err := writeCgroup(dir, "cgroup.procs", id); err != nil {
+			if berr := cg.moveOut(id); berr != nil {
+				return fmt.Errorf("%v; %w: %v", err, errHalfJoined, berr)
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// errHalfJoined says that a process is in some of a run's cgroups and
+// could not be moved back out (see attach).
+var errHalfJoined = errors.New("moving the init stage back out of the cgroups it had entered failed")
+
+// moveOut moves process id out of each of the run's cgroups that lists
+// it, into the cgroup it was made in.
+func (cg *runCgroup) moveOut(id string) error {
+	var errs []error
+	for _, dir := range cg.dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if slices.Contains(strings.Fields(string(data)), id) {
+			errs = append(errs, writeCgroup(parentDir(dir), "cgroup.procs", id))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // stats reads the peak memory and the OOM kill count.

@@ -4,6 +4,10 @@ package run
 
 import "errors"
 
+// errHalfJoined is attach's error for a process left in part of a
+// cgroup: never, here.
+var errHalfJoined = errors.New("moving the init stage back out of the cgroups it had entered failed")
+
 // runCgroup does not exist here: cgroups are a Linux feature.
 type runCgroup struct{}
 

@@ -3,6 +3,8 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -37,7 +39,14 @@ func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *ru
 	}
 	if !inside {
 		if err := cg.attach(st.cmd.Process.Pid); err != nil {
+			// attach is all or nothing: the stage is in none of the
+			// run's cgroups, unless it could not be moved back out.
 			cg.close()
+			if errors.Is(err, errHalfJoined) {
+				st.cmd.Process.Kill()
+				st.cmd.Wait()
+				return nil, nil, halfJoinedError(err)
+			}
 			st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
 			return st, nil, nil
 		}
@@ -79,4 +88,11 @@ func finishCgroup(cg *runCgroup, res *Result) {
 	}
 	recordCgroupStats(cg, res)
 	cg.close()
+}
+
+// halfJoinedError is the error of a run whose init stage attach could not
+// move back out of part of the run's cgroup (errHalfJoined): the stage is
+// killed rather than run in a half-configured cgroup.
+func halfJoinedError(err error) error {
+	return fmt.Errorf("the run's cgroup: %v; the init stage was killed rather than run in a half-configured cgroup", err)
 }

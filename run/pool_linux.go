@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,7 +79,22 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	}
 	cg := poolCgroup(shape)
 	if cg != nil {
-		_, _, err = cg.startInside(start)
+		var inside bool
+		_, inside, err = cg.startInside(start)
+		// Not born inside (a v2 cgroup, or a v1 hierarchy that refused
+		// the thread): moved in, all or nothing, else the stage waits
+		// without a cgroup and its run gets one of its own (joinCgroup).
+		if err == nil && !inside {
+			if aerr := cg.attach(cmd.Process.Pid); aerr != nil {
+				if errors.Is(aerr, errHalfJoined) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					err = aerr
+				}
+				cg.close()
+				cg = nil
+			}
+		}
 	} else {
 		_, err = start()
 	}
@@ -183,7 +199,13 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
 	enableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
-		return ip, joinCgroup(p, ip.st, res), nil
+		cg, err := joinCgroup(p, ip.st, res)
+		if err != nil {
+			pi.cmd.Process.Kill()
+			pi.cmd.Wait()
+			return nil, nil, err
+		}
+		return ip, cg, nil
 	}
 	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
@@ -192,24 +214,28 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 
 // joinCgroup moves a pooled stage that has no cgroup, and has done nothing
 // yet, into the run's cgroup before its config is sent. A cgroup that
-// cannot be had is reported missing, as for a stage of its own.
-func joinCgroup(p *plan, st *started, res *Result) *runCgroup {
+// cannot be had is reported missing, as for a stage of its own; a stage
+// left in part of it (see attach) is an error, and the caller kills it.
+func joinCgroup(p *plan, st *started, res *Result) (*runCgroup, error) {
 	if stageconfig.Has(p.disabled, LayerCgroup) {
-		return nil
+		return nil, nil
 	}
 	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
 	if err == nil {
 		if err = cg.attach(st.cmd.Process.Pid); err != nil {
 			cg.close()
+			if errors.Is(err, errHalfJoined) {
+				return nil, halfJoinedError(err)
+			}
 		}
 	}
 	if err != nil {
 		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
-		return nil
+		return nil, nil
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
-	return cg
+	return cg, nil
 }
 
 // setLimits writes lim into a cgroup made with unlimited.
