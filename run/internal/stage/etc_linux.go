@@ -42,6 +42,17 @@ func etcReadable() []string {
 	}
 }
 
+// sharedCaches lists the system caches outside /etc the script may read,
+// shown read-only like /etc's entries (etcEntries, and the Landlock read
+// rules of addPathRules) when they exist: /var/cache/fontconfig, without
+// which fontconfig (LibreOffice, matplotlib, ImageMagick) rebuilds its
+// cache into $HOME on every run, seconds with many fonts. Only caches
+// built from what the sandbox shows anyway (the fonts under /usr/share)
+// belong here: no secrets, nothing that describes the host.
+func sharedCaches() []string {
+	return []string{"/var/cache/fontconfig"}
+}
+
 // etcNetwork are added to etcReadable with AllowNetwork: name resolution.
 func etcNetwork() []string {
 	return []string{"/etc/resolv.conf", "/etc/hosts"}
@@ -78,7 +89,9 @@ func etcPatterns(allowNetwork bool) []string {
 // by descriptor, to be bind-mounted read-only, symlinks by their target,
 // to be re-created, unless the link leads outside what the sandbox shows
 // (see etcLink). Without Landlock the secrets of /etc are then still out
-// of sight. The caller closes the descriptors (hostView.close).
+// of sight. The folders of sharedCaches follow, shown the same way
+// (a symlink among them is left out). The caller closes the descriptors
+// (hostView.close).
 func etcEntries(allowNetwork bool) []hostEntry {
 	var entries []hostEntry
 	for _, p := range etcMatches(allowNetwork) {
@@ -87,6 +100,13 @@ func etcEntries(allowNetwork bool) []hostEntry {
 				e = etcLink(e)
 			}
 			entries = append(entries, e)
+		}
+	}
+	for _, p := range sharedCaches() {
+		if e, ok := openHostEntry(p); ok && e.folder {
+			entries = append(entries, e)
+		} else if ok && e.link == "" {
+			unix.Close(e.fd)
 		}
 	}
 	return entries

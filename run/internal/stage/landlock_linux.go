@@ -68,9 +68,10 @@ func landlockABI() (int, error) {
 //
 //   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
 //     skill folder;
-//   - read: the parts of /etc in etcReadable (the list the mount layout
-//     uses too), the files of etcOwn in the sandbox's own /etc, /proc
-//     (private with the PID namespace);
+//   - read: the parts of /etc in etcReadable and the caches of
+//     sharedCaches (the lists the mount layout uses too), the files of
+//     etcOwn in the sandbox's own /etc, /proc (private with the PID
+//     namespace);
 //   - read and write: /dev/null, zero, full, random, urandom, and the
 //     private /dev/shm and /tmp when the mount namespace provides them;
 //   - everything but execute and device nodes: the work folder;
@@ -221,7 +222,7 @@ func llSharedRules(allowNetwork, privateTmp, ownProc bool) []llRule {
 	for _, p := range llSystemDirs() {
 		rules = append(rules, llRule{p, llReadExec})
 	}
-	for _, p := range etcMatches(allowNetwork) {
+	for _, p := range append(etcMatches(allowNetwork), sharedCaches()...) {
 		rules = append(rules, llRule{p, llRead})
 	}
 	for _, p := range llDevices() {
