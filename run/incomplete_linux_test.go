@@ -63,6 +63,7 @@ const atFDCWD = uint32(0xffffff9c)
 // returns for that call.
 func faultCases(grant string) []faultCase {
 	secret := filepath.Join(grant, "secret")
+	skill := filepath.Join(filepath.Dir(grant), skillName)
 	every := func(nr uint32, errno unix.Errno) fault { return fault{nr: nr, arg: -1, errno: errno} }
 	return []faultCase{
 		// The kernel does not offer the layer: degraded runs go ahead.
@@ -86,7 +87,7 @@ func faultCases(grant string) []faultCase {
 			refuse: []string{"mountns set up part-way", "grant " + grant + ": mount_setattr", "EPERM"}},
 		{name: "skill read-only remount refused",
 			faults: []fault{{nr: unix.SYS_MOUNT, arg: 3, val: unix.MS_REMOUNT, anyBit: true, errno: unix.EPERM}},
-			refuse: []string{"mountns set up part-way", "remount ", "EPERM"}},
+			refuse: []string{"mountns set up part-way", "remount (flags 0x1) " + skill + ":", "EPERM"}},
 		{name: "pivot_root refused", faults: []fault{every(unix.SYS_PIVOT_ROOT, unix.EPERM)},
 			refuse: []string{"mountns set up part-way", "pivot_root", "EPERM"}},
 		{name: "sethostname failed", faults: []fault{every(unix.SYS_SETHOSTNAME, unix.EINVAL)},
@@ -186,6 +187,11 @@ func TestIncompleteLayers(t *testing.T) {
 			}
 			if !strings.Contains(o.Err, "--allow-degraded") {
 				t.Errorf("the refusal does not say why --allow-degraded does not apply: %s", o.Err)
+			}
+			// Paths as the script sees them, not under the host folder
+			// the new root is built on (rootBase: /tmp).
+			if base := filepath.Dir(grant); strings.Contains(o.Err, "/tmp"+base) {
+				t.Errorf("the refusal names a path under the init stage's temporary root (/tmp%s): %s", base, o.Err)
 			}
 		})
 	}

@@ -59,7 +59,7 @@ func bindGrants(cfg *config, root string, fds map[string]int) error {
 	for _, g := range cfg.Grants {
 		dst := root + g.Path
 		if err := mountPoint(dst, g.Tree, fds[g.Path]); err != nil {
-			errs = append(errs, fmt.Errorf("grant %s: %w", g.Path, err))
+			errs = append(errs, fmt.Errorf("grant %s: %w", g.Path, unroot(root, err)))
 			continue
 		}
 		if g.Tree != 0 {
@@ -215,7 +215,7 @@ func mountPoint(path string, tree, fd int) error {
 // could not open itself.
 func attachSkill(cfg *config, root string) error {
 	if err := os.MkdirAll(root+cfg.Skill, 0o755); err != nil {
-		return fmt.Errorf("skill folder %s: %w", cfg.Skill, err)
+		return fmt.Errorf("skill folder %s: %w", cfg.Skill, unroot(root, err))
 	}
 	err := attachTree(cfg.SkillTree, root+cfg.Skill)
 	unix.Close(cfg.SkillTree)

@@ -118,12 +118,12 @@ func mountRunParts(cfg *config, h *hostView, root string) error {
 	if cfg.SkillTree != 0 {
 		errs = append(errs, attachSkill(cfg, root))
 	} else {
-		errs = append(errs, rebind(h.skill, root+cfg.Skill))
+		errs = append(errs, unroot(root, rebind(h.skill, root+cfg.Skill)))
 	}
 	switch {
 	case shared:
 		if err := os.MkdirAll(root+cfg.WorkDir, 0o700); err != nil {
-			errs = append(errs, fmt.Errorf("work folder: %w", err))
+			errs = append(errs, fmt.Errorf("work folder: %w", unroot(root, err)))
 		}
 	case cfg.WorkDirMB > 0:
 		// A size-capped work folder: a full disk is not the script's to
@@ -136,15 +136,15 @@ func mountRunParts(cfg *config, h *hostView, root string) error {
 		// A kept work folder, on the host's disk: as the tmpfs would
 		// be, nosuid, nodev and noexec, so that a program the script
 		// writes there cannot run where Landlock is missing.
-		errs = append(errs, rebind(h.work, root+cfg.WorkDir))
+		errs = append(errs, unroot(root, rebind(h.work, root+cfg.WorkDir)))
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 		if unix.MountSetattr(unix.AT_FDCWD, root+cfg.WorkDir, unix.AT_RECURSIVE, &attr) != nil {
-			errs = append(errs, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC))
+			errs = append(errs, unroot(root, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)))
 		}
 	}
 	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]))
 	if err := remountReadOnly(root + cfg.Skill); err != nil {
-		errs = append(errs, fmt.Errorf("skill folder %s read-only: %w", cfg.Skill, err))
+		errs = append(errs, fmt.Errorf("skill folder %s read-only: %w", cfg.Skill, unroot(root, err)))
 	}
 	return errors.Join(errs...)
 }
@@ -166,15 +166,56 @@ func Under(path string, dirs []string) bool {
 }
 
 // rebind bind-mounts the folder open on fd onto path, creating path (in
-// the private /tmp) first when it is missing.
+// the private /tmp) first when it is missing. Errors are *os.PathError,
+// for unroot.
 func rebind(fd int, path string) error {
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return fmt.Errorf("rebind %s: %w", path, err)
+		return err
 	}
 	if err := unix.Mount(fdPath(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("rebind %s: %w", path, err)
+		return &os.PathError{Op: "rebind", Path: path, Err: err}
 	}
 	return nil
+}
+
+// unroot returns err with the paths under root (the new root being built,
+// see rootBase) named as the script will see them, root+"/usr" as "/usr":
+// the path of an *os.PathError (what os and this package's mount steps
+// return), the new name of an *os.LinkError, and so in each error that
+// errors.Join joined. Without it the messages named the host's temporary
+// mount point ("remount /tmp/tmp/..."). An error already wrapped in a
+// message is left as it is: call it before wrapping.
+func unroot(root string, err error) error {
+	under := func(path string) string {
+		if path == root {
+			return "/"
+		}
+		if rest, ok := strings.CutPrefix(path, root); ok && strings.HasPrefix(rest, "/") {
+			return rest
+		}
+		return path
+	}
+	switch e := err.(type) {
+	case *os.PathError:
+		return &os.PathError{Op: e.Op, Path: under(e.Path), Err: e.Err}
+	case *os.LinkError:
+		return &os.LinkError{Op: e.Op, Old: e.Old, New: under(e.New), Err: e.Err}
+	case interface{ Unwrap() []error }:
+		parts := e.Unwrap()
+		msgs := make([]string, len(parts))
+		for i, p := range parts {
+			msgs[i] = p.Error()
+		}
+		if strings.Join(msgs, "\n") != err.Error() {
+			return err // fmt.Errorf's with several %w, not errors.Join's
+		}
+		out := make([]error, len(parts))
+		for i, p := range parts {
+			out[i] = unroot(root, p)
+		}
+		return errors.Join(out...)
+	}
+	return err
 }
 
 // remountReadOnly makes the mount at path read-only. Inside a user
@@ -188,7 +229,7 @@ func remountReadOnly(path string) error { return remount(path, unix.MS_RDONLY) }
 func remount(path string, set uintptr) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
-		return fmt.Errorf("statfs %s: %w", path, err)
+		return &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
 	flags := unix.MS_BIND | unix.MS_REMOUNT | set
 	for _, f := range []struct{ st, ms int64 }{
@@ -205,7 +246,7 @@ func remount(path string, set uintptr) error {
 		}
 	}
 	if err := unix.Mount("", path, "", flags, ""); err != nil {
-		return fmt.Errorf("remount %s (flags %#x): %w", path, set, err)
+		return &os.PathError{Op: fmt.Sprintf("remount (flags %#x)", set), Path: path, Err: err}
 	}
 	return nil
 }

@@ -229,7 +229,7 @@ func setupPrebuilt(cfg *config, pb *prebuilt) (done bool, err error) {
 	var errs []error
 	for _, mt := range mps {
 		if err := mkMountPoint(pb.root+mt.path, mt.folder); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, unroot(pb.root, err))
 		}
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, pb.root, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {

@@ -225,9 +225,10 @@ type rootBuilder struct {
 	errs  []error
 }
 
+// fail keeps err, naming its paths as the script sees them (unroot).
 func (b *rootBuilder) fail(err error) {
 	if err != nil {
-		b.errs = append(b.errs, err)
+		b.errs = append(b.errs, unroot(b.root, err))
 	}
 }
 
@@ -333,7 +334,7 @@ const oldRoot = "/tmp/.host-root"
 // was bound in, and /proc/self/mountinfo lists only the sandbox's mounts.
 func enterRoot(root string) error {
 	if err := os.Mkdir(root+oldRoot, 0o700); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
+		return fmt.Errorf("pivot_root: %w", unroot(root, err))
 	}
 	if err := unix.PivotRoot(root, root+oldRoot); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
