@@ -27,7 +27,7 @@ func forbidUserNamespacesIfAsked() error {
 }
 
 // fallbackTests run again where user namespaces are refused.
-const fallbackTests = "^(TestFallbackWithoutUserNamespaces|TestGrantAttacks|TestEnvironmentAllowlist|TestNothingOutlivesTheRun|TestResourceLimits|TestExitStatus)$"
+const fallbackTests = "^(TestFallbackWithoutUserNamespaces|TestGrantAttacks|TestGrantTypedThroughSymlink|TestEnvironmentAllowlist|TestNothingOutlivesTheRun|TestResourceLimits|TestExitStatus)$"
 
 // TestFallbackWithoutUserNamespaces checks the real fallback, not the
 // Disable switch: the suite re-runs part of itself inside a user namespace

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,6 +64,9 @@ type grantPlan struct {
 	// (parents before children), so that a run refused before its script
 	// started can remove them again (removeMade).
 	made []string
+	// aliases are the grants typed through a symlink that the init stage
+	// re-creates at the path as typed (see planAliases).
+	aliases []stageconfig.GrantAlias
 	// toMake, in a dry run (CheckGrants), maps each folder a run would
 	// create for a missing write grant (the grant and the parents made
 	// for it, as given) to the path it would have once made.
@@ -100,6 +102,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 	}
 	deny := denyEntries(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
 	alias := denyAliases(deny, allowed)
+	var typed []typedPath
 
 	resolve := func(p string, write bool) (string, error) {
 		flag := "--read"
@@ -210,6 +213,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 				return "", err
 			}
 		}
+		typed = append(typed, typedPath{flag, abs, real})
 		if write && !allowed[real] {
 			// The script could create any of these inside the folder.
 			for _, d := range deny {
@@ -242,13 +246,13 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 	}
 	if s.Cwd != "" {
 		abs, err := filepath.Abs(s.Cwd)
+		typedCwd := abs
 		if err == nil {
-			typed := abs
 			abs, err = filepath.EvalSymlinks(abs)
-			if r, ok := gp.toMake[typed]; ok && errors.Is(err, fs.ErrNotExist) {
+			if r, ok := gp.toMake[typedCwd]; ok && errors.Is(err, fs.ErrNotExist) {
 				abs, err = r, nil // a folder the run would make
 			} else if errors.Is(err, fs.ErrNotExist) {
-				err = missingBelowMade(typed, gp.toMake, err)
+				err = missingBelowMade(typedCwd, gp.toMake, err)
 			}
 		}
 		if err != nil {
@@ -262,6 +266,10 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 			return nil, fmt.Errorf("%w: --cwd %s is not inside a --read or --write grant", ErrBadConfig, s.Cwd)
 		}
 		gp.grants.Cwd = abs
+		typed = append(typed, typedPath{"--cwd", filepath.Clean(typedCwd), abs})
+	}
+	if err := gp.planAliases(skill, typed); err != nil {
+		return nil, err
 	}
 
 	// Deny entries inside read grants are masked; write grants hold none,
@@ -348,66 +356,6 @@ func maskMounts(masked []string) ([]stageconfig.GrantMount, error) {
 	return out, nil
 }
 
-// checkGrantable refuses a grant of, or inside, a deny entry or a tree
-// that is never granted.
-func checkGrantable(p, flag string, deny []string, allowed map[string]bool) error {
-	for _, n := range neverGranted() {
-		if pathUnder(p, n) || p == n {
-			return fmt.Errorf("%w: %s %s: %s is never granted (kernel interfaces, devices and sockets)", ErrBadConfig, flag, p, n)
-		}
-	}
-	if allowed[p] {
-		return nil
-	}
-	if d, _ := denyEntryOf(p, deny); d != "" {
-		return fmt.Errorf("%w: %s %s: %s is on the deny list (credentials, keys, history); only a policy naming the path exactly can grant it", ErrBadConfig, flag, p, d)
-	}
-	return nil
-}
-
-// denyEntryOf returns the first entry of deny that p is or lies inside,
-// and the folder (p or above it) that matches it; "" when none does.
-func denyEntryOf(p string, deny []string) (entry, at string) {
-	for _, d := range deny {
-		for q := p; ; q = filepath.Dir(q) {
-			if ok, _ := filepath.Match(d, q); ok || q == d {
-				return d, q
-			}
-			if q == "/" {
-				break
-			}
-		}
-	}
-	return "", ""
-}
-
-// DenyListEntry returns the entry of the built-in deny list
-// (DefaultDenyPaths, "~/" entries in every home folder, an entry that is a
-// symlink at its target too) that the absolute, clean path p is or lies
-// inside, or "" when there is none. As in Run, a path of allowDenied
-// exempts itself and what lies below it: p is not denied when p, or a
-// folder between p and the entry, is one of them. p is compared as
-// written; symbolic links in it are not resolved. A policy uses it to
-// refuse a request that Run would hide from the script.
-func DenyListEntry(p string, allowDenied []string) string {
-	allowed := map[string]bool{}
-	for _, a := range allowDenied {
-		allowed[filepath.Clean(a)] = true
-	}
-	d, at := denyEntryOf(p, denyEntries(DefaultDenyPaths(), homeFolders(), allowed))
-	if d == "" {
-		return ""
-	}
-	for q := p; ; q = filepath.Dir(q) {
-		if allowed[q] {
-			return ""
-		}
-		if q == at || q == "/" {
-			return d
-		}
-	}
-}
-
 // readRules returns the Landlock rules of read grant r. Landlock cannot
 // subtract, so when masked entries lie inside r the grant is spelled out:
 // every child of r that is not masked and holds no masked entry is
@@ -449,78 +397,6 @@ func readRules(r string, masked []string, budget int) ([]stageconfig.GrantRule, 
 	}
 	return rules, nil
 }
-
-// denyEntries expands the deny list: "~/" entries for every home folder,
-// and existing entries also by their resolved path (a symlinked ~/.ssh
-// keeps its keys elsewhere). Entries named in allowed are dropped.
-func denyEntries(list, homes []string, allowed map[string]bool) []string {
-	var out []string
-	add := func(p string) {
-		p = filepath.Clean(p)
-		if !allowed[p] && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	for _, e := range list {
-		var paths []string
-		if rest, ok := strings.CutPrefix(e, "~/"); ok {
-			for _, h := range homes {
-				paths = append(paths, filepath.Join(h, rest))
-			}
-		} else if filepath.IsAbs(e) {
-			paths = []string{e}
-		}
-		for _, p := range paths {
-			add(p)
-			if hasMeta(p) {
-				continue
-			}
-			if r, err := filepath.EvalSymlinks(p); err == nil && r != "/" {
-				add(r)
-			}
-		}
-	}
-	return out
-}
-
-// homeFolders returns the caller's $HOME, /root and every home folder
-// named in /etc/passwd that exists, resolved, without "/".
-func homeFolders() []string {
-	cands := []string{os.Getenv("HOME"), "/root"}
-	if f, err := os.Open("/etc/passwd"); err == nil {
-		sc := bufio.NewScanner(f)
-		for n := 0; sc.Scan() && n < 10000; n++ {
-			if fields := strings.Split(sc.Text(), ":"); len(fields) >= 7 {
-				cands = append(cands, fields[5])
-			}
-		}
-		f.Close()
-	}
-	var out []string
-	for _, h := range cands {
-		if !filepath.IsAbs(h) {
-			continue
-		}
-		r, err := filepath.EvalSymlinks(h)
-		if err != nil || r == "/" {
-			continue
-		}
-		if st, err := os.Stat(r); err == nil && st.IsDir() && !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// denyBase is the folder part of a deny entry without wildcards.
-func denyBase(d string) string {
-	for hasMeta(d) {
-		d = filepath.Dir(d)
-	}
-	return d
-}
-
-func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
 
 // pathUnder reports whether p lies strictly inside dir.
 func pathUnder(p, dir string) bool {

@@ -281,7 +281,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		},
 	}
 	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
-	p.cfg.ReadOnly = gp.readOnly
+	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
 	p.artifactRoots = append([]string(nil), gp.grants.Write...)
 	if s.KeepWorkDir {
 		p.artifactRoots = append(p.artifactRoots, work)

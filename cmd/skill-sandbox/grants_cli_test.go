@@ -152,3 +152,41 @@ func TestAuditLogThroughPlantedSymlink(t *testing.T) {
 		t.Errorf("a root-owned link: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// TestGrantTypedThroughSymlinkCLI: the issue's promise, as a user types
+// it: --read ~/datalink, where ~/datalink is a symlink to the data folder,
+// and the script given ~/datalink/x.txt reads it; --write through a
+// symlink too. The record lists the resolved grant, as for any grant.
+func TestGrantTypedThroughSymlinkCLI(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	skill := newSkill(t, map[string]string{"scripts/copy.py": `import sys
+open(sys.argv[2], "w").write(open(sys.argv[1]).read().upper())
+print("copied")
+`})
+	requireSandbox(t, skill)
+	home, data, out := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{home, data, out} {
+		os.Chmod(d, 0o777) // a root caller's sandbox runs as uid 65534
+	}
+	os.WriteFile(filepath.Join(data, "x.txt"), []byte("typed path\n"), 0o644)
+	for link, target := range map[string]string{"datalink": data, "outlink": out} {
+		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, dst := filepath.Join(home, "datalink", "x.txt"), filepath.Join(home, "outlink", "x.txt")
+	r := runCLIEnv(t, []string{"HOME=" + home}, "audit", "--read", filepath.Join(home, "datalink"), "--write", filepath.Join(home, "outlink"), skill, "copy.py", in, dst)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "copied") {
+		t.Fatalf("exit %d stdout %q stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "x.txt")); err != nil || string(b) != "TYPED PATH\n" {
+		t.Errorf("output %q, %v", b, err)
+	}
+	// What was granted is the resolved folder; the typed path is in args.
+	real, _ := filepath.EvalSymlinks(data)
+	if rec := stderrRecord(t, r.Stderr); len(rec.Grants.Read) != 1 || rec.Grants.Read[0] != real || len(rec.Args) != 2 || rec.Args[0] != in {
+		t.Errorf("recorded grants %+v args %q, want %s granted and the typed path in args", rec.Grants, rec.Args, real)
+	}
+}

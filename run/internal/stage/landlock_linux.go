@@ -364,9 +364,7 @@ func addPathRule(ruleset int, path string, access uint64) error {
 // like describe the host. Missing paths are skipped.
 
 // llSystemDirs are read and executed: the system's programs and libraries.
-func llSystemDirs() []string {
-	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
-}
+func llSystemDirs() []string { return stageconfig.SystemDirs() }
 
 // llDevices are read and written: harmless character devices.
 func llDevices() []string {

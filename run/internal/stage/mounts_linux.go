@@ -39,7 +39,8 @@ const (
 //   - unless it is kept, the work folder is a folder of the /tmp tmpfs
 //     (when it lies in /tmp, the default) or a tmpfs of its own, capped at
 //     WorkDirMB (disk fill is then impossible);
-//   - the deny-list entries inside grants are masked, the skill folder is
+//   - the aliases in /tmp are made (see makeAliases; buildRoot made the
+//     others); the deny-list entries inside grants are masked, the skill folder is
 //     made read-only, /dev/shm is a small private tmpfs;
 //   - enterRoot switches to the new root and detaches the host's tree, so
 //     /proc/self/mountinfo lists the sandbox's mounts only.
@@ -142,6 +143,7 @@ func mountRunParts(cfg *config, h *hostView, root string) error {
 			errs = append(errs, unroot(root, remount(root+cfg.WorkDir, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)))
 		}
 	}
+	errs = append(errs, makeAliases(cfg, root, "/tmp", nil))
 	errs = append(errs, maskDenied(cfg, root, h.devices["/dev/null"]))
 	if err := remountReadOnly(root + cfg.Skill); err != nil {
 		errs = append(errs, fmt.Errorf("skill folder %s read-only: %w", cfg.Skill, unroot(root, err)))

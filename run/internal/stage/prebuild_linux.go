@@ -232,6 +232,10 @@ func setupPrebuilt(cfg *config, pb *prebuilt) (done bool, err error) {
 			errs = append(errs, unroot(pb.root, err))
 		}
 	}
+	// As buildRoot: those in /tmp come with its tmpfs (mountRunParts).
+	if err := makeAliases(cfg, pb.root, "/", []string{"/tmp"}); err != nil {
+		errs = append(errs, err)
+	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, pb.root, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		errs = append(errs, fmt.Errorf("mount_setattr %s: %w", pb.root, err))
 	}

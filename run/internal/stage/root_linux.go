@@ -194,6 +194,8 @@ func rootBase(cfg *config) string {
 //     grants that cannot be created later: those outside /tmp (a tmpfs
 //     of its own, mounted later) and outside the system folders (which
 //     hold them already), such as /home/x/data for a grant;
+//   - the aliases outside /tmp: grants typed through a symlink, at the
+//     path as typed (makeAliases);
 //   - then all of it read-only and nosuid, recursively, in one call: the
 //     script can create nothing in "/";
 //   - last, /proc: a fresh proc with a PID namespace (which needs the
@@ -211,6 +213,8 @@ func buildRoot(cfg *config, h *hostView, root string) error {
 	for _, mt := range outsideMountPoints(cfg, h) {
 		b.fail(mkMountPoint(root+mt.path, mt.folder))
 	}
+	// Those in /tmp come once its tmpfs is mounted (setupMounts).
+	b.fail(makeAliases(cfg, root, "/", []string{"/tmp"}))
 	b.etcAndDev(h, cfg.AllowNetwork)
 	b.fail(readOnlyTree(root, b.bound))
 	b.fail(mountProc(root, stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)))

@@ -45,6 +45,9 @@ type Config struct {
 	// ReadOnly are parts of write grants mounted read-only on themselves
 	// once the grants are in place (lockReadOnly).
 	ReadOnly []GrantMount `json:",omitempty"`
+	// Aliases are the grants' paths as typed, where they differ from
+	// the resolved ones, re-created as symlinks in the sandbox's root.
+	Aliases []GrantAlias `json:",omitempty"`
 
 	Layers       []Layer // layers the init stage should apply (namespaces excepted)
 	Namespaces   []Layer // namespaces the process was cloned into

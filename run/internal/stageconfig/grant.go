@@ -67,3 +67,20 @@ type GrantRule struct {
 	// Access: "r" read, "rw" read and write, "l" list the folder only.
 	Access string
 }
+
+// GrantAlias is a grant as the user typed it when a symlink lies on the
+// way to what was granted (--read ~/datalink, ~/datalink -> /mnt/data):
+// the init stage creates a symlink at Path, in the sandbox's own root
+// (its tmpfs, or the private /tmp), to Target, the resolved grant, so that
+// the arguments the user types work unchanged. It grants nothing: only
+// Target is mounted and in the Landlock rules.
+type GrantAlias struct {
+	Path   string
+	Target string
+}
+
+// SystemDirs are the host's system folders the sandbox shows whole (bound
+// in, or re-created as the host's symlinks), for both file layers.
+func SystemDirs() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+}
