@@ -498,19 +498,21 @@ func hasMissing(ms []Missing, l Layer) bool {
 }
 
 // stdinFile turns the caller's reader into something exec can hand over:
-// nil stays nil (/dev/null), a file is passed as is, anything else is
-// copied through a pipe. A folder becomes nil: its descriptor would lead
-// into the host's tree from inside the sandbox's root (/proc/self/fd/0,
-// openat(0, "..")), past the mount namespace.
+// nil stays nil (/dev/null), a file is passed as is but a folder (not at
+// all) and a socket (copied) (see directStdin), and any other reader is
+// copied through a pipe.
 func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
-	switch f := r.(type) {
-	case nil:
+	if r == nil {
 		return nil, nil
-	case *os.File:
-		if st, err := f.Stat(); err != nil || st.IsDir() {
+	}
+	if f, ok := r.(*os.File); ok {
+		asIs, skip := directStdin(f)
+		switch {
+		case skip:
 			return nil, nil
+		case asIs:
+			return f, nil
 		}
-		return f, nil
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -522,6 +524,25 @@ func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
 		pw.Close()
 	}()
 	return pr, nil
+}
+
+// directStdin tells how the file f, given as the script's stdin, reaches
+// it: not at all (skip: the script reads /dev/null) when it is a folder,
+// whose descriptor would lead into the host's tree from inside the
+// sandbox's root (/proc/self/fd/0, openat(0, "..")), past the mount
+// namespace; copied through a pipe when it is a socket, the caller's
+// connection: passed as it is, the script could write to the caller's
+// peer (a Node.js parent's stdio "pipes" are socket pairs; an inetd-style
+// service's stdin is its client) or shut it down; as it is otherwise.
+func directStdin(f *os.File) (asIs, skip bool) {
+	st, err := f.Stat()
+	switch {
+	case err != nil || st.IsDir():
+		return false, true
+	case st.Mode()&os.ModeSocket != 0:
+		return false, false
+	}
+	return true, false
 }
 
 // waitOutput waits for both output copies to reach EOF; if something still

@@ -264,15 +264,22 @@ func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (e
 			f.Close()
 		}
 	}()
-	// stdin: a file is passed as it is; any other reader through a pipe,
-	// which is fed only once the send succeeded, so that a failed send
-	// has read nothing of it.
+	// stdin: a file is passed as it is, but a folder not at all and a
+	// socket through a pipe (directStdin), as any other reader: a pipe fed
+	// only once the send succeeded, so that a failed send has read nothing
+	// of it.
 	var feed func()
-	switch in := p.stdin.(type) {
-	case nil:
-	case *os.File:
-		header, pass = stageconfig.PassWithStdin, append(pass, in)
-	default:
+	in := p.stdin
+	if f, ok := in.(*os.File); ok {
+		asIs, skip := directStdin(f)
+		switch {
+		case skip:
+			in = nil
+		case asIs:
+			header, pass, in = stageconfig.PassWithStdin, append(pass, f), nil
+		}
+	}
+	if in != nil {
 		pr, pw, perr := os.Pipe()
 		if perr != nil {
 			return perr
