@@ -70,6 +70,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// A pre-started init stage when the plan has a pool and one fits;
 	// otherwise a new one.
 	ip, cg, err := p.pool.take(p, &closeLater, res)
+	if ip != nil {
+		defer p.pool.refill()
+	}
 	if err == nil && ip == nil {
 		ip, cg, err = startFresh(p, &closeLater, res)
 	}

@@ -29,7 +29,8 @@ const DefaultPoolMaxIdle = 30 * time.Second
 // at most maxIdle old. A run whose namespaces and
 // identity match takes one (see Sandbox.Pool), hands it its descriptors
 // (stdin, the handed-over trees, the proxy socket) and its config, and the
-// pool starts a replacement in the background. The run then goes on
+// pool starts a replacement in the background: once that run is done, or
+// at once when it took the last stage waiting. The run then goes on
 // exactly as with a stage of its own: the cgroup is joined before the
 // config is sent, and every layer is applied from the config, on what was
 // built ahead where the config agrees with it (a stage whose build does
@@ -142,10 +143,10 @@ func (pl *Pool) Close() error {
 func (pl *Pool) get(p *plan) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	defer pl.signal()
 	pl.failed = nil // a take is a reason to try starting again
 	if pl.closed || !pl.fits(p) {
 		pl.stats.Missed++
+		pl.signal()
 		return nil
 	}
 	for len(pl.idle) > 0 {
@@ -158,12 +159,32 @@ func (pl *Pool) get(p *plan) *pooledInit {
 			pl.stats.Expired++
 		default:
 			pl.stats.Taken++
+			if len(pl.idle) == 0 {
+				// None left for a run that comes meanwhile: the
+				// replacement starts now, not after this run (refill).
+				pl.signal()
+			}
 			return pi
 		}
 		go pi.kill()
 	}
 	pl.stats.Missed++
+	pl.signal()
 	return nil
+}
+
+// refill wakes the filler once a run that took a stage is done, when get
+// left stages waiting. Starting a stage (a fork of the supervisor, which
+// user namespaces keep from being a vfork, then the stage's Go start and
+// its build) competes with the run that took one for the CPUs and the
+// supervisor's memory map; after the run it stays off the run's path.
+// Measured with pooled runs of /bin/true 20 ms apart (load 8-17): 4.6-7.0
+// ms median with the replacement started during the run, 3.5-3.8 ms with
+// it started 10 ms later.
+func (pl *Pool) refill() {
+	if pl != nil {
+		pl.signal()
+	}
 }
 
 // discard kills a stage that was taken but could not be used (it died
@@ -174,6 +195,7 @@ func (pl *Pool) discard(pi *pooledInit) {
 	pl.stats.Taken--
 	pl.stats.Died++
 	pl.stats.Missed++
+	pl.signal()
 	pl.mu.Unlock()
 	pi.kill()
 }

@@ -1,10 +1,12 @@
 package run
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rootView lists what a script sees of the sandbox's file system: every
@@ -78,6 +80,59 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 			}
 			if pooled.stdout != fresh.stdout {
 				t.Errorf("the pooled run sees another root.\npooled:\n%s\nown stage:\n%s", pooled.stdout, fresh.stdout)
+			}
+		})
+	}
+}
+
+// TestPoolRefillsAfterTheRun checks when a pool starts a replacement for
+// a stage a run took: once the run is done while other stages wait (the
+// start of a stage would otherwise compete with the run), and at once when
+// the run took the last one.
+func TestPoolRefillsAfterTheRun(t *testing.T) {
+	dir := newSkill(t, map[string]string{"wait.sh": "#!/bin/sh\nread x\necho \"got $x\"\n"})
+	for _, tc := range []struct {
+		size         int
+		startsDuring bool // the replacement starts while the run is under way
+	}{
+		{2, false},
+		{1, true},
+	} {
+		t.Run(fmt.Sprintf("size %d", tc.size), func(t *testing.T) {
+			pl := newTestPool(t, tc.size, time.Hour, Sandbox{})
+			waitIdle(t, pl, tc.size)
+			stdinR, stdinW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdinR.Close()
+			done := make(chan outcome, 1)
+			go func() { done <- runIn(t, Sandbox{Pool: pl, Stdin: stdinR}, dir, "wait.sh") }()
+			// The run has taken its stage once Taken says so; it then
+			// waits for its stdin.
+			for deadline := time.Now().Add(time.Minute); pl.Stats().Taken == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the run never took a stage")
+				}
+			}
+			if tc.startsDuring {
+				waitIdle(t, pl, 1)
+			} else {
+				// Time for a replacement started too early to show.
+				time.Sleep(300 * time.Millisecond)
+				if st := pl.Stats(); st.Started != tc.size {
+					t.Errorf("a replacement started while the run was under way: %+v", st)
+				}
+			}
+			stdinW.Write([]byte("line\n"))
+			stdinW.Close()
+			o := <-done
+			if o.err != nil || o.stdout != "got line\n" {
+				t.Fatalf("err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
+			}
+			waitIdle(t, pl, tc.size)
+			if st := pl.Stats(); st.Started != tc.size+1 {
+				t.Errorf("stats %+v, want %d started", st, tc.size+1)
 			}
 		})
 	}

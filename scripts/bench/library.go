@@ -19,10 +19,11 @@ func librarySandbox(base string, k kind) run.Sandbox {
 // long-lived caller (the MCP server, an agent embedding the package) does:
 // no process start of its own, and Run returns once the result is
 // complete. With a pool, the run takes an init stage started ahead of it
-// (the pool refills in the background, during the loop's other runs: the
-// work is moved ahead of the call, not removed). It returns the time Run
-// took; the sandbox's teardown, which such a caller does not wait for, is
-// waited for afterwards, untimed, so that it does not pile up across runs.
+// (the work is moved ahead of the call, not removed). It returns the time
+// Run took; the sandbox's teardown, which such a caller does not wait
+// for, and the pool's refill, which starts once the run is done, are
+// waited for afterwards, untimed, so that neither piles up across runs
+// nor runs into the loop's other measurements.
 func runLibrary(base string, k kind, pool *run.Pool) (time.Duration, error) {
 	sb := librarySandbox(base, k)
 	sb.Pool = pool
@@ -30,6 +31,7 @@ func runLibrary(base string, k kind, pool *run.Pool) (time.Duration, error) {
 	res, err := sb.Run(context.Background(), k.script, nil)
 	d := time.Since(t)
 	res.WaitCleanup()
+	waitRefilled(pool)
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("library run: exit %d", res.ExitCode)
 	}
@@ -39,7 +41,7 @@ func runLibrary(base string, k kind, pool *run.Pool) (time.Duration, error) {
 // printLibrary prints the library call's start overhead beside
 // bubblewrap's, from the same alternating loop as printTable's.
 func printLibrary(w io.Writer, results []latency) {
-	fmt.Fprint(w, "\nThe same start through the library (run.Sandbox.Run in the bench's own process, timed until Run returns), in the same loop; \"pooled\" takes an init stage a run.Pool of 2 started ahead (refilled in the background while the loop's other runs are timed):\n\n")
+	fmt.Fprint(w, "\nThe same start through the library (run.Sandbox.Run in the bench's own process, timed until Run returns), in the same loop; \"pooled\" takes an init stage a run.Pool of 2 started ahead (which refills once the run is done, untimed, before the loop goes on):\n\n")
 	fmt.Fprintln(w, "| program | quantile | library | library overhead | pooled overhead | bubblewrap overhead | ratio of overheads | pooled ratio |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
@@ -67,5 +69,24 @@ func printLibrary(w io.Writer, results []latency) {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.kind.label, q.name, ms(l), ms(l-b), poolOver, bwOver, ratio, poolRatio)
 		}
+	}
+}
+
+// poolSize is the size of the bench's pools.
+const poolSize = 2
+
+// waitRefilled waits (at most a second) until pool has poolSize stages
+// waiting again; nil waits for nothing.
+func waitRefilled(pool *run.Pool) {
+	if pool == nil {
+		return
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		st := pool.Stats()
+		if st.Started-st.Taken-st.Expired-st.Died >= poolSize {
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
 	}
 }

@@ -291,7 +291,7 @@ func runSandboxed(bin, base string, k kind) error {
 // Bubblewrap, when installed, is timed in the same loop.
 func measureLatency(o options, base string, k kind) latency {
 	r := latency{kind: k}
-	pool, err := run.NewPool(2, 0, librarySandbox(base, k))
+	pool, err := run.NewPool(poolSize, 0, librarySandbox(base, k))
 	if err != nil {
 		r.poolErr = err
 	} else {
