@@ -59,6 +59,12 @@ func TestVerifyCopy(t *testing.T) {
 			skill := makeSkill(t)
 			allowed := signSkill(t, skill)
 			tt.change(t, skill)
+			// The copy goes under a temporary folder of the test's own, so
+			// that what remove leaves behind, on every path, can be seen.
+			tmp := t.TempDir()
+			for _, v := range []string{"TMPDIR", "TMP", "TEMP"} {
+				t.Setenv(v, tmp)
+			}
 			s, cp, remove, err := VerifyCopy(skill, allowed, Options{})
 			defer remove()
 			if !errors.Is(err, tt.want) || (err != nil && !errors.Is(err, ErrNotVerified)) {
@@ -68,6 +74,11 @@ func TestVerifyCopy(t *testing.T) {
 				remove()
 				if cp != "" {
 					t.Errorf("a refused folder has a copy %q", cp)
+				}
+				// A refusal part-way through the copy (the symlink) or
+				// after it (the changed file) leaves nothing once removed.
+				if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+					t.Errorf("after remove, %s holds %v (%v)", tmp, left, err)
 				}
 				return
 			}
