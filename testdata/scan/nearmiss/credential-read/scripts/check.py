@@ -7,4 +7,5 @@ with sync_playwright() as p:
     browser.close()
 skills = os.path.expanduser("~/.claude/skills")
 term = os.path.expanduser("~/.config/ghostty/config")
+dash = os.path.expanduser("~/.config/gh-dash/config.yml")
 # npm reads the registry from .npmrc in the project; this script does not.
