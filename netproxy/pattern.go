@@ -312,11 +312,18 @@ func NewPolicy(allow, deny []string) (*Policy, error) {
 // deniedAddr returns the deny pattern that names address a on port (an
 // IP pattern; without ":PORT" it covers every port), or "". A name's
 // answers are checked against it, so that denying an address keeps out
-// every name that resolves to it, not only its IP literal.
+// every name that resolves to it, not only its IP literal. An IPv6 form
+// that leads to an IPv4 address (NAT64, 6to4, Teredo; see embeddedIPv4)
+// is denied with that address, as addrBlocked judges it: otherwise a name
+// answering 64:ff9b::cb00:7107 would reach a denied 203.0.113.7.
 func (p *Policy) deniedAddr(a netip.Addr, port int) string {
-	t := target{addr: a.Unmap(), port: port}
+	a = a.Unmap()
+	v4, _ := embeddedIPv4(a)
 	for _, d := range p.Deny {
-		if d.addr.IsValid() && (d.port == 0 || d.port == port) && d.matchesHost(t) {
+		if !d.addr.IsValid() || d.port != 0 && d.port != port {
+			continue
+		}
+		if d.addr == a || v4.IsValid() && d.addr == v4 {
 			return d.raw
 		}
 	}

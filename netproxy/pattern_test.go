@@ -1,6 +1,9 @@
 package netproxy
 
-import "testing"
+import (
+	"net/netip"
+	"testing"
+)
 
 func TestParsePattern(t *testing.T) {
 	good := []string{
@@ -128,6 +131,40 @@ func TestDenialReasons(t *testing.T) {
 		d, err := pol.Check(tt.hostport)
 		if err != nil || d.Allowed || d.Reason != tt.reason {
 			t.Errorf("Check(%q) = %+v, %v; want the reason %q", tt.hostport, d, err, tt.reason)
+		}
+	}
+}
+
+// TestDeniedAddr: a deny entry naming an address refuses that address
+// among a name's answers, in its IPv4-mapped form and in the IPv6 forms
+// that lead to it (NAT64, 6to4, Teredo), on its port or, without one, on
+// every port.
+func TestDeniedAddr(t *testing.T) {
+	pol, err := NewPolicy(nil, []string{"203.0.113.7", "198.51.100.1:8443", "2001:db8::7", "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		addr string
+		port int
+		want string
+	}{
+		{"203.0.113.7", 443, "203.0.113.7"},
+		{"203.0.113.7", 22, "203.0.113.7"},
+		{"::ffff:203.0.113.7", 443, "203.0.113.7"},
+		{"64:ff9b::cb00:7107", 443, "203.0.113.7"},                   // NAT64
+		{"2002:cb00:7107::1", 443, "203.0.113.7"},                    // 6to4
+		{"2001:0:4136:e378:8000:63bf:34ff:8ef8", 443, "203.0.113.7"}, // Teredo
+		{"203.0.113.8", 443, ""},
+		{"64:ff9b::cb00:7108", 443, ""},
+		{"198.51.100.1", 8443, "198.51.100.1:8443"},
+		{"198.51.100.1", 443, ""},
+		{"64:ff9b::c633:6401", 8443, "198.51.100.1:8443"},
+		{"2001:db8::7", 443, "2001:db8::7"},
+		{"2001:db8::8", 443, ""},
+	} {
+		if got := pol.deniedAddr(netip.MustParseAddr(tt.addr), tt.port); got != tt.want {
+			t.Errorf("deniedAddr(%s, %d) = %q, want %q", tt.addr, tt.port, got, tt.want)
 		}
 	}
 }
