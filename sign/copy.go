@@ -19,9 +19,10 @@ import (
 // or after the copy. sig, the signature that will be checked, is written
 // as dst's SignatureFile (left out of the manifest, as always). Entries
 // Manifest refuses are refused here too. On an error dst may hold part of
-// the copy; the caller removes it.
-func copyManifest(dir, dst string, sig []byte) ([]byte, error) {
-	t, err := list(dir, MaxEntries)
+// the copy; the caller removes it. maxEntries and maxBytes bound the copy
+// as they bound a digest (MaxEntries and MaxBytes in VerifySkillWith).
+func copyManifest(dir, dst string, sig []byte, maxEntries int, maxBytes int64) ([]byte, error) {
+	t, err := list(dir, maxEntries)
 	if err != nil {
 		return nil, fmt.Errorf("digest: %w", err)
 	}
@@ -30,7 +31,7 @@ func copyManifest(dir, dst string, sig []byte) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(ManifestHeader)
-	budget := int64(MaxBytes)
+	budget := maxBytes
 	for _, e := range t.Entries {
 		to := filepath.Join(dst, filepath.FromSlash(e.Path))
 		switch {
@@ -45,7 +46,7 @@ func copyManifest(dir, dst string, sig []byte) ([]byte, error) {
 		if bad := unsignable(e); bad != "" {
 			return nil, fmt.Errorf("digest: %s: %s not allowed in a signable skill (only regular files and folders are)", strconv.Quote(e.Path), bad)
 		}
-		sum, exec, n, err := copyFile(t, e.Path, to, budget)
+		sum, exec, n, err := copyFile(t, e.Path, to, budget, maxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -59,9 +60,10 @@ func copyManifest(dir, dst string, sig []byte) ([]byte, error) {
 }
 
 // copyFile copies the regular file rel of t to the new file to within
-// budget bytes, and returns the SHA-256 of the bytes written, whether the
-// source had an execute bit (the copy gets 0755, else 0644) and the size.
-func copyFile(t *Tree, rel, to string, budget int64) (string, bool, int64, error) {
+// budget bytes (what is left of maxBytes), and returns the SHA-256 of the
+// bytes written, whether the source had an execute bit (the copy gets
+// 0755, else 0644) and the size.
+func copyFile(t *Tree, rel, to string, budget, maxBytes int64) (string, bool, int64, error) {
 	src, st, err := t.Open(rel)
 	if err != nil {
 		return "", false, 0, fmt.Errorf("digest: %w", err)
@@ -75,7 +77,7 @@ func copyFile(t *Tree, rel, to string, budget int64) (string, bool, int64, error
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(src, budget+1))
 	if err == nil && n > budget {
-		err = fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, MaxBytes)
+		err = fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, maxBytes)
 	}
 	if err == nil {
 		mode := fs.FileMode(0o644)

@@ -144,3 +144,59 @@ func TestVerifyCopyParentMode(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyManifestBounds: the copy is bounded like a digest: a folder
+// with more entries or more bytes than allowed is refused with
+// ErrTooLarge, and the copy then holds no more than the byte budget and
+// one byte; within the bounds, the copy's manifest is the folder's.
+func TestCopyManifestBounds(t *testing.T) {
+	skill := makeSkill(t)
+	want, _, err := manifest(skill, true, MaxEntries, MaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64 // of makeSkill's files (it has more than 3 entries)
+	filepath.WalkDir(skill, func(p string, d os.DirEntry, err error) error {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && d.Name() != SignatureFile {
+			total += st.Size()
+		}
+		return nil
+	})
+	tests := []struct {
+		name       string
+		maxEntries int
+		maxBytes   int64
+		tooLarge   bool
+	}{
+		{"within", MaxEntries, MaxBytes, false},
+		{"exact bytes", MaxEntries, total, false},
+		{"one byte short", MaxEntries, total - 1, true},
+		{"few bytes", MaxEntries, 5, true},
+		{"too many entries", 3, MaxBytes, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "copy")
+			m, err := copyManifest(skill, dst, []byte("sig\n"), tt.maxEntries, tt.maxBytes)
+			if tt.tooLarge {
+				if !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("copyManifest: %v, want ErrTooLarge", err)
+				}
+			} else if err != nil || string(m) != string(want) {
+				t.Fatalf("copyManifest: %v\n%s\nwant the folder's manifest\n%s", err, m, want)
+			}
+			var copied int64
+			filepath.WalkDir(dst, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() && d.Name() != SignatureFile {
+					if st, err := d.Info(); err == nil {
+						copied += st.Size()
+					}
+				}
+				return nil
+			})
+			if copied > tt.maxBytes+1 {
+				t.Errorf("the copy holds %d bytes, over the budget of %d", copied, tt.maxBytes)
+			}
+		})
+	}
+}

@@ -119,7 +119,7 @@ func VerifySkillWith(dir, allowedSigners string, opts Options) (*Signer, error) 
 	}
 	var m []byte
 	if opts.CopyTo != "" {
-		m, err = copyManifest(dir, opts.CopyTo, sigData)
+		m, err = copyManifest(dir, opts.CopyTo, sigData, MaxEntries, MaxBytes)
 	} else {
 		m, _, err = manifestCached(dir, true, MaxEntries, MaxBytes, opts.Cache)
 	}
