@@ -243,11 +243,13 @@ func classify(rel string, data []byte, exec bool) fileKind {
 		k.binary, k.what = "archive", "compressed"
 	case len(head) > 262 && string(head[257:262]) == "ustar":
 		k.binary, k.what = "archive", "tar"
-	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !codeExts[ext] && !bytes.HasPrefix(data, []byte("#!")) && !exec:
+	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !codeExts[ext] && !bytes.HasPrefix(data, []byte("#!")) && !exec &&
+		!k.markdown && !k.skillMD && ext != ".txt":
 		// A NUL byte makes other files binary data; not a script's nor
 		// an executable's: bash, perl and node run a script with a NUL
 		// in a comment, so one NUL must not hide the rest of it from
-		// the text rules.
+		// the text rules. Nor Markdown's or plain text's: the agent reads
+		// them as instructions whatever a NUL does to a terminal.
 		k.binary = "data"
 	}
 	return k
