@@ -150,7 +150,9 @@ func TestSignedRunUsesVerifiedCopy(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"skill": "probe", "script": "twice.sh", "args": []string{alias}})
 	res := srv.toolRunScript(context.Background(), callInfo{id: json.RawMessage("1")}, args)
 	out, _ := res["structuredContent"].(map[string]any)
-	if e, _ := out["error"].(string); e != "" {
+	if e, _ := out["error"].(string); strings.Contains(e, sign.ErrNotVerified.Error()) {
+		t.Fatalf("the signed, unchanged skill was refused: %s", e)
+	} else if e != "" {
 		t.Skipf("no run here: %s", e)
 	}
 	if got := dig(res, "structuredContent", "stdout", "text"); got != "good\ngood\n" {
