@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -161,9 +162,27 @@ func FuzzChunkedBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		body := framing{chunked: true}.body(bufio.NewReaderSize(bytes.NewReader(data), 16), 256)
-		out, _ := io.ReadAll(body)
+		out, err := io.ReadAll(body)
 		if !bytes.HasPrefix(data, out) {
 			t.Fatalf("passed on %q, not a prefix of %q", out, data)
+		}
+		if err != nil {
+			return
+		}
+		// A body the proxy passed on whole must end where a real server
+		// (net/http's) ends it: what follows is a second request, which
+		// the server must not read as part of the first.
+		stream := "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + string(out) + "GET /second HTTP/1.1\r\nHost: x\r\n\r\n"
+		sr := bufio.NewReader(strings.NewReader(stream))
+		req, err := http.ReadRequest(sr)
+		if err != nil {
+			t.Fatalf("net/http reads no request: %v", err)
+		}
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return // the server refuses the body: it sees no second request either
+		}
+		if next, err := http.ReadRequest(sr); err != nil || next.URL.Path != "/second" {
+			t.Fatalf("after the body %q net/http reads %v, %v, not the next request", out, next, err)
 		}
 	})
 }
