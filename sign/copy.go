@@ -62,7 +62,8 @@ func copyManifest(dir, dst string, sig []byte, maxEntries int, maxBytes int64) (
 // copyFile copies the regular file rel of t to the new file to within
 // budget bytes (what is left of maxBytes), and returns the SHA-256 of the
 // bytes written, whether the source had an execute bit (the copy gets
-// 0755, else 0644) and the size.
+// 0755, else 0644, less the group and other bits the source lacks) and
+// the size.
 func copyFile(t *Tree, rel, to string, budget, maxBytes int64) (string, bool, int64, error) {
 	src, st, err := t.Open(rel)
 	if err != nil {
@@ -84,6 +85,10 @@ func copyFile(t *Tree, rel, to string, budget, maxBytes int64) (string, bool, in
 		if exec {
 			mode = 0o755
 		}
+		// Never more open than the original to the group and others: a
+		// file others could not read in the skill folder stays so in the
+		// copy, whose path under $TMPDIR they may guess.
+		mode &= st.Mode().Perm() | 0o700
 		err = out.Chmod(mode) // not the umask's choice
 	}
 	if cerr := out.Close(); err == nil {

@@ -200,3 +200,44 @@ func TestCopyManifestBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyCopyFileModes: a file of the copy is 0644 or 0755 (by its
+// execute bit), but never more open to the group and others than the
+// original: a file others could not read in the skill folder cannot be
+// read by them in the copy either.
+func TestVerifyCopyFileModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permission bits on Windows")
+	}
+	tests := []struct {
+		rel       string
+		src, want os.FileMode
+	}{
+		{"scripts/run.py", 0o644, 0o644},
+		{"scripts/run.py", 0o600, 0o600},
+		{"scripts/run.py", 0o640, 0o640},
+		{"scripts/run.py", 0o444, 0o644},
+		{"scripts/run.sh", 0o755, 0o755},
+		{"scripts/run.sh", 0o700, 0o700},
+		{"scripts/run.sh", 0o750, 0o750},
+		{"scripts/run.sh", 0o711, 0o711},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rel+"-"+tt.src.String(), func(t *testing.T) {
+			skill := makeSkill(t)
+			allowed := signSkill(t, skill)
+			// The execute bit is unchanged, so the digest is too.
+			if err := os.Chmod(filepath.Join(skill, filepath.FromSlash(tt.rel)), tt.src); err != nil {
+				t.Fatal(err)
+			}
+			_, cp, remove, err := VerifyCopy(skill, allowed, Options{})
+			defer remove()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Stat(filepath.Join(cp, filepath.FromSlash(tt.rel))); err != nil || st.Mode().Perm() != tt.want {
+				t.Errorf("%s (%v) in the copy: %v, %v; want %v", tt.rel, tt.src, st.Mode().Perm(), err, tt.want)
+			}
+		})
+	}
+}

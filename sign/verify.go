@@ -75,7 +75,7 @@ type Options struct {
 	// was verified, whatever is done to dir afterwards (a file rewritten
 	// or swapped between the check and the run). The copy holds the
 	// checked signature as SKILL.sig; folders are 0755, files 0644 or
-	// 0755. Cache is not used for it. On failure CopyTo may hold part of
+	// 0755 less the group and other bits the original lacks. Cache is not used for it. On failure CopyTo may hold part of
 	// the copy: the caller removes it either way.
 	CopyTo string
 }
