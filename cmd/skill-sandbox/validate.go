@@ -134,27 +134,14 @@ func printResult(w io.Writer, r validate.Result, strict bool) {
 	}
 }
 
-// oneLine keeps a message on one output line and shows every other
-// control character as \xNN (C0, DEL) or \uNNNN (C1): names come from
-// the skill, whose author may have named a file "a\x1b]0;title\x07.sh" to
-// send escape sequences to the terminal of whoever lists or validates it.
+// oneLine keeps a message on one output line, line breaks shown as \n and
+// \r, and escapes the rest as visible does (C0 and DEL as \xNN, C1 and
+// invisible format characters as \uNNNN): names come from the skill,
+// whose author may have named a file "a\x1b]0;title\x07.sh" to send escape
+// sequences to the terminal of whoever lists or validates it, or put a
+// bidi override in it to show a name other than its own.
 func oneLine(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return visible(strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s))
 }
 
 // parseInterspersed parses flags that may appear before, between or after

@@ -242,3 +242,23 @@ func TestListCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestOneLine: list and validate print names from the skill through
+// oneLine: line breaks stay visible as \n and \r, and no control or
+// invisible format character (a bidi override that would show another
+// name) reaches the terminal.
+func TestOneLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain.sh", "plain.sh"},
+		{"two\nlines\r", `two\nlines\r`},
+		{"a\x1b]0;t\x07.sh", `a\x1b]0;t\x07.sh`},
+		{"c1 \u009b2J del \x7f", `c1 \u009b2J del \x7f`},
+		{"evil\u202ehs.exe", `evil\u202ehs.exe`},
+		{"zero\u200bwidth", `zero\u200bwidth`},
+		{"é 中 ✅", "é 中 ✅"},
+	} {
+		if got := oneLine(tt.in); got != tt.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
