@@ -3,6 +3,7 @@ package stage
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -265,12 +266,22 @@ func llRunRules(cfg *config) []llRule {
 	return rules
 }
 
-// addPathRules adds rules (their paths under root, "" once in the new
-// root), within handled. A missing path is skipped, but for cfg's skill
+// addPathRules adds rules (their paths under root, resolved as if root
+// were the root: see openRuleTarget; "" once in the new root), within
+// handled. A missing path is skipped, but for cfg's skill
 // and work folders (cfg is nil for a pooled stage's shared rules).
 func addPathRules(ruleset int, rules []llRule, handled uint64, root string, cfg *config) error {
+	rootFD := unix.AT_FDCWD
+	if root != "" {
+		fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("landlock rules in %s: %w", root, err)
+		}
+		defer unix.Close(fd)
+		rootFD = fd
+	}
 	for _, r := range rules {
-		if err := addPathRule(ruleset, root+r.path, r.access&handled); err != nil {
+		if err := addPathRule(ruleset, rootFD, r.path, r.access&handled); err != nil {
 			if os.IsNotExist(err) && (cfg == nil || r.path != cfg.Skill && r.path != cfg.WorkDir) {
 				continue
 			}
@@ -334,9 +345,10 @@ func prebuildRules(root string, shape stageconfig.Prebuild) *llPrebuilt {
 	return &llPrebuilt{fd: hi, attr: attr}
 }
 
-// addPathRule allows access beneath path (or to path, for a file).
-func addPathRule(ruleset int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+// addPathRule allows access beneath path (or to path, for a file), path
+// as openRuleTarget finds it.
+func addPathRule(ruleset, rootFD int, path string, access uint64) error {
+	fd, err := openRuleTarget(rootFD, path)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -357,6 +369,24 @@ func addPathRule(ruleset int, path string, access uint64) error {
 		return errno
 	}
 	return nil
+}
+
+// openRuleTarget opens path, following symlinks, for a rule: in this
+// process's root when rootFD is AT_FDCWD, else in the tree open on rootFD
+// as if it were the root (openat2 RESOLVE_IN_ROOT). A pooled stage adds
+// its rules before its prebuilt root is the root (prebuildRules): an
+// absolute symlink there (an /etc link re-created as it is, dangling in
+// the sandbox) must resolve as it will for the run, not against the
+// host's tree, where the rule would land on a host file that a stage of
+// its own finds missing and skips.
+func openRuleTarget(rootFD int, path string) (int, error) {
+	if rootFD == unix.AT_FDCWD {
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	return unix.Openat2(rootFD, strings.TrimPrefix(path, "/"), &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
 }
 
 // Paths the script may read (and execute, for the system folders). /etc is
