@@ -51,18 +51,25 @@ func openChecked(root string, g stageconfig.GrantMount) (int, error) {
 	return fd, nil
 }
 
-// attachReadOnlyCopy attaches a copy of the mount of src (open_tree(2)
-// with OPEN_TREE_CLONE, recursively) onto the file or folder open on
-// target, read-only, nosuid, nodev and noexec. The attributes are set on
-// the detached copy before it is attached, and both ends are descriptors:
-// no path is looked up again.
+// attachReadOnlyCopy attaches a read-only, nosuid, nodev and noexec copy
+// of the mount of src onto the file or folder open on target (see
+// attachCopy).
 func attachReadOnlyCopy(src, target int) error {
+	return attachCopy(src, target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+}
+
+// attachCopy attaches a copy of the mount of src (open_tree(2) with
+// OPEN_TREE_CLONE, recursively) onto the file or folder open on target,
+// with the mount attributes set (every mount of the copy). The attributes
+// are set on the detached copy before it is attached, and both ends are
+// descriptors: no path is looked up again.
+func attachCopy(src, target int, set uint64) error {
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
 		return fmt.Errorf("open_tree: %w", err)
 	}
 	defer unix.Close(tree)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	attr := unix.MountAttr{Attr_set: set}
 	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 		return fmt.Errorf("mount_setattr: %w", err)
 	}
