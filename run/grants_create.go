@@ -22,7 +22,8 @@ func MakeWriteFolder(dir string) (bool, error) {
 // makeWriteFolder does MakeWriteFolder's work and returns the folders it
 // created itself, parents first, also on error. Each is made with one
 // mkdir, not MkdirAll, so that a folder a concurrent caller made first is
-// not counted as ours and never removed by removeMade.
+// not counted as ours and never removed by removeMade; see mkdirs for
+// why by descriptors.
 func makeWriteFolder(dir string) ([]string, error) {
 	dir = filepath.Clean(dir)
 	var missing []string
@@ -37,27 +38,12 @@ func makeWriteFolder(dir string) ([]string, error) {
 			break
 		}
 	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		err := os.Mkdir(missing[i], 0o755)
-		switch {
-		case err == nil:
-			made = append(made, missing[i])
-		case errors.Is(err, fs.ErrExist):
-			if st, serr := os.Stat(missing[i]); serr != nil || !st.IsDir() {
-				return made, err
-			}
-		default:
-			return made, err
-		}
-	}
+	slices.Reverse(missing) // parents first
 	uid, gid := sandboxIdentity()
-	if slices.Contains(made, dir) && uid != os.Geteuid() && uid >= 0 {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return made, err
-		}
+	if uid == os.Geteuid() {
+		uid = -1 // the caller's own: no chown
 	}
-	return made, nil
+	return mkdirs(missing, uid, gid)
 }
 
 // removeMade removes the folders makeWriteFolder created, children first,
