@@ -9,3 +9,5 @@ skills = os.path.expanduser("~/.claude/skills")
 term = os.path.expanduser("~/.config/ghostty/config")
 dash = os.path.expanduser("~/.config/gh-dash/config.yml")
 # npm reads the registry from .npmrc in the project; this script does not.
+project_rc = os.path.join(project_dir, ".npmrc")
+dist_rc = os.path.join("dist", ".pypirc")
