@@ -50,11 +50,11 @@ type Config struct {
 	Denied io.Writer
 
 	MaxConns       int           // connections served at once; more get 503
-	MaxHeaderBytes int           // size cap of a request head
+	MaxHeaderBytes int           // size cap of a request head, and of a chunked body's trailers
 	HeaderTimeout  time.Duration // time allowed for the whole request head
 	IdleTimeout    time.Duration // a connection with no progress this long is closed
 	DialTimeout    time.Duration // resolution plus connection to the server
-	MaxLog         int           // connections kept in the Report
+	MaxLog         int           // connections kept in the Report, and lines written to Denied
 }
 
 // Proxy is a filtering HTTP proxy: CONNECT tunnels and plain HTTP requests
