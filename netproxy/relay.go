@@ -21,12 +21,13 @@ import (
 // body (plain HTTP): the server gets that one request only, and a client
 // that sends more (a pipelined request, or a request on a connection it
 // reuses because the server ignored "Connection: close") has the
-// connection closed, which clients take as a cue to retry on a new one. An error from head
-// ends the connection before anything more reaches the server, after a
-// TLS alert to the client when head refused with one. Each direction uses
-// one fixed buffer, so a peer that never reads costs no memory: its
-// direction blocks until the idle timeout. It returns the bytes sent each
-// way and head's error.
+// connection closed, with whatever of the first request's answer has
+// not reached it yet, which clients take as a cue to retry on a new one.
+// An error from head ends the connection before anything more reaches
+// the server, after a TLS alert to the client when head refused with one.
+// Each direction uses one fixed buffer, so a peer that never reads costs
+// no memory: its direction blocks until the idle timeout. It returns the
+// bytes sent each way and head's error.
 func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head func(last *atomic.Int64) ([]byte, io.Reader, error)) (up, down int64, err error) {
 	var last atomic.Int64 // unix nanoseconds of the last progress either way
 	last.Store(time.Now().UnixNano())
