@@ -53,7 +53,11 @@ func copyManifest(dir, dst string, sig []byte, maxEntries int, maxBytes int64) (
 		budget -= n
 		fmt.Fprintf(&b, "%s %s %s\n", modeText(exec), sum, e.Path)
 	}
-	if err := os.WriteFile(filepath.Join(dst, SignatureFile), sig, 0o644); err != nil {
+	sigPath := filepath.Join(dst, SignatureFile)
+	if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(sigPath, 0o644); err != nil { // not the umask's choice
 		return nil, err
 	}
 	return b.Bytes(), nil

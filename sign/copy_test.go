@@ -57,6 +57,12 @@ func TestVerifyCopy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			skill := makeSkill(t)
+			// The modes the copy is checked for, whatever the umask.
+			for rel, mode := range map[string]os.FileMode{"scripts/run.py": 0o644, "scripts/run.sh": 0o755} {
+				if err := os.Chmod(filepath.Join(skill, rel), mode); err != nil {
+					t.Fatal(err)
+				}
+			}
 			allowed := signSkill(t, skill)
 			tt.change(t, skill)
 			// The copy goes under a temporary folder of the test's own, so
