@@ -33,7 +33,21 @@ type Result struct {
 	// Files is the number of regular files looked at.
 	Files int `json:"files"`
 
-	read int64 // bytes read so far, against MaxSkillBytes
+	read   int64              // bytes read so far, against MaxSkillBytes
+	counts map[findingKey]int // findings added per file, rule and severity
+}
+
+// maxRepeats bounds the findings of one rule at one severity in one file:
+// a hostile file of short lines, each with a zero-width space, would
+// otherwise make a finding of every 5 bytes (a 64 MiB skill, gigabytes of
+// findings and output). Past it one finding says the rest are not listed;
+// the severity is kept, so the exit status does not change.
+const maxRepeats = 100
+
+// findingKey is what maxRepeats counts by.
+type findingKey struct {
+	file, rule string
+	sev        Severity
 }
 
 // Max returns the highest severity among the findings, and false when
@@ -85,7 +99,21 @@ func Skill(dir string) (*Result, error) {
 	return res, nil
 }
 
-func (r *Result) add(f Finding) { r.Findings = append(r.Findings, f) }
+// add records the finding f, or drops it past maxRepeats of its kind.
+func (r *Result) add(f Finding) {
+	if r.counts == nil {
+		r.counts = map[findingKey]int{}
+	}
+	k := findingKey{f.File, f.Rule, f.Severity}
+	r.counts[k]++
+	switch n := r.counts[k]; {
+	case n <= maxRepeats:
+		r.Findings = append(r.Findings, f)
+	case n == maxRepeats+1:
+		f.Reason = fmt.Sprintf("more findings of this rule at this severity in this file, from this line on, are not listed (the first %d are)", maxRepeats)
+		r.Findings = append(r.Findings, f)
+	}
+}
 
 // link reports a symlink, high when it leaves the skill folder.
 func (r *Result) link(tree *sign.Tree, rel string) {

@@ -301,3 +301,29 @@ func TestTooManyEntriesNamesFolder(t *testing.T) {
 		t.Errorf("Skill: %v, want ErrTooLarge naming %s", err, dir)
 	}
 }
+
+// TestRepeatedFindingsBounded: a file of many short hostile lines gets at
+// most maxRepeats findings of one rule at one severity, then one saying
+// the rest are not listed; another severity of the same rule, later in
+// the file, is still reported, so the exit status is unchanged.
+func TestRepeatedFindingsBounded(t *testing.T) {
+	body := strings.Repeat("a\u200bb\n", 3*maxRepeats) + "x \U000E0069\U000E0067\n"
+	r := &Result{}
+	r.text("references/r.md", []byte(body), classify("references/r.md", []byte(body), false))
+	var high, critical, last int
+	for _, f := range r.Findings {
+		switch {
+		case f.Rule == RuleHiddenUnicode && f.Severity == High:
+			high++
+			last = f.Line
+		case f.Rule == RuleHiddenUnicode && f.Severity == Critical:
+			critical++
+		}
+	}
+	if high != maxRepeats+1 || last != maxRepeats+1 || critical != 1 {
+		t.Errorf("high %d (last line %d), critical %d; want %d (last line %d), 1", high, last, critical, maxRepeats+1, maxRepeats+1)
+	}
+	if m, _ := r.Max(); m != Critical {
+		t.Errorf("Max = %v, want critical", m)
+	}
+}
