@@ -68,8 +68,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 		defer func() {
 			pool.Close()
 			st := pool.Stats()
-			s.logf("pre-started init stages: %d started, %d used, %d runs started their own, %d expired, %d found dead",
-				st.Started, st.Taken, st.Missed, st.Expired, st.Died)
+			s.logf("pre-started init stages: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
+				st.Started, st.Taken, st.Prebuilt, st.Missed, st.Expired, st.Died)
 		}()
 		sess.pool = pool
 	}

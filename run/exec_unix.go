@@ -381,6 +381,9 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		kill()
 		return fmt.Errorf("%w: init stage: %s", ErrStart, rep.Fatal)
 	}
+	if rep.Prebuilt {
+		p.pool.countPrebuilt()
+	}
 	res.Applied, res.Missing = mergeLayers(p, st, rep)
 	res.Missing = explainMissing(res.Missing)
 	if rep.Changed != "" {

@@ -68,6 +68,10 @@ type PoolStats struct {
 	Missed  int // runs that found no fitting stage and started their own
 	Expired int // stages killed after waiting longer than the maximum
 	Died    int // stages found dead when taken, and discarded
+	// Prebuilt counts the runs whose root was the one their pooled stage
+	// built ahead; a run whose configuration the build does not fit has
+	// its root built afresh, and is not counted.
+	Prebuilt int
 }
 
 // poolShape is what a run must share with a pooled stage to use it: the
@@ -171,6 +175,15 @@ func (pl *Pool) get(p *plan) *pooledInit {
 	pl.stats.Missed++
 	pl.signal()
 	return nil
+}
+
+// countPrebuilt counts a run whose stage reported its root built ahead.
+func (pl *Pool) countPrebuilt() {
+	if pl != nil {
+		pl.mu.Lock()
+		pl.stats.Prebuilt++
+		pl.mu.Unlock()
+	}
 }
 
 // refill wakes the filler once a run that took a stage is done, when get

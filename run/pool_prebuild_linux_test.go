@@ -70,8 +70,14 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 					os.RemoveAll(o.res.WorkDir)
 				}
 			}
-			if st := pl.Stats(); st.Taken != 1 {
+			st := pl.Stats()
+			if st.Taken != 1 {
 				t.Fatalf("the run did not take the pooled stage: %+v", st)
+			}
+			// Identical output would also come from a stage whose build
+			// failed and that built its root afresh: the stage says which.
+			if wantBuilt := !tc.sb.AllowNetwork; (st.Prebuilt == 1) != wantBuilt {
+				t.Fatalf("root built ahead used: %d runs, want %v: %+v", st.Prebuilt, wantBuilt, st)
 			}
 			for _, want := range []string{"mount / ", "proc-readable\n", "comm-refused\n", "tmp-writable\n", "shm-writable\n", "usr-runs\n"} {
 				if !strings.Contains(pooled.stdout, want) {

@@ -72,7 +72,7 @@ func initMain() int {
 		stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Incomplete: cfg.incomplete})
 		return stageconfig.ExitFailure
 	}
-	if err := stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing}); err != nil {
+	if err := stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Prebuilt: cfg.pre.used()}); err != nil {
 		return stageconfig.ExitFailure
 	}
 	// Wait for the supervisor's go-ahead when it may refuse the run

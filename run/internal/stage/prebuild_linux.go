@@ -249,3 +249,7 @@ func setupPrebuilt(cfg *config, pb *prebuilt) (done bool, err error) {
 	pb.inUse = err == nil
 	return true, err
 }
+
+// used reports whether the build became the run's root (false for a nil
+// build: the stage was not pooled).
+func (pb *prebuilt) used() bool { return pb != nil && pb.inUse }

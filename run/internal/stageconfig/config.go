@@ -108,8 +108,11 @@ type Report struct {
 	Missing    []Missing `json:",omitempty"`
 	Incomplete []Missing `json:",omitempty"`
 	Changed    string    `json:",omitempty"`
-	ExecError  string    `json:",omitempty"`
-	Fatal      string    `json:",omitempty"`
+	// Prebuilt: the run's root is the one a pooled stage built ahead
+	// (counted in run.PoolStats.Prebuilt).
+	Prebuilt  bool   `json:",omitempty"`
+	ExecError string `json:",omitempty"`
+	Fatal     string `json:",omitempty"`
 }
 
 // Has reports whether l is in ls.

@@ -58,6 +58,10 @@ func appendReportJSON(b []byte, rep Report) []byte {
 		field("Changed")
 		b = appendJSONString(b, rep.Changed)
 	}
+	if rep.Prebuilt {
+		field("Prebuilt")
+		b = append(b, "true"...)
+	}
 	if rep.ExecError != "" {
 		field("ExecError")
 		b = appendJSONString(b, rep.ExecError)

@@ -40,6 +40,8 @@ func TestReportJSON(t *testing.T) {
 		{Applied: []Layer{LayerUserNS}, Missing: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}},
 			Incomplete: []Missing{{Layer: LayerMountNS, Reason: "grant /x: bind: ENOENT"}}},
 		{Applied: []Layer{LayerUserNS}, Changed: "mask /x: /x changed between its check and its mount; refused"},
+		{Applied: []Layer{LayerMountNS}, Prebuilt: true},
+		{Changed: "x", Prebuilt: true, Fatal: "y"},
 	} {
 		sameAsEncodingJSON(t, rep)
 	}
@@ -56,6 +58,7 @@ func FuzzReportJSON(f *testing.F) {
 			Missing:    []Missing{{Layer: Layer(layer), Reason: reason}},
 			Incomplete: []Missing{{Layer: Layer(layer), Reason: execErr}},
 			Changed:    layer,
+			Prebuilt:   len(reason)%2 == 0,
 			ExecError:  execErr,
 			Fatal:      reason,
 		})
