@@ -14,6 +14,20 @@ import (
 // errStopWalk ends walkNoFollow when its visit function says so.
 var errStopWalk = errors.New("walk stopped")
 
+// errTooDeep ends walkNoFollow at a folder more than maxWalkDepth levels
+// below its root.
+var errTooDeep = errors.New("folder too deep")
+
+// maxWalkDepth is how many levels below its root walkNoFollow goes. It
+// holds one descriptor per level open, so it bounds them: a script can
+// nest folders about 2048 deep within PATH_MAX, and several watched runs
+// (the supervisor walks each run's work folder every few watch ticks)
+// holding that many each could exhaust the supervisor's descriptors and
+// fail other runs. A deeper tree ends the walk with an error, which the
+// callers treat as they treat an unreadable folder: the artifact listing
+// is marked truncated, the work folder watch stops the run.
+const maxWalkDepth = 256
+
 // walkNoFollow calls visit with the path and lstat(2) data of root and of
 // every entry under it, until visit returns false. The supervisor walks
 // folders the sandbox writes (the work folder, write grants) while a
@@ -27,11 +41,21 @@ var errStopWalk = errors.New("walk stopped")
 // whose open blocked the walk for good. An entry that vanishes or changes
 // type as we look (ENOENT, ENOTDIR, ELOOP) is skipped; any other error
 // ends the walk and is returned, as is a folder whose path is PATH_MAX
-// long or more: as when the walks went by paths, which bounds the paths
-// walked and the folders held open at once (one per level).
+// long or more (as when the walks went by paths), or one more than
+// maxWalkDepth levels below root.
+//
+// root must be absolute with its symlinks resolved (the artifact roots
+// and the work folder are, once, before the run; on macOS that takes
+// /var to /private/var): the folders above it are opened from "/" one
+// name at a time, without following a symlink either (openParentNoFollow),
+// since a script allowed to write above root (two runs sharing a write
+// grant) could otherwise swap one of them for a symlink and have root's
+// path lead elsewhere. Such a swap, seen as a symlink or a non-folder
+// above root, is an error; a folder above root that vanished is skipped,
+// as root itself is.
 func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
-	var walk func(parent int, name, p string) error
-	walk = func(parent int, name, p string) error {
+	var walk func(parent int, name, p string, depth int) error
+	walk = func(parent int, name, p string, depth int) error {
 		var st unix.Stat_t
 		if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return walkErr(p, err)
@@ -45,6 +69,9 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 		if len(p) >= unix.PathMax {
 			return &os.PathError{Op: "walk", Path: p, Err: unix.ENAMETOOLONG}
 		}
+		if depth > maxWalkDepth {
+			return &os.PathError{Op: "walk", Path: p, Err: errTooDeep}
+		}
 		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return walkErr(p, err)
@@ -54,7 +81,7 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 		for {
 			names, err := f.Readdirnames(256)
 			for _, n := range names {
-				if err := walk(fd, n, p+"/"+n); err != nil {
+				if err := walk(fd, n, p+"/"+n, depth+1); err != nil {
 					return err
 				}
 			}
@@ -67,7 +94,16 @@ func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error
 			}
 		}
 	}
-	err := walk(unix.AT_FDCWD, root, strings.TrimSuffix(root, "/"))
+	root = strings.TrimSuffix(root, "/")
+	parent, name, err := openParentNoFollow(root)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	err = walk(parent, name, root, 0)
+	unix.Close(parent)
 	if err == errStopWalk {
 		return nil
 	}
@@ -85,26 +121,44 @@ func walkErr(p string, err error) error {
 
 // openNoFollow opens the file at the absolute path p for reading, going
 // from "/" one name at a time without following a symlink anywhere on the
-// path and without blocking on a FIFO. The artifact roots are free of
-// symlinks (resolved before the run), so only a name the sandbox swapped
-// for a symlink fails here.
+// path and without blocking on a FIFO (openParentNoFollow). The artifact
+// roots are free of symlinks (resolved before the run), so only a name
+// the sandbox swapped for a symlink fails here.
 func openNoFollow(p string) (*os.File, error) {
+	parent, name, err := openParentNoFollow(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	unix.Close(parent)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// openParentNoFollow opens the folder holding the absolute path p and
+// returns its descriptor and p's last name. It goes from "/" one name at
+// a time, each opened relative to the one before with O_NOFOLLOW and
+// O_DIRECTORY, so a symlink or a non-folder anywhere above p fails
+// (ELOOP, ENOTDIR) instead of being followed; one descriptor is held at
+// a time.
+func openParentNoFollow(p string) (int, string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return -1, "", &os.PathError{Op: "open", Path: p, Err: unix.EINVAL}
+	}
 	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: "/", Err: err}
+		return -1, "", &os.PathError{Op: "open", Path: "/", Err: err}
 	}
 	names := strings.Split(strings.Trim(p, "/"), "/")
-	for i, name := range names {
-		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-		if i < len(names)-1 {
-			flags |= unix.O_DIRECTORY
-		}
-		next, err := unix.Openat(fd, name, flags, 0)
+	for _, name := range names[:len(names)-1] {
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		unix.Close(fd)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: p, Err: err}
+			return -1, "", &os.PathError{Op: "open", Path: p, Err: err}
 		}
 		fd = next
 	}
-	return os.NewFile(uintptr(fd), p), nil
+	return fd, names[len(names)-1], nil
 }
