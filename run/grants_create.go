@@ -107,23 +107,3 @@ func missingBelowMade(p string, toMake map[string]string, err error) error {
 	}
 	return err
 }
-
-// PlantedSymlink returns the first symlink met on the way to path that
-// belongs to the identity sandboxed scripts run as, when that is not the
-// caller's own (uid 65534 for a root caller), or "" when there is none.
-// A script with a write grant can leave such a symlink behind for a later
-// call to follow as root: an --audit-log file named in a folder a skill
-// once wrote to, made a link to /etc/sudoers, had the record appended
-// there. Grants are checked this way by Run itself.
-func PlantedSymlink(path string) string {
-	uid, _ := sandboxIdentity()
-	if uid < 0 || uid == os.Geteuid() {
-		return ""
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	_, _, link := resolveUnplanted(abs, uid)
-	return link
-}

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/scan"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -165,7 +166,10 @@ func scanAll(dirs []string) ([]*scan.Result, []error) {
 	return results, errs
 }
 
-// writeSARIF writes the SARIF log to name, or to stdout for "-".
+// writeSARIF writes the SARIF log to name, or to stdout for "-". The file
+// is opened with run.OpenOutput: a root caller writing the report into a
+// folder a sandboxed script could write does not follow a symlink the
+// script planted there to truncate a file of its choice.
 func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 	// Files under the working folder (a CI job's checkout) get URIs
 	// relative to it even when the skills were named by absolute paths.
@@ -173,7 +177,7 @@ func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 	if name == "-" {
 		return scan.WriteSARIF(stdout, results, Version, root)
 	}
-	f, err := os.Create(name)
+	f, err := run.OpenOutput(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}

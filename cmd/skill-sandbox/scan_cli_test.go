@@ -147,3 +147,42 @@ func TestScanSARIFRelativeToCheckout(t *testing.T) {
 		t.Errorf("%d URIs relative to the checkout, %d file URIs; want both", inside, file)
 	}
 }
+
+// TestScanSARIFThroughPlantedSymlink: as root, a --sarif file named where
+// a sandboxed script could write, which the script made a symlink (owned
+// by uid 65534) to a file of its choice, is refused rather than followed
+// to truncate that file; the same link owned by root is the caller's own
+// and is followed.
+func TestScanSARIFThroughPlantedSymlink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's sandbox runs as another identity, whose symlinks can be told apart")
+	}
+	skills := repoPath("testdata", "scan", "anthropic")
+	dir := t.TempDir()
+	victim, link := filepath.Join(dir, "victim"), filepath.Join(dir, "out.sarif")
+	if err := os.WriteFile(victim, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "scan", "--recursive", "--fail-on", "low", "--sarif", link, skills)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "goes through the symlink "+link) {
+		t.Errorf("exit %d, stderr %q: want a refusal naming the symlink", r.Code, r.Stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "original\n" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	if err := os.Lchown(link, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "scan", "--recursive", "--fail-on", "low", "--sarif", link, skills); r.Code != 0 {
+		t.Errorf("a root-owned link: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if b, _ := os.ReadFile(victim); !strings.Contains(string(b), `"2.1.0"`) {
+		t.Errorf("a root-owned link: its target holds %.40q, want the SARIF log", b)
+	}
+}
