@@ -3,10 +3,10 @@
 package run
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -51,37 +51,19 @@ func resolveOutput(abs string, uid int) (real, link string) {
 }
 
 // openAtEach opens the absolute path real one name at a time from the
-// root, each with O_NOFOLLOW, so that no symlink on the way is followed
-// (ELOOP instead). name is the *os.File's name.
+// root, each with O_NOFOLLOW (openParentNoFollow), so that no symlink on
+// the way is followed: a symlink as the last name fails with ELOOP, one
+// above it with ELOOP or ENOTDIR (Linux checks O_DIRECTORY first). name
+// is the *os.File's name.
 func openAtEach(real, name string, flag int, perm fs.FileMode) (*os.File, error) {
-	dirfd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	parent, last, err := openParentNoFollow(real)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Unwrap(err)}
+	}
+	fd, err := unix.Openat(parent, last, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	unix.Close(parent)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	parts := strings.Split(strings.Trim(real, "/"), "/")
-	for i, part := range parts {
-		if part == "" {
-			continue
-		}
-		fl, mode := unix.O_RDONLY|unix.O_DIRECTORY, uint32(0)
-		if i == len(parts)-1 {
-			fl, mode = flag, uint32(perm.Perm())
-		}
-		fd, err := unix.Openat(dirfd, part, fl|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-		if err == unix.ENOTDIR && isLinkAt(dirfd, part) {
-			err = unix.ELOOP // Linux reports O_DIRECTORY first
-		}
-		unix.Close(dirfd)
-		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
-		dirfd = fd
-	}
-	return os.NewFile(uintptr(dirfd), name), nil
-}
-
-// isLinkAt tells whether name in the folder dirfd is a symlink.
-func isLinkAt(dirfd int, name string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+	return os.NewFile(uintptr(fd), name), nil
 }
