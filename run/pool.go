@@ -59,6 +59,15 @@ type Pool struct {
 	wake chan struct{} // capacity 1: the filler should look again
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
+
+	// trace, when not nil, is told under mu of each step that decides
+	// when stages start, in the order they happen: "taken" (get hands a
+	// stage to a run), "refill" (that run is done), "wake" (the filler is
+	// signalled), "start" (the filler starts a stage), "asleep" (it waits
+	// with nothing to start). Tests set it (newPool) to check the order,
+	// which no wait of theirs could show: a replacement started too early
+	// may show up only after any chosen wait.
+	trace func(event string)
 }
 
 // PoolStats counts what a Pool did since NewPool.
@@ -91,6 +100,11 @@ type poolShape struct {
 // Close. maxIdle bounds how long one waits (DefaultPoolMaxIdle when zero).
 // like is not kept.
 func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
+	return newPool(size, maxIdle, like, nil)
+}
+
+// newPool is NewPool with trace set before the filler starts.
+func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event string)) (*Pool, error) {
 	if size < 0 || maxIdle < 0 {
 		return nil, fmt.Errorf("%w: negative pool size or idle time", ErrBadConfig)
 	}
@@ -101,7 +115,7 @@ func NewPool(size int, maxIdle time.Duration, like Sandbox) (*Pool, error) {
 	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
 	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
 		// Without a user namespace a stage starts as the fallback, which
 		// is decided per run (see startInit): not pooled.
@@ -163,6 +177,7 @@ func (pl *Pool) get(p *plan) *pooledInit {
 			pl.stats.Expired++
 		default:
 			pl.stats.Taken++
+			pl.traced("taken")
 			if len(pl.idle) == 0 {
 				// None left for a run that comes meanwhile: the
 				// replacement starts now, not after this run (refill).
@@ -196,7 +211,10 @@ func (pl *Pool) countPrebuilt() {
 // it started 10 ms later.
 func (pl *Pool) refill() {
 	if pl != nil {
+		pl.mu.Lock()
+		pl.traced("refill")
 		pl.signal()
+		pl.mu.Unlock()
 	}
 }
 
@@ -220,7 +238,9 @@ func (pl *Pool) fits(p *plan) bool {
 		stageconfig.Has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
 }
 
+// signal wakes the filler; pl.mu is held.
 func (pl *Pool) signal() {
+	pl.traced("wake")
 	select {
 	case pl.wake <- struct{}{}:
 	default:
@@ -240,6 +260,11 @@ func (pl *Pool) fill() {
 		next := pl.maxIdle
 		if len(pl.idle) > 0 {
 			next = max(time.Until(pl.idle[0].born.Add(pl.maxIdle)), time.Millisecond)
+		}
+		if want {
+			pl.traced("start")
+		} else {
+			pl.traced("asleep")
 		}
 		pl.mu.Unlock()
 		if want {
@@ -272,6 +297,13 @@ func (pl *Pool) startOne() {
 	default:
 		pl.stats.Started++
 		pl.idle = append(pl.idle, pi)
+	}
+}
+
+// traced tells trace of event; pl.mu is held.
+func (pl *Pool) traced(event string) {
+	if pl.trace != nil {
+		pl.trace(event)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -94,19 +96,50 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 // TestPoolRefillsAfterTheRun checks when a pool starts a replacement for
 // a stage a run took: once the run is done while other stages wait (the
 // start of a stage would otherwise compete with the run), and at once when
-// the run took the last one.
+// the run took the last one. The pool's trace gives the order of its
+// steps, so a replacement started or signalled too early shows whenever
+// it comes.
 func TestPoolRefillsAfterTheRun(t *testing.T) {
 	dir := newSkill(t, map[string]string{"wait.sh": "#!/bin/sh\nread x\necho \"got $x\"\n"})
 	for _, tc := range []struct {
 		size         int
-		startsDuring bool // the replacement starts while the run is under way
+		startsDuring bool     // the replacement starts while the run is under way
+		want         []string // the pool's steps from the take on
 	}{
-		{2, false},
-		{1, true},
+		{2, false, []string{"taken", "refill", "wake", "start"}},
+		{1, true, []string{"taken", "wake", "start"}},
 	} {
 		t.Run(fmt.Sprintf("size %d", tc.size), func(t *testing.T) {
-			pl := newTestPool(t, tc.size, time.Hour, Sandbox{})
+			if degradedRerun() {
+				t.Skip("pooled init stages need user namespaces, which this re-run forbids")
+			}
+			var mu sync.Mutex
+			var events []string
+			pl, err := newPool(tc.size, time.Hour, Sandbox{}, func(e string) {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { pl.Close() })
 			waitIdle(t, pl, tc.size)
+			// The filler has started them all and waits for a signal.
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+				mu.Lock()
+				asleep := len(events) > 0 && events[len(events)-1] == "asleep"
+				mu.Unlock()
+				if asleep {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the filler never went to sleep")
+				}
+			}
+			mu.Lock()
+			before := len(events)
+			mu.Unlock()
 			stdinR, stdinW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -114,21 +147,15 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 			defer stdinR.Close()
 			done := make(chan outcome, 1)
 			go func() { done <- runIn(t, Sandbox{Pool: pl, Stdin: stdinR}, dir, "wait.sh") }()
-			// The run has taken its stage once Taken says so; it then
-			// waits for its stdin.
-			for deadline := time.Now().Add(time.Minute); pl.Stats().Taken == 0; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the run never took a stage")
-				}
-			}
 			if tc.startsDuring {
-				waitIdle(t, pl, 1)
-			} else {
-				// Time for a replacement started too early to show.
-				time.Sleep(300 * time.Millisecond)
-				if st := pl.Stats(); st.Started != tc.size {
-					t.Errorf("a replacement started while the run was under way: %+v", st)
+				// The run, waiting for its stdin, is not done: the
+				// replacement came during it.
+				for deadline := time.Now().Add(time.Minute); pl.Stats().Taken == 0; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the run never took a stage")
+					}
 				}
+				waitIdle(t, pl, 1)
 			}
 			stdinW.Write([]byte("line\n"))
 			stdinW.Close()
@@ -137,8 +164,14 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 				t.Fatalf("err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 			}
 			waitIdle(t, pl, tc.size)
-			if st := pl.Stats(); st.Started != tc.size+1 {
-				t.Errorf("stats %+v, want %d started", st, tc.size+1)
+			if st := pl.Stats(); st.Started != tc.size+1 || st.Taken != 1 {
+				t.Errorf("stats %+v, want %d started, 1 taken", st, tc.size+1)
+			}
+			mu.Lock()
+			got := append([]string(nil), events[before:]...)
+			mu.Unlock()
+			if len(got) < len(tc.want) || !slices.Equal(got[:len(tc.want)], tc.want) {
+				t.Errorf("the pool's steps from the take on: %q, want them to begin with %q", got, tc.want)
 			}
 		})
 	}
