@@ -43,9 +43,7 @@ func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *ru
 			// run's cgroups, unless it could not be moved back out.
 			cg.close()
 			if errors.Is(err, errHalfJoined) {
-				st.cmd.Process.Kill()
-				st.cmd.Wait()
-				return nil, nil, halfJoinedError(err)
+				return nil, nil, killHalfJoined(st.cmd, err)
 			}
 			st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
 			return st, nil, nil
@@ -95,4 +93,13 @@ func finishCgroup(cg *runCgroup, res *Result) {
 // killed rather than run in a half-configured cgroup.
 func halfJoinedError(err error) error {
 	return fmt.Errorf("the run's cgroup: %v; the init stage was killed rather than run in a half-configured cgroup", err)
+}
+
+// killHalfJoined kills and reaps an init stage that attach left in part
+// of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
+// must not run one half limited. It returns halfJoinedError(err).
+func killHalfJoined(cmd *exec.Cmd, err error) error {
+	cmd.Process.Kill()
+	cmd.Wait()
+	return halfJoinedError(err)
 }

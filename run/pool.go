@@ -222,13 +222,22 @@ func (pl *Pool) refill() {
 // after the liveness check, or its cgroup refused the run's limits); the
 // run starts its own instead.
 func (pl *Pool) discard(pi *pooledInit) {
+	pl.dropped(true)
+	pi.kill()
+}
+
+// dropped counts a stage get handed out that was killed unused: not
+// taken after all, but died; missed when its run starts its own instead.
+// The filler is woken to replace it.
+func (pl *Pool) dropped(missed bool) {
 	pl.mu.Lock()
+	defer pl.mu.Unlock()
 	pl.stats.Taken--
 	pl.stats.Died++
-	pl.stats.Missed++
+	if missed {
+		pl.stats.Missed++
+	}
 	pl.signal()
-	pl.mu.Unlock()
-	pi.kill()
 }
 
 // fits reports whether p's run can use a stage of the pool.

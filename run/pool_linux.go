@@ -87,9 +87,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		if err == nil && !inside {
 			if aerr := cg.attach(cmd.Process.Pid); aerr != nil {
 				if errors.Is(aerr, errHalfJoined) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					err = aerr
+					err = killHalfJoined(cmd, aerr)
 				}
 				cg.close()
 				cg = nil
@@ -201,8 +199,9 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pi.cg == nil {
 		cg, err := joinCgroup(p, ip.st, res)
 		if err != nil {
-			pi.cmd.Process.Kill()
-			pi.cmd.Wait()
+			// Killed half joined: taken, but died unused, and the run
+			// fails (it does not start its own, so no miss either).
+			pl.dropped(false)
 			return nil, nil, err
 		}
 		return ip, cg, nil
@@ -215,7 +214,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 // joinCgroup moves a pooled stage that has no cgroup, and has done nothing
 // yet, into the run's cgroup before its config is sent. A cgroup that
 // cannot be had is reported missing, as for a stage of its own; a stage
-// left in part of it (see attach) is an error, and the caller kills it.
+// left in part of it (see attach) is killed, and an error.
 func joinCgroup(p *plan, st *started, res *Result) (*runCgroup, error) {
 	if stageconfig.Has(p.disabled, LayerCgroup) {
 		return nil, nil
@@ -225,7 +224,7 @@ func joinCgroup(p *plan, st *started, res *Result) (*runCgroup, error) {
 		if err = cg.attach(st.cmd.Process.Pid); err != nil {
 			cg.close()
 			if errors.Is(err, errHalfJoined) {
-				return nil, halfJoinedError(err)
+				return nil, killHalfJoined(st.cmd, err)
 			}
 		}
 	}

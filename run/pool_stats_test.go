@@ -1,0 +1,31 @@
+package run
+
+import "testing"
+
+// TestPoolDroppedStats checks the counters of a stage handed to a run and
+// then killed unused: it is no longer taken but died, a miss only when its
+// run starts a stage of its own (discard), not when the run fails (a stage
+// killed half joined to the run's cgroup), and the filler is woken to
+// replace it either way.
+func TestPoolDroppedStats(t *testing.T) {
+	cases := []struct {
+		name   string
+		missed bool
+		want   PoolStats
+	}{
+		{"discarded, the run starts its own", true, PoolStats{Started: 2, Taken: 0, Died: 1, Missed: 1}},
+		{"killed half joined, the run fails", false, PoolStats{Started: 2, Taken: 0, Died: 1, Missed: 0}},
+	}
+	for _, c := range cases {
+		pl := &Pool{wake: make(chan struct{}, 1), stats: PoolStats{Started: 2, Taken: 1}}
+		pl.dropped(c.missed)
+		if got := pl.Stats(); got != c.want {
+			t.Errorf("%s: stats %+v, want %+v", c.name, got, c.want)
+		}
+		select {
+		case <-pl.wake:
+		default:
+			t.Errorf("%s: the filler was not woken", c.name)
+		}
+	}
+}
