@@ -105,11 +105,18 @@ func (b *lengthBody) Read(p []byte) (int, error) {
 	if b.left == 0 {
 		return 0, io.EOF
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+	return readFramed(b.br, &b.left, p)
+}
+
+// readFramed reads at most *left (> 0) bytes of a body whose length the
+// framing gave, counting them off *left: the end of the stream before
+// then is io.ErrUnexpectedEOF, a body cut short.
+func readFramed(br *bufio.Reader, left *int64, p []byte) (int, error) {
+	if int64(len(p)) > *left {
+		p = p[:*left]
 	}
-	n, err := b.br.Read(p)
-	b.left -= int64(n)
+	n, err := br.Read(p)
+	*left -= int64(n)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
@@ -136,15 +143,7 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if b.inData && b.left > 0 {
-			if int64(len(p)) > b.left {
-				p = p[:b.left]
-			}
-			n, err := b.br.Read(p)
-			b.left -= int64(n)
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return n, err
+			return readFramed(b.br, &b.left, p)
 		}
 		if err := b.nextFraming(); err != nil {
 			// A line cut by a timeout cannot be resumed: end the
