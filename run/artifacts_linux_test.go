@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -32,29 +31,15 @@ func TestArtifactsStayInTheRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for i := range pairs {
-				d, l := filepath.Join(root, "d"+string(rune('a'+i))), filepath.Join(root, "l"+string(rune('a'+i)))
-				if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, l, unix.RENAME_EXCHANGE); err != nil {
-					t.Errorf("renameat2: %v", err)
-					return
-				}
-			}
-		}
-	}()
+	var swaps [][2]string
+	for i := range pairs {
+		swaps = append(swaps, [2]string{filepath.Join(root, "d"+string(rune('a'+i))), filepath.Join(root, "l"+string(rune('a'+i)))})
+	}
+	stop := exchangeLoop(swaps...)
 	defer func() {
-		close(stop)
-		wg.Wait()
+		if err := stop(); err != nil {
+			t.Errorf("renameat2: %v", err)
+		}
 	}()
 	for range 300 {
 		for p := range takeSnapshot([]string{root}).files {

@@ -7,14 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-
-	"golang.org/x/sys/unix"
 )
 
 // grantAttack is an attack on the grants. Each must work with both file
@@ -433,24 +430,8 @@ func TestGrantPlantedSymlinkRace(t *testing.T) {
 	if err := os.Lchown(link, nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE)
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	stop := exchangeLoop([2]string{dir, link})
+	defer stop()
 	realPrivate, _ := filepath.EvalSymlinks(private)
 	for range 300 {
 		sb := Sandbox{ReadPaths: []string{filepath.Join(dir, "data")}}

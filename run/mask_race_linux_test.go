@@ -4,10 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // maskRaceScript reads the key of both names, a few times over, while the
@@ -63,20 +60,7 @@ func TestMaskSwapAttack(t *testing.T) {
 		t.Fatalf("run without the race: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 	}
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			unix.Renameat2(unix.AT_FDCWD, secret, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE)
-		}
-	}()
+	stop := exchangeLoop([2]string{secret, swap})
 	const runs = 150
 	ran, refused := 0, 0
 	for i := 0; i < runs; i++ {
@@ -93,7 +77,6 @@ func TestMaskSwapAttack(t *testing.T) {
 			ran++
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("%d runs: %d ran, %d refused (swap seen)", runs, ran, refused)
 }
