@@ -2,10 +2,7 @@ package sign
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,11 +76,7 @@ func copyFile(t *Tree, rel, to string, budget, maxBytes int64) (string, bool, in
 	if err != nil {
 		return "", false, 0, err
 	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(src, budget+1))
-	if err == nil && n > budget {
-		err = fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, maxBytes)
-	}
+	sum, n, err := hashWithin(src, out, budget, maxBytes)
 	if err == nil {
 		mode := fs.FileMode(0o644)
 		if exec {
@@ -101,7 +94,7 @@ func copyFile(t *Tree, rel, to string, budget, maxBytes int64) (string, bool, in
 	if err != nil {
 		return "", false, 0, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), exec, n, nil
+	return sum, exec, n, nil
 }
 
 // mkdirMode makes the folder dir with mode 0755 whatever the umask.

@@ -139,17 +139,31 @@ func hashFile(t *Tree, rel string, budget, maxBytes int64, cache *HashCache, str
 		}
 		return sum, exec, st.Size(), nil
 	}
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, budget+1))
+	sum, n, err := hashWithin(f, nil, budget, maxBytes)
 	if err != nil {
-		return "", false, 0, fmt.Errorf("digest: %w", err)
+		return "", false, 0, err
 	}
-	if n > budget {
-		return "", false, 0, fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, maxBytes)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
 	if n == st.Size() {
 		cache.store(abs, st, sum, seen)
 	}
 	return sum, exec, n, nil
+}
+
+// hashWithin reads r to its end, at most budget bytes (what is left of
+// maxBytes), and returns the SHA-256 in hex and the size; the bytes also
+// go to copyTo when it is not nil (the verified copy).
+func hashWithin(r io.Reader, copyTo io.Writer, budget, maxBytes int64) (string, int64, error) {
+	h := sha256.New()
+	var w io.Writer = h
+	if copyTo != nil {
+		w = io.MultiWriter(copyTo, h)
+	}
+	n, err := io.Copy(w, io.LimitReader(r, budget+1))
+	if err != nil {
+		return "", 0, fmt.Errorf("digest: %w", err)
+	}
+	if n > budget {
+		return "", 0, fmt.Errorf("digest: %w: more than %d bytes", ErrTooLarge, maxBytes)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
