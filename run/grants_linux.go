@@ -197,28 +197,28 @@ func checkOwnReach(reach map[string]string) error {
 		if err == nil {
 			continue
 		}
-		how, chmod := "readable", "u+rX"
-		switch want {
-		case "rw":
-			how, chmod = "writable", "u+rwX"
-		case "x":
-			how, chmod = "searchable", "u+x"
-		}
+		how, chmod := accessWords(want, "u")
 		return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as (%v); the script could not use it (fix: chmod %s %s if it is yours, or grant a path you can use)", ErrBadConfig, path, how, os.Geteuid(), err, chmod, path)
 	}
 	return nil
 }
 
+// accessWords names what want ("r", "rw" or "x") asks of a path, and the
+// chmod mode that gives it to who ("u" or "o").
+func accessWords(want, who string) (how, chmod string) {
+	switch want {
+	case "rw":
+		return "writable", who + "+rwX"
+	case "x":
+		return "searchable", who + "+x"
+	}
+	return "readable", who + "+rX"
+}
+
 // errGrantAccess names the path the sandbox identity cannot use, and the
 // fix.
 func errGrantAccess(path string, uid int, want string) error {
-	how, chmod := "readable", "o+rX"
-	switch want {
-	case "rw":
-		how, chmod = "writable", "o+rwX"
-	case "x":
-		how, chmod = "searchable", "o+x"
-	}
+	how, chmod := accessWords(want, "o")
 	why := ", and its file system cannot be id-mapped"
 	if want == "rw" {
 		why = ""
