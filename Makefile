@@ -6,9 +6,9 @@
 #   make fuzz      fuzz the SKILL.md parser and validator, the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, the macOS profile quoting, the Windows
-#                  command-line quoting, the init stage's config decoder,
-#                  report encoder and prebuild flags, and the /proc stat
-#                  parser of the run's process sweep
+#                  command-line quoting, the init stage's config decoder and
+#                  report encoder, the init process's program check, and the
+#                  /proc stat parser of the run's process sweep
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -67,7 +67,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzReportJSON -fuzztime $(FUZZTIME) ./run/internal/stageconfig
-	$(GO) test -run '^$$' -fuzz FuzzParsePrebuild -fuzztime $(FUZZTIME) ./run/internal/stageconfig
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime $(FUZZTIME) ./run/internal/initproc
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
 

@@ -25,8 +25,8 @@ func pooledChildren() []int {
 		if err != nil || !bytes.Contains(status, []byte("\nPPid:\t"+self+"\n")) {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, []byte("SKILL_SANDBOX_INIT=pooled\x00")) {
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err == nil && string(comm) == "ss-pooled\n" {
 			pids = append(pids, pid)
 		}
 	}

@@ -366,7 +366,8 @@ func TestBornInCgroup(t *testing.T) {
 	var cmd *exec.Cmd
 	st, inside, err := cg.startInside(func() (*started, error) {
 		cmd = exec.Command("/bin/sleep", "10")
-		return &started{cmd: cmd}, cmd.Start()
+		err := cmd.Start()
+		return &started{proc: &child{Process: cmd.Process}}, err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +379,7 @@ func TestBornInCgroup(t *testing.T) {
 		}
 		t.Skipf("cgroup v%d: processes are moved, not born inside", cg.version)
 	}
-	if !inside || st.cmd != cmd {
+	if !inside || st.proc.Process != cmd.Process {
 		t.Fatalf("inside %v: want the process born inside", inside)
 	}
 	child, err := ownCgroups(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))

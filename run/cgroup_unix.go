@@ -5,7 +5,6 @@ package run
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -17,8 +16,8 @@ import (
 // Missing with the reason. With the cgroup's memory limit in force,
 // RLIMIT_AS is relaxed (see relaxAddressSpace). The cgroup is nil when
 // there is none.
-func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *runCgroup, error) {
-	start := func() (*started, error) { return startInit(newCmd, p) }
+func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup, error) {
+	start := func() (*started, error) { return startInit(spec, p) }
 	if stageconfig.Has(p.disabled, LayerCgroup) {
 		st, err := start()
 		return st, nil, err
@@ -38,12 +37,12 @@ func startInCgroup(newCmd func() *exec.Cmd, p *plan, res *Result) (*started, *ru
 		return nil, nil, err
 	}
 	if !inside {
-		if err := cg.attach(st.cmd.Process.Pid); err != nil {
+		if err := cg.attach(st.proc.Process.Pid); err != nil {
 			// attach is all or nothing: the stage is in none of the
 			// run's cgroups, unless it could not be moved back out.
 			cg.close()
 			if errors.Is(err, errHalfJoined) {
-				return nil, nil, killHalfJoined(st.cmd, err)
+				return nil, nil, killHalfJoined(st.proc, err)
 			}
 			st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
 			return st, nil, nil
@@ -98,8 +97,8 @@ func halfJoinedError(err error) error {
 // killHalfJoined kills and reaps an init stage that attach left in part
 // of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
 // must not run one half limited. It returns halfJoinedError(err).
-func killHalfJoined(cmd *exec.Cmd, err error) error {
-	cmd.Process.Kill()
-	cmd.Wait()
+func killHalfJoined(proc *child, err error) error {
+	proc.Process.Kill()
+	proc.Wait()
 	return halfJoinedError(err)
 }

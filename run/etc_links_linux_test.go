@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -170,7 +170,7 @@ func TestEtcLinksChild(t *testing.T) {
 		AllowNetwork: true,
 		Namespaces:   []Layer{LayerUserNS, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS},
 	}
-	if err := stage.SetupMounts(cfg); err != nil {
+	if err := initplan.SetupMounts(cfg); err != nil {
 		fail("setupMounts", err)
 	}
 	seen := map[string]etcLinkView{}

@@ -1,8 +1,12 @@
 package run
 
 import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -30,7 +34,7 @@ func selfExe() string {
 // profile (see init_darwin.go). With a host allowlist, the proxy's
 // listener is bound first on the host's loopback, since the profile names
 // its port.
-func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
+func startInit(spec *launchSpec, p *plan) (*started, error) {
 	st := &started{}
 	if p.proxy != nil {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -50,7 +54,7 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 		}
 		p.cfg.Seatbelt = prof
 	}
-	cmd := newCmd()
+	cmd := initCmd(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
@@ -58,8 +62,82 @@ func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.cmd = cmd
+	st.proc = &child{Process: cmd.Process}
 	return st, nil
+}
+
+// initCmd is the command of an init stage: this binary re-executed with
+// argv[0] stageconfig.Arg0 (see ExecInitIfRequested); its environment
+// names the run (the request id, for people reading ps).
+func initCmd(spec *launchSpec) *exec.Cmd {
+	return &exec.Cmd{
+		Path: selfExe(),
+		Args: []string{stageconfig.Arg0},
+		// The init stage gets the script's environment in its config;
+		// its own only names the run. GOGC and GOMAXPROCS keep the init
+		// stage's Go runtime small: no collection, few threads.
+		Env:        []string{"SKILL_SANDBOX_INIT=" + spec.name, "GOGC=off", "GOMAXPROCS=1"},
+		Stdin:      spec.stdin,
+		Stdout:     spec.stdout,
+		Stderr:     spec.stderr,
+		ExtraFiles: spec.extra,
+	}
+}
+
+// compiledStage is nothing here: the init stage gets the config itself.
+type compiledStage struct{}
+
+// sendStage writes the config as a 4-byte big-endian length and its flat
+// encoding (see stageconfig's wire.go), in one write, so the init stage
+// reads exactly the config and not the go byte after it.
+func sendStage(w io.Writer, p *plan) error {
+	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &p.cfg)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
+	_, err = w.Write(msg)
+	return err
+}
+
+// readStageReport reads the init stage's layer report, a JSON line; the
+// init stage waits for the go-ahead when the config says so.
+func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error) {
+	var rep stageconfig.Report
+	err := readReport(rd, &rep)
+	return rep, p.cfg.WaitForGo, err
+}
+
+// readStageAfter reads what follows the layer report: nothing (ok) when
+// execve succeeded, else a line with the exec error.
+func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err error) {
+	var after stageconfig.Report
+	switch err := readReport(rd, &after); {
+	case errors.Is(err, io.EOF):
+		return true, "", nil
+	case err != nil:
+		return false, "", err
+	case after.ExecError != "":
+		return false, after.ExecError, nil
+	default:
+		return false, "", errors.New(after.Fatal)
+	}
+}
+
+// readReport reads one JSON line from the init stage; io.EOF when the pipe
+// closed without one.
+func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
+	line, err := rd.ReadBytes('\n')
+	if len(line) == 0 {
+		if err == nil || errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		return err
+	}
+	if err := json.Unmarshal(line, rep); err != nil {
+		return fmt.Errorf("bad report %q: %v", line, err)
+	}
+	return nil
 }
 
 // killSandbox kills the run's processes. Without a PID namespace nothing

@@ -3,23 +3,15 @@ package run
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
 )
-
-// selfExe is the binary re-executed as the init stage. /proc/self/exe is
-// resolved by the kernel in the child at execve time, so it names exactly
-// the running binary even if its file was replaced or sits in a folder the
-// sandbox identity cannot search.
-func selfExe() string { return "/proc/self/exe" }
 
 // cloneFlag maps the namespace layers to clone(2) flags.
 func cloneFlag(l Layer) uintptr {
@@ -40,48 +32,6 @@ func cloneFlag(l Layer) uintptr {
 	return 0
 }
 
-// startInit starts the init stage in new namespaces. When user namespaces
-// cannot be created (disabled by the caller, by sysctl, by a seccomp policy
-// of a container, or their count is exhausted) it starts it without any
-// namespace: every other namespace needs the user namespace when the
-// caller is unprivileged, and a privileged caller must not keep host root.
-// The missing namespaces are then reported and the remaining layers still
-// apply.
-func startInit(newCmd func() *exec.Cmd, p *plan) (*started, error) {
-	st := &started{}
-	if stageconfig.Has(p.wantNS, LayerUserNS) {
-		cmd := newCmd()
-		cmd.SysProcAttr = nsAttr(p)
-		err := cmd.Start()
-		if err == nil {
-			st.cmd = cmd
-			st.namespaces = p.wantNS
-			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
-			enableSubreaper(st.pidns)
-			return st, nil
-		}
-		if !userNSRefused(err) {
-			return nil, err
-		}
-		reason := userNSCause(err, readHostFacts("/proc"))
-		for _, l := range p.wantNS {
-			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
-		}
-	} else {
-		for _, l := range p.wantNS {
-			st.missing = append(st.missing, Missing{Layer: l, Reason: "needs the user namespace, which is disabled"})
-		}
-	}
-	cmd := newCmd()
-	cmd.SysProcAttr = plainAttr(p)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	enableSubreaper(false)
-	st.cmd = cmd
-	return st, nil
-}
-
 // userNSRefused reports whether a clone error means "no user namespace
 // here" rather than a broken binary.
 func userNSRefused(err error) bool {
@@ -91,40 +41,6 @@ func userNSRefused(err error) bool {
 		}
 	}
 	return false
-}
-
-// nsAttr clones into the requested namespaces. The namespace's uid 0 maps
-// to the caller's uid, or to nobody when the caller is root (see
-// nobodyUID); a root caller also switches to that identity and drops its
-// supplementary groups, which is allowed because it writes gid_map with
-// CAP_SETGID in the parent namespace.
-func nsAttr(p *plan) *syscall.SysProcAttr {
-	var flags uintptr
-	for _, l := range p.wantNS {
-		flags |= cloneFlag(l)
-	}
-	a := &syscall.SysProcAttr{
-		Cloneflags:  flags,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: p.hostUID, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: p.hostGID, Size: 1}},
-		Setsid:      true, // no controlling terminal, own process group
-		Pdeathsig:   syscall.SIGKILL,
-	}
-	if os.Geteuid() == 0 {
-		a.GidMappingsEnableSetgroups = true
-		a.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
-	}
-	return a
-}
-
-// plainAttr starts the init stage without namespaces; a root caller still
-// becomes nobody.
-func plainAttr(p *plan) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if os.Geteuid() == 0 {
-		a.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
-	}
-	return a
 }
 
 // enableSubreaper makes this process the reaper of orphaned descendants

@@ -6,13 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -43,7 +40,7 @@ const (
 
 // started describes the init stage process once it runs.
 type started struct {
-	cmd        *exec.Cmd
+	proc       *child
 	namespaces []Layer   // namespaces the process was cloned into
 	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
 	supervised []Layer   // layers the supervisor applied: the cgroup
@@ -84,15 +81,16 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// otherwise (and sets cg to nil).
 	defer func() { cg.close() }()
 	start := time.Now()
-	cmd := st.cmd
+	proc := st.proc
 	if p.needMountNS != nil && !stageconfig.Has(st.namespaces, LayerMountNS) {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
-		killSandbox(cmd.Process, st.pidns)
-		cmd.Wait()
+		killSandbox(proc.Process, st.pidns)
+		proc.Wait()
 		return p.needMountNS
 	}
 	p.cfg.Namespaces = st.namespaces
+	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
 	}
@@ -119,7 +117,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	var running atomic.Bool // the script runs under a reaper (PID 1)
 	var limit atomic.Pointer[string]
 	done := make(chan struct{})
-	kill := func() { killSandbox(cmd.Process, st.pidns) }
+	kill := func() { killSandbox(proc.Process, st.pidns) }
 	// stop ends a running run. Under a PID namespace it first asks the
 	// reaper, by closing the config pipe, to kill and reap the namespace
 	// itself, which keeps the script's status and CPU time; SIGKILL to
@@ -160,7 +158,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		}
 	}()
 	if watch.active() {
-		go runWatch(watch, cmd.Process.Pid, st.pidns, done, func(what string) { overLimit <- what })
+		go runWatch(watch, proc.Process.Pid, st.pidns, done, func(what string) { overLimit <- what })
 	}
 
 	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
@@ -178,7 +176,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		msg, reported = readReaperReport(statusR)
 	}
 	if !reported {
-		waitErr = cmd.Wait()
+		waitErr = proc.Wait()
 	}
 	ended.CompareAndSwap(endNormal, endExited)
 	close(done)
@@ -187,12 +185,12 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// Without a PID namespace the kernel does not end the tree with
 		// its first process: kill what is left of the process group and
 		// any descendant that was reparented to us.
-		killSandbox(cmd.Process, false)
+		killSandbox(proc.Process, false)
 	}
 	if reported {
 		recordCgroupStats(cg, res)
 		res.cleanup = make(chan struct{})
-		go finishLater(cmd, cg, p.teardown, res.cleanup)
+		go finishLater(proc, cg, p.teardown, res.cleanup)
 		p.teardown = nil
 		cg = nil
 	} else {
@@ -226,11 +224,11 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.CPUTime, res.MaxRSSKB = rep.User+rep.System, rep.MaxRSSKiB
 	} else {
 		reaperExited, reaperCode := false, 0
-		if ps := cmd.ProcessState; st.pidns && ps != nil && ps.Exited() {
+		if ps := proc.ProcessState; st.pidns && ps != nil && ps.Exited() {
 			reaperExited, reaperCode = true, ps.ExitCode()
 		}
 		status, statusErr = scriptStatus(io.MultiReader(bytes.NewReader(msg), statusR), reaperExited, reaperCode)
-		fillExit(res, cmd.ProcessState, status)
+		fillExit(res, proc.ProcessState, status)
 	}
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
@@ -250,8 +248,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// stage is killed, which is no signal of the script's.
 		res.ExitCode, res.Signal = -1, ""
 	}
-	// (finishLater owns cmd once the reaper has reported.)
-	if !reported && runErr == nil && waitErr != nil && cmd.ProcessState == nil {
+	// (finishLater owns proc once the reaper has reported.)
+	if !reported && runErr == nil && waitErr != nil && proc.ProcessState == nil {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
 	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
@@ -310,12 +308,8 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		p.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyChild, extra = sup, child, append(extra, child)
 	}
-	newCmd := func() *exec.Cmd {
-		cmd := initCmd(p.requestID, outW, errW, extra)
-		cmd.Stdin = stdin
-		return cmd
-	}
-	st, cg, err := startInCgroup(newCmd, p, res)
+	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra}
+	st, cg, err := startInCgroup(spec, p, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
@@ -326,6 +320,42 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		return nil, nil, err
 	}
 	return &initProc{st: st, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR, proxySup: proxySup}, cg, nil
+}
+
+// launchSpec is what an init stage starts with: its standard descriptors
+// and, from descriptor 3 on, extra (config, report, status, the trees,
+// the proxy socket); name names the run (the request id, for people
+// reading ps).
+type launchSpec struct {
+	name           string
+	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
+	stdout, stderr *os.File
+	extra          []*os.File
+}
+
+// child is a started init stage, as launch, the pool and the teardown use
+// it: the process and, once Wait has reaped it, its state.
+type child struct {
+	Process      *os.Process
+	ProcessState *os.ProcessState
+}
+
+// newChild returns the child whose pid a clone returned.
+func newChild(pid int) (*child, error) {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &child{Process: proc}, nil
+}
+
+// Wait reaps the process and keeps its state.
+func (c *child) Wait() error {
+	st, err := c.Process.Wait()
+	if st != nil {
+		c.ProcessState = st
+	}
+	return err
 }
 
 // chownOutput gives the script's stdout and stderr pipes to its host
@@ -344,36 +374,20 @@ func chownOutput(uid, gid int, outW, errW *os.File) error {
 	return nil
 }
 
-// initCmd is the command of an init stage; name is what its environment
-// says it is (the request id, for people reading ps).
-func initCmd(name string, outW, errW *os.File, extra []*os.File) *exec.Cmd {
-	return &exec.Cmd{
-		Path: selfExe(),
-		Args: []string{stageconfig.Arg0},
-		// The init stage gets the script's environment in its config;
-		// its own only names the run.
-		// GOGC, GOMAXPROCS and GODEBUG keep the init stage's Go
-		// runtime small: no collection, few threads (they count
-		// against RLIMIT_NPROC while it reaps), no cgroup probing.
-		Env:        []string{"SKILL_SANDBOX_INIT=" + name, "GOGC=off", "GOMAXPROCS=1", "GODEBUG=containermaxprocs=0,updatemaxprocs=0"},
-		Stdout:     outW,
-		Stderr:     errW,
-		ExtraFiles: extra,
-	}
-}
-
-// handshake sends the config, reads the layer report, refuses a run with
-// missing layers (see refusing) or with layers built part-way (which the
-// init stage has refused already, see incompleteError) and lets the init stage execve the script. It records
-// the layers and whether the script started in res.
+// handshake sends the init stage its config (sendStage), reads the layer
+// report, refuses a run with missing layers (see refusing) or with layers
+// built part-way (which the init stage has refused already, see
+// incompleteError) and lets the init stage execve the script, with a
+// go-ahead when it waits for one. It records the layers and whether the
+// script started in res.
 func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
-	if err := sendConfig(cfgW, &p.cfg); err != nil {
+	if err := sendStage(cfgW, p); err != nil {
 		kill()
 		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
 	}
 	rd := bufio.NewReader(repR)
-	var rep stageconfig.Report
-	if err := readReport(rd, &rep); err != nil {
+	rep, waiting, err := readStageReport(rd, p)
+	if err != nil {
 		kill()
 		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
 	}
@@ -397,6 +411,9 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		return incompleteError(rep.Incomplete)
 	}
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+		// The init stage waits for the go-ahead whenever a layer is
+		// missing and the config may refuse the run (stageconfig's
+		// WaitForGo), so the script has not started.
 		kill()
 		return isolationError(blocking)
 	}
@@ -407,54 +424,22 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		}
 	}
 	warnDegraded(p.warn, res.Missing)
-	if p.cfg.WaitForGo {
+	if waiting {
 		if _, err := cfgW.Write([]byte{stageconfig.GoByte}); err != nil {
 			kill()
 			return fmt.Errorf("%w: starting script: %v", ErrStart, err)
 		}
 	}
-	// The report pipe is close-on-exec: EOF without another line means
-	// execve succeeded.
-	var after stageconfig.Report
-	switch err := readReport(rd, &after); {
-	case errors.Is(err, io.EOF):
-		res.Started = true
+	// The report pipe is close-on-exec: its end without another message
+	// means execve succeeded.
+	ok, execErr, err := readStageAfter(rd, p)
+	switch {
 	case err != nil:
 		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
-	case after.ExecError != "":
-		return fmt.Errorf("%w: exec %s: %s", ErrStart, p.cfg.Argv[0], after.ExecError)
-	default:
-		return fmt.Errorf("%w: init stage: %s", ErrStart, after.Fatal)
+	case execErr != "":
+		return fmt.Errorf("%w: exec %s: %s", ErrStart, p.cfg.Argv[0], execErr)
 	}
-	return nil
-}
-
-// sendConfig writes cfg as a 4-byte big-endian length and its flat
-// encoding (see wire.go), in one write, so the init stage reads exactly
-// the config and not the go byte after it.
-func sendConfig(w io.Writer, cfg *stageconfig.Config) error {
-	msg, err := stageconfig.Encode(make([]byte, 4, 1024), cfg)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
-	_, err = w.Write(msg)
-	return err
-}
-
-// readReport reads one JSON line from the init stage; io.EOF when the pipe
-// closed without one.
-func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
-	line, err := rd.ReadBytes('\n')
-	if len(line) == 0 {
-		if err == nil || errors.Is(err, io.EOF) {
-			return io.EOF
-		}
-		return err
-	}
-	if err := json.Unmarshal(line, rep); err != nil {
-		return fmt.Errorf("bad report %q: %v", line, err)
-	}
+	res.Started = ok
 	return nil
 }
 

@@ -6,9 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -109,47 +107,6 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		}
 	}
 	return files, nil
-}
-
-// idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
-// gid, the mapping of the sandbox's own namespace, for id-mapped mounts.
-// It is the namespace of a short-lived init stage that is given no config
-// and exits as soon as the namespace is open.
-func idmapUserNS(uid, gid int) (int, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return -1, err
-	}
-	defer r.Close()
-	defer w.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer null.Close()
-	cmd := &exec.Cmd{
-		Path:       selfExe(),
-		Args:       []string{stageconfig.Arg0},
-		Env:        []string{"GOGC=off", "GOMAXPROCS=1"},
-		ExtraFiles: []*os.File{r, null},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:  unix.CLONE_NEWUSER,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
-			Pdeathsig:   syscall.SIGKILL,
-		},
-	}
-	if err := cmd.Start(); err != nil {
-		return -1, err
-	}
-	fd, err := unix.Open("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	w.Close() // the helper reads EOF and exits
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err != nil {
-		return -1, err
-	}
-	return fd, nil
 }
 
 // grantAccessible reports whether uid:gid may use path itself as want

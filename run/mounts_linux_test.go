@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/stage"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -126,7 +126,7 @@ func TestMountSetupChild(t *testing.T) {
 		}
 	}
 	t0 := time.Now()
-	err = stage.SetupMounts(cfg)
+	err = initplan.SetupMounts(cfg)
 	took := time.Since(t0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setupMounts:", err)
@@ -362,7 +362,7 @@ func TestSandboxRoot(t *testing.T) {
 				if name, ok := strings.CutPrefix(l, "EXISTS "); ok && !slices.Contains(allowed, name) {
 					t.Errorf("the host's /%s is visible in the sandbox", name)
 				}
-				if mp, ok := strings.CutPrefix(l, "MOUNT "); ok && mp != "/" && !stage.Under(mp, []string{"/usr", "/etc", "/var/cache/fontconfig", "/dev", "/proc", "/tmp", data, out}) {
+				if mp, ok := strings.CutPrefix(l, "MOUNT "); ok && mp != "/" && !initplan.Under(mp, []string{"/usr", "/etc", "/var/cache/fontconfig", "/dev", "/proc", "/tmp", data, out}) {
 					t.Errorf("mount table lists %s, not a mount of the sandbox", mp)
 				}
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pooledInit is an init stage waiting in a pool: cloned, mapped, its Go
-// runtime started, blocked reading its config socket.
+// pooledInit is an init stage waiting in a pool: cloned into its
+// namespaces, mapped, blocked reading its config socket.
 type pooledInit struct {
-	cmd  *exec.Cmd
+	proc *child
 	born time.Time
 	// cg is the stage's cgroup, which it was born in (see startInside),
 	// with no limits until a run sets its own; nil when none could be had
@@ -60,22 +59,15 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	if err := chownOutput(shape.uid, shape.gid, outW, errW); err != nil {
 		return fail(err)
 	}
-	cmd := initCmd("pooled", outW, errW, []*os.File{cfgR, repW, statusW})
-	// What every run of the pool shares the stage builds ahead.
-	prebuild := stageconfig.Prebuild{
-		Root:    stageconfig.Has(shape.wantNS, LayerMountNS),
-		NetNS:   stageconfig.Has(shape.wantNS, LayerNetNS),
-		Network: shape.allowNetwork,
-	}
-	if env := prebuild.String(); env != "" {
-		cmd.Env = append(cmd.Env, stageconfig.PrebuildEnv+"="+env)
-	}
-	cmd.SysProcAttr = nsAttr(&plan{wantNS: shape.wantNS, hostUID: shape.uid, hostGID: shape.gid})
+	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: []*os.File{cfgR, repW, statusW}}
+	var proc *child
 	start := func() (*started, error) {
-		if err := cmd.Start(); err != nil {
+		var err error
+		proc, err = startPooledProcess(spec, shape)
+		if err != nil {
 			return nil, err
 		}
-		return &started{cmd: cmd}, nil
+		return &started{proc: proc}, nil
 	}
 	cg := poolCgroup(shape)
 	if cg != nil {
@@ -85,9 +77,9 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		// the thread): moved in, all or nothing, else the stage waits
 		// without a cgroup and its run gets one of its own (joinCgroup).
 		if err == nil && !inside {
-			if aerr := cg.attach(cmd.Process.Pid); aerr != nil {
+			if aerr := cg.attach(proc.Process.Pid); aerr != nil {
 				if errors.Is(aerr, errHalfJoined) {
-					err = killHalfJoined(cmd, aerr)
+					err = killHalfJoined(proc, aerr)
 				}
 				cg.close()
 				cg = nil
@@ -106,7 +98,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{cmd: cmd, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -138,7 +130,7 @@ func unlimited(cpus float64) cgroupLimits {
 // is a zombie while its other threads still end, and until the last one
 // has, its descriptors are open and waitid reports nothing.
 func (pi *pooledInit) alive() bool {
-	pid := pi.cmd.Process.Pid
+	pid := pi.proc.Process.Pid
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo != 0 {
 		return false
@@ -150,8 +142,8 @@ func (pi *pooledInit) alive() bool {
 // kill ends a stage that never got a run, removes its cgroup and closes
 // its descriptors.
 func (pi *pooledInit) kill() {
-	pi.cmd.Process.Kill()
-	pi.cmd.Wait()
+	pi.proc.Process.Kill()
+	pi.proc.Wait()
 	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
@@ -176,7 +168,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 		return nil, nil, nil
 	}
 	ip := &initProc{
-		st:   &started{cmd: pi.cmd, namespaces: pl.shape.wantNS, pidns: stageconfig.Has(pl.shape.wantNS, LayerPIDNS)},
+		st:   &started{proc: pi.proc, namespaces: pl.shape.wantNS, pidns: stageconfig.Has(pl.shape.wantNS, LayerPIDNS)},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
 	// The limits first: until the descriptors are sent, nothing of the
@@ -221,10 +213,10 @@ func joinCgroup(p *plan, st *started, res *Result) (*runCgroup, error) {
 	}
 	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
 	if err == nil {
-		if err = cg.attach(st.cmd.Process.Pid); err != nil {
+		if err = cg.attach(st.proc.Process.Pid); err != nil {
 			cg.close()
 			if errors.Is(err, errHalfJoined) {
-				return nil, killHalfJoined(st.cmd, err)
+				return nil, killHalfJoined(st.proc, err)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ package run
 
 import (
 	"io"
-	"os/exec"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -31,9 +30,9 @@ func readReaperReport(r io.Reader) ([]byte, bool) {
 // wait for this: the result is complete once the reaper has reported (see
 // Result.WaitCleanup). It is one goroutine, so that a caller that waits
 // (the CLI) is woken once, not through a chain of them.
-func finishLater(cmd *exec.Cmd, cg *runCgroup, after func(), done chan struct{}) {
-	kill := time.AfterFunc(reaperGrace, func() { killSandbox(cmd.Process, true) })
-	cmd.Wait()
+func finishLater(proc *child, cg *runCgroup, after func(), done chan struct{}) {
+	kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc.Process, true) })
+	proc.Wait()
 	kill.Stop()
 	cg.close()
 	if after != nil {

@@ -84,6 +84,13 @@ type plan struct {
 	denyPaths, allowDenied []string
 	// pool supplies pre-started init stages; nil without one.
 	pool *Pool
+	// compiled is what sendStage made of cfg for the init stage, kept to
+	// read its report (see sendStage).
+	compiled compiledStage
+	// knownMissing: a layer is already known to be missing when the
+	// init stage starts (a namespace, the cgroup, a layer disabled in a
+	// strict run), so it waits for the go-ahead in any case.
+	knownMissing bool
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and

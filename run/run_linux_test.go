@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -472,12 +471,12 @@ except OSError as e:
 			if !strings.Contains(o.stdout, "fork failed after") {
 				return "500 forks succeeded"
 			}
-			// In a user namespace the script gets 20 tasks, or up to
-			// reaperThreadSlack more (the reaper's threads are added to
-			// the limit, with that slack), never fewer.
+			// In a user namespace the script gets exactly 20 tasks:
+			// itself and 19 children (the reaper, one task, is added
+			// to the limit).
 			var n int
-			if _, err := fmt.Sscanf(o.stdout, "fork failed after %d ", &n); err == nil && stageconfig.Has(o.res.Applied, LayerUserNS) && (n < 19 || n > 19+reaper.ReaperThreadSlack) {
-				return fmt.Sprintf("MaxProcs 20 allowed the script %d children, want 19 to %d", n, 19+reaper.ReaperThreadSlack)
+			if _, err := fmt.Sscanf(o.stdout, "fork failed after %d ", &n); err == nil && stageconfig.Has(o.res.Applied, LayerUserNS) && n != 19 {
+				return fmt.Sprintf("MaxProcs 20 allowed the script %d children, want 19", n)
 			}
 			return ""
 		}},
@@ -620,7 +619,7 @@ const pidScript = `echo "ppid=$PPID"
 if cat /proc/1/environ >/dev/null 2>&1; then echo environ=readable; else echo environ=closed; fi
 sed -n 's/^\(NoNewPrivs\|Seccomp\):[[:space:]]*/reaper-\1=/p' /proc/1/status
 # Every thread of the reaper has the main thread's filters (the same count,
-# mode 2): seccomp.SyncThreads.
+# mode 2): the reaper is single-threaded, so this holds by construction.
 main=$(grep '^Seccomp_filters:' /proc/1/status)
 other=0
 for f in /proc/1/task/*/status; do

@@ -3,6 +3,7 @@
 package run
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ var exit7 = stageconfig.ReaperReport{Status: 7 << 8, User: 3 * time.Millisecond,
 // sends when it did not read it before the reaper exited: one whole report
 // from a reaper that exited 0, nothing otherwise.
 func TestScriptStatus(t *testing.T) {
-	exit7 := string(stageconfig.AppendReaperReport(nil, exit7))
+	exit7 := string(appendReaperReport(nil, exit7))
 	tests := []struct {
 		name    string
 		msg     string
@@ -54,7 +55,7 @@ func TestScriptStatus(t *testing.T) {
 // TestReaperReport checks that the report keeps the status and the usage
 // (to the microsecond) and has the size the supervisor reads.
 func TestReaperReport(t *testing.T) {
-	msg := stageconfig.AppendReaperReport(nil, exit7)
+	msg := appendReaperReport(nil, exit7)
 	if len(msg) != stageconfig.ReaperReportLen {
 		t.Fatalf("report of %d bytes, want %d", len(msg), stageconfig.ReaperReportLen)
 	}
@@ -78,4 +79,13 @@ func TestReaperReport(t *testing.T) {
 	if got, whole := readReaperReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
 		t.Errorf("one report: whole %v", whole)
 	}
+}
+
+// appendReaperReport encodes r as the reaper sends it (see
+// stageconfig.ReaperReportLen).
+func appendReaperReport(b []byte, r stageconfig.ReaperReport) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(r.Status))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.User/time.Microsecond))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.System/time.Microsecond))
+	return binary.BigEndian.AppendUint64(b, uint64(r.MaxRSSKiB))
 }

@@ -65,25 +65,19 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	}
 }
 
-// initStagesOf lists the processes whose environment names the run id as
-// its init stage's (SKILL_SANDBOX_INIT, see launch), and our zombie
-// children started as /proc/self/exe, as init stages are (a zombie's
-// environment is empty).
+// initStagesOf lists the processes named as the run id's init process
+// (see initName), zombies included.
 func initStagesOf(id string) []int {
 	var pids []int
-	want := []byte("SKILL_SANDBOX_INIT=" + id + "\x00")
-	self := strconv.Itoa(os.Getpid())
+	want := []byte("(" + initName(id) + ")")
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
 		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
-		zombieChild := len(f) > 1 && string(f[0]) == "Z" && string(f[1]) == self && bytes.Contains(stat, []byte(" (exe) "))
-		if bytes.Contains(env, want) || zombieChild {
+		if bytes.Contains(stat, want) {
 			pids = append(pids, pid)
 		}
 	}

@@ -105,7 +105,7 @@ func TestMCPEOFStopsRuns(t *testing.T) {
 		t.Log("no pre-started init stage seen (no user namespaces?)")
 	}
 	for _, pid := range pooled {
-		if env, err := os.ReadFile(filepath.Join("/proc", pid, "environ")); err == nil && bytes.Contains(env, []byte("SKILL_SANDBOX_INIT=pooled")) {
+		if comm, err := os.ReadFile(filepath.Join("/proc", pid, "comm")); err == nil && string(comm) == "ss-pooled\n" {
 			t.Errorf("pre-started init stage %s left behind after EOF", pid)
 		}
 	}
@@ -151,7 +151,7 @@ func pooledStagesOf(pid int) []string {
 		if err != nil || !bytes.Contains(status, []byte(fmt.Sprintf("\nPPid:\t%d\n", pid))) {
 			continue
 		}
-		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(env, []byte("SKILL_SANDBOX_INIT=pooled")) {
+		if comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); err == nil && string(comm) == "ss-pooled\n" {
 			pids = append(pids, e.Name())
 		}
 	}

@@ -2,8 +2,8 @@
 // deny-list of kernel-attack system calls, the architecture check, and the
 // rules a missing namespace calls for (Policy).
 //
-// The init stage (run/internal/stage) loads it on its own thread before it
-// executes the script; the reaper (run/internal/reaper) puts it on the Go
-// runtime's other threads (SyncThreads). Nothing here keeps state; Load touches
-// only the calling process's filters and no_new_privs is the caller's.
+// It runs in the supervisor: run/internal/initplan puts the filter in the
+// init process's program, which loads it (the init process, and the
+// reaper it becomes, are single-threaded, so the one thread is the whole
+// process). Nothing here keeps state or makes a system call.
 package seccomp

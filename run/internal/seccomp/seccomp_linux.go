@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,16 +41,15 @@ import (
 //	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
 //	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
-//	prlimit64 setting another process's limits     EPERM  (the run's reaper; see reaper.Run)
+//	prlimit64 setting another process's limits     EPERM  (the run's reaper, PID 1)
 //	pidfd_getfd                                    EPERM  (another process's descriptors)
 //	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
 //	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
 //	everything else                                allowed
 //
-// PTRACE_TRACEME is how the reaper starts the script stopped after execve
-// to set its RLIMIT_AS (reaper.Run); with PTRACE_DETACH it is all a
-// tracer can do here, and a script can only make its own parent its
-// tracer. Most of these already fail without capabilities; the filter is the layer
+// PTRACE_TRACEME and PTRACE_DETACH are all a tracer can do here, and a
+// script can only make its own parent its tracer (the reaper detaches
+// such a child at once, see initproc's childReap). Most of these already fail without capabilities; the filter is the layer
 // that still holds where a capability or namespace layer is missing, and it
 // removes kernel attack surface reachable without privileges.
 
@@ -110,6 +108,9 @@ type block struct {
 // then the blocks (rules), found by the system call's number in a binary
 // search (dispatch), and "allow" for every call without a block.
 func Filter(pol Policy) ([]unix.SockFilter, error) {
+	if !seccompSupported {
+		return nil, ErrUnsupported
+	}
 	prog := []unix.SockFilter{
 		Stmt(BpfLoadWord, seccompArch),
 		Jump(BpfJumpEq, auditArch, 1, 0),
@@ -254,48 +255,6 @@ func searchTree(bs []block) ([]unix.SockFilter, error) {
 	return append(append(out, low...), high...), nil
 }
 
-// ErrUnsupported is Load's (and LoadFilter's) error on an architecture
-// this package has no filter for.
+// ErrUnsupported is Filter's error on an architecture this package has
+// no filter for.
 var ErrUnsupported = errors.New("no seccomp filter for this architecture")
-
-// Load loads the filter with seccomp(2) and the given flags. The errno of
-// a failed seccomp(2) is wrapped, for the init stage to tell a kernel
-// without seccomp filters from a failure to load this one.
-func Load(flags uintptr, pol Policy) error {
-	if !seccompSupported {
-		return ErrUnsupported
-	}
-	filter, err := Filter(pol)
-	if err != nil {
-		return err
-	}
-	return LoadFilter(flags, filter)
-}
-
-// LoadFilter loads filter, which Filter made, with seccomp(2) and the
-// given flags.
-func LoadFilter(flags uintptr, filter []unix.SockFilter) error {
-	if !seccompSupported || len(filter) == 0 {
-		return ErrUnsupported
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
-	switch {
-	case errno != 0:
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
-	case r != 0:
-		// With TSYNC, the id of a thread that could not be synced.
-		return fmt.Errorf("seccomp(SECCOMP_FILTER_FLAG_TSYNC): thread %d not synced", r)
-	}
-	return nil
-}
-
-// SyncThreads puts the calling thread's filters on every other thread of
-// the process (SECCOMP_FILTER_FLAG_TSYNC), and no_new_privs with them.
-// TSYNC comes with a new filter, which here is a single "allow": the
-// kernel applies the strictest result of all of a thread's filters, so
-// the threads get exactly the caller's deny-list, and the kernel need not
-// compile and analyse a second copy of it (about 0.1 ms).
-func SyncThreads() error {
-	return LoadFilter(unix.SECCOMP_FILTER_FLAG_TSYNC, []unix.SockFilter{Stmt(BpfReturn, retAllow)})
-}

@@ -5,15 +5,12 @@ import "golang.org/x/sys/unix"
 // Architecture constants of the seccomp filter for amd64.
 const (
 	seccompSupported = true
-	// sigactionLayout: the kernel's struct sigaction here is handler,
-	// flags, restorer, mask (see ignoreSignals).
-	SigactionLayout = true
-	auditArch       = unix.AUDIT_ARCH_X86_64
-	checkX32        = true // x32 system calls share the arch value: refuse them by number
-	sysClone        = unix.SYS_CLONE
-	sysClone3       = unix.SYS_CLONE3
-	sysIoctl        = unix.SYS_IOCTL
-	sysPersonality  = unix.SYS_PERSONALITY
+	auditArch        = unix.AUDIT_ARCH_X86_64
+	checkX32         = true // x32 system calls share the arch value: refuse them by number
+	sysClone         = unix.SYS_CLONE
+	sysClone3        = unix.SYS_CLONE3
+	sysIoctl         = unix.SYS_IOCTL
+	sysPersonality   = unix.SYS_PERSONALITY
 )
 
 // archDeniedSyscalls lists denied calls that exist only on amd64:

@@ -6,7 +6,6 @@ package seccomp
 // missing.
 const (
 	seccompSupported = false
-	SigactionLayout  = false // ignoreSignals does nothing here
 	auditArch        = 0
 	checkX32         = false
 	sysClone         = 0

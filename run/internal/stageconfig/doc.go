@@ -4,10 +4,9 @@
 // descriptor numbers they meet on, the init stage's layer report (Report,
 // Layer, Missing) and the reaper's status report (ReaperReport).
 //
-// It runs in every process of a run (the supervisor encodes and parses, the
-// init stage and the reaper decode and report) and touches nothing: no
-// system call but a descriptor's fstat in SameGrant, no state. What a
-// process does with the contract lives in its own package: run (the
-// supervisor), run/internal/stage (the init stage), run/internal/reaper
-// (PID 1 of the run's PID namespace).
+// It runs in the supervisor, which on Linux compiles the config into the
+// init process's program (run/internal/initplan, run/internal/initproc)
+// and reads its reports, and in macOS's init stage (run/internal/stage),
+// which decodes the config itself. It touches nothing: no system call but
+// a descriptor's fstat in SameGrant, no state.
 package stageconfig

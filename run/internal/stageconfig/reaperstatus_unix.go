@@ -10,25 +10,19 @@ import (
 
 // ReaperReportLen is the size of the reaper's report on StatusFD: the script's
 // wait status (4 bytes), then the user and system CPU time in microseconds
-// and the peak resident set size in KiB (8 bytes each) of every process of
-// the run, the reaper included, all big-endian.
+// of every process of the run, the reaper included, and the largest peak
+// resident set size in KiB of the script and its descendants (8 bytes
+// each), all big-endian.
 const ReaperReportLen = 4 + 3*8
 
-// ReaperReport is what the reaper (PID 1 of the run's PID namespace) sends
+// ReaperReport is what the reaper (PID 1 of the run's PID namespace; see
+// run/internal/initproc's childSendStatus, which encodes it) sends
 // once the script and every other process of the run have exited and been
 // reaped, just before it exits itself.
 type ReaperReport struct {
 	Status       syscall.WaitStatus // the script's wait status
 	User, System time.Duration      // CPU time of every process of the run
 	MaxRSSKiB    int64              // the largest peak resident set size among them
-}
-
-// AppendReaperReport encodes r as the reaper sends it.
-func AppendReaperReport(b []byte, r ReaperReport) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(r.Status))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.User/time.Microsecond))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.System/time.Microsecond))
-	return binary.BigEndian.AppendUint64(b, uint64(r.MaxRSSKiB))
 }
 
 // ParseReaperReport decodes a report of exactly reportLen bytes.

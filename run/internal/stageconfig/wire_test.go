@@ -184,49 +184,4 @@ func BenchmarkConfigDecode(b *testing.B) {
 	}
 }
 
-// TestPrebuild checks PrebuildEnv's encoding both ways.
-func TestPrebuild(t *testing.T) {
-	for _, tc := range []struct {
-		s  string
-		p  Prebuild
-		ok bool
-	}{
-		{"", Prebuild{}, true},
-		{"root", Prebuild{Root: true}, true},
-		{"root+netns", Prebuild{Root: true, NetNS: true}, true},
-		{"root+network", Prebuild{Root: true, Network: true}, true},
-		{"netns", Prebuild{NetNS: true}, true},
-		{"root+netns+network", Prebuild{Root: true, NetNS: true, Network: true}, true},
-		{"netns+root", Prebuild{}, false},
-		{"root+root", Prebuild{}, false},
-		{"root+", Prebuild{}, false},
-		{"+root", Prebuild{}, false},
-		{"rootfs", Prebuild{}, false},
-		{"Root", Prebuild{}, false},
-	} {
-		p, ok := ParsePrebuild(tc.s)
-		if ok != tc.ok || p != tc.p {
-			t.Errorf("ParsePrebuild(%q) = %+v, %v; want %+v, %v", tc.s, p, ok, tc.p, tc.ok)
-		}
-		if tc.ok && tc.p.String() != tc.s {
-			t.Errorf("%+v.String() = %q, want %q", tc.p, tc.p.String(), tc.s)
-		}
-	}
-}
 
-// FuzzParsePrebuild checks that ParsePrebuild accepts exactly what String
-// produces.
-func FuzzParsePrebuild(f *testing.F) {
-	for _, s := range []string{"", "root", "root+netns+network", "netns+root", "root+", "++"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		p, ok := ParsePrebuild(s)
-		if ok && p.String() != s {
-			t.Errorf("ParsePrebuild(%q) = %+v, whose String is %q", s, p, p.String())
-		}
-		if !ok && p != (Prebuild{}) {
-			t.Errorf("ParsePrebuild(%q) refused but returned %+v", s, p)
-		}
-	})
-}

@@ -1,4 +1,6 @@
-package stage
+//go:build linux && (amd64 || arm64)
+
+package initplan
 
 import (
 	"os"
@@ -64,7 +66,7 @@ func etcNetwork() []string {
 // found. Without it glibc falls through to DNS for "localhost" and fails.
 // It names nothing of the host: localhost is the run's own loopback (in
 // its network namespace), and the host name is the UTS namespace's.
-const etcOwnHosts = "127.0.0.1\tlocalhost\n127.0.1.1\t" + SandboxHostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+const etcOwnHosts = "127.0.0.1\tlocalhost\n127.0.1.1\t" + sandboxHostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 // etcOwn returns the files the sandbox's /etc holds that are written by
 // the init stage (buildRoot) rather than bound from the host's, by path:
@@ -84,18 +86,17 @@ func etcPatterns(allowNetwork bool) []string {
 	return etcReadable()
 }
 
-// etcEntries returns the entries of etcPatterns found on the host, as
+// etcEntries returns the entries of matches (etcMatches) found on the host, as
 // they are shown in the sandbox's /etc (see buildRoot): folders and files
-// by descriptor, to be bind-mounted read-only, symlinks by their target,
-// to be re-created, unless the link leads outside what the sandbox shows
-// (see etcLink). Without Landlock the secrets of /etc are then still out
-// of sight. The folders of sharedCaches follow, shown the same way
-// (a symlink among them is left out). The caller closes the descriptors
-// (hostView.close).
-func etcEntries(allowNetwork bool) []hostEntry {
+// to be bind-mounted read-only, symlinks by their target, to be
+// re-created, unless the link leads outside what the sandbox shows (see
+// etcLink). Without Landlock the secrets of /etc are then still out of
+// sight. The folders of sharedCaches follow, shown the same way (a
+// symlink among them is left out).
+func etcEntries(matches []string) []hostEntry {
 	var entries []hostEntry
-	for _, p := range etcMatches(allowNetwork) {
-		if e, ok := openHostEntry(p); ok {
+	for _, p := range matches {
+		if e, ok := lookHostEntry(p); ok {
 			if e.link != "" {
 				e = etcLink(e)
 			}
@@ -103,10 +104,8 @@ func etcEntries(allowNetwork bool) []hostEntry {
 		}
 	}
 	for _, p := range sharedCaches() {
-		if e, ok := openHostEntry(p); ok && e.folder {
+		if e, ok := lookHostEntry(p); ok && e.folder {
 			entries = append(entries, e)
-		} else if ok && e.link == "" {
-			unix.Close(e.fd)
 		}
 	}
 	return entries
@@ -122,23 +121,19 @@ func etcEntries(allowNetwork bool) []hostEntry {
 // /etc), when it is a regular file anyone may read and lies outside the
 // places that hold a user's or a session's data or the deny list's entries
 // (etcLinkTargetOK); else the link is re-created, dangling, and nothing
-// more is shown. The target is opened without following symlinks, so the
-// file checked is the file bound.
+// more is shown. The init process opens the target without following
+// symlinks and checks it is a regular file again, so the file checked is
+// the file bound.
 func etcLink(e hostEntry) hostEntry {
 	target, err := filepath.EvalSymlinks(e.path)
 	if err != nil || !etcLinkTargetOK(target) {
 		return e
 	}
-	fd, err := openBeneath("", target)
-	if err != nil {
-		return e
-	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&unix.S_IROTH == 0 {
-		unix.Close(fd)
+	if unix.Lstat(target, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&unix.S_IROTH == 0 {
 		return e
 	}
-	return hostEntry{path: e.path, fd: fd}
+	return hostEntry{path: e.path, target: target}
 }
 
 // etcLinkTargetOK reports whether target, where a symlink of the /etc list

@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package stage
 
 import (
@@ -7,7 +5,6 @@ import (
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -29,16 +26,10 @@ func applyRlimits(cfg *config) error {
 		{"RLIMIT_CORE", syscall.RLIMIT_CORE, 0},
 		{"RLIMIT_FSIZE", syscall.RLIMIT_FSIZE, l.FileSize},
 		{"RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, l.OpenFiles},
+		{"RLIMIT_CPU", syscall.RLIMIT_CPU, l.CPUSeconds},
 	}
-	// Under a PID namespace the init stage stays PID 1 as the reaper: its
-	// own Go threads count against RLIMIT_NPROC and it must not run out
-	// of CPU time, so it sets those two on the script only
-	// (setChildLimits), like RLIMIT_AS.
-	if !reaper.IsNamespaceInit() {
-		list = append(list, rlimit{"RLIMIT_CPU", syscall.RLIMIT_CPU, l.CPUSeconds})
-		if l.Procs > 0 && stageconfig.NprocIsPerRun() {
-			list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
-		}
+	if l.Procs > 0 && stageconfig.NprocIsPerRun() {
+		list = append(list, rlimit{"RLIMIT_NPROC", rlimitNPROC, l.Procs})
 	}
 	for _, r := range list {
 		if r.value == 0 && r.resource != syscall.RLIMIT_CORE {

@@ -1,4 +1,6 @@
-package stage
+//go:build linux && (amd64 || arm64)
+
+package initplan
 
 import (
 	"os"

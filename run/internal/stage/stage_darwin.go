@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package stage
 
 import (
@@ -13,8 +11,6 @@ import (
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/reaper"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -30,37 +26,25 @@ func ExecIfRequested() {
 		return
 	}
 	var st syscall.Stat_t
-	// A pipe, or a socket for a stage started ahead in a Pool.
-	if syscall.Fstat(stageconfig.ConfigFD, &st) != nil || (uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO && uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFSOCK) {
+	if syscall.Fstat(stageconfig.ConfigFD, &st) != nil || uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFIFO {
 		return
 	}
-	// Capabilities, no_new_privs, Landlock and seccomp are attributes of
-	// the calling thread, and execve (or fork) from that thread is what
-	// carries them into the script: everything below runs on this one
-	// locked thread.
+	// The limits are set on this thread's process, and execve from this
+	// thread replaces it with sandbox-exec.
 	runtime.LockOSThread()
 	os.Exit(initMain())
 }
 
-// initMain runs the init stage. Without a PID namespace the script
-// replaces this process, and initMain returns only when it could not exec
-// the script; under one it returns once the script has exited (see
-// reaper.Run).
+// initMain runs the init stage: the script replaces this process, and
+// initMain returns only when it could not exec the script.
 func initMain() int {
 	report := os.NewFile(stageconfig.ReportFD, "report")
 	conf := os.NewFile(stageconfig.ConfigFD, "config")
-	// A pooled stage builds what it can of its root while it waits.
-	pre := prebuildRoot(os.Getenv(stageconfig.PrebuildEnv))
-	if err := receivePooled(); err != nil {
-		stageconfig.WriteReport(report, stageconfig.Report{Fatal: err.Error()})
-		return stageconfig.ExitFailure
-	}
 	cfg, err := readConfig(conf)
 	if err != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{Fatal: err.Error()})
 		return stageconfig.ExitFailure
 	}
-	cfg.pre = pre
 	applied, missing := applyLayers(cfg)
 	if cfg.changed != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Changed: describe(cfg.changed)})
@@ -72,26 +56,16 @@ func initMain() int {
 		stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Incomplete: cfg.incomplete})
 		return stageconfig.ExitFailure
 	}
-	if err := stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing, Prebuilt: cfg.pre.used()}); err != nil {
+	if err := stageconfig.WriteReport(report, stageconfig.Report{Applied: applied, Missing: missing}); err != nil {
 		return stageconfig.ExitFailure
 	}
 	// Wait for the supervisor's go-ahead when it may refuse the run
-	// (RequireIsolation) now that it knows which layers took effect. The
-	// reaper waits for it itself, overlapping the round trip with the
-	// script's fork and exec (see reaper.Run).
-	goAhead := func() bool {
+	// now that it knows which layers took effect.
+	if cfg.WaitForGo {
 		var b [1]byte
-		n, _ := conf.Read(b[:])
-		return n == 1 && b[0] == stageconfig.GoByte
-	}
-	if !cfg.WaitForGo {
-		goAhead = func() bool { return true }
-	}
-	if reaper.IsNamespaceInit() {
-		return reaper.Run(cfg.Config, reaper.Stage{OOMScore: cfg.oomScore, Filtered: stageconfig.Has(applied, stageconfig.LayerSeccomp)}, report, goAhead)
-	}
-	if !goAhead() {
-		return stageconfig.ExitFailure
+		if n, _ := conf.Read(b[:]); n != 1 || b[0] != stageconfig.GoByte {
+			return stageconfig.ExitFailure
+		}
 	}
 	if err := os.Chdir(cfg.Dir); err != nil {
 		stageconfig.WriteReport(report, stageconfig.Report{ExecError: err.Error()})
@@ -126,32 +100,16 @@ func readConfig(r io.Reader) (*config, error) {
 	return &cfg, nil
 }
 
-// config is the supervisor's config with what the init stage decides and
-// opens on its way through the layers, which the supervisor never sees.
+// config is the supervisor's config with what the init stage finds on
+// its way through the layers, which the supervisor never sees.
 type config struct {
 	*stageconfig.Config
-
-	// seccomp is decided by the init stage itself, from the namespaces
-	// that took effect, and used for every thread it filters.
-	seccomp seccomp.Policy
-
-	// oomScore is the reaper's own oom_score_adj, opened before Landlock
-	// (see reaper.OpenOOMScore).
-	oomScore *os.File
-
-	// pre is what a pooled stage built of its root before the config
-	// came (see prebuildRoot); nil when nothing was.
-	pre *prebuilt
 
 	// changed is set by runSteps when a layer found the host no longer as
 	// the supervisor checked it (an error wrapping ErrBadConfig: a grant
 	// or masked entry swapped meanwhile). That is an attack under way, not
 	// a missing kernel feature: the run is refused, AllowDegraded or not.
 	changed error
-
-	// privateTmp says that setupMounts built the mount namespace, so
-	// /tmp and /dev/shm are the run's own tmpfs (Landlock may grant them).
-	privateTmp bool
 
 	// incomplete lists the layers the kernel offers whose construction
 	// failed part-way (see step.builds and applyLandlock): the run is

@@ -1,0 +1,265 @@
+//go:build linux && (amd64 || arm64)
+
+package run
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor's side of the Linux init process (run/internal/initproc):
+// a clone of this process that runs a program of system calls the
+// supervisor compiles for the run (run/internal/initplan), without a Go
+// runtime or a second program of its own.
+
+// compiledStage is the program sent to the init process, kept to read its
+// report.
+type compiledStage = *initplan.Plan
+
+// startInit starts the init process in new namespaces. When user
+// namespaces cannot be created (disabled by the caller, by sysctl, by a
+// seccomp policy of a container, or their count is exhausted) it starts it
+// without any namespace: every other namespace needs the user namespace
+// when the caller is unprivileged, and a privileged caller must not keep
+// host root. The missing namespaces are then reported and the remaining
+// layers still apply.
+func startInit(spec *launchSpec, p *plan) (*started, error) {
+	files, release, err := spec.fds()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st := &started{}
+	if stageconfig.Has(p.wantNS, LayerUserNS) {
+		var flags uintptr
+		for _, l := range p.wantNS {
+			flags |= cloneFlag(l)
+		}
+		at := nsAttr(flags, files, p.hostUID, p.hostGID)
+		at.Name = initName(p.requestID)
+		pid, err := initproc.Start(at)
+		if err == nil {
+			if st.proc, err = newChild(pid); err != nil {
+				return nil, err
+			}
+			st.namespaces = p.wantNS
+			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
+			enableSubreaper(st.pidns)
+			return st, nil
+		}
+		if !userNSRefused(err) {
+			return nil, err
+		}
+		reason := userNSCause(err, readHostFacts("/proc"))
+		for _, l := range p.wantNS {
+			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
+		}
+	} else {
+		for _, l := range p.wantNS {
+			st.missing = append(st.missing, Missing{Layer: l, Reason: "needs the user namespace, which is disabled"})
+		}
+	}
+	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.requestID)})
+	if err != nil {
+		return nil, err
+	}
+	if st.proc, err = newChild(pid); err != nil {
+		return nil, err
+	}
+	enableSubreaper(false)
+	return st, nil
+}
+
+// initName is the name (comm) of the init process of the run id: "ss-"
+// and the id's first twelve characters, for people reading ps.
+func initName(id string) string {
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return "ss-" + id
+}
+
+// pooledName is the name of an init process waiting in a pool.
+const pooledName = "ss-pooled"
+
+// nsAttr clones into the namespaces of flags. The namespace's uid 0 maps
+// to uid (the caller, or nobody when the caller is root, see nobodyUID);
+// a root caller's init process then becomes that uid 0 and drops its
+// supplementary groups (see initplan's credentials), which setgroups
+// "allow" permits: root writes gid_map with CAP_SETGID in the parent
+// namespace.
+func nsAttr(flags uintptr, files []int, uid, gid int) *initproc.Attr {
+	return &initproc.Attr{
+		Cloneflags:     flags,
+		Files:          files,
+		UIDMap:         fmt.Sprintf("0 %d 1\n", uid),
+		GIDMap:         fmt.Sprintf("0 %d 1\n", gid),
+		SetgroupsAllow: os.Geteuid() == 0,
+		ReportFD:       stageconfig.ReportFD,
+	}
+}
+
+// fds lists the descriptors the init process gets at 0, 1, 2 and on:
+// stdin (/dev/null when there is none), stdout, stderr, then extra.
+// release closes what fds opened.
+func (s *launchSpec) fds() (files []int, release func(), err error) {
+	release = func() {}
+	stdin := -1
+	switch f := s.stdin.(type) {
+	case *os.File:
+		stdin = int(f.Fd())
+	case nil:
+		null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		stdin, release = null, func() { unix.Close(null) }
+	default:
+		return nil, nil, fmt.Errorf("stdin of type %T", s.stdin)
+	}
+	files = []int{stdin, int(s.stdout.Fd()), int(s.stderr.Fd())}
+	for _, f := range s.extra {
+		files = append(files, int(f.Fd()))
+	}
+	return files, release, nil
+}
+
+// sendStage compiles the run's config, now that the namespaces the init
+// process has are known (p.cfg.Namespaces), and sends the program. The
+// init process waits for the go-ahead, when the config asks for one,
+// also when a layer is already known to be missing.
+func sendStage(w io.Writer, p *plan) error {
+	plan, err := initplan.Compile(initplan.Input{
+		Config:       &p.cfg,
+		RootCaller:   os.Geteuid() == 0,
+		HostUID:      p.hostUID,
+		HostGID:      p.hostGID,
+		GrantFolders: grantFolders(p),
+		Name:         initName(p.requestID),
+		KnownMissing: p.knownMissing,
+	})
+	if err != nil {
+		return err
+	}
+	p.compiled = plan
+	_, err = w.Write(plan.Bytes())
+	return err
+}
+
+// readStageReport reads the init process's layer report (initproc.Report)
+// and says whether it waits for the go-ahead.
+func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error) {
+	var r initproc.Report
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r))
+	if n, err := io.ReadFull(rd, buf); err != nil {
+		if n == 0 {
+			err = io.EOF
+		}
+		return stageconfig.Report{}, false, err
+	}
+	if !r.Valid() {
+		return stageconfig.Report{}, false, errors.New("malformed layer report")
+	}
+	return p.compiled.Report(r), r.Waiting == 1, nil
+}
+
+// readStageAfter reads what follows the layer report: nothing (ok) once
+// execve succeeded (the report descriptor is close-on-exec), else the exec
+// error (initproc.ExecError).
+func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err error) {
+	var e initproc.ExecError
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&e)), unsafe.Sizeof(e))
+	n, err := io.ReadFull(rd, buf)
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return true, "", nil
+	case err != nil:
+		return false, "", fmt.Errorf("reading the exec report: %v", err)
+	case !e.Valid():
+		return false, "", errors.New("malformed exec report")
+	}
+	return false, p.compiled.ExecError(e), nil
+}
+
+// grantFolders says, for each grant, whether it is a folder: the handed-
+// over tree, or the path (a file changed since is caught by the init
+// process's check of its device and inode, or by its mount failing).
+func grantFolders(p *plan) []bool {
+	out := make([]bool, len(p.cfg.Grants))
+	for i, g := range p.cfg.Grants {
+		var st unix.Stat_t
+		var err error
+		if j := g.Tree - stageconfig.FirstTreeFD; g.Tree != 0 && j >= 0 && j < len(p.extraFiles) {
+			err = unix.Fstat(int(p.extraFiles[j].Fd()), &st)
+		} else {
+			err = unix.Stat(g.Path, &st)
+		}
+		out[i] = err != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	return out
+}
+
+// startPooledProcess starts a pooled init process of shape: in its
+// namespaces, waiting for a run to send its descriptors and program (see
+// Pool and initproc's Attr.Pooled).
+func startPooledProcess(spec *launchSpec, shape poolShape) (*child, error) {
+	files, release, err := spec.fds()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var flags uintptr
+	for _, l := range shape.wantNS {
+		flags |= cloneFlag(l)
+	}
+	at := nsAttr(flags, files, shape.uid, shape.gid)
+	at.Pooled, at.Name = true, pooledName
+	pid, err := initproc.Start(at)
+	if err != nil {
+		return nil, err
+	}
+	return newChild(pid)
+}
+
+// idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
+// gid, the mapping of the sandbox's own namespace, for id-mapped mounts.
+// It is the namespace of an init process that is given no program and
+// exits as soon as the namespace is open.
+func idmapUserNS(uid, gid int) (int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return -1, err
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(null)
+	at := nsAttr(unix.CLONE_NEWUSER, []int{null, null, null, int(r.Fd()), null}, uid, gid)
+	at.Name = "ss-idmap"
+	pid, err := initproc.Start(at)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	w.Close() // the init process reads the end of its program and exits
+	unix.Kill(pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, 0, nil)
+	if err != nil {
+		return -1, err
+	}
+	return fd, nil
+}

@@ -1,0 +1,51 @@
+//go:build linux && !amd64 && !arm64
+
+package run
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// The init process (run/internal/initproc) is written for amd64 and
+// arm64: on other architectures a run is refused with ErrUnsupported.
+
+// compiledStage is nothing here.
+type compiledStage struct{}
+
+// startInit refuses: there is no init process for this architecture.
+func startInit(*launchSpec, *plan) (*started, error) {
+	return nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
+}
+
+// startPooledProcess refuses, as startInit does.
+func startPooledProcess(*launchSpec, poolShape) (*child, error) {
+	return nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
+}
+
+// idmapUserNS has no init process to take a namespace from.
+func idmapUserNS(int, int) (int, error) { return -1, initproc.ErrUnsupported }
+
+// sendStage, readStageReport and readStageAfter are never reached:
+// startInit refused.
+func sendStage(io.Writer, *plan) error { return initproc.ErrUnsupported }
+
+func readStageReport(*bufio.Reader, *plan) (stageconfig.Report, bool, error) {
+	return stageconfig.Report{}, false, initproc.ErrUnsupported
+}
+
+func readStageAfter(*bufio.Reader, *plan) (bool, string, error) {
+	return false, "", initproc.ErrUnsupported
+}
+
+// initName is the name of a run's init process (see initproc_linux.go).
+func initName(id string) string {
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return "ss-" + id
+}

@@ -1,0 +1,302 @@
+//go:build linux && (amd64 || arm64)
+
+package initplan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"syscall"
+	"unsafe"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock access rights by the ABI version that introduced them.
+const (
+	llFSv1 = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	llFSv2  = llFSv1 | unix.LANDLOCK_ACCESS_FS_REFER
+	llFSv3  = llFSv2 | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	llFSv5  = llFSv3 | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llNetv4 = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	// Scopes (ABI 6): abstract unix sockets and signals of processes
+	// outside the sandbox's Landlock domain.
+	llScopeAbstractUnix = 0x1
+	llScopeSignal       = 0x2
+	llScopev6           = llScopeAbstractUnix | llScopeSignal
+
+	// Rights that apply to files (rules on files may hold only these).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE |
+		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+
+	llRead      = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	llReadExec  = llRead | unix.LANDLOCK_ACCESS_FS_EXECUTE
+	llDevice    = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	llReadWrite = llFSv5 &^ (unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+)
+
+// llRulesetAttr is struct landlock_ruleset_attr up to ABI 6. Larger than
+// what old kernels know is fine as long as the extra fields are zero.
+type llRulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// landlockABI returns the kernel's Landlock ABI version, or 0 and why
+// Landlock is absent or disabled at boot.
+func landlockABI() (int, string) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, landlockCause(errno)
+	}
+	return int(v), ""
+}
+
+// applyLandlock restricts the file system (landlock-fs), TCP (landlock-net)
+// and signals and abstract unix sockets (landlock-scope) in one ruleset,
+// handling every right the kernel's ABI knows (best effort: a layer the
+// ABI lacks is reported missing, the others still apply):
+//
+//   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
+//     skill folder;
+//   - read: the parts of /etc in etcReadable and the caches of
+//     sharedCaches (the lists the mount layout uses too), the files of
+//     etcOwn in the sandbox's own /etc, /proc (private with the PID
+//     namespace);
+//   - read and write: /dev/null, zero, full, random, urandom, and the
+//     private /dev/shm and /tmp when the mount namespace provides them;
+//   - everything but execute and device nodes: the work folder;
+//   - TCP bind and connect: nothing, unless AllowNetwork or a private
+//     network namespace (then not handled: its loopback is the script's);
+//     with a host allowlist, connect to the proxy's port only and no bind,
+//     in the namespace too;
+//   - scopes: no signal and no abstract unix socket leaves the domain.
+//
+// ABI 7 added only logging; rights of later ABIs (UDP, connecting to
+// pathname unix sockets) are not handled yet, so on such kernels the
+// ruleset is the ABI 6 one. Pathname unix sockets are kept out of reach by
+// the mount namespace, whose root holds no host folder that could hold one.
+//
+// The rules are added once the mount namespace is built: they hold on the
+// files the paths lead to in the sandbox's root.
+func (c *compiler) applyLandlock() {
+	cfg := c.cfg
+	want := func(l stageconfig.Layer) bool { return stageconfig.Has(cfg.Layers, l) }
+	all := []stageconfig.Layer{stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope}
+	fail := func(reason string, ls ...stageconfig.Layer) {
+		for _, l := range ls {
+			if want(l) {
+				c.missing = append(c.missing, stageconfig.Missing{Layer: l, Reason: reason})
+			}
+		}
+	}
+	if !want(stageconfig.LayerLandlockFS) && !want(stageconfig.LayerLandlockNet) && !want(stageconfig.LayerLandlockScope) {
+		return
+	}
+	abi := c.pf.landlockABI
+	if abi == 0 {
+		fail(c.pf.landlockWhy, all...)
+		return
+	}
+	var attr llRulesetAttr
+	var layers uint32
+	if want(stageconfig.LayerLandlockFS) {
+		attr.handledFS = llHandledFS(abi)
+		layers |= bit(stageconfig.LayerLandlockFS)
+	}
+	// In a private network namespace the only TCP peers are the script's
+	// own, on its loopback (see setupNetNS): TCP is left to the script
+	// there, so local servers work, and landlock-net is the fallback that
+	// denies TCP bind and connect when there is no such namespace.
+	// With a host allowlist the TCP rules stay, in the namespace too:
+	// connect to the proxy's port only, no bind.
+	if want(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
+		if abi >= 4 {
+			attr.handledNet = llNetv4
+			layers |= bit(stageconfig.LayerLandlockNet)
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
+		}
+	}
+	if want(stageconfig.LayerLandlockScope) {
+		if abi >= 6 {
+			attr.scoped = llScopev6
+			layers |= bit(stageconfig.LayerLandlockScope)
+		} else {
+			fail(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
+		}
+	}
+	if attr == (llRulesetAttr{}) {
+		return
+	}
+	// From here on the kernel offers what the ruleset asks for: a
+	// failure leaves the layers built part-way (a granted path or a
+	// sibling of a denied entry without its rule, a ruleset never
+	// enforced) and refuses the run, AllowDegraded or not. The one
+	// exception is landlock_restrict_self's EPERM without no_new_privs,
+	// the consequence of that other layer missing (or disabled).
+	c.b.Begin(layers)
+	ruleset := c.b.NewReg()
+	ad := initproc.Struct(c.b, &attr)
+	c.b.Sys("landlock_create_ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, []initproc.Arg{initproc.Ref(ad), imm(uint64(unsafe.Sizeof(attr))), imm(0)},
+		initproc.Into(ruleset))
+	if attr.handledFS != 0 {
+		mountNS := bit(stageconfig.LayerMountNS)
+		ownProc := stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)
+		for _, r := range llSharedRules(c.etc, ownProc) {
+			c.landlockRule(ruleset, r, attr.handledFS)
+		}
+		// Only in the private root setupMounts built: without the
+		// mount namespace these paths would be the host's.
+		skip := c.b.NewLabel()
+		c.b.SkipUnlessApplied(mountNS, skip)
+		for _, r := range llPrivateRules(cfg.AllowNetwork) {
+			c.landlockRule(ruleset, r, attr.handledFS)
+		}
+		c.b.Mark(skip)
+		for _, r := range llRunRules(cfg) {
+			c.landlockRule(ruleset, r, attr.handledFS)
+		}
+	}
+	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
+		pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(cfg.ProxyPort)}
+		pd := initproc.Struct(c.b, &pa)
+		c.b.Sys("landlock rule for the proxy port", unix.SYS_LANDLOCK_ADD_RULE, []initproc.Arg{reg(ruleset), imm(llRuleNetPort), initproc.Ref(pd), imm(0)})
+	}
+	c.b.Sys("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, []initproc.Arg{reg(ruleset), imm(0)},
+		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))
+	c.closeReg(ruleset)
+	c.b.End()
+}
+
+// landlockRule emits r's rule (within handled). A missing path is skipped,
+// but for the skill and work folders.
+func (c *compiler) landlockRule(ruleset initproc.Register, r llRule, handled uint64) {
+	access := r.access & handled
+	optional := r.path != c.cfg.Skill && r.path != c.cfg.WorkDir
+	c.b.LandlockRule("landlock rule for "+r.path, num(unix.AT_FDCWD), false, c.b.String(r.path), reg(ruleset), access, access&llFileRights, optional)
+}
+
+// llRule is one Landlock path rule.
+type llRule struct {
+	path   string
+	access uint64
+}
+
+// llSharedRules are the rules listed on applyLandlock that do not depend
+// on the run: the system folders, /etc (etc, see etcMatches), the
+// devices and /proc (ownProc: the PID namespace's own).
+func llSharedRules(etc []string, ownProc bool) []llRule {
+	var rules []llRule
+	for _, p := range llSystemDirs() {
+		rules = append(rules, llRule{p, llReadExec})
+	}
+	for _, p := range append(append([]string(nil), etc...), sharedCaches()...) {
+		rules = append(rules, llRule{p, llRead})
+	}
+	for _, p := range llDevices() {
+		rules = append(rules, llRule{p, llDevice})
+	}
+	for _, p := range llProcPaths(ownProc) {
+		rules = append(rules, llRule{p, llRead})
+	}
+	return rules
+}
+
+// llPrivateRules are the rules on what setupMounts made private: /dev/shm,
+// /tmp and the files of etcOwn in the sandbox's own /etc.
+func llPrivateRules(allowNetwork bool) []llRule {
+	rules := []llRule{{"/dev/shm", llReadWrite}, {"/tmp", llReadWrite}}
+	for _, path := range slices.Sorted(maps.Keys(etcOwn(allowNetwork))) {
+		rules = append(rules, llRule{path, llRead})
+	}
+	return rules
+}
+
+// llRunRules are the run's own rules listed on applyLandlock: the
+// program, the skill and work folders and the grants.
+func llRunRules(cfg *stageconfig.Config) []llRule {
+	rules := []llRule{
+		{cfg.Argv[0], llReadExec},
+		{cfg.Skill, llReadExec},
+		{cfg.WorkDir, llReadWrite},
+	}
+	for _, g := range cfg.GrantRules {
+		rules = append(rules, llRule{g.Path, grantAccess(g.Access)})
+	}
+	return rules
+}
+
+// grantAccess maps a grant rule's access to Landlock rights.
+func grantAccess(access string) uint64 {
+	switch access {
+	case "rw":
+		return llReadWrite
+	case "r":
+		return llRead
+	}
+	return unix.LANDLOCK_ACCESS_FS_READ_DIR
+}
+
+// llHandledFS is the file system rights Landlock ABI abi knows.
+func llHandledFS(abi int) uint64 {
+	switch {
+	case abi >= 5:
+		return llFSv5
+	case abi >= 3:
+		return llFSv3
+	case abi >= 2:
+		return llFSv2
+	}
+	return llFSv1
+}
+
+// llProcPaths are read. With a PID namespace /proc is the run's own and is
+// granted whole. Without one it is the host's, and /proc/PID/cmdline,
+// environ (where permissions allow), status and the like of every host
+// process would be readable: then only the script's own folder is granted
+// (/proc/self is resolved in the init process, which the script replaces
+// by execve under the same pid) with the system-wide files that runtimes
+// read (CPU and memory figures, kernel settings). Processes the script
+// starts cannot read their own /proc/PID in that mode.
+func llProcPaths(ownPIDNS bool) []string {
+	if ownPIDNS {
+		return []string{"/proc"}
+	}
+	return []string{
+		"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/uptime",
+		"/proc/loadavg", "/proc/version", "/proc/filesystems", "/proc/sys/kernel", "/proc/sys/vm",
+	}
+}
+
+// llNetPortAttr is struct landlock_net_port_attr.
+type llNetPortAttr struct {
+	allowedAccess uint64
+	port          uint64
+}
+
+// llRuleNetPort is LANDLOCK_RULE_NET_PORT.
+const llRuleNetPort = 2
+
+// landlockCause explains a failed landlock_create_ruleset version query.
+func landlockCause(errno syscall.Errno) string {
+	switch errno {
+	case unix.ENOSYS:
+		return "the kernel has no Landlock (needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK; landlock_create_ruleset failed with ENOSYS); fix: a newer kernel"
+	case unix.EOPNOTSUPP:
+		return "Landlock is built into the kernel but not enabled at boot (EOPNOTSUPP); fix: add landlock to the lsm= kernel parameter, e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
+	}
+	return fmt.Sprintf("landlock unavailable: landlock_create_ruleset failed with %s (%v)", unix.ErrnoName(errno), errno)
+}

@@ -1,0 +1,286 @@
+//go:build linux && (amd64 || arm64)
+
+package initproc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Attr describes the init process Start creates.
+type Attr struct {
+	// Cloneflags are the namespaces to create (CLONE_NEW*).
+	Cloneflags uintptr
+	// Files are the supervisor's descriptors that become the child's 0,
+	// 1, 2, 3 and on, in order (see stageconfig's descriptor numbers);
+	// from 3 on they are close-on-exec. Every other descriptor is closed
+	// in the child.
+	Files []int
+	// UIDMap and GIDMap are written to the child's uid_map and gid_map
+	// when Cloneflags has CLONE_NEWUSER; SetgroupsAllow writes "allow"
+	// (else "deny") to its setgroups first.
+	UIDMap, GIDMap string
+	SetgroupsAllow bool
+	// ReportFD is the child's descriptor (after placement) on which a
+	// failure is reported before its program reports.
+	ReportFD int
+	// Pooled makes a child that waits for a run: before its program it
+	// receives the run's descriptors on descriptor 3, a socket (see
+	// SendFiles).
+	Pooled bool
+	// Name is the child's name (comm, what ps shows; 15 bytes at most):
+	// see the package documentation.
+	Name string
+}
+
+// ErrTooManyFiles is Start's error for more descriptors than it places.
+var ErrTooManyFiles = errors.New("init process: too many descriptors")
+
+// Start clones the init process into the namespaces of at.Cloneflags and
+// returns its pid. The child places its descriptors, drops the memory the
+// fork copied (see childUnmap) and waits for its program on descriptor 3;
+// the caller sends it (see Builder) once it has written whatever else the
+// child needs. The clone's errno is wrapped in the error, so that the
+// caller can tell a missing user namespace (EPERM, ENOSPC, ...) apart.
+//
+// The child dies with the thread that called Start (PR_SET_PDEATHSIG), as
+// a child of os/exec's would.
+func Start(at *Attr) (int, error) {
+	if len(at.Files) > maxFiles {
+		return 0, ErrTooManyFiles
+	}
+	f := facts()
+	mem, err := unix.Mmap(-1, 0, int(unsafe.Sizeof(arena{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return 0, fmt.Errorf("init process: arena: %w", err)
+	}
+	// The parent's copy is not needed once the child has its own.
+	defer unix.Munmap(mem)
+	a := (*arena)(unsafe.Pointer(&mem[0]))
+	lo := uintptr(unsafe.Pointer(&a.stack[0]))
+	// The compiler's stack checks compare the stack pointer with the
+	// third word; the child's stack is never near its end.
+	a.g = [4]uintptr{lo, lo + stackSize, lo + 4096, lo + 4096}
+	for i, fd := range at.Files {
+		a.pre.files[i] = int32(fd)
+	}
+	a.pre.nfiles = int32(len(at.Files))
+	a.pre.report = int32(at.ReportFD)
+	if at.Pooled {
+		a.pre.pooled = 1
+	}
+	copy(a.pre.name[:15], at.Name)
+	a.pre.stack = f.stack
+	if f.full {
+		base := uintptr(unsafe.Pointer(&mem[0]))
+		pg := uintptr(os.Getpagesize())
+		keep := append(f.keep[:len(f.keep):len(f.keep)], [2]uintptr{base, (base + uintptr(len(mem)) + pg - 1) &^ (pg - 1)})
+		sort.Slice(keep, func(i, j int) bool { return keep[i][0] < keep[j][0] })
+		if len(keep) <= maxKeep {
+			copy(a.pre.keep[:], keep)
+			a.pre.nkeep = int32(len(keep))
+			a.pre.full = 1
+		}
+	}
+	pid, errno := forkChild(a, at.Cloneflags, f.entry)
+	if errno != 0 {
+		return 0, fmt.Errorf("clone: %w", errno)
+	}
+	if at.Cloneflags&unix.CLONE_NEWUSER != 0 {
+		if err := writeIDMaps(int(pid), at); err != nil {
+			unix.Kill(int(pid), unix.SIGKILL)
+			var ws unix.WaitStatus
+			unix.Wait4(int(pid), &ws, 0, nil)
+			return 0, err
+		}
+	}
+	return int(pid), nil
+}
+
+// writeIDMaps writes the child's user namespace maps.
+func writeIDMaps(pid int, at *Attr) error {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	setgroups := "deny"
+	if at.SetgroupsAllow {
+		setgroups = "allow"
+	}
+	for _, w := range []struct{ file, content string }{
+		{"uid_map", at.UIDMap}, {"setgroups", setgroups}, {"gid_map", at.GIDMap},
+	} {
+		if w.content == "" {
+			continue
+		}
+		fd, err := unix.Open(dir+w.file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", w.file, err)
+		}
+		_, err = unix.Write(fd, []byte(w.content))
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", w.file, err)
+		}
+	}
+	return nil
+}
+
+// procFacts is what Start needs to know of this process, which does not
+// change while it runs.
+type procFacts struct {
+	entry uintptr // childMain's code
+	// keep lists the executable's mappings that are not writable (its
+	// code and constants) and the kernel's ([vdso], [vvar]), and full
+	// says that they were found.
+	keep [][2]uintptr
+	full bool
+	// stack is the process's initial stack mapping.
+	stack [2]uintptr
+}
+
+// facts reads the process's facts once: a lazily computed constant of the
+// process, the same for every Start.
+var facts = sync.OnceValue(readFacts)
+
+// readFacts reads /proc/self/maps: the executable's read-only mappings
+// (found by its device and inode, so a replaced or deleted file still
+// matches), the kernel's and the [stack] mapping.
+func readFacts() procFacts {
+	pf := procFacts{entry: reflect.ValueOf(childMain).Pointer()}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &st); err != nil {
+		return pf
+	}
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return pf
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		// start-end perms offset major:minor inode path
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		lo, hi, ok := parseRange(fields[0])
+		if !ok {
+			continue
+		}
+		if len(fields) >= 6 && fields[5] == "[stack]" {
+			pf.stack = [2]uintptr{lo, hi}
+			continue
+		}
+		if len(fields) >= 6 && strings.HasPrefix(fields[5], "[") && fields[5] != "[heap]" && fields[5] != "[vsyscall]" {
+			// The kernel's own ([vdso], [vvar]): sealed on some
+			// kernels (munmap fails), and holding nothing of ours.
+			// ([vsyscall] lies above the range munmap takes.)
+			pf.keep = append(pf.keep, [2]uintptr{lo, hi})
+			continue
+		}
+		ino, err := strconv.ParseUint(fields[4], 10, 64)
+		if err != nil || ino != st.Ino || !sameDev(fields[3], uint64(st.Dev)) {
+			continue
+		}
+		if len(fields[1]) > 1 && fields[1][1] != 'w' {
+			pf.keep = append(pf.keep, [2]uintptr{lo, hi})
+		}
+	}
+	pf.full = sc.Err() == nil && len(pf.keep) > 0 && len(pf.keep) < maxKeep
+	sort.Slice(pf.keep, func(i, j int) bool { return pf.keep[i][0] < pf.keep[j][0] })
+	return pf
+}
+
+// parseRange parses "start-end" in hex.
+func parseRange(s string) (lo, hi uintptr, ok bool) {
+	a, b, found := strings.Cut(s, "-")
+	x, err1 := strconv.ParseUint(a, 16, 64)
+	y, err2 := strconv.ParseUint(b, 16, 64)
+	return uintptr(x), uintptr(y), found && err1 == nil && err2 == nil && x < y
+}
+
+// sameDev reports whether "major:minor" (hex) is dev.
+func sameDev(s string, dev uint64) bool {
+	a, b, found := strings.Cut(s, ":")
+	maj, err1 := strconv.ParseUint(a, 16, 32)
+	min, err2 := strconv.ParseUint(b, 16, 32)
+	return found && err1 == nil && err2 == nil && unix.Major(dev) == uint32(maj) && unix.Minor(dev) == uint32(min)
+}
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+// enterChild switches to the stack whose top is stack, points the g
+// register at gp and calls fn (a Go function's code, taking one pointer)
+// with arg. It never returns (see enter_*.s).
+func enterChild(stack, gp, fn, arg uintptr)
+
+// forkChild clones the process as os/exec's fork does (the runtime is
+// told, so that the signals are blocked and nothing else runs on this
+// thread meanwhile) and, in the child, enters childMain on the arena.
+// Between the clone and enterChild the child calls nothing that could
+// grow the stack or allocate.
+//
+//go:norace
+//go:nocheckptr
+//go:noinline
+func forkChild(a *arena, flags, entry uintptr) (uintptr, syscall.Errno) {
+	stack := uintptr(unsafe.Pointer(&a.stack[stackSize-64])) &^ 15
+	gp := uintptr(unsafe.Pointer(&a.g))
+	arg := uintptr(unsafe.Pointer(a))
+	runtimeBeforeFork()
+	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		runtimeAfterFork()
+		return pid, errno
+	}
+	enterChild(stack, gp, entry, arg)
+	return 0, 0
+}
+
+// RunHere runs p on the calling thread of this process, as the init
+// process would run it, and returns its report: for whitebox tests of a
+// layer alone (a block of the program without a report, an exec or a
+// reaper), which act on the calling process and its namespaces.
+func RunHere(p *Program) (Report, error) {
+	if len(p.Bytes) > MaxProgram {
+		return Report{}, fmt.Errorf("init program: %d bytes", len(p.Bytes))
+	}
+	mem, err := unix.Mmap(-1, 0, int(unsafe.Sizeof(arena{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return Report{}, err
+	}
+	defer unix.Munmap(mem)
+	a := (*arena)(unsafe.Pointer(&mem[0]))
+	a.pre.report = -1
+	n := copy(a.prog[:], p.Bytes)
+	if verify(unsafe.Pointer(&a.prog[0]), n) != 0 {
+		return Report{}, errors.New("init program: does not verify")
+	}
+	a.runProgram(n)
+	r := a.vm.report
+	r.Magic, r.Applied, r.Missing = reportMagic, a.vm.applied, a.vm.missing
+	return r, nil
+}
+
+// Verify checks a program as the init process does before it runs it and
+// returns 0, or the number of the first check that failed.
+func Verify(p []byte) int {
+	buf := make([]uint64, (len(p)+7)/8+1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
+	copy(b, p)
+	return verify(unsafe.Pointer(&buf[0]), len(p))
+}

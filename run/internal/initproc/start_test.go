@@ -1,0 +1,298 @@
+//go:build linux && (amd64 || arm64)
+
+package initproc
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// started is a test's init process and the supervisor's ends.
+type started struct {
+	pid                      int
+	cfgW, repR, outR, status *os.File
+}
+
+// startProg starts an init process with flags and sends it prog; stdin is
+// /dev/null, stdout a pipe, stderr the test's.
+func startProg(t *testing.T, flags uintptr, prog *Program) *started {
+	t.Helper()
+	pipe := func() (*os.File, *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return r, w
+	}
+	cfgR, cfgW := pipe()
+	repR, repW := pipe()
+	outR, outW := pipe()
+	stR, stW := pipe()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	at := &Attr{
+		Cloneflags: flags,
+		Files:      []int{int(null.Fd()), int(outW.Fd()), 2, int(cfgR.Fd()), int(repW.Fd()), int(stW.Fd())},
+		ReportFD:   4,
+	}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		at.UIDMap = "0 " + itoa(os.Geteuid()) + " 1\n"
+		at.GIDMap = "0 " + itoa(os.Getegid()) + " 1\n"
+	}
+	pid, err := Start(at)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	cfgR.Close()
+	repW.Close()
+	outW.Close()
+	stW.Close()
+	if _, err := cfgW.Write(prog.Bytes); err != nil {
+		t.Fatalf("sending the program: %v", err)
+	}
+	return &started{pid: pid, cfgW: cfgW, repR: repR, outR: outR, status: stR}
+}
+
+func itoa(n int) string {
+	var b []byte
+	if n == 0 {
+		return "0"
+	}
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// readReport reads the layer report.
+func readReport(t *testing.T, r io.Reader) Report {
+	t.Helper()
+	var rep Report
+	buf := make([]byte, unsafe.Sizeof(rep))
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatalf("reading the report: %v", err)
+	}
+	rep = *(*Report)(unsafe.Pointer(&buf[0]))
+	if rep.Magic != reportMagic {
+		t.Fatalf("report magic %#x", rep.Magic)
+	}
+	return rep
+}
+
+func (s *started) wait(t *testing.T) unix.WaitStatus {
+	t.Helper()
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(s.pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func TestStartExec(t *testing.T) {
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	b.Exec(Launch{Argv: []string{"/bin/sh", "-c", "echo hi $X; pwd"}, Env: []string{"X=there"}, Dir: "/", ReportFD: 4})
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProg(t, 0, prog)
+	rep := readReport(t, s.repR)
+	if rep.Stopped != 0 || rep.NFail != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	out, _ := io.ReadAll(s.outR)
+	ws := s.wait(t)
+	if string(out) != "hi there\n/\n" || ws.ExitStatus() != 0 {
+		t.Fatalf("output %q, status %v", out, ws)
+	}
+	// EOF on the report pipe after the report: execve succeeded.
+	if rest, _ := io.ReadAll(s.repR); len(rest) != 0 {
+		t.Fatalf("after the report: %q", rest)
+	}
+}
+
+func TestStartReaper(t *testing.T) {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces")
+	}
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	b.Reaper(Launch{Argv: []string{"/bin/sh", "-c", "echo pid $$; sleep 0.1 & exit 3"}, Dir: "/", ReportFD: 4}, 5, 3, Int(-1))
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProg(t, unix.CLONE_NEWUSER|unix.CLONE_NEWPID, prog)
+	rep := readReport(t, s.repR)
+	if rep.Stopped != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	out, _ := io.ReadAll(s.outR)
+	st, _ := io.ReadAll(s.status)
+	ws := s.wait(t)
+	if ws.ExitStatus() != 0 || len(st) != 28 {
+		t.Fatalf("reaper status %v, report %d bytes", ws, len(st))
+	}
+	script := unix.WaitStatus(uint32(st[0])<<24 | uint32(st[1])<<16 | uint32(st[2])<<8 | uint32(st[3]))
+	if script.ExitStatus() != 3 || !strings.HasPrefix(string(out), "pid 2\n") {
+		t.Fatalf("script status %v, output %q", script, out)
+	}
+}
+
+func TestFailureStops(t *testing.T) {
+	b := NewBuilder(0)
+	b.Begin(1 << 2)
+	b.Sys("mkdir /nonexistent/x", unix.SYS_MKDIRAT, []Arg{Int(unix.AT_FDCWD), Ref(b.String("/nonexistent/x")), Imm(0o755)})
+	b.End()
+	b.Report(4, 3, WaitNever)
+	b.Exec(Launch{Argv: []string{"/bin/true"}, Dir: "/", ReportFD: 4})
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProg(t, 0, prog)
+	rep := readReport(t, s.repR)
+	ws := s.wait(t)
+	if rep.Stopped != 1 || rep.NFail != 1 || rep.Fails[0].Kind != FailIncomplete || rep.Fails[0].Errno != uint32(unix.ENOENT) || rep.Fails[0].Op != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if prog.Describe(rep.Fails[0].Op) != "mkdir /nonexistent/x" || ws.ExitStatus() != 125 {
+		t.Fatalf("described %q, status %v", prog.Describe(rep.Fails[0].Op), ws)
+	}
+}
+
+func TestMissingGoesOn(t *testing.T) {
+	b := NewBuilder(0)
+	b.Begin(1 << 3)
+	b.Sys("mkdir /nonexistent/x", unix.SYS_MKDIRAT, []Arg{Int(unix.AT_FDCWD), Ref(b.String("/nonexistent/x")), Imm(0o755)}, Unavailable(unix.ENOENT))
+	b.Sys("never", unix.SYS_GETPID, nil)
+	b.End()
+	b.Begin(1 << 4)
+	b.Sys("getpid", unix.SYS_GETPID, nil)
+	b.End()
+	b.Report(4, 3, WaitNever)
+	b.Exec(Launch{Argv: []string{"/bin/echo", "ok"}, Dir: "/", ReportFD: 4})
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProg(t, 0, prog)
+	rep := readReport(t, s.repR)
+	out, _ := io.ReadAll(s.outR)
+	s.wait(t)
+	if rep.Stopped != 0 || rep.Missing != 1<<3 || rep.Applied != 1<<4 || rep.NFail != 1 || rep.Fails[0].Kind != FailMissing {
+		t.Fatalf("report %+v", rep)
+	}
+	if !bytes.Equal(out, []byte("ok\n")) {
+		t.Fatalf("output %q", out)
+	}
+}
+
+// TestChildMemory checks what the init process keeps of the supervisor's
+// memory: never its first stack (argv and environment, which anyone could
+// read as /proc/1/cmdline), and, in a program without cgo (whose C library
+// registers an rseq area), nothing but the executable's read-only
+// mappings and the arena.
+func TestChildMemory(t *testing.T) {
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	b.Reaper(Launch{Argv: []string{"/bin/sleep", "10"}, Dir: "/", ReportFD: 4}, 5, 3, Int(-1))
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces")
+	}
+	s := startProg(t, unix.CLONE_NEWUSER|unix.CLONE_NEWPID, prog)
+	readReport(t, s.repR)
+	maps, err := os.ReadFile("/proc/" + itoa(s.pid) + "/maps")
+	cmdline, err2 := os.ReadFile("/proc/" + itoa(s.pid) + "/cmdline")
+	s.cfgW.Close() // ends the run
+	s.wait(t)
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	if len(cmdline) != 0 {
+		t.Errorf("the init process's cmdline is %q, want none", cmdline)
+	}
+	if strings.Contains(string(maps), "[stack]") {
+		t.Errorf("the supervisor's first stack is still mapped:\n%s", maps)
+	}
+	f := facts()
+	t.Logf("full unmapping: %v\n%s", f.full, maps)
+	if !f.full {
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(maps)), "\n")
+	var writable, other []string
+	for _, l := range lines {
+		fs := strings.Fields(l)
+		switch {
+		case len(fs) > 1 && strings.Contains(fs[1], "w"):
+			writable = append(writable, l)
+		case len(fs) > 5 && (strings.HasPrefix(fs[5], "[") || fs[4] != "0"):
+			// the executable's read-only segments, the kernel's
+		default:
+			other = append(other, l)
+		}
+	}
+	// The arena is the only writable mapping, unless another rseq area
+	// was registered (a C library's, with cgo), in which case the copy
+	// stays whole.
+	if !rseqTaken(t) && (len(writable) != 1 || len(other) > 0) {
+		t.Errorf("the init process kept %q and %q", writable, other)
+	}
+}
+
+// TestReaperNeedsPIDNamespace: the reaper refuses to start outside a PID
+// namespace, where its kill(-1) would reach every process of the caller's.
+func TestReaperNeedsPIDNamespace(t *testing.T) {
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	b.Reaper(Launch{Argv: []string{"/bin/true"}, Dir: "/", ReportFD: 4}, 5, 3, Int(-1))
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProg(t, 0, prog)
+	readReport(t, s.repR)
+	rest, _ := io.ReadAll(s.repR)
+	ws := s.wait(t)
+	if ws.ExitStatus() != 125 || len(rest) != int(unsafe.Sizeof(ExecError{})) {
+		t.Fatalf("status %v, after the report %d bytes", ws, len(rest))
+	}
+	if e := (*ExecError)(unsafe.Pointer(&rest[0])); e.Step != StepReaper || e.Errno != uint32(unix.EPERM) {
+		t.Fatalf("exec error %+v", *e)
+	}
+}
+
+// rseqTaken reports whether this process's threads have an rseq area
+// registered by someone else (the C library, with cgo): rseq(2) then
+// refuses another one on the calling thread with EINVAL (or EBUSY).
+func rseqTaken(t *testing.T) bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var area [64]byte
+	p := (uintptr(unsafe.Pointer(&area[0])) + 31) &^ 31
+	_, _, e := unix.RawSyscall6(unix.SYS_RSEQ, p, 32, 0, rseqSignature, 0, 0)
+	if e == 0 {
+		// Registered now: unregister before the stack frame goes.
+		unix.RawSyscall6(unix.SYS_RSEQ, p, 32, 1, rseqSignature, 0, 0)
+		return false
+	}
+	t.Logf("rseq: %v", e)
+	return e != unix.ENOSYS
+}

@@ -1,0 +1,9 @@
+//go:build linux && !amd64 && !arm64
+
+package initproc
+
+import "errors"
+
+// ErrUnsupported says that this architecture has no init process: its
+// entry (enterChild) is written for amd64 and arm64 only.
+var ErrUnsupported = errors.New("the sandbox's init process is not implemented for this architecture (amd64 and arm64 are)")

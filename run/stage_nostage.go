@@ -1,0 +1,7 @@
+//go:build !linux && !darwin
+
+package run
+
+// compiledStage is nothing here: this platform's runs have no init stage
+// to compile for.
+type compiledStage struct{}
