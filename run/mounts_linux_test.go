@@ -15,8 +15,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"

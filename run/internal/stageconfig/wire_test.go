@@ -183,5 +183,3 @@ func BenchmarkConfigDecode(b *testing.B) {
 		}
 	}
 }
-
-
