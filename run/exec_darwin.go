@@ -84,8 +84,12 @@ func initCmd(spec *launchSpec) *exec.Cmd {
 	}
 }
 
-// compiledStage is nothing here: the init stage gets the config itself.
-type compiledStage struct{}
+// compiledStage is nothing here: the init stage gets the config itself;
+// stagePrefix is nothing either: there are no pools.
+type (
+	compiledStage struct{}
+	stagePrefix   *struct{}
+)
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
 // encoding (see stageconfig's wire.go), in one write, so the init stage

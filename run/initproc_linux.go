@@ -26,6 +26,9 @@ import (
 // report.
 type compiledStage = *initplan.Plan
 
+// stagePrefix is what a pooled init process ran ahead of its run.
+type stagePrefix = *initplan.Prefix
+
 // startInit starts the init process in new namespaces. When user
 // namespaces cannot be created (disabled by the caller, by sysctl, by a
 // seccomp policy of a container, or their count is exhausted) it starts it
@@ -146,6 +149,7 @@ func sendStage(w io.Writer, p *plan) error {
 		HostGID:      p.hostGID,
 		GrantFolders: grantFolders(p),
 		Name:         initName(p.requestID),
+		Prefix:       p.prefix,
 		KnownMissing: p.knownMissing,
 	})
 	if err != nil {
@@ -209,13 +213,13 @@ func grantFolders(p *plan) []bool {
 	return out
 }
 
-// startPooledProcess starts a pooled init process of shape: in its
-// namespaces, waiting for a run to send its descriptors and program (see
-// Pool and initproc's Attr.Pooled).
-func startPooledProcess(spec *launchSpec, shape poolShape) (*child, error) {
+// startPooledProcess starts a pooled init process of shape, in its
+// namespaces, and sends it the prefix it runs while it waits for a run's
+// descriptors and program (see Pool and initplan's CompilePrefix).
+func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*child, stagePrefix, error) {
 	files, release, err := spec.fds()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer release()
 	var flags uintptr
@@ -223,12 +227,28 @@ func startPooledProcess(spec *launchSpec, shape poolShape) (*child, error) {
 		flags |= cloneFlag(l)
 	}
 	at := nsAttr(flags, files, shape.uid, shape.gid)
-	at.Pooled, at.Name = true, pooledName
+	at.Name = pooledName
 	pid, err := initproc.Start(at)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return newChild(pid)
+	proc, err := newChild(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	pre, err := initplan.CompilePrefix(initplan.PoolShape{
+		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
+		RootCaller: os.Geteuid() == 0, HostUID: shape.uid, HostGID: shape.gid,
+	})
+	if err == nil {
+		_, err = config.Write(pre.Bytes())
+	}
+	if err != nil {
+		proc.Process.Kill()
+		proc.Wait()
+		return nil, nil, fmt.Errorf("the pooled init process's prefix: %w", err)
+	}
+	return proc, pre, nil
 }
 
 // idmapUserNS returns a user namespace whose uid and gid 0 map to uid and

@@ -14,8 +14,11 @@ import (
 // The init process (run/internal/initproc) is written for amd64 and
 // arm64: on other architectures a run is refused with ErrUnsupported.
 
-// compiledStage is nothing here.
-type compiledStage struct{}
+// compiledStage and stagePrefix are nothing here.
+type (
+	compiledStage struct{}
+	stagePrefix   *struct{}
+)
 
 // startInit refuses: there is no init process for this architecture.
 func startInit(*launchSpec, *plan) (*started, error) {
@@ -23,8 +26,8 @@ func startInit(*launchSpec, *plan) (*started, error) {
 }
 
 // startPooledProcess refuses, as startInit does.
-func startPooledProcess(*launchSpec, poolShape) (*child, error) {
-	return nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
+func startPooledProcess(*launchSpec, poolShape, io.Writer) (*child, stagePrefix, error) {
+	return nil, nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 
 // idmapUserNS has no init process to take a namespace from.

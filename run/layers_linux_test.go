@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -134,7 +133,7 @@ print(open(sys.argv[1]).read())
 			script: "import socket\nprint('hostname=' + socket.gethostname())\n",
 			setup: func(t *testing.T) ([]string, func(outcome) bool) {
 				host, err := os.Hostname()
-				if err != nil || host == initplan.SandboxHostname {
+				if err != nil || host == stageconfig.SandboxHostname {
 					t.Skipf("host name %q cannot be told apart", host)
 				}
 				return nil, func(o outcome) bool { return strings.Contains(o.stdout, "hostname="+host+"\n") }

@@ -27,6 +27,9 @@ type pooledInit struct {
 	// The supervisor's ends: the config socket (a stream socket, so that
 	// descriptors can travel with the first byte) and the pipes.
 	cfgW, repR, outR, errR, statusR *os.File
+	// prefix is what the stage runs while it waits (see
+	// initplan.CompilePrefix), which its run's program builds on.
+	prefix stagePrefix
 }
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
@@ -61,9 +64,10 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	}
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: []*os.File{cfgR, repW, statusW}}
 	var proc *child
+	var prefix stagePrefix
 	start := func() (*started, error) {
 		var err error
-		proc, err = startPooledProcess(spec, shape)
+		proc, prefix, err = startPooledProcess(spec, shape, cfgW)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +102,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{proc: proc, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, prefix: prefix, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -187,6 +191,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 		return nil, nil, nil
 	}
 	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
+	p.prefix = pi.prefix
 	enableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
 		cg, err := joinCgroup(p, ip.st, res)

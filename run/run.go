@@ -87,6 +87,9 @@ type plan struct {
 	// compiled is what sendStage made of cfg for the init stage, kept to
 	// read its report (see sendStage).
 	compiled compiledStage
+	// prefix is what the pooled init stage that took the run built ahead;
+	// nil for a stage of the run's own.
+	prefix stagePrefix
 	// knownMissing: a layer is already known to be missing when the
 	// init stage starts (a namespace, the cgroup, a layer disabled in a
 	// strict run), so it waits for the go-ahead in any case.

@@ -5,3 +5,6 @@ package run
 // compiledStage is nothing here: this platform's runs have no init stage
 // to compile for.
 type compiledStage struct{}
+
+// stagePrefix is nothing here: there are no pools.
+type stagePrefix *struct{}

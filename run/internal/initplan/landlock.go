@@ -103,6 +103,7 @@ func (c *compiler) applyLandlock() {
 		}
 	}
 	if !want(stageconfig.LayerLandlockFS) && !want(stageconfig.LayerLandlockNet) && !want(stageconfig.LayerLandlockScope) {
+		c.dropPrefixRuleset()
 		return
 	}
 	abi := c.pf.landlockABI
@@ -139,6 +140,7 @@ func (c *compiler) applyLandlock() {
 		}
 	}
 	if attr == (llRulesetAttr{}) {
+		c.dropPrefixRuleset()
 		return
 	}
 	// From here on the kernel offers what the ruleset asks for: a
@@ -148,21 +150,35 @@ func (c *compiler) applyLandlock() {
 	// exception is landlock_restrict_self's EPERM without no_new_privs,
 	// the consequence of that other layer missing (or disabled).
 	c.b.Begin(layers)
-	ruleset := c.b.NewReg()
-	ad := initproc.Struct(c.b, &attr)
-	c.b.Sys("landlock_create_ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, []initproc.Arg{initproc.Ref(ad), imm(uint64(unsafe.Sizeof(attr))), imm(0)},
-		initproc.Into(ruleset))
+	ruleset := regRuleset
+	// A pooled prefix made the ruleset ahead with the rules on what its
+	// root holds: it serves when that root is the run's and the ruleset
+	// handles the same rights.
+	pre := c.in.Prefix
+	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr
+	if !prebuilt {
+		c.dropPrefixRuleset()
+		ad := initproc.Struct(c.b, &attr)
+		c.b.Sys("landlock_create_ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, []initproc.Arg{initproc.Ref(ad), imm(uint64(unsafe.Sizeof(attr))), imm(0)},
+			initproc.Into(ruleset))
+	}
 	if attr.handledFS != 0 {
 		mountNS := bit(stageconfig.LayerMountNS)
 		ownProc := stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)
-		for _, r := range llSharedRules(c.etc, ownProc) {
-			c.landlockRule(ruleset, r, attr.handledFS)
+		if !prebuilt {
+			for _, r := range llSharedRules(c.etc, ownProc) {
+				c.landlockRule(ruleset, r, attr.handledFS)
+			}
 		}
 		// Only in the private root setupMounts built: without the
 		// mount namespace these paths would be the host's.
 		skip := c.b.NewLabel()
 		c.b.SkipUnlessApplied(mountNS, skip)
-		for _, r := range llPrivateRules(cfg.AllowNetwork) {
+		private := []llRule{{"/tmp", llReadWrite}}
+		if !prebuilt {
+			private = append(private, llPrivateSharedRules(cfg.AllowNetwork)...)
+		}
+		for _, r := range private {
 			c.landlockRule(ruleset, r, attr.handledFS)
 		}
 		c.b.Mark(skip)
@@ -179,6 +195,14 @@ func (c *compiler) applyLandlock() {
 		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))
 	c.closeReg(ruleset)
 	c.b.End()
+}
+
+// dropPrefixRuleset closes the ruleset a pooled prefix made, when the run
+// does not use it.
+func (c *compiler) dropPrefixRuleset() {
+	if pre := c.in.Prefix; pre != nil && pre.ruleset != nil {
+		c.closeReg(regRuleset)
+	}
 }
 
 // landlockRule emits r's rule (within handled). A missing path is skipped,
@@ -215,10 +239,11 @@ func llSharedRules(etc []string, ownProc bool) []llRule {
 	return rules
 }
 
-// llPrivateRules are the rules on what setupMounts made private: /dev/shm,
-// /tmp and the files of etcOwn in the sandbox's own /etc.
-func llPrivateRules(allowNetwork bool) []llRule {
-	rules := []llRule{{"/dev/shm", llReadWrite}, {"/tmp", llReadWrite}}
+// llPrivateSharedRules are the rules on what setupMounts made private for
+// every run, /dev/shm and the files of etcOwn in the sandbox's own /etc
+// (the private /tmp is the run's).
+func llPrivateSharedRules(allowNetwork bool) []llRule {
+	rules := []llRule{{"/dev/shm", llReadWrite}}
 	for _, path := range slices.Sorted(maps.Keys(etcOwn(allowNetwork))) {
 		rules = append(rules, llRule{path, llRead})
 	}

@@ -30,8 +30,8 @@ const (
 
 // mounter emits the mount namespace's layer: the root is built on a
 // host folder (root, see rootBase) while the host's tree is still the
-// root; base holds a descriptor of that folder opened before it was
-// covered, through which host paths below it are opened.
+// root; base (regBase) holds a descriptor of that folder opened before it
+// was covered, through which host paths below it are opened.
 type mounter struct {
 	*compiler
 	root string
@@ -73,20 +73,47 @@ type mounter struct {
 // built part-way and refuses the run: a grant, mask or read-only lock that
 // did not apply must not go unnoticed behind "mountns missing".
 func (c *compiler) setupMounts() {
-	m := &mounter{compiler: c, root: rootBase(c.cfg)}
+	m := c.newMounter()
+	if pre := c.in.Prefix; pre != nil && pre.root {
+		if m.prebuiltFits() {
+			m.prebuiltRunParts()
+			return
+		}
+		m.discardPrebuilt()
+	}
 	m.mount("make / private", "", "/", "", unix.MS_REC|unix.MS_PRIVATE, "",
 		initproc.Unavailable(unix.EPERM, unix.EACCES, unix.ENOSYS))
-	// The host's paths below the root's folder are opened through this
-	// descriptor once the root's tmpfs covers them.
-	m.base = m.b.NewReg()
-	m.b.Sys("open "+m.root, unix.SYS_OPENAT, []initproc.Arg{num(unix.AT_FDCWD), m.ref(m.root), imm(unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC)}, initproc.Into(m.base))
+	m.openBase()
 	m.mount("root tmpfs on "+m.root, "tmpfs", m.root, "tmpfs", maskFlags, rootOptions)
 	system := systemEntries()
 	m.buildRoot(system)
 	m.mountRunParts()
-	m.mount("/dev/shm", "tmpfs", m.root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions)
+	m.mountShm()
 	m.closeReg(m.base)
 	m.enterRoot()
+}
+
+// newMounter starts the mount namespace's steps, on the root folder of
+// rootBase (or the one a pooled prefix built on, with its descriptor).
+func (c *compiler) newMounter() *mounter {
+	m := &mounter{compiler: c, root: rootBase(c.cfg), base: regBase}
+	if pre := c.in.Prefix; pre != nil && pre.root {
+		m.root = pre.rootBase
+	}
+	return m
+}
+
+// openBase opens the root's folder (into m.base): the host's paths below
+// it are opened through this descriptor once the root's tmpfs covers them.
+func (m *mounter) openBase() {
+	m.b.Sys("open "+m.root, unix.SYS_OPENAT, []initproc.Arg{num(unix.AT_FDCWD), m.ref(m.root), imm(unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC)}, initproc.Into(m.base))
+}
+
+// mountShm mounts the root's /dev/shm, private and small: POSIX
+// semaphores and shared memory (Python's multiprocessing locks and pools)
+// need it. Its pages are memory outside RLIMIT_AS, hence the size cap.
+func (m *mounter) mountShm() {
+	m.mount("/dev/shm", "tmpfs", m.root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions)
 }
 
 // rootBase is the host folder the new root's tmpfs is first mounted on.
@@ -167,7 +194,7 @@ func (m *mounter) openBeneath(desc, dir, path string, r initproc.Register, flags
 	if rel == "" {
 		rel = "."
 	}
-	i := m.b.Sys(desc, unix.SYS_OPENAT2, []initproc.Arg{reg(d), m.ref(rel), initproc.Ref(hd), imm(24)}, append([]initproc.Opt{initproc.Into(r)}, opts...)...)
+	i := m.b.Sys(desc, unix.SYS_OPENAT2, []initproc.Arg{reg(d), m.ref(rel), initproc.Ref(hd), imm(24)}, append([]initproc.Opt{initproc.Into(r), initproc.RetryAgain()}, opts...)...)
 	m.closeReg(d)
 	return i
 }
@@ -196,9 +223,7 @@ func (m *mounter) openBeneath(desc, dir, path string, r initproc.Register, flags
 // Every other folder and file of the host's "/" is simply absent, and the
 // cost does not depend on how many there are.
 func (m *mounter) buildRoot(system []hostEntry) {
-	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm", "/etc"} {
-		m.mkdir("mkdir "+d, m.at(d), 0o755, false)
-	}
+	m.folders()
 	var bound []string
 	for _, e := range system {
 		m.place(e, true, &bound)
@@ -206,11 +231,33 @@ func (m *mounter) buildRoot(system []hostEntry) {
 	// Before the /etc entries: a folder made on the way must not meet a
 	// symlink that resolves against the host's root, as an absolute one
 	// would here.
+	m.runMountPoints(system)
+	bound = m.etcAndDev(bound)
+	m.readOnlyTree(bound)
+	m.mountProc()
+}
+
+// folders creates the root's own folders.
+func (m *mounter) folders() {
+	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm", "/etc"} {
+		m.mkdir("mkdir "+d, m.at(d), 0o755, false)
+	}
+}
+
+// runMountPoints creates the mount points of the run's parts outside
+// /tmp and the system folders, and the aliases outside /tmp (those in /tmp
+// come once its tmpfs is mounted, see mountRunParts).
+func (m *mounter) runMountPoints(system []hostEntry) {
 	for _, mt := range m.outsideMountPoints(system) {
 		m.mkMountPoint("mount point "+mt.path, m.root, m.at(mt.path), mt.folder)
 	}
-	// Those in /tmp come once its tmpfs is mounted (mountRunParts).
 	m.makeAliases("/", []string{"/tmp"})
+}
+
+// etcAndDev places the /etc entries and writes the files of etcOwn, then
+// places the devices and the /dev links; it returns bound with its bind
+// mounts added.
+func (m *mounter) etcAndDev(bound []string) []string {
 	for _, e := range etcEntries(m.etc) {
 		m.mkdirAll("mkdir "+filepath.Dir(e.path), m.root, m.at(filepath.Dir(e.path)), 0o755)
 		m.place(e, true, &bound)
@@ -228,7 +275,13 @@ func (m *mounter) buildRoot(system []hostEntry) {
 	} {
 		m.symlink("symlink "+l[0], l[1], m.at(l[0]))
 	}
-	m.readOnlyTree(bound)
+	return bound
+}
+
+// mountProc mounts the root's /proc: a fresh proc with a PID namespace
+// (which needs the host's proc to be visible, hence before pivot_root),
+// else the host's, bound in; it stays writable (/proc/self/oom_score_adj).
+func (m *mounter) mountProc() {
 	if stageconfig.Has(m.cfg.Namespaces, stageconfig.LayerPIDNS) {
 		m.mount("mount /proc", "proc", m.at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	} else {

@@ -5,6 +5,7 @@ package initplan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -38,6 +39,10 @@ type Input struct {
 	// Attr.Name), set first thing: a pooled one gets it when it takes
 	// the run.
 	Name string
+	// Prefix is what the pooled init process that takes the run ran
+	// ahead (see CompilePrefix); nil for an init process of the run's
+	// own.
+	Prefix *Prefix
 	// KnownMissing: the supervisor already knows of a layer missing
 	// (a namespace clone(2) could not create, the cgroup), so when the
 	// config asks for the go-ahead the init process waits for it in any
@@ -56,6 +61,9 @@ type Plan struct {
 	missing []stageconfig.Missing
 	// dirName is the script's working folder, for ExecError.
 	dirName string
+	// prebuilt: the run's root is the one its pooled init process built
+	// ahead (the report says so, see run's PoolStats.Prebuilt).
+	prebuilt bool
 }
 
 // Bytes is the program as sent to the init process.
@@ -113,6 +121,9 @@ type compiler struct {
 	// etc are the paths of /etc the sandbox shows (etcMatches), listed
 	// once for the mounts and the Landlock rules.
 	etc []string
+	// prebuiltRoot: setupMounts used the root a pooled prefix built;
+	// prefixDiscarded: it detached it, as it did not fit the run.
+	prebuiltRoot, prefixDiscarded bool
 }
 
 // Compile compiles in.Config into the init process's program.
@@ -121,6 +132,10 @@ func Compile(in Input) (*Plan, error) {
 	if len(cfg.Argv) == 0 {
 		return nil, errors.New("config has no command")
 	}
+	pre := in.Prefix
+	if pre != nil && !slices.Equal(pre.shape.Namespaces, cfg.Namespaces) {
+		return nil, errNoPrefix
+	}
 	c := newCompiler(in)
 	if in.Name != "" {
 		var name [16]byte
@@ -128,10 +143,15 @@ func Compile(in Input) (*Plan, error) {
 		c.b.Sys("name", unix.SYS_PRCTL, []initproc.Arg{imm(unix.PR_SET_NAME), initproc.Ref(c.b.Bytes(name[:]))}, initproc.IgnoreErrors())
 	}
 	oom := initproc.Int(-1)
-	if c.pidNS() {
+	switch {
+	case pre != nil && pre.oom:
+		oom = initproc.Reg(regOOM)
+	case pre == nil && c.pidNS():
 		oom = initproc.Reg(c.openOOMScore())
 	}
-	c.credentials()
+	if pre == nil {
+		c.credentials()
+	}
 	c.step(stageconfig.LayerUserNS, func() {})
 	c.step(stageconfig.LayerPIDNS, c.checkPIDNS)
 	c.step(stageconfig.LayerMountNS, c.setupMounts)
@@ -156,13 +176,13 @@ func Compile(in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{prog: prog, changed: c.changed, missing: c.missing, dirName: cfg.Dir}, nil
+	return &Plan{prog: prog, changed: c.changed, missing: c.missing, dirName: cfg.Dir, prebuilt: c.prebuiltRoot}, nil
 }
 
 // newCompiler starts a program for in.
 func newCompiler(in Input) *compiler {
 	c := &compiler{
-		b: initproc.NewBuilder(1), cfg: in.Config, in: in, pf: processFacts(),
+		b: initproc.NewBuilder(firstFree), cfg: in.Config, in: in, pf: processFacts(),
 		changed: map[int]string{}, etc: etcMatches(in.Config.AllowNetwork),
 	}
 	c.statBuf = c.b.Zero(int(unsafe.Sizeof(unix.Stat_t{})))
@@ -221,10 +241,7 @@ func (c *compiler) checkPIDNS() {
 }
 
 // sandboxHostname replaces the host's name inside the UTS namespace.
-const sandboxHostname = "skill-sandbox"
-
-// SandboxHostname is the sandbox's host name.
-const SandboxHostname = sandboxHostname
+const sandboxHostname = stageconfig.SandboxHostname
 
 // setHostname hides the host name: the UTS namespace starts as a copy of
 // the host's. A refusal of sethostname changes nothing: the layer is then
@@ -254,7 +271,7 @@ func (c *compiler) setNoNewPrivs() {
 // namespace is the host's), not to it; later, Landlock makes /proc
 // read-only.
 func (c *compiler) openOOMScore() initproc.Register {
-	r := c.b.NewReg()
+	r := regOOM
 	c.b.Store(c.statBuf, 8, initproc.Int(-1))
 	c.b.Load(r, c.statBuf, 8)
 	c.b.Sys("open /proc/self/oom_score_adj", unix.SYS_OPENAT,
@@ -307,7 +324,7 @@ func withinHardLimit(resource int, v uint64) uint64 {
 // Report turns the init process's report into the layers applied and
 // missing, with a message for each failure, as the supervisor reads it.
 func (p *Plan) Report(r initproc.Report) stageconfig.Report {
-	out := stageconfig.Report{Applied: layersOf(r.Applied)}
+	out := stageconfig.Report{Applied: layersOf(r.Applied), Prebuilt: p.prebuilt}
 	missing := append([]stageconfig.Missing(nil), p.missing...)
 	for i := 0; i < int(r.NFail) && i < len(r.Fails); i++ {
 		f := r.Fails[i]

@@ -33,6 +33,16 @@ var refused = []unix.Errno{unix.EPERM, unix.EACCES, unix.ENOSYS}
 // leaves the namespace as good as absent (and without any interface). Any
 // other failure, or the proxy's socket not handed over, refuses the run.
 func (c *compiler) setupNetNS() {
+	if pre := c.in.Prefix; pre == nil || !pre.loopback {
+		c.loopbackUp()
+	}
+	if c.cfg.ProxyPort != 0 {
+		c.handOverProxySocket()
+	}
+}
+
+// loopbackUp sets the loopback interface up.
+func (c *compiler) loopbackUp() {
 	sock := c.fd
 	c.b.Sys("loopback: socket", unix.SYS_SOCKET, []initproc.Arg{imm(unix.AF_INET), imm(unix.SOCK_DGRAM | unix.SOCK_CLOEXEC), imm(0)},
 		initproc.Into(sock), initproc.Unavailable(refused...))
@@ -47,9 +57,6 @@ func (c *compiler) setupNetNS() {
 	c.b.Sys("loopback: SIOCSIFFLAGS", unix.SYS_IOCTL, []initproc.Arg{reg(sock), imm(unix.SIOCSIFFLAGS), initproc.Ref(d)},
 		initproc.Unavailable(refused...))
 	c.closeReg(sock)
-	if c.cfg.ProxyPort != 0 {
-		c.handOverProxySocket()
-	}
 }
 
 // handOverProxySocket runs in the init process inside the new network

@@ -50,9 +50,6 @@ type preamble struct {
 	full  int32
 	stack [2]uintptr
 	name  [16]byte // the child's comm
-	// pooled: before its program, the child receives the run's
-	// descriptors on descriptor 3 (see childReceive).
-	pooled int32
 }
 
 // vmState is the program's state in the child.

@@ -53,9 +53,6 @@ func childMain(a *arena) {
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
 	sys(unix.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&a.pre.name[0])), 0, 0, 0, 0)
 	childUnmap(a)
-	if a.pre.pooled != 0 && !childReceive(a) {
-		exit(stageconfig.ExitFailure)
-	}
 	n, ok := childReadProgram(a, stageconfig.ConfigFD)
 	if !ok {
 		exit(stageconfig.ExitFailure)
@@ -229,23 +226,39 @@ func childReadProgram(a *arena, fd uintptr) (int, bool) {
 	return got, true
 }
 
-// runProgram verifies and runs the program of n bytes in a.prog and
-// returns the init process's exit status (when no operation ended it).
+// runProgram verifies and runs the program of n bytes in a.prog, and the
+// run's program after a pooled prefix (opAwaitRun), and returns the init
+// process's exit status (when no operation ended it).
 //
 //go:norace
 //go:nocheckptr
 func (a *arena) runProgram(n int) int {
-	p := unsafe.Pointer(&a.prog[0])
-	if verify(p, n) != 0 {
-		a.vm.report.NFail = 0
-		a.fatal(0, 0)
-		return stageconfig.ExitFailure
+	for {
+		p := unsafe.Pointer(&a.prog[0])
+		if verify(p, n) != 0 {
+			a.vm.report.NFail = 0
+			a.fatal(0, 0)
+			return stageconfig.ExitFailure
+		}
+		h := (*header)(p)
+		data := unsafe.Add(p, h.dataOff)
+		relocate(p, data)
+		code := a.run(unsafe.Add(p, unsafe.Sizeof(header{})), h.nops, data)
+		if code != awaitRun {
+			return code
+		}
+		var ok bool
+		if !childReceive(a) {
+			return stageconfig.ExitFailure
+		}
+		if n, ok = childReadProgram(a, stageconfig.ConfigFD); !ok {
+			return stageconfig.ExitFailure
+		}
 	}
-	h := (*header)(p)
-	data := unsafe.Add(p, h.dataOff)
-	relocate(p, data)
-	return a.run(unsafe.Add(p, unsafe.Sizeof(header{})), h.nops, data)
 }
+
+// awaitRun is run's result at opAwaitRun: the run's program comes next.
+const awaitRun = -1
 
 // verify checks a program of n bytes at p and returns 0, or the number of
 // the first check that failed. It reads nothing outside the n bytes.
@@ -445,6 +458,10 @@ func (a *arena) run(ops unsafe.Pointer, nops uint32, data unsafe.Pointer) int {
 		case opSys:
 			r, e := sys(uintptr(op.Nr), a.arg(op, 0, data), a.arg(op, 1, data), a.arg(op, 2, data),
 				a.arg(op, 3, data), a.arg(op, 4, data), a.arg(op, 5, data))
+			for try := 0; e == uint32(unix.EAGAIN) && op.Flags&flagRetryAgain != 0 && try < maxAgain; try++ {
+				r, e = sys(uintptr(op.Nr), a.arg(op, 0, data), a.arg(op, 1, data), a.arg(op, 2, data),
+					a.arg(op, 3, data), a.arg(op, 4, data), a.arg(op, 5, data))
+			}
 			switch {
 			case e == 0:
 				a.set(op.Dst, uint64(r))
@@ -518,6 +535,8 @@ func (a *arena) run(ops unsafe.Pointer, nops uint32, data unsafe.Pointer) int {
 					return stageconfig.ExitFailure
 				}
 			}
+		case opAwaitRun:
+			return awaitRun
 		case opReport:
 			a.report(op, data)
 		case opExec:
@@ -739,7 +758,15 @@ func (a *arena) landlockRule(op *Op, data unsafe.Pointer) uint32 {
 	if op.Flags&flagResolveRoot != 0 {
 		how := (*unix.OpenHow)(unsafe.Pointer(&a.scratch[0]))
 		*how = unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-		fd, e = sys(unix.SYS_OPENAT2, a.arg(op, 0, data), path, uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+		// EAGAIN: a ".." (of a symlink such as /etc/os-release ->
+		// ../usr/lib/os-release) met a rename or mount anywhere on
+		// the host meanwhile; openat2(2) says to try again.
+		for try := 0; ; try++ {
+			fd, e = sys(unix.SYS_OPENAT2, a.arg(op, 0, data), path, uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+			if e != uint32(unix.EAGAIN) || try == maxAgain {
+				break
+			}
+		}
 	} else {
 		fd, e = sys(unix.SYS_OPENAT, atFDCWD, path, unix.O_PATH|unix.O_CLOEXEC, 0, 0, 0)
 	}
@@ -762,6 +789,9 @@ func (a *arena) landlockRule(op *Op, data unsafe.Pointer) uint32 {
 	sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
 	return e
 }
+
+// maxAgain bounds the retries of a call that failed with EAGAIN.
+const maxAgain = 64
 
 // atFDCWD is AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99) // -100
@@ -798,7 +828,7 @@ func (a *arena) remount(op *Op, data unsafe.Pointer) uint32 {
 
 // childReceive is a pooled init process's first step once a run takes it:
 // the run's descriptors come with the first byte on the config socket
-// (see SendFiles), and are moved where a process started for the run
+// (see run's pooledInit.handOver), and are moved where a process started for the run
 // would have them: stdin at 0 when the header says so, the rest from
 // stageconfig.FirstTreeFD on, close-on-exec. Each is first moved above
 // those slots, so that placing one cannot overwrite another; a slot in use

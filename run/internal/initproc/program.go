@@ -87,6 +87,7 @@ const (
 	opExec                    // execute the script (see childExec)
 	opReaper                  // start the script and reap (see childReaper)
 	opRemount                 // remount Args[0] adding the flags Args[1] (see remount)
+	opAwaitRun                // end of a pooled prefix: the run's descriptors, then its program (see runProgram)
 	opKinds                   // (the number of kinds, plus one)
 )
 
@@ -105,6 +106,7 @@ const (
 	flagAssertSwap              // opAssert: a mismatch is a swap since the checks
 	flagOptional                // opLandlockRule: a missing path is skipped
 	flagResolveRoot             // opLandlockRule: the path is resolved in Args[0] as root
+	flagRetryAgain              // opSys: a failure with EAGAIN is tried again (a few times)
 )
 
 // Conditions of opSkipIf and opAssert.
@@ -367,6 +369,11 @@ func ChangedOn(errnos ...syscall.Errno) Opt {
 	}
 }
 
+// RetryAgain tries the call again when it fails with EAGAIN, as
+// openat2(2) with RESOLVE_BENEATH or RESOLVE_IN_ROOT asks when a ".." met
+// a concurrent rename or mount.
+func RetryAgain() Opt { return func(b *Builder, i int) { b.ops[i].Flags |= flagRetryAgain } }
+
 // IgnoreErrors ignores any failure.
 func IgnoreErrors() Opt { return func(b *Builder, i int) { b.ops[i].Flags |= flagIgnoreErr } }
 
@@ -535,6 +542,14 @@ func (b *Builder) Remount(desc string, path Data, set uintptr, opts ...Opt) int 
 // init process.
 func (b *Builder) Report(fd, config int, wait uint32) {
 	b.add(Op{Kind: opReport, Nr: wait}, "report", []Arg{Int(fd), Int(config)}, nil)
+}
+
+// AwaitRun ends a pooled init process's prefix, the program it runs while
+// it waits in a pool (see run's Pool): it receives the run's descriptors
+// on the config socket (see childReceive), then the run's program, which
+// it runs with the registers and the layers as the prefix left them.
+func (b *Builder) AwaitRun() {
+	b.add(Op{Kind: opAwaitRun}, "await the run", nil, nil)
 }
 
 // Launch is how the script is started: the argument and environment

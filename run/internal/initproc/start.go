@@ -35,10 +35,6 @@ type Attr struct {
 	// ReportFD is the child's descriptor (after placement) on which a
 	// failure is reported before its program reports.
 	ReportFD int
-	// Pooled makes a child that waits for a run: before its program it
-	// receives the run's descriptors on descriptor 3, a socket (see
-	// SendFiles).
-	Pooled bool
 	// Name is the child's name (comm, what ps shows; 15 bytes at most):
 	// see the package documentation.
 	Name string
@@ -77,9 +73,6 @@ func Start(at *Attr) (int, error) {
 	}
 	a.pre.nfiles = int32(len(at.Files))
 	a.pre.report = int32(at.ReportFD)
-	if at.Pooled {
-		a.pre.pooled = 1
-	}
 	copy(a.pre.name[:15], at.Name)
 	a.pre.stack = f.stack
 	if f.full {

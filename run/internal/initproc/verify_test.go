@@ -3,6 +3,7 @@
 package initproc
 
 import (
+	"os"
 	"testing"
 	"unsafe"
 
@@ -88,4 +89,60 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLandlockRuleInRoot checks that a rule resolved in a root (a pooled
+// prefix's rules on the root it built, see initplan's prebuildRules)
+// resolves symlinks in that root, as they will once it is the run's root:
+// an absolute link to a host file the root does not hold is missing, not
+// the host's file, and one to a file the root holds is that file.
+func TestLandlockRuleInRoot(t *testing.T) {
+	if v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION); e != 0 || v < 1 {
+		t.Skip("no Landlock here")
+	}
+	host := t.TempDir() + "/secret"
+	if err := os.WriteFile(host, []byte("host"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"/etc", "/usr/share"} {
+		if err := os.MkdirAll(root+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(root+"/usr/share/zone", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"/etc/out": host, "/etc/in": "/usr/share/zone", "/etc/up": "../../../../.." + host} {
+		if err := os.Symlink(target, root+link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		path  string
+		found bool // the rule lands on a file of the root
+	}{{"/etc/out", false}, {"/etc/up", false}, {"/etc/in", true}, {"/usr/share/zone", true}} {
+		b := NewBuilder(0)
+		rootFD, ruleset := b.NewReg(), b.NewReg()
+		b.Begin(1)
+		b.Sys("open root", unix.SYS_OPENAT, []Arg{Int(unix.AT_FDCWD), Ref(b.String(root)), Imm(unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC)}, Into(rootFD))
+		attr := [3]uint64{unix.LANDLOCK_ACCESS_FS_READ_FILE}
+		b.Sys("landlock_create_ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, []Arg{Ref(Struct(b, &attr)), Imm(8), Imm(0)}, Into(ruleset))
+		b.LandlockRule("rule", Reg(rootFD), true, b.String(tc.path), Reg(ruleset), unix.LANDLOCK_ACCESS_FS_READ_FILE, unix.LANDLOCK_ACCESS_FS_READ_FILE, false)
+		b.End()
+		p, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := RunHere(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tc.found && r.NFail != 0:
+			t.Errorf("%s: failed (%+v), want the rule on the root's file", tc.path, r.Fails[0])
+		case !tc.found && (r.NFail != 1 || r.Fails[0].Errno != uint32(unix.ENOENT)):
+			t.Errorf("%s: %d failures (%+v), want ENOENT: the rule would be on the host's %s", tc.path, r.NFail, r.Fails[0], host)
+		}
+	}
 }

@@ -18,6 +18,9 @@ const (
 // wait for it (RequireIsolation); anything else (or EOF) makes init exit.
 const GoByte = 'g'
 
+// SandboxHostname is the host name inside the sandbox's UTS namespace.
+const SandboxHostname = "skill-sandbox"
+
 // ExitFailure is init's exit status when it gives up before execve.
 const ExitFailure = 125
 
