@@ -3,7 +3,6 @@ package audit
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -323,11 +322,12 @@ type Meta struct {
 	Time time.Time
 }
 
-// NewRequestID returns 128 random bits from crypto/rand as 32 lowercase hex
-// digits.
+// NewRequestID returns 128 random bits from the operating system's
+// cryptographic random source (getrandom(2) on Linux, crypto/rand
+// elsewhere) as 32 lowercase hex digits.
 func NewRequestID() (string, error) {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := readRandom(b[:]); err != nil {
 		return "", fmt.Errorf("request id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
