@@ -8,8 +8,9 @@
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder,
-#                  report encoder and prebuild flags, and the /proc stat
-#                  parser of the run's process sweep
+#                  report encoder and prebuild flags, the /proc stat
+#                  parser of the run's process sweep and the JSON string
+#                  writer of the audit record and canonical policy
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -54,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzSkill -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzPatterns -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./internal/jsonenc
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy
