@@ -169,13 +169,13 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 	// Every byte bound for stderr passes through one lineEnd, so that the
 	// record can start on a line of its own after a script whose stderr
-	// does not end with a newline.
-	// With "2>&-" the record of audit would go to /dev/null (see
-	// closedAtStart): the call fails before running anything.
-	stderrGone := stderr == io.Writer(os.Stderr) && closedAtStart(os.Stderr)
-	outTTY, errTTY := isTerminal(stdout), isTerminal(stderr)
+	// does not end with a newline. One fstat each tells terminals and
+	// 2>&1.
+	givenStderr := stderr
+	outInfo, errInfo := fileInfo(stdout), fileInfo(stderr)
+	outTTY, errTTY := isTerminal(outInfo), isTerminal(errInfo)
 	le := &lineEnd{w: stderr}
-	if sameFile(stdout, stderr) { // 2>&1: the script's stdout counts too
+	if sameFile(outInfo, errInfo) { // 2>&1: the script's stdout counts too
 		stdout = &lineEnd{w: stdout, shared: le}
 	}
 	stderr = le
@@ -261,8 +261,12 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 
 	// Open the log before running: a run whose record cannot be written
-	// does not start.
-	if c.toStderr && stderrGone {
+	// does not start. With "2>&-" the record of audit would go to
+	// /dev/null (see closedAtStart): the call fails before running
+	// anything. Nothing in this process has closed or replaced
+	// descriptor 2 since the start, so asking only now (and only when the
+	// record goes there) gives the answer of the start.
+	if c.toStderr && givenStderr == io.Writer(os.Stderr) && closedAtStart(os.Stderr) {
 		return exitRefused // no message: there is nowhere to write it
 	}
 	if c.auditLog != "" && logOnClosedStd(c.auditLog) {
@@ -585,16 +589,23 @@ func (l *lineEnd) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// sameFile reports whether a and b are the same open file, as with 2>&1.
-func sameFile(a, b io.Writer) bool {
-	fa, ok1 := a.(*os.File)
-	fb, ok2 := b.(*os.File)
-	if !ok1 || !ok2 {
-		return false
+// fileInfo returns what fstat says of w when it is an open file, else nil.
+func fileInfo(w io.Writer) os.FileInfo {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
 	}
-	sa, err1 := fa.Stat()
-	sb, err2 := fb.Stat()
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// sameFile reports whether a and b (fileInfo's) are the same open file, as
+// with 2>&1.
+func sameFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b)
 }
 
 // endLine writes a newline if a line is open.
