@@ -19,10 +19,11 @@ import (
 // pipe (| head) gives write errors instead of killing skill-sandbox before
 // its record is written: the effect is the same, and ignoring costs one
 // sigaction where catching costs a round trip to the runtime's signal
-// thread (about 0.07 ms of each start). The init stage, the only program
-// the sandbox starts from here on Linux, is this Go binary, which installs
-// its own SIGPIPE handler at start; the script gets the default action
-// back when it is executed.
+// thread (about 0.07 ms of each start). An ignored signal stays ignored
+// across execve, but the only program run or mcp starts is the init
+// stage, this Go binary, which installs its own SIGPIPE handler at start:
+// the script gets the default action back when it is executed (checked:
+// SigIgn of a script is the same as before).
 func catchSignals() chan os.Signal {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
