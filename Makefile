@@ -3,12 +3,14 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
-#   make fuzz      fuzz the SKILL.md parser and validator, the proxy's request, host,
+#   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
+#                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder and
-#                  report encoder, the init process's program check, and the
-#                  /proc stat parser of the run's process sweep
+#                  report encoder, the init process's program check, the
+#                  /proc stat parser of the run's process sweep and the JSON
+#                  string writer of the audit record and canonical policy
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -52,6 +54,8 @@ bench: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzSkill -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzPatterns -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./internal/jsonenc
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy

@@ -3,7 +3,6 @@ package audit
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -323,11 +322,12 @@ type Meta struct {
 	Time time.Time
 }
 
-// NewRequestID returns 128 random bits from crypto/rand as 32 lowercase hex
-// digits.
+// NewRequestID returns 128 random bits from the operating system's
+// cryptographic random source (getrandom(2) on Linux, crypto/rand
+// elsewhere) as 32 lowercase hex digits.
 func NewRequestID() (string, error) {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := readRandom(b[:]); err != nil {
 		return "", fmt.Errorf("request id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
@@ -715,22 +715,22 @@ func (r *Record) shorten() {
 	r.Layers.Missing = missing
 }
 
+// marshal returns the line of r: its JSON object (see appendRecord) and a
+// newline.
 func marshal(r Record) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil { // Encode appends the newline
+	line, err := appendRecord(make([]byte, 0, 2048), &r)
+	if err != nil {
 		return nil, fmt.Errorf("audit record: %w", err)
 	}
-	return escapeC1(buf.Bytes()), nil
+	return escapeC1(append(line, '\n')), nil
 }
 
-// escapeC1 writes DEL and the C1 controls (U+007F-U+009F), which
-// encoding/json leaves raw, as \u escapes: the record of audit goes to
-// the caller's stderr, often a terminal, and a name from the skill holding
-// U+009B (CSI) or U+009D (OSC) would reach it as a control sequence. They
-// can only occur inside JSON strings, where the escape decodes to the same
-// character.
+// escapeC1 writes DEL and the C1 controls (U+007F-U+009F), which JSON
+// encoding leaves raw (appendString as encoding/json), as \u escapes: the
+// record of audit goes to the caller's stderr, often a terminal, and a
+// name from the skill holding U+009B (CSI) or U+009D (OSC) would reach it
+// as a control sequence. They can only occur inside JSON strings, where
+// the escape decodes to the same character.
 func escapeC1(line []byte) []byte {
 	if !bytes.ContainsFunc(line, func(r rune) bool { return r >= 0x7f && r <= 0x9f }) {
 		return line

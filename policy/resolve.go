@@ -3,7 +3,6 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -407,10 +406,7 @@ func (r *Resolved) environment(flags Flags, op, req *Policy) []Missing {
 // lists sorted, no insignificant space) and its hex SHA-256, which the
 // audit record and "policy" print side by side: r is encoded once.
 func (r *Resolved) Encode() (canonical []byte, sha string) {
-	b, err := json.Marshal(r)
-	if err != nil { // only strings, ints and bools: cannot happen
-		b = []byte("null")
-	}
+	b := appendResolved(make([]byte, 0, 512), r)
 	sum := sha256.Sum256(b)
 	return b, hex.EncodeToString(sum[:])
 }

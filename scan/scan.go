@@ -204,26 +204,49 @@ type fileKind struct {
 }
 
 // dataMagic lists the leading bytes of common data formats by extension.
-var dataMagic = map[string][]string{
-	".pdf":   {"%PDF-"},
-	".png":   {"\x89PNG\r\n\x1a\n"},
-	".jpg":   {"\xff\xd8\xff"},
-	".jpeg":  {"\xff\xd8\xff"},
-	".gif":   {"GIF87a", "GIF89a"},
-	".ttf":   {"\x00\x01\x00\x00", "true", "OTTO"},
-	".otf":   {"OTTO", "\x00\x01\x00\x00"},
-	".woff":  {"wOFF"},
-	".woff2": {"wOF2"},
-	".docx":  {"PK\x03\x04"},
-	".xlsx":  {"PK\x03\x04"},
-	".pptx":  {"PK\x03\x04"},
+// It and isCodeExt are a table and a switch rather than maps: a map
+// literal is built at every start of every program linking the package
+// (the CLI, and the sandbox's init stage, which is the same binary).
+var dataMagic = []struct {
+	ext   string
+	magic []string
+}{
+	{".pdf", []string{"%PDF-"}},
+	{".png", []string{"\x89PNG\r\n\x1a\n"}},
+	{".jpg", []string{"\xff\xd8\xff"}},
+	{".jpeg", []string{"\xff\xd8\xff"}},
+	{".gif", []string{"GIF87a", "GIF89a"}},
+	{".ttf", []string{"\x00\x01\x00\x00", "true", "OTTO"}},
+	{".otf", []string{"OTTO", "\x00\x01\x00\x00"}},
+	{".woff", []string{"wOFF"}},
+	{".woff2", []string{"wOF2"}},
+	{".docx", []string{"PK\x03\x04"}},
+	{".xlsx", []string{"PK\x03\x04"}},
+	{".pptx", []string{"PK\x03\x04"}},
 }
 
-var codeExts = map[string]bool{
-	".py": true, ".sh": true, ".bash": true, ".zsh": true, ".js": true, ".mjs": true, ".cjs": true,
-	".ts": true, ".mts": true, ".cts": true, ".rb": true, ".pl": true, ".ps1": true, ".php": true,
-	".go": true, ".lua": true, ".r": true, ".jl": true, ".swift": true, ".kt": true, ".java": true,
-	".cs": true, ".rs": true, ".c": true, ".cc": true, ".cpp": true, ".h": true, ".bat": true, ".cmd": true,
+// magicOf returns the leading bytes a file with extension ext starts
+// with, and whether dataMagic lists the extension.
+func magicOf(ext string) ([]string, bool) {
+	for _, d := range dataMagic {
+		if d.ext == ext {
+			return d.magic, true
+		}
+	}
+	return nil, false
+}
+
+// isCodeExt reports whether ext is the extension of a script or source
+// file.
+func isCodeExt(ext string) bool {
+	switch ext {
+	case ".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs",
+		".ts", ".mts", ".cts", ".rb", ".pl", ".ps1", ".php",
+		".go", ".lua", ".r", ".jl", ".swift", ".kt", ".java",
+		".cs", ".rs", ".c", ".cc", ".cpp", ".h", ".bat", ".cmd":
+		return true
+	}
+	return false
 }
 
 var archiveExts = []string{".zip", ".tar", ".tgz", ".tar.gz", ".gz", ".bz2", ".xz", ".zst", ".7z", ".rar",
@@ -242,7 +265,7 @@ func classify(rel string, data []byte, exec bool) fileKind {
 	lower := strings.ToLower(rel)
 	ext := path.Ext(lower)
 	k := fileKind{
-		code:     codeExts[ext] || underScripts(rel) || bytes.HasPrefix(data, []byte("#!")),
+		code:     isCodeExt(ext) || underScripts(rel) || bytes.HasPrefix(data, []byte("#!")),
 		markdown: ext == ".md" || ext == ".markdown" || ext == ".mdx",
 		skillMD:  rel == "SKILL.md" || rel == "skill.md",
 	}
@@ -257,7 +280,7 @@ func classify(rel string, data []byte, exec bool) fileKind {
 	case bytes.HasPrefix(head, []byte("\x00asm")):
 		k.binary, k.what = "native", "WebAssembly module"
 	case hasSuffixAny(lower, officeExts...), hasSuffixAny(lower, dataExts...):
-		if magic, ok := dataMagic[ext]; ok && !hasPrefixAny(head, magic...) {
+		if magic, ok := magicOf(ext); ok && !hasPrefixAny(head, magic...) {
 			// Named as data but not that format: read it as text.
 			k.disguised = ext
 			break
@@ -271,7 +294,7 @@ func classify(rel string, data []byte, exec bool) fileKind {
 		k.binary, k.what = "archive", "compressed"
 	case len(head) > 262 && string(head[257:262]) == "ustar":
 		k.binary, k.what = "archive", "tar"
-	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !codeExts[ext] && !bytes.HasPrefix(data, []byte("#!")) && !exec &&
+	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !isCodeExt(ext) && !bytes.HasPrefix(data, []byte("#!")) && !exec &&
 		!k.markdown && !k.skillMD && ext != ".txt":
 		// A NUL byte makes other files binary data; not a script's nor
 		// an executable's: bash, perl and node run a script with a NUL

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -35,9 +34,9 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 			case inFence && strings.HasPrefix(trimmed, fence):
 				inFence = false
 			case k.skillMD && !inFence:
-				if m := reBangInline().FindString(line); m != "" {
+				if m := reBangInline.get().FindString(line); m != "" {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", m))
-				} else if reBangLine().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
+				} else if reBangLine.get().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", trimmed))
 				}
 			}
@@ -71,8 +70,8 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
 	// Cheap literal tests keep the regular expressions off most lines.
 	lower := strings.ToLower(line)
-	injection := func(re func() *regexp.Regexp, format string) {
-		loc := re().FindStringIndex(line)
+	injection := func(re *lazyRegexp, format string) {
+		loc := re.get().FindStringIndex(line)
 		if loc == nil {
 			return
 		}
@@ -97,20 +96,20 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	}
 
 	if containsAny(lower, credentialHints...) {
-		if m := reCredential().FindString(line); m != "" {
+		if m := reCredential.get().FindString(line); m != "" {
 			add(RuleCredentialRead, High, reason("names a credential location: %s", m))
 		}
 	}
 
 	switch {
 	case !containsAny(lower, decodeHints...) && len(decoded) == 0:
-	case reShellDecode().MatchString(line) && pipedInto(line, reShellDecode()) != "":
-		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode()))
-	case reShellDecode().MatchString(line) && reDecodeSubst().MatchString(line):
-		add(RuleObfuscatedExec, Critical, reason("runs decoded data: %s", reDecodeSubst().FindString(line)))
-	case reDecodeCall().MatchString(line) && reExecCall().MatchString(line):
+	case reShellDecode.get().MatchString(line) && pipedInto(line, reShellDecode.get()) != "":
+		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode.get()))
+	case reShellDecode.get().MatchString(line) && reDecodeSubst.get().MatchString(line):
+		add(RuleObfuscatedExec, Critical, reason("runs decoded data: %s", reDecodeSubst.get().FindString(line)))
+	case reDecodeCall.get().MatchString(line) && reExecCall.get().MatchString(line):
 		add(RuleObfuscatedExec, Critical, reason("executes decoded data: %s", line))
-	case len(decoded) > 0 && (reExecCall().MatchString(line) || reShellEval().MatchString(line)):
+	case len(decoded) > 0 && (reExecCall.get().MatchString(line) || reShellEval.get().MatchString(line)):
 		for v := range decoded {
 			if usesVar(line, v) {
 				add(RuleObfuscatedExec, Critical, "executes "+v+", which holds decoded data")
@@ -119,7 +118,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 	}
 	if containsAny(lower, decodeHints...) {
-		if m := reDecodeAssign().FindStringSubmatch(line); m != nil {
+		if m := reDecodeAssign.get().FindStringSubmatch(line); m != nil {
 			decoded[m[1]] = true
 		}
 	}
@@ -134,10 +133,10 @@ func runsDownload(line, lower string) string {
 	if !containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
 		return ""
 	}
-	if name := pipedInto(line, reDownloader()); name != "" {
+	if name := pipedInto(line, reDownloader.get()); name != "" {
 		return "pipes a download into " + name
 	}
-	if m := reSubstitution().FindString(line); m != "" {
+	if m := reSubstitution.get().FindString(line); m != "" {
 		return reason("runs downloaded code: %s", m)
 	}
 	if f := downloadThenRun(line, lower); f != "" {
@@ -229,7 +228,7 @@ func hasDottedDigits(s string) bool {
 }
 
 // reShellEval matches shell constructs that run a string as code.
-var reShellEval = lazyRegexp(`\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`)
+var reShellEval = &lazyRegexp{expr: `\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`}
 
 // usesVar reports whether line refers to the variable v as a word, or as
 // $v / ${v} in shell.

@@ -3,31 +3,15 @@ package validate
 import (
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
-// Patterns for files referenced from the SKILL.md body: Markdown links and
-// images "[text](target)", and bare relative paths into the skill's own
-// folders such as `scripts/fill_form.py` or references/api.md.
-// They are compiled on first use (see lazyRegexp).
-var (
-	mdLink   = lazyRegexp(`\]\(\s*<?([^()<>\s]+)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)`)
-	barePath = lazyRegexp("(?:^|[\\s`'\"(\\[]|\\./)((?:scripts|references|assets)/[^\\s`'\"()\\[\\]<>{}|,;*$]+)")
-)
-
-// lazyRegexp returns a function that compiles expr on its first call and
-// returns the same expression from then on: the sandbox's init stage is the
-// same binary as the CLI and never validates, so it should not compile
-// these expressions at every start.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
 // checkBody warns about a long body and about referenced files that do not
-// exist in the skill folder.
+// exist in the skill folder: the targets of Markdown links and images
+// "[text](target)", and bare relative paths into the skill's own folders
+// such as `scripts/fill_form.py` or references/api.md (mdLinkTargets and
+// barePathRanges in match.go).
 func (c *checker) checkBody(md string, fm *Frontmatter) {
 	body := strings.TrimRight(fm.Body, " \t\r\n")
 	lines := strings.Split(body, "\n")
@@ -37,15 +21,15 @@ func (c *checker) checkBody(md string, fm *Frontmatter) {
 	reported := map[string]bool{}
 	for i, l := range lines {
 		lineNo := fm.EndLine + 1 + i
-		for _, m := range mdLink().FindAllStringSubmatchIndex(l, -1) {
-			c.checkRef(md, l, lineNo, m[2], l[m[2]:m[3]], true, reported)
+		for _, m := range mdLinkTargets(l) {
+			c.checkRef(md, l, lineNo, m[0], l[m[0]:m[1]], true, reported)
 		}
-		for _, m := range barePath().FindAllStringSubmatchIndex(l, -1) {
-			end := m[3]
+		for _, m := range barePathRanges(l) {
+			end := m[1]
 			if end < len(l) && strings.IndexByte("<{*$", l[end]) >= 0 {
 				continue // a placeholder such as scripts/<name>.py
 			}
-			c.checkRef(md, l, lineNo, m[2], l[m[2]:m[3]], false, reported)
+			c.checkRef(md, l, lineNo, m[0], l[m[0]:m[1]], false, reported)
 		}
 	}
 }

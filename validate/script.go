@@ -32,13 +32,20 @@ func (i Interpreter) String() string {
 	return strings.Join(append([]string{i.Program}, i.Args...), " ")
 }
 
-var extensionInterpreters = map[string]string{
-	".py":   "python3",
-	".sh":   "bash",
-	".bash": "bash",
-	".js":   "node",
-	".mjs":  "node",
-	".cjs":  "node",
+// extensionInterpreter returns the interpreter of a script with the
+// (lower-case) extension ext, or "". A switch rather than a map: a map
+// literal is built at every start of every program linking the package,
+// the sandbox's init stage included.
+func extensionInterpreter(ext string) string {
+	switch ext {
+	case ".py":
+		return "python3"
+	case ".sh", ".bash":
+		return "bash"
+	case ".js", ".mjs", ".cjs":
+		return "node"
+	}
+	return ""
 }
 
 // ErrNoInterpreter reports a script whose interpreter cannot be determined.
@@ -85,7 +92,7 @@ func DetectInterpreter(path string) (Interpreter, error) {
 		}
 		return Interpreter{Program: prog, Args: args, Source: "shebang"}, nil
 	}
-	if prog, ok := extensionInterpreters[strings.ToLower(filepath.Ext(path))]; ok {
+	if prog := extensionInterpreter(strings.ToLower(filepath.Ext(path))); prog != "" {
 		return Interpreter{Program: prog, Source: "extension"}, nil
 	}
 	if st, err := f.Stat(); err == nil && st.Mode()&0o111 != 0 {

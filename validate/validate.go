@@ -38,9 +38,6 @@ func isAllowedField(key string) bool {
 	return false
 }
 
-// xmlTag matches something that looks like an XML/HTML tag.
-var xmlTag = lazyRegexp(`</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>`)
-
 // Skill validates the skill folder dir and reports every problem it finds
 // (not only the first). Errors make the skill invalid; warnings are advice.
 // With opts.Strict, warnings stay in Result.Warnings but also make the
@@ -570,7 +567,8 @@ func (c *checker) checkName(md string, fm *Frontmatter) {
 	if NFKC(base) != name {
 		c.errorf(md, v.Line, v.Column, "name", "Directory name '%s' must match skill name '%s'", base, name)
 	}
-	if xmlTag().MatchString(v.Value) || strings.ContainsAny(v.Value, "<>") {
+	// Any tag findXMLTag could find holds both characters.
+	if strings.ContainsAny(v.Value, "<>") {
 		c.warnf(md, v.Line, v.Column, "name", "Field 'name' must not contain XML tags")
 	}
 	lower := strings.ToLower(name)
@@ -625,7 +623,7 @@ func (c *checker) checkDescription(md string, fm *Frontmatter) {
 	if n := utf8.RuneCountInString(v.Value); n > MaxDescriptionLength {
 		c.errorf(md, v.Line, v.Column, "description", "Description exceeds %d character limit (%d chars)", MaxDescriptionLength, n)
 	}
-	if m := xmlTag().FindString(v.Value); m != "" {
+	if m := findXMLTag(v.Value); m != "" {
 		c.warnf(md, v.Line, v.Column, "description", "Field 'description' must not contain XML tags (found %s)", m)
 	}
 }

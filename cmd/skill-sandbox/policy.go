@@ -52,9 +52,9 @@ type policyFlags struct {
 // set to fs.
 func addPolicyFlags(fs *flag.FlagSet, f *policyFlags) {
 	fs.StringVar(&f.file, "policy", "", "operator policy `FILE` (docs/policy.md): limits and grants; the skill's skill-sandbox.toml may only ask within them")
-	fs.IntVar(&f.maxProcs, "max-procs", 0, "processes and threads the script may have (`N`; default "+fmt.Sprint(run.DefaultMaxProcs)+")")
+	fs.IntVar(&f.maxProcs, "max-procs", 0, "processes and threads the script may have (`N`; default "+strconv.Itoa(run.DefaultMaxProcs)+")")
 	fs.IntVar(&f.cpuTime, "cpu-time", 0, "CPU time limit per process in `SECONDS` (default: the timeout plus one second)")
-	fs.IntVar(&f.maxFileMB, "max-file-size", 0, "largest file the script may write, in `MiB` (default "+fmt.Sprint(run.DefaultMaxFileMB)+")")
+	fs.IntVar(&f.maxFileMB, "max-file-size", 0, "largest file the script may write, in `MiB` (default "+strconv.Itoa(run.DefaultMaxFileMB)+")")
 }
 
 // checkPolicyFlags reports a negative or zero limit given explicitly.

@@ -169,13 +169,13 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 	// Every byte bound for stderr passes through one lineEnd, so that the
 	// record can start on a line of its own after a script whose stderr
-	// does not end with a newline.
-	// With "2>&-" the record of audit would go to /dev/null (see
-	// closedAtStart): the call fails before running anything.
-	stderrGone := stderr == io.Writer(os.Stderr) && closedAtStart(os.Stderr)
-	outTTY, errTTY := isTerminal(stdout), isTerminal(stderr)
+	// does not end with a newline. One fstat each tells terminals and
+	// 2>&1.
+	givenStderr := stderr
+	outInfo, errInfo := fileInfo(stdout), fileInfo(stderr)
+	outTTY, errTTY := isTerminal(outInfo), isTerminal(errInfo)
 	le := &lineEnd{w: stderr}
-	if sameFile(stdout, stderr) { // 2>&1: the script's stdout counts too
+	if sameFile(outInfo, errInfo) { // 2>&1: the script's stdout counts too
 		stdout = &lineEnd{w: stdout, shared: le}
 	}
 	stderr = le
@@ -261,8 +261,12 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 
 	// Open the log before running: a run whose record cannot be written
-	// does not start.
-	if c.toStderr && stderrGone {
+	// does not start. With "2>&-" the record of audit would go to
+	// /dev/null (see closedAtStart): the call fails before running
+	// anything. Nothing in this process has closed or replaced
+	// descriptor 2 since the start, so asking only now (and only when the
+	// record goes there) gives the answer of the start.
+	if c.toStderr && givenStderr == io.Writer(os.Stderr) && closedAtStart(os.Stderr) {
 		return exitRefused // no message: there is nowhere to write it
 	}
 	if c.auditLog != "" && logOnClosedStd(c.auditLog) {
@@ -302,7 +306,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	}
 	if err != nil {
 		errorf(stderr, "%v", err)
-		c.write(audit.FromRun(c.meta, nil, err)) // the refusal stands either way
+		c.record(nil, err) // the refusal stands either way
 		return exitRefused
 	}
 	if c.wantsRecord() { // the canonical policy is for the record only
@@ -325,7 +329,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		}
 		if err != nil {
 			errorf(stderr, "%s: %v", c.meta.SkillPath, err)
-			c.write(audit.FromRun(c.meta, nil, err)) // reports its own failure
+			c.record(nil, err) // reports its own failure
 			return exitRefused
 		}
 		c.meta.Signature = audit.SignatureOf(true, signer)
@@ -412,7 +416,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	// being torn down (see run.Result.WaitCleanup), and this process
 	// exits next: wait, or the run's cgroup would be left behind.
 	defer res.WaitCleanup()
-	if err := c.write(audit.FromRun(c.meta, res, runErr)); err != nil {
+	if err := c.record(res, runErr); err != nil {
 		return exitRefused
 	}
 	return code
@@ -471,6 +475,9 @@ func (c *call) usage(msg string, printUsage bool) int {
 		errorf(c.stderr, "%s", msg)
 		fmt.Fprintf(c.stderr, "Run \"skill-sandbox %s -h\" for usage.\n", c.name)
 	}
+	if !c.wantsRecord() {
+		return exitUsage
+	}
 	err := usageError{msg: msg}
 	rec := audit.FromRun(c.meta, nil, err)
 	rec.ErrorKind = audit.KindUsage
@@ -483,6 +490,17 @@ func (c *call) usage(msg string, printUsage bool) int {
 
 // wantsRecord reports whether this call writes a record.
 func (c *call) wantsRecord() bool { return c.auditLog != "" || c.toStderr }
+
+// record writes the record of the call's outcome (res is nil when the call
+// failed before Run) where it was asked for. A call that writes none does
+// not build it: the record reads the host name and formats its message,
+// about 20 us of every plain run.
+func (c *call) record(res *run.Result, err error) error {
+	if !c.wantsRecord() {
+		return nil
+	}
+	return c.write(audit.FromRun(c.meta, res, err))
+}
 
 // write writes the record where it was asked for (nowhere for run without
 // --audit-log). The record goes to stderr as the last line only after Run
@@ -571,16 +589,23 @@ func (l *lineEnd) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// sameFile reports whether a and b are the same open file, as with 2>&1.
-func sameFile(a, b io.Writer) bool {
-	fa, ok1 := a.(*os.File)
-	fb, ok2 := b.(*os.File)
-	if !ok1 || !ok2 {
-		return false
+// fileInfo returns what fstat says of w when it is an open file, else nil.
+func fileInfo(w io.Writer) os.FileInfo {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
 	}
-	sa, err1 := fa.Stat()
-	sb, err2 := fb.Stat()
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// sameFile reports whether a and b (fileInfo's) are the same open file, as
+// with 2>&1.
+func sameFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b)
 }
 
 // endLine writes a newline if a line is open.

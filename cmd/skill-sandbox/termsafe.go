@@ -79,14 +79,9 @@ func (t *termSafe) Flush() error {
 	return err
 }
 
-// isTerminal reports whether w is a character device, such as a terminal.
-// Other character devices (/dev/null) lose nothing by the escaping, so no
-// terminal-specific call is needed.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether st (fileInfo of an output) is a character
+// device, such as a terminal. Other character devices (/dev/null) lose
+// nothing by the escaping, so no terminal-specific call is needed.
+func isTerminal(st os.FileInfo) bool {
+	return st != nil && st.Mode()&os.ModeCharDevice != 0
 }
