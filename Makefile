@@ -38,12 +38,15 @@ demo: build
 	./$(BIN) audit --workdir $(EXAMPLE) stats.py -- references/sample.txt
 
 # The vet runs for darwin and windows keep the platform split compiling
-# (tests included) where it cannot run here.
+# (tests included) where it cannot run here. The init process's tests run
+# a second time linked with a C library (cgotest), as a library user's
+# program may be.
 test:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags cgotest ./run/internal/initproc
 
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)

@@ -60,11 +60,20 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 // allowance, so that node started from a shell or Python script (which
 // inherits the shell's limit) starts as well as node run directly.
 func relaxAddressSpace(p *plan, res *Result) {
-	relaxed := uint64(p.memoryMB+nodeReserveMB) << 20
-	if p.cfg.Limits.AddressSpace > 0 && p.cfg.Limits.AddressSpace < relaxed {
+	if relaxed := relaxedAddressSpace(p); relaxed != p.cfg.Limits.AddressSpace {
 		p.cfg.Limits.AddressSpace = relaxed
 		res.AddressSpaceMB = int(relaxed >> 20)
 	}
+}
+
+// relaxedAddressSpace is the RLIMIT_AS of p's processes under a cgroup
+// memory limit (see relaxAddressSpace).
+func relaxedAddressSpace(p *plan) uint64 {
+	relaxed := uint64(p.memoryMB+nodeReserveMB) << 20
+	if p.cfg.Limits.AddressSpace > 0 && p.cfg.Limits.AddressSpace < relaxed {
+		return relaxed
+	}
+	return p.cfg.Limits.AddressSpace
 }
 
 // recordCgroupStats records the cgroup's peak memory and OOM kills in res.

@@ -84,12 +84,16 @@ func initCmd(spec *launchSpec) *exec.Cmd {
 	}
 }
 
-// compiledStage is nothing here: the init stage gets the config itself;
-// stagePrefix is nothing either: there are no pools.
+// compiledStage and compileAhead are nothing here: the init stage gets
+// the config itself; stagePrefix is nothing either: there are no pools.
 type (
 	compiledStage struct{}
+	compileAhead  *struct{}
 	stagePrefix   *struct{}
 )
+
+// startCompile has nothing to compile here.
+func startCompile(*plan) {}
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
 // encoding (see stageconfig's wire.go), in one write, so the init stage

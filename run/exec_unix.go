@@ -90,6 +90,13 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		return p.needMountNS
 	}
 	p.cfg.Namespaces = st.namespaces
+	if !stageconfig.Has(st.namespaces, LayerMountNS) {
+		if err := makeDeferredWorkDir(p); err != nil {
+			killSandbox(proc.Process, st.pidns)
+			proc.Wait()
+			return fmt.Errorf("%w: %v", ErrStart, err)
+		}
+	}
 	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
@@ -309,6 +316,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		proxySup, proxyChild, extra = sup, child, append(extra, child)
 	}
 	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra}
+	startCompile(p)
 	st, cg, err := startInCgroup(spec, p, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()

@@ -31,6 +31,12 @@ func coverOf(l Layer) []Layer {
 	return nil
 }
 
+// degradedByChoice says whether any missing layer lets the run go on
+// (see refusing).
+func (p *plan) degradedByChoice() bool {
+	return !p.strict && (p.degraded || len(p.disabled) > 0)
+}
+
 // refusing returns the missing layers that refuse the run under the
 // caller's choice: every one with RequireIsolation; none with
 // AllowDegraded or when the caller disabled layers (a degraded run by
@@ -38,7 +44,7 @@ func coverOf(l Layer) []Layer {
 // no_new_privs, are the point of the experiment); otherwise those that
 // guard the host (guardsHost) and are not covered by applied layers.
 func refusing(p *plan, applied []Layer, missing []Missing) []Missing {
-	if !p.strict && (p.degraded || len(p.disabled) > 0) {
+	if p.degradedByChoice() {
 		return nil
 	}
 	var out []Missing

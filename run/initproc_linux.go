@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
@@ -140,24 +141,83 @@ func (s *launchSpec) fds() (files []int, release func(), err error) {
 // sendStage compiles the run's config, now that the namespaces the init
 // process has are known (p.cfg.Namespaces), and sends the program. The
 // init process waits for the go-ahead, when the config asks for one,
-// also when a layer is already known to be missing.
+// also when a layer is already known to be missing. The compile started
+// ahead (startCompile) is taken when it guessed right.
 func sendStage(w io.Writer, p *plan) error {
-	plan, err := initplan.Compile(initplan.Input{
-		Config:       &p.cfg,
-		RootCaller:   os.Geteuid() == 0,
-		HostUID:      p.hostUID,
-		HostGID:      p.hostGID,
-		GrantFolders: grantFolders(p),
-		Name:         initName(p.requestID),
-		Prefix:       p.prefix,
-		KnownMissing: p.knownMissing,
-	})
+	in := stageInput(p, &p.cfg, p.knownMissing)
+	plan, err := p.ahead.result(in)
+	if plan == nil && err == nil {
+		plan, err = initplan.Compile(in)
+	}
 	if err != nil {
 		return err
 	}
 	p.compiled = plan
 	_, err = w.Write(plan.Bytes())
 	return err
+}
+
+// stageInput is what the program of a run of p is compiled from, with
+// cfg as its config and knownMissing as p.knownMissing.
+func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.Input {
+	return initplan.Input{
+		Config:         cfg,
+		RootCaller:     os.Geteuid() == 0,
+		HostUID:        p.hostUID,
+		HostGID:        p.hostGID,
+		GrantFolders:   grantFolders(p),
+		Name:           initName(p.requestID),
+		Prefix:         p.prefix,
+		KnownMissing:   knownMissing,
+		MakeWorkDir:    !p.workMade,
+		MayRunDegraded: p.degradedByChoice(),
+	}
+}
+
+// compileAhead is the run's program compiled while its init process
+// starts (see startCompile); nil for none.
+type compileAhead = *pendingCompile
+
+// pendingCompile is a compile on another goroutine.
+type pendingCompile struct {
+	in   initplan.Input // what it compiles; in.Config is its own copy
+	done chan struct{}  // closed once plan and err are set
+	plan *initplan.Plan
+	err  error
+}
+
+// startCompile starts compiling the run's program on another goroutine
+// while the supervisor makes the run's cgroup and clones the init
+// process, on the guess that these go as planned: every namespace of
+// p.wantNS, and the cgroup (with its relaxed RLIMIT_AS) unless disabled.
+// sendStage takes the result when the guess holds, and compiles again
+// otherwise. (On one core the compile merely runs earlier.)
+func startCompile(p *plan) {
+	cfg := p.cfg
+	cfg.Namespaces = p.wantNS
+	if !stageconfig.Has(p.disabled, LayerCgroup) {
+		cfg.MemoryCgroup = true
+		cfg.Limits.AddressSpace = relaxedAddressSpace(p)
+	}
+	a := &pendingCompile{in: stageInput(p, &cfg, p.strict && len(p.disabled) > 0), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.plan, a.err = initplan.Compile(a.in)
+	}()
+	p.ahead = a
+}
+
+// result returns the program compiled ahead if it was compiled from in,
+// else nothing.
+func (a *pendingCompile) result(in initplan.Input) (*initplan.Plan, error) {
+	if a == nil {
+		return nil, nil
+	}
+	<-a.done
+	if !reflect.DeepEqual(a.in, in) {
+		return nil, nil
+	}
+	return a.plan, a.err
 }
 
 // readStageReport reads the init process's layer report (initproc.Report)
@@ -195,6 +255,16 @@ func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err err
 	return false, p.compiled.ExecError(e), nil
 }
 
+// stageReady reads what a pooled init process sends on its report
+// descriptor once its prefix has run: initproc's Ready, or the report of
+// the prefix's failure.
+func stageReady(r io.Reader) bool {
+	var msg initproc.Ready
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&msg)), unsafe.Sizeof(msg))
+	_, err := io.ReadFull(r, buf)
+	return err == nil && msg.Magic == initproc.ReadyMagic
+}
+
 // grantFolders says, for each grant, whether it is a folder: the handed-
 // over tree, or the path (a file changed since is caught by the init
 // process's check of its device and inode, or by its mount failing).
@@ -226,6 +296,15 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	for _, l := range shape.wantNS {
 		flags |= cloneFlag(l)
 	}
+	// Compiled first: written at once, the prefix runs as soon as the
+	// process can.
+	pre, err := initplan.CompilePrefix(initplan.PoolShape{
+		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
+		RootCaller: os.Geteuid() == 0, HostUID: shape.uid, HostGID: shape.gid,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the pooled init process's prefix: %w", err)
+	}
 	at := nsAttr(flags, files, shape.uid, shape.gid)
 	at.Name = pooledName
 	pid, err := initproc.Start(at)
@@ -236,13 +315,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	if err != nil {
 		return nil, nil, err
 	}
-	pre, err := initplan.CompilePrefix(initplan.PoolShape{
-		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
-		RootCaller: os.Geteuid() == 0, HostUID: shape.uid, HostGID: shape.gid,
-	})
-	if err == nil {
-		_, err = config.Write(pre.Bytes())
-	}
+	_, err = config.Write(pre.Bytes())
 	if err != nil {
 		proc.Process.Kill()
 		proc.Wait()

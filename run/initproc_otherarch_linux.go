@@ -14,11 +14,15 @@ import (
 // The init process (run/internal/initproc) is written for amd64 and
 // arm64: on other architectures a run is refused with ErrUnsupported.
 
-// compiledStage and stagePrefix are nothing here.
+// compiledStage, compileAhead and stagePrefix are nothing here.
 type (
 	compiledStage struct{}
+	compileAhead  *struct{}
 	stagePrefix   *struct{}
 )
+
+// startCompile has nothing to compile for.
+func startCompile(*plan) {}
 
 // startInit refuses: there is no init process for this architecture.
 func startInit(*launchSpec, *plan) (*started, error) {
@@ -32,6 +36,9 @@ func startPooledProcess(*launchSpec, poolShape, io.Writer) (*child, stagePrefix,
 
 // idmapUserNS has no init process to take a namespace from.
 func idmapUserNS(int, int) (int, error) { return -1, initproc.ErrUnsupported }
+
+// stageReady is never reached: startPooledProcess refused.
+func stageReady(io.Reader) bool { return false }
 
 // sendStage, readStageReport and readStageAfter are never reached:
 // startInit refused.

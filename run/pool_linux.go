@@ -34,8 +34,8 @@ type pooledInit struct {
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
 // /dev/null until a run hands over its own, and the config descriptor is
-// a socket instead of a pipe.
-func startPooled(shape poolShape) (*pooledInit, error) {
+// a socket instead of a pipe. name names its cgroup (see cgroupName).
+func startPooled(shape poolShape, name string) (*pooledInit, error) {
 	var files []*os.File
 	fail := func(err error) (*pooledInit, error) {
 		for _, f := range files {
@@ -73,7 +73,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return &started{proc: proc}, nil
 	}
-	cg := poolCgroup(shape)
+	cg := poolCgroup(shape, name)
 	if cg != nil {
 		var inside bool
 		_, inside, err = cg.startInside(start)
@@ -109,11 +109,11 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 // (a run sets its own when it takes the stage): moving a process into a
 // cgroup later is what costs (see startInside). nil when the pool's runs
 // have no cgroup or none can be had.
-func poolCgroup(shape poolShape) *runCgroup {
+func poolCgroup(shape poolShape, name string) *runCgroup {
 	if !shape.cgroup {
 		return nil
 	}
-	cg, err := openCgroup(cgroupName("pool-"+newRequestID()), unlimited(shape.cpus))
+	cg, err := openCgroup(cgroupName(name), unlimited(shape.cpus))
 	if err != nil {
 		return nil
 	}
@@ -143,6 +143,20 @@ func (pi *pooledInit) alive() bool {
 	return ok && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
+// readyTimeout bounds how long a run waits for a stage's prefix to end
+// (see waitReady); past it the stage is dropped and the run starts its
+// own.
+const readyTimeout = 5 * time.Second
+
+// waitReady waits until the stage has built what its prefix builds and
+// awaits its run (see stageReady); false when its prefix failed, or it
+// died or took longer than readyTimeout.
+func (pi *pooledInit) waitReady() bool {
+	pi.repR.SetReadDeadline(time.Now().Add(readyTimeout))
+	defer pi.repR.SetReadDeadline(time.Time{})
+	return stageReady(pi.repR)
+}
+
 // kill ends a stage that never got a run, removes its cgroup and closes
 // its descriptors.
 func (pi *pooledInit) kill() {
@@ -159,10 +173,9 @@ func canHandOver(p *plan) bool {
 	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
-// take hands a waiting stage of the pool to p's run: it sends the run's
-// descriptors (see the init stage's receivePooled), moves the stage into the run's cgroup
-// and returns it as launch uses it. It returns nil when the pool is nil or
-// has no fitting stage; the files it opens are added to closeLater.
+// take hands a waiting stage of the pool to p's run (see use). It
+// returns nil when the pool is nil or has no fitting stage; the files it
+// opens are added to closeLater.
 func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
 	if pl == nil {
 		return nil, nil, nil
@@ -171,41 +184,72 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pi == nil {
 		return nil, nil, nil
 	}
-	ip := &initProc{
-		st:   &started{proc: pi.proc, namespaces: pl.shape.wantNS, pidns: stageconfig.Has(pl.shape.wantNS, LayerPIDNS)},
+	ip, cg, usable, err := pi.use(p, pl.shape, closeLater, res)
+	switch {
+	case !usable:
+		pl.discard(pi)
+		return nil, nil, nil
+	case err != nil:
+		// Killed half joined: taken, but died unused, and the run
+		// fails (it does not start its own, so no miss either).
+		pl.dropped(false)
+		return nil, nil, err
+	}
+	return ip, cg, nil
+}
+
+// use hands the stage, of shape, to p's run: once its prefix is done
+// (waitReady), it sets the run's cgroup limits, sends the run's
+// descriptors (see the init process's childReceive), moves the stage into
+// the run's cgroup when it has none, and returns it as launch uses it;
+// the run's program is compiled meanwhile (startCompile). usable is false
+// when the stage cannot serve (its prefix failed or it died): nothing of
+// the run was used (its stdin is not read), and the caller kills the
+// stage and starts another. An error is a stage killed half joined to
+// the cgroup, which fails the run. The files it opens are added to
+// closeLater.
+func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res *Result) (ip *initProc, cg *runCgroup, usable bool, err error) {
+	// The run's program compiles while the prefix may still run.
+	p.prefix = pi.prefix
+	if p.proxy != nil {
+		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles) // as handOver passes it
+	}
+	startCompile(p)
+	unused := func() (*initProc, *runCgroup, bool, error) {
+		p.prefix, p.ahead = nil, nil
+		return nil, nil, false, nil
+	}
+	if !pi.waitReady() {
+		return unused()
+	}
+	ip = &initProc{
+		st:   &started{proc: pi.proc, namespaces: shape.wantNS, pidns: stageconfig.Has(shape.wantNS, LayerPIDNS)},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
 	// The limits first: until the descriptors are sent, nothing of the
-	// run is used up (its stdin is not read), so a stage that fails here
-	// is dropped and the run starts its own.
+	// run is used up (its stdin is not read).
 	if pi.cg != nil {
 		if err := pi.cg.setLimits(p.cgroup); err != nil {
-			pl.discard(pi)
-			return nil, nil, nil
+			return unused()
 		}
 	}
 	if err := pi.handOver(p, ip, closeLater); err != nil {
 		// The stage died after the liveness check (handOver sends
 		// nothing and reads no stdin when the send fails).
-		pl.discard(pi)
-		return nil, nil, nil
+		return unused()
 	}
 	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
-	p.prefix = pi.prefix
 	enableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
 		cg, err := joinCgroup(p, ip.st, res)
 		if err != nil {
-			// Killed half joined: taken, but died unused, and the run
-			// fails (it does not start its own, so no miss either).
-			pl.dropped(false)
-			return nil, nil, err
+			return nil, nil, true, err
 		}
-		return ip, cg, nil
+		return ip, cg, true, nil
 	}
 	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
 	relaxAddressSpace(p, res)
-	return ip, pi.cg, nil
+	return ip, pi.cg, true, nil
 }
 
 // joinCgroup moves a pooled stage that has no cgroup, and has done nothing

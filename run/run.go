@@ -84,9 +84,16 @@ type plan struct {
 	denyPaths, allowDenied []string
 	// pool supplies pre-started init stages; nil without one.
 	pool *Pool
+	// workMade says whether the supervisor made the work folder on the
+	// host: with a mount namespace it is made inside the sandbox's root
+	// (and by the init stage on the host if that layer fails).
+	workMade bool
 	// compiled is what sendStage made of cfg for the init stage, kept to
 	// read its report (see sendStage).
 	compiled compiledStage
+	// ahead is cfg's compile started before the init stage (see
+	// compileAhead); zero when none was.
+	ahead compileAhead
 	// prefix is what the pooled init stage that took the run built ahead;
 	// nil for a stage of the run's own.
 	prefix stagePrefix
@@ -224,10 +231,23 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	if requestID == "" {
 		requestID = newRequestID()
 	}
-	work, err := makeWorkDir(uid, gid)
+	// With a mount namespace the work folder is made inside the
+	// sandbox's own root, and the host folder of that name would only
+	// cost a mkdir and a removal: it is made on the host only when the
+	// run ends up without one (see makeDeferredWorkDir) or is kept.
+	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	deferWork := !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS)
+	var work string
+	if deferWork {
+		work, err = workDirName()
+	} else {
+		work, err = makeWorkDir(uid, gid)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
+	// (Deferred, the folder may still have been made, by the init
+	// stage: removing a missing one costs a failed unlink.)
 	cleanup := func() {
 		if !s.KeepWorkDir {
 			removeAll(work)
@@ -260,6 +280,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	}
 
 	p := &plan{
+		workMade: !deferWork,
 		hostUID:  uid,
 		hostGID:  gid,
 		disabled: s.Disable,
@@ -326,7 +347,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		// network namespace is missing.
 		p.cfg.WaitForGo = true
 	}
-	p.wantNS = enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	p.wantNS = wantNS
 	p.cfg.Layers = append(p.cfg.Layers, enabled(processLayers(s.AllowNetwork), s.Disable)...)
 	p.warn = s.Warnings
 	p.denyPaths, p.allowDenied = s.DenyPaths, s.AllowDenied
@@ -551,6 +572,42 @@ func makeWorkDir(uid, gid int) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// workDirName returns a fresh name for a work folder in the temporary
+// folder, as makeWorkDir's, without making it.
+func workDirName() (string, error) {
+	tmp := os.TempDir()
+	// The init stage mounts over and grants access to this exact path:
+	// it must hold no symlink (TMPDIR may be one).
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("work folder: %w", err)
+	}
+	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil
+}
+
+// makeDeferredWorkDir makes on the host the work folder prepare named
+// without making it (see workDirName), for a run whose init stage has no
+// mount namespace after all. Mkdir fails on anything already there.
+func makeDeferredWorkDir(p *plan) error {
+	if p.workMade {
+		return nil
+	}
+	dir := p.cfg.WorkDir
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("work folder: %w", err)
+	}
+	p.workMade = true
+	if p.hostUID != os.Getuid() || p.hostGID != os.Getgid() {
+		if err := os.Chown(dir, p.hostUID, p.hostGID); err != nil {
+			return fmt.Errorf("work folder: %w", err)
+		}
+	}
+	return nil
 }
 
 // removeAll removes the work folder even when the script left folders

@@ -6,5 +6,8 @@ package run
 // to compile for.
 type compiledStage struct{}
 
+// compileAhead is nothing here either.
+type compileAhead *struct{}
+
 // stagePrefix is nothing here: there are no pools.
 type stagePrefix *struct{}

@@ -352,6 +352,17 @@ func (m *mounter) grantFolder(i int) bool {
 	return i >= len(m.in.GrantFolders) || m.in.GrantFolders[i]
 }
 
+// makeHostWorkDir makes the work folder on the host when the mount
+// namespace's layer is not applied (see Input.MakeWorkDir), as the init
+// process's identity: the run then uses the host's folder (its Landlock
+// rule, its working folder). mkdir fails on anything already there.
+func (c *compiler) makeHostWorkDir() {
+	made := c.b.NewLabel()
+	c.b.SkipIfApplied(bit(stageconfig.LayerMountNS), made)
+	c.b.Sys("make the work folder "+c.cfg.WorkDir, unix.SYS_MKDIRAT, []initproc.Arg{num(unix.AT_FDCWD), c.ref(c.cfg.WorkDir), imm(0o700)})
+	c.b.Mark(made)
+}
+
 // mountRunParts mounts what is the run's in the new root: the private
 // /tmp, the grants, the skill and the work folders, the masks of the
 // deny-list entries inside grants, and makes the skill folder read-only.

@@ -35,6 +35,10 @@ type Input struct {
 	// must also hold what a run without the mount or network namespace
 	// needs (the seccomp filter of that case).
 	MayRunDegraded bool
+	// MakeWorkDir: Config.WorkDir was named but not made on the host,
+	// since the mount namespace makes it inside the sandbox's root; the
+	// init process makes it on the host when that layer is not applied.
+	MakeWorkDir bool
 	// Name is the init process's name for the run (see initproc's
 	// Attr.Name), set first thing: a pooled one gets it when it takes
 	// the run.
@@ -155,6 +159,9 @@ func Compile(in Input) (*Plan, error) {
 	c.step(stageconfig.LayerUserNS, func() {})
 	c.step(stageconfig.LayerPIDNS, c.checkPIDNS)
 	c.step(stageconfig.LayerMountNS, c.setupMounts)
+	if in.MakeWorkDir {
+		c.makeHostWorkDir()
+	}
 	c.step(stageconfig.LayerIPCNS, func() {})
 	c.step(stageconfig.LayerUTSNS, c.setHostname)
 	c.step(stageconfig.LayerNetNS, c.setupNetNS)

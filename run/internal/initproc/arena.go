@@ -101,10 +101,23 @@ type ExecError struct {
 // Valid reports whether e is an exec error report.
 func (e *ExecError) Valid() bool { return e.Magic == execErrorMagic }
 
+// Ready is the message on the report descriptor (Attr.ReportFD) of an
+// init process whose prefix is done and that awaits its run (see
+// Builder.AwaitRun). A prefix that fails sends its Report instead; both
+// start with their magic number.
+type Ready struct {
+	Magic uint32
+	_     uint32
+}
+
+// ReadyMagic is Ready's magic number, which Report's is not.
+const ReadyMagic = readyMagic
+
 // Magic numbers of the messages on the report descriptor.
 const (
 	reportMagic    = 0x54504552 // "REPT"
 	execErrorMagic = 0x52524558 // "EXRR"
+	readyMagic     = 0x59444552 // "REDY"
 )
 
 // Steps of an ExecError.

@@ -247,6 +247,12 @@ func (a *arena) runProgram(n int) int {
 		if code != awaitRun {
 			return code
 		}
+		ready := Ready{Magic: readyMagic}
+		if a.pre.report >= 0 {
+			if _, e := sys(unix.SYS_WRITE, uintptr(a.pre.report), uintptr(unsafe.Pointer(&ready)), unsafe.Sizeof(ready), 0, 0, 0); e != 0 {
+				return stageconfig.ExitFailure
+			}
+		}
 		var ok bool
 		if !childReceive(a) {
 			return stageconfig.ExitFailure

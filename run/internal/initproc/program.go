@@ -545,9 +545,10 @@ func (b *Builder) Report(fd, config int, wait uint32) {
 }
 
 // AwaitRun ends a pooled init process's prefix, the program it runs while
-// it waits in a pool (see run's Pool): it receives the run's descriptors
-// on the config socket (see childReceive), then the run's program, which
-// it runs with the registers and the layers as the prefix left them.
+// it waits in a pool (see run's Pool): it sends Ready on its report
+// descriptor, receives the run's descriptors on the config socket (see
+// childReceive), then the run's program, which it runs with the registers
+// and the layers as the prefix left them.
 func (b *Builder) AwaitRun() {
 	b.add(Op{Kind: opAwaitRun}, "await the run", nil, nil)
 }

@@ -75,8 +75,8 @@ func Start(at *Attr) (int, error) {
 	a.pre.report = int32(at.ReportFD)
 	copy(a.pre.name[:15], at.Name)
 	a.pre.stack = f.stack
+	base := uintptr(unsafe.Pointer(&mem[0]))
 	if f.full {
-		base := uintptr(unsafe.Pointer(&mem[0]))
 		pg := uintptr(os.Getpagesize())
 		keep := append(f.keep[:len(f.keep):len(f.keep)], [2]uintptr{base, (base + uintptr(len(mem)) + pg - 1) &^ (pg - 1)})
 		sort.Slice(keep, func(i, j int) bool { return keep[i][0] < keep[j][0] })
@@ -86,7 +86,7 @@ func Start(at *Attr) (int, error) {
 			a.pre.full = 1
 		}
 	}
-	pid, errno := forkChild(a, at.Cloneflags, f.entry)
+	pid, errno := forkChild(a, at.Cloneflags, f.entry, base, base+uintptr(len(mem)))
 	if errno != 0 {
 		return 0, fmt.Errorf("clone: %w", errno)
 	}
@@ -216,32 +216,33 @@ func runtimeBeforeFork()
 //go:linkname runtimeAfterFork syscall.runtime_AfterFork
 func runtimeAfterFork()
 
-// enterChild switches to the stack whose top is stack, points the g
-// register at gp and calls fn (a Go function's code, taking one pointer)
-// with arg. It never returns (see enter_*.s).
-func enterChild(stack, gp, fn, arg uintptr)
+// cloneChild makes the clone(2) system call with stack as the child's
+// stack; the child points the g register at gp and calls fn (a Go
+// function's code, taking one pointer) with arg, and never returns. The
+// parent gets the pid or the errno (see enter_*.s).
+func cloneChild(flags, stack, gp, fn, arg uintptr) (pid, errno uintptr)
 
 // forkChild clones the process as os/exec's fork does (the runtime is
 // told, so that the signals are blocked and nothing else runs on this
-// thread meanwhile) and, in the child, enters childMain on the arena.
-// Between the clone and enterChild the child calls nothing that could
-// grow the stack or allocate.
+// thread meanwhile); the child enters childMain on the arena, which
+// spans arenaLo to arenaHi. The supervisor's anonymous memory is not
+// copied (see wipeWindow).
 //
 //go:norace
 //go:nocheckptr
 //go:noinline
-func forkChild(a *arena, flags, entry uintptr) (uintptr, syscall.Errno) {
+func forkChild(a *arena, flags, entry, arenaLo, arenaHi uintptr) (uintptr, syscall.Errno) {
 	stack := uintptr(unsafe.Pointer(&a.stack[stackSize-64])) &^ 15
 	gp := uintptr(unsafe.Pointer(&a.g))
 	arg := uintptr(unsafe.Pointer(a))
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	wipe.enter(arenaLo, arenaHi)
 	runtimeBeforeFork()
-	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
-	if errno != 0 || pid != 0 {
-		runtimeAfterFork()
-		return pid, errno
-	}
-	enterChild(stack, gp, entry, arg)
-	return 0, 0
+	pid, errno := cloneChild(flags|uintptr(unix.SIGCHLD), stack, gp, entry, arg)
+	runtimeAfterFork()
+	wipe.leave()
+	return pid, syscall.Errno(errno)
 }
 
 // RunHere runs p on the calling thread of this process, as the init

@@ -1,0 +1,43 @@
+//go:build linux && (amd64 || arm64)
+
+package run
+
+import (
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// TestCompileAheadGuess: the program compiled ahead is taken only for the
+// input it was compiled from; any difference (a namespace or the cgroup
+// missing after all) leaves sendStage to compile again.
+func TestCompileAheadGuess(t *testing.T) {
+	cfg := stageconfig.Config{Namespaces: []Layer{LayerUserNS, LayerMountNS}, MemoryCgroup: true}
+	done := make(chan struct{})
+	close(done)
+	want := &initplan.Plan{}
+	a := &pendingCompile{in: initplan.Input{Config: &cfg, HostUID: 1000, Name: "ss-x"}, done: done, plan: want}
+	same := cfg
+	if got, err := a.result(initplan.Input{Config: &same, HostUID: 1000, Name: "ss-x"}); got != want || err != nil {
+		t.Fatalf("same input: %v, %v", got, err)
+	}
+	for _, mod := range []func(*initplan.Input){
+		func(in *initplan.Input) { in.Config.Namespaces = []Layer{LayerUserNS} },
+		func(in *initplan.Input) { in.Config.MemoryCgroup = false },
+		func(in *initplan.Input) { in.Config.Limits.AddressSpace = 1 << 30 },
+		func(in *initplan.Input) { in.KnownMissing = true },
+		func(in *initplan.Input) { in.HostUID = 0 },
+	} {
+		other := cfg
+		in := initplan.Input{Config: &other, HostUID: 1000, Name: "ss-x"}
+		mod(&in)
+		if got, err := a.result(in); got != nil || err != nil {
+			t.Fatalf("changed input %+v: took the program compiled ahead", in)
+		}
+	}
+	var none *pendingCompile
+	if got, err := none.result(initplan.Input{}); got != nil || err != nil {
+		t.Fatal("no compile ahead gave a program")
+	}
+}
