@@ -258,8 +258,12 @@ func (m *mounter) runMountPoints(system []hostEntry) {
 // places the devices and the /dev links; it returns bound with its bind
 // mounts added.
 func (m *mounter) etcAndDev(bound []string) []string {
+	made := map[string]bool{"/etc": true} // see folders
 	for _, e := range etcEntries(m.etc) {
-		m.mkdirAll("mkdir "+filepath.Dir(e.path), m.root, m.at(filepath.Dir(e.path)), 0o755)
+		if dir := filepath.Dir(e.path); !made[dir] {
+			m.mkdirAll("mkdir "+dir, m.root, m.at(dir), 0o755)
+			made[dir] = true
+		}
 		m.place(e, true, &bound)
 	}
 	own := etcOwn(m.cfg.AllowNetwork)
