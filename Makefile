@@ -22,10 +22,11 @@ FUZZTIME ?= 30s
 
 all: build
 
-# On Linux the binary is linked statically (no cgo): every sandboxed run
-# starts it twice (the supervisor and the init stage), and having ld.so load
-# libc first cost about 0.8 ms of each start. Go's own DNS resolver and user
-# lookups do for Linux; macOS keeps cgo (its users are not in /etc/passwd).
+# On Linux the binary is linked statically (no cgo): having ld.so load libc
+# first cost about 0.8 ms of each start, and without a C library's rseq area
+# the init process can unmap all of the supervisor's memory (docs/security.md,
+# "The init process"). Go's own DNS resolver and user lookups do for Linux;
+# macOS keeps cgo (its users are not in /etc/passwd).
 STATIC := $(if $(filter linux,$(shell $(GO) env GOOS)),CGO_ENABLED=0)
 
 build:

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -100,17 +99,14 @@ type cgroupMount struct {
 // cgroupMounts reads the mounted hierarchies from mountinfo: key "2" for
 // cgroup2, and each v1 controller's name (memory, pids, cpu, ...).
 func cgroupMounts(path string) (map[string]cgroupMount, error) {
-	f, err := os.Open(path)
+	data, err := proc.ReadFile(path, maxMountinfo)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	out := map[string]cgroupMount{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	for line := range strings.Lines(string(data)) {
 		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		pre, post, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " - ")
 		if !ok {
 			continue
 		}
@@ -132,8 +128,16 @@ func cgroupMounts(path string) (map[string]cgroupMount, error) {
 			}
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
+
+// Bounds of the files read here: mountinfo (a host with thousands of
+// mounts), a cgroup's process list (pids.max bounds it), a number.
+const (
+	maxMountinfo  = 16 << 20
+	maxProcsList  = 16 << 20
+	maxCgroupFile = 64 << 10
+)
 
 // unescapeMount decodes the octal escapes (\040 for a space) of mountinfo.
 func unescapeMount(s string) string {
@@ -157,7 +161,7 @@ func unescapeMount(s string) string {
 // ownCgroups reads this process's cgroup per hierarchy: key "" for v2,
 // each controller's name for v1.
 func ownCgroups(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := proc.ReadFile(path, maxCgroupFile)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +214,7 @@ func openCgroupV2(m cgroupMount, ownPath, name string, lim cgroupLimits) (*runCg
 	}
 	var why []string
 	for _, parent := range candidates {
-		ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+		ctl, _ := proc.ReadFile(filepath.Join(parent, "cgroup.subtree_control"), maxCgroupFile)
 		enabled := strings.Fields(string(ctl))
 		var lacking []string
 		for _, c := range need {
@@ -399,12 +403,13 @@ func unwrapPath(err error) error {
 
 // writeCgroup writes value to dir/file in one write, as the kernel wants.
 func writeCgroup(dir, file, value string) error {
-	f, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
+	path := filepath.Join(dir, file)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
+	_, err = unix.Write(fd, []byte(value))
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -449,7 +454,7 @@ var errHalfJoined = errors.New("moving the init stage back out of the cgroups it
 func (cg *runCgroup) moveOut(id string) error {
 	var errs []error
 	for _, dir := range cg.dirs {
-		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		data, err := proc.ReadFile(filepath.Join(dir, "cgroup.procs"), maxProcsList)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -518,7 +523,7 @@ func (cg *runCgroup) close() {
 func killMembers(dir string) {
 	self := os.Getpid()
 	for round := 0; round < 100; round++ {
-		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		data, err := proc.ReadFile(filepath.Join(dir, "cgroup.procs"), maxProcsList)
 		if err != nil {
 			return
 		}
@@ -538,7 +543,7 @@ func killMembers(dir string) {
 
 // readInt reads a file holding one decimal number; 0 when it cannot.
 func readInt(path string) int64 {
-	data, err := os.ReadFile(path)
+	data, err := proc.ReadFile(path, maxCgroupFile)
 	if err != nil {
 		return 0
 	}

@@ -718,7 +718,7 @@ while True:
 }
 
 // TestNprocUnderLowHardLimit checks that a caller whose hard RLIMIT_NPROC
-// is just above MaxProcs still gets a run: the reaper adds its threads to
+// is just above MaxProcs still gets a run: the reaper adds itself to
 // the script's limit but must stay within the hard limit it inherited. The
 // test binary re-runs this test under `ulimit -u` (a hard limit, once
 // lowered, cannot be raised again without CAP_SYS_RESOURCE).

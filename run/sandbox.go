@@ -3,13 +3,15 @@
 // A Sandbox describes the limits of one run. Run validates the skill,
 // resolves the script inside its scripts/ folder, chooses the interpreter and
 // starts it with an empty environment plus an allowlist, a pinned working
-// directory, a wall-time limit and resource limits. On Linux the process is
-// started through a re-executed init stage of the calling binary, which
-// applies kernel isolation layers in a fixed order before execve (see
-// ExecInitIfRequested and Layer). With a PID namespace the init stage stays
+// directory, a wall-time limit and resource limits. The script is started
+// through an init stage that applies kernel isolation layers in a fixed
+// order before execve (see Layer): on Linux a clone of the calling process
+// that runs a program of system calls compiled for the run, on macOS the
+// calling binary re-executed. With a PID namespace the init stage stays
 // PID 1 as the run's reaper and starts the script as its child, so the
-// script is not PID 1 and keeps ordinary signal semantics. Programs that use this package must call
-// ExecInitIfRequested first thing in main (and in TestMain for tests).
+// script is not PID 1 and keeps ordinary signal semantics. Programs that
+// use this package call ExecInitIfRequested first thing in main (and in
+// TestMain for tests); it matters on macOS only.
 package run
 
 import (

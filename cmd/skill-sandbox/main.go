@@ -66,8 +66,8 @@ killed by signal N, 124 when it timed out).
 var Version = "0.1.0-dev"
 
 func main() {
-	// The sandbox re-executes this binary as its init stage; that process
-	// must never reach the CLI below.
+	// On macOS the sandbox re-executes this binary as its init stage; that
+	// process must never reach the CLI below. (On Linux this does nothing.)
 	run.ExecInitIfRequested()
 	// Next, before anything can be interrupted: a SIGINT or SIGTERM from
 	// now on is held until run or audit has written its record. The

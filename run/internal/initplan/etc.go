@@ -3,7 +3,6 @@
 package initplan
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,12 +173,7 @@ func etcLinkTargetOK(target string) bool {
 // one Glob (a stat or a listing) per pattern: this runs twice on every
 // start, for the mount layout and for the Landlock rules.
 func etcMatches(allowNetwork bool) []string {
-	f, err := os.Open("/etc")
-	if err != nil {
-		return nil
-	}
-	names, _ := f.Readdirnames(-1)
-	f.Close()
+	names := listDir("/etc")
 	slices.Sort(names)
 	present := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -197,7 +191,13 @@ func etcMatches(allowNetwork bool) []string {
 			}
 			matches = []string{first}
 		}
+		// The literal part before the first wildcard narrows the names
+		// to match.
+		lit := first[:strings.IndexAny(first+"*", `*?[\`)]
 		for _, n := range matches {
+			if !strings.HasPrefix(n, lit) {
+				continue
+			}
 			if ok, _ := filepath.Match(first, n); !ok {
 				continue
 			}
@@ -208,6 +208,28 @@ func etcMatches(allowNetwork bool) []string {
 		}
 	}
 	return out
+}
+
+// listDir returns the names in dir (none when it cannot be read), read
+// with getdents(2) directly: the listing comes on every start.
+func listDir(dir string) []string {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return names
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // underEtc reports whether path is /etc or below it.

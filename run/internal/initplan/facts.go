@@ -3,11 +3,11 @@
 package initplan
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -82,7 +82,7 @@ var processFacts = sync.OnceValue(func() *procFacts {
 
 // readLastCap reads the highest capability number the kernel knows.
 func readLastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	b, err := proc.ReadFile("/proc/sys/kernel/cap_last_cap", 64)
 	if err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			return n

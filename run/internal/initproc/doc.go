@@ -4,9 +4,10 @@
 // reap it.
 //
 // It is not a second program. The supervisor forks itself with clone(2)
-// and the child never starts a Go runtime of its own: it switches to a
-// stack in a private mapping made for it (the arena), drops every other
-// mapping of the supervisor's memory it can (see Start), and runs a
+// and the child never starts a Go runtime of its own: it starts on a
+// stack in a private mapping made for it (the arena, see cloneChild),
+// without the supervisor's anonymous memory (which the fork leaves empty,
+// see wipeWindow), drops every other mapping it can (see Start), and runs a
 // program of system calls that the supervisor compiled for the run (the
 // Program, built with a Builder by run/internal/initplan) and sent over
 // descriptor 3. So the start costs what bubblewrap's does: the clone, the
@@ -20,7 +21,7 @@
 // outside this package but the raw system call wrappers of package
 // syscall. TestChildCallsNoRuntime disassembles those functions to check
 // it. The stack checks the compiler puts at the start of each function
-// read a g whose bounds are the arena's stack (see enterChild), so they
+// read a g whose bounds are the arena's stack (see cloneChild), so they
 // pass without the runtime.
 //
 // The program is a list of operations (Op): system calls whose arguments
@@ -39,7 +40,7 @@
 // in a pool for a run; its argv and environment are gone with the memory
 // it dropped.
 //
-// Code here runs in two processes: Start, the Builder and ParseReport in
+// Code here runs in two processes: Start, the Builder and Verify in
 // the supervisor; everything in child*.go in the init process, where it
 // may touch only what that process holds (its namespaces, credentials,
 // limits and filters, and the descriptors Start placed).

@@ -3,7 +3,6 @@
 package initproc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -153,16 +154,13 @@ func readFacts() procFacts {
 	if err := unix.Stat("/proc/self/exe", &st); err != nil {
 		return pf
 	}
-	f, err := os.Open("/proc/self/maps")
+	maps, err := proc.ReadFile("/proc/self/maps", 16<<20)
 	if err != nil {
 		return pf
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
+	for line := range strings.Lines(string(maps)) {
 		// start-end perms offset major:minor inode path
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(line)
 		if len(fields) < 5 {
 			continue
 		}
@@ -189,7 +187,7 @@ func readFacts() procFacts {
 			pf.keep = append(pf.keep, [2]uintptr{lo, hi})
 		}
 	}
-	pf.full = sc.Err() == nil && len(pf.keep) > 0 && len(pf.keep) < maxKeep
+	pf.full = len(pf.keep) > 0 && len(pf.keep) < maxKeep
 	sort.Slice(pf.keep, func(i, j int) bool { return pf.keep[i][0] < pf.keep[j][0] })
 	return pf
 }
@@ -241,7 +239,7 @@ func forkChild(a *arena, flags, entry, arenaLo, arenaHi uintptr) (uintptr, sysca
 	runtimeBeforeFork()
 	pid, errno := cloneChild(flags|uintptr(unix.SIGCHLD), stack, gp, entry, arg)
 	runtimeAfterFork()
-	wipe.leave()
+	wipe.leave(arenaLo)
 	return pid, syscall.Errno(errno)
 }
 

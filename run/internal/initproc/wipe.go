@@ -4,9 +4,12 @@ package initproc
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,30 +29,35 @@ import (
 // find.
 //
 // The mark is on the process's mappings, so the window is process-wide:
-// the first Start in it marks, the last one clears every mark. Go's own
-// forks (os/exec), which run Go code in their child when they clone a
-// user namespace, stay out of it through syscall.ForkLock.
+// the first Start in it marks, the last one clears every mark. The arenas
+// of the Starts in the window are never marked: each Start registers its
+// own when it enters and clears any mark another Start put on it before
+// (an arena made before that Start's enter is an anonymous mapping like
+// any other), and no Start marks a registered one. Go's own forks
+// (os/exec), which run Go code in their child when they clone a user
+// namespace, stay out of the window through syscall.ForkLock.
 type wipeWindow struct {
 	mu     sync.Mutex
-	n      int          // Starts in the window
+	arenas [][2]uintptr // of the Starts in the window
 	marked [][2]uintptr // mappings marked MADV_WIPEONFORK
-	buf    []byte       // /proc/self/maps
 }
 
 // wipe is the process's window (see wipeWindow).
 var wipe wipeWindow
 
-// enter marks the mappings to wipe, all but the arena (lo to hi).
+// enter registers the arena (lo to hi) of a Start about to fork and marks
+// the mappings to wipe: every one but the registered arenas.
 func (w *wipeWindow) enter(lo, hi uintptr) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.n++
-	maps, ok := w.readMaps()
-	if !ok {
+	w.arenas = append(w.arenas, [2]uintptr{lo, hi})
+	syscall.RawSyscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_KEEPONFORK)
+	maps, err := proc.ReadFile("/proc/self/maps", maxMaps)
+	if err != nil {
 		return
 	}
 	for _, r := range anonymousMappings(maps) {
-		if r[0] < hi && lo < r[1] {
+		if w.overlapsArena(r) {
 			continue
 		}
 		if _, _, e := syscall.RawSyscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_WIPEONFORK); e == 0 {
@@ -58,11 +66,24 @@ func (w *wipeWindow) enter(lo, hi uintptr) {
 	}
 }
 
-// leave ends a Start's window; the last one clears the marks.
-func (w *wipeWindow) leave() {
+// overlapsArena reports whether the mapping r holds part of a registered
+// arena.
+func (w *wipeWindow) overlapsArena(r [2]uintptr) bool {
+	for _, a := range w.arenas {
+		if r[0] < a[1] && a[0] < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// leave ends the window of the Start whose arena starts at lo; the last
+// one clears the marks.
+func (w *wipeWindow) leave(lo uintptr) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.n--; w.n > 0 {
+	w.arenas = slices.DeleteFunc(w.arenas, func(a [2]uintptr) bool { return a[0] == lo })
+	if len(w.arenas) > 0 {
 		return
 	}
 	for _, r := range w.marked {
@@ -73,41 +94,9 @@ func (w *wipeWindow) leave() {
 	w.marked = w.marked[:0]
 }
 
-// maxMaps bounds what readMaps reads; a process with more mappings is
-// forked with its memory copied.
+// maxMaps bounds what enter reads of /proc/self/maps; a process with more
+// mappings is forked with its memory copied.
 const maxMaps = 4 << 20
-
-// readMaps reads /proc/self/maps into w.buf.
-func (w *wipeWindow) readMaps() ([]byte, bool) {
-	fd, err := unix.Open("/proc/self/maps", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer unix.Close(fd)
-	if w.buf == nil {
-		w.buf = make([]byte, 64<<10)
-	}
-	n := 0
-	for {
-		if n == len(w.buf) {
-			if len(w.buf) >= maxMaps {
-				return nil, false
-			}
-			w.buf = append(w.buf, make([]byte, len(w.buf))...)
-		}
-		k, err := unix.Read(fd, w.buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, false
-		}
-		if k == 0 {
-			return w.buf[:n], true
-		}
-		n += k
-	}
-}
 
 // anonymousMappings returns the private, writable, anonymous mappings of
 // a /proc/<pid>/maps text ("start-end perms offset dev inode [name]"):

@@ -4,9 +4,12 @@ package initproc
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -82,16 +85,16 @@ func TestWipeWindow(t *testing.T) {
 	heap := make([]byte, 1<<20)
 	addr := uintptr(unsafe.Pointer(&heap[0]))
 	var w wipeWindow
-	w.enter(0, 0)
-	w.enter(0, 0)
+	w.enter(1, 2)
+	w.enter(3, 4)
 	if !wipeFlag(t, addr) {
 		t.Fatal("the heap is not marked MADV_WIPEONFORK inside the window")
 	}
-	w.leave()
+	w.leave(1)
 	if !wipeFlag(t, addr) {
 		t.Fatal("the first Start to leave cleared the marks of another still inside")
 	}
-	w.leave()
+	w.leave(3)
 	if wipeFlag(t, addr) {
 		t.Fatal("the heap is still marked MADV_WIPEONFORK after the window")
 	}
@@ -124,5 +127,66 @@ func TestChildHasNoHeap(t *testing.T) {
 	if n > 0 && bytes.Contains(got[:n], []byte("supervisor-secret")) {
 		t.Fatal("the init process holds a copy of the supervisor's heap")
 	}
-	_ = unix.Getpid
+}
+
+// TestConcurrentStarts: Starts that overlap (a server's parallel runs)
+// each fork a child that runs: no Start's window wipes another's arena.
+func TestConcurrentStarts(t *testing.T) {
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := func() error {
+		cfgR, cfgW, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		defer cfgR.Close()
+		defer cfgW.Close()
+		repR, repW, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		defer repR.Close()
+		defer repW.Close()
+		pid, err := Start(&Attr{Files: []int{0, 1, 2, int(cfgR.Fd()), int(repW.Fd())}, ReportFD: 4})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			var ws unix.WaitStatus
+			unix.Kill(pid, unix.SIGKILL)
+			unix.Wait4(pid, &ws, 0, nil)
+		}()
+		repW.Close()
+		if _, err := cfgW.Write(prog.Bytes); err != nil {
+			return err
+		}
+		var rep Report
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		if _, err := io.ReadFull(repR, buf); err != nil || !rep.Valid() {
+			return fmt.Errorf("no report from the child (%v)", err)
+		}
+		return nil
+	}
+	errs := make(chan error, 8*25)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				errs <- once()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -1,5 +1,6 @@
 // Package proc holds the few process helpers that more than one of the
-// sandbox's processes needs: a field of /proc/PID/status (StatusValue), the
+// sandbox's processes needs: a field of /proc/PID/status (StatusValue),
+// plain reads of small kernel files (ReadFile), the
 // close-on-exec sweep before execve (CloseExtraFDs), and the clamp of a
 // resource limit to its hard limit (WithinHardLimit).
 //
