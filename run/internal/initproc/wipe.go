@@ -56,25 +56,14 @@ func (w *wipeWindow) enter(lo, hi uintptr) {
 	if err != nil {
 		return
 	}
-	for _, r := range anonymousMappings(maps) {
-		if w.overlapsArena(r) {
-			continue
-		}
-		if _, _, e := syscall.RawSyscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_WIPEONFORK); e == 0 {
-			w.marked = append(w.marked, r)
-		}
+	for _, r := range wipeRuns(maps, w.arenas) {
+		// Recorded whatever the result: ENOMEM for the unmapped gaps,
+		// which madvise skips; EINVAL at a file's mapping made in a gap
+		// since the read, where it stops, the mappings before it marked.
+		// MADV_KEEPONFORK passes over any mapping.
+		syscall.RawSyscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_WIPEONFORK)
+		w.marked = append(w.marked, r)
 	}
-}
-
-// overlapsArena reports whether the mapping r holds part of a registered
-// arena.
-func (w *wipeWindow) overlapsArena(r [2]uintptr) bool {
-	for _, a := range w.arenas {
-		if r[0] < a[1] && a[0] < r[1] {
-			return true
-		}
-	}
-	return false
 }
 
 // leave ends the window of the Start whose arena starts at lo; the last
@@ -98,12 +87,17 @@ func (w *wipeWindow) leave(lo uintptr) {
 // mappings is forked with its memory copied.
 const maxMaps = 4 << 20
 
-// anonymousMappings returns the private, writable, anonymous mappings of
-// a /proc/<pid>/maps text ("start-end perms offset dev inode [name]"):
-// those MADV_WIPEONFORK takes. The kernel's special mappings ([vdso],
-// [vvar], ...) are not among them; [heap] and [stack] are.
-func anonymousMappings(maps []byte) [][2]uintptr {
+// wipeRuns returns the address ranges to mark in a /proc/<pid>/maps text
+// ("start-end perms offset dev inode [name]"): runs of consecutive
+// private anonymous mappings (what MADV_WIPEONFORK takes: no file, no
+// kernel mapping such as [vdso] or [vvar]; [heap], [stack] and named
+// anonymous ones are), each run one madvise call, which skips the
+// unmapped gaps between them. A file's mapping, a shared one and the
+// arenas break a run, so no call reaches them (it would stop at a file's
+// with EINVAL).
+func wipeRuns(maps []byte, arenas [][2]uintptr) [][2]uintptr {
 	var out [][2]uintptr
+	open := false // the last run can be extended
 	for len(maps) > 0 {
 		line := maps
 		if i := bytes.IndexByte(maps, '\n'); i >= 0 {
@@ -112,21 +106,50 @@ func anonymousMappings(maps []byte) [][2]uintptr {
 			maps = nil
 		}
 		f := bytes.Fields(line)
-		if len(f) < 5 || string(f[1]) != "rw-p" || string(f[4]) != "0" {
+		if len(f) < 5 {
 			continue
-		}
-		if len(f) > 5 && f[5][0] == '[' && string(f[5]) != "[heap]" && string(f[5]) != "[stack]" && !bytes.HasPrefix(f[5], []byte("[anon")) {
-			continue
-		}
-		if len(f) > 5 && f[5][0] != '[' {
-			continue // a deleted file's mapping (memfd, shared memory)
 		}
 		a, b, ok := bytes.Cut(f[0], []byte("-"))
 		lo, err1 := strconv.ParseUint(string(a), 16, 64)
 		hi, err2 := strconv.ParseUint(string(b), 16, 64)
-		if ok && err1 == nil && err2 == nil && lo < hi {
-			out = append(out, [2]uintptr{uintptr(lo), uintptr(hi)})
+		if !ok || err1 != nil || err2 != nil || lo >= hi {
+			open = false
+			continue
+		}
+		r := [2]uintptr{uintptr(lo), uintptr(hi)}
+		if !privateAnonymous(f) || overlaps(r, arenas) {
+			open = false
+			continue
+		}
+		if open {
+			out[len(out)-1][1] = r[1]
+		} else {
+			out = append(out, r)
+			open = true
 		}
 	}
 	return out
+}
+
+// privateAnonymous reports whether the fields of a maps line are those of
+// a private anonymous mapping.
+func privateAnonymous(f [][]byte) bool {
+	if len(f[1]) != 4 || f[1][3] != 'p' || string(f[4]) != "0" {
+		return false
+	}
+	if len(f) == 5 {
+		return true
+	}
+	name := f[5]
+	return string(name) == "[heap]" || string(name) == "[stack]" || bytes.HasPrefix(name, []byte("[anon"))
+}
+
+// overlaps reports whether r holds part of one of ranges.
+func overlaps(r [2]uintptr, ranges [][2]uintptr) bool {
+	for _, a := range ranges {
+		if r[0] < a[1] && a[0] < r[1] {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestAnonymousMappings(t *testing.T) {
+func TestWipeRuns(t *testing.T) {
 	maps := `00400000-005e1000 r-xp 00000000 00:1f 123 /usr/bin/x
 007f8000-0082c000 rw-p 003f8000 00:1f 123 /usr/bin/x
 0082c000-02862000 rw-p 00000000 00:00 0
@@ -25,6 +25,9 @@ c000000000-c000400000 rw-p 00000000 00:00 0
 c000400000-c004000000 ---p 00000000 00:00 0
 7f0000000000-7f0000001000 rw-s 00000000 00:01 77 /dev/zero (deleted)
 7f0000002000-7f0000003000 rw-p 00000000 00:00 0                          [anon:go: heap]
+7f0000010000-7f0000020000 rw-p 00000000 00:00 0
+7f0000020000-7f0000030000 rw-p 00000000 00:00 0
+7f0000030000-7f0000040000 rw-p 00000000 00:00 0
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
 7ffd00100000-7ffd00102000 r--p 00000000 00:00 0                          [vvar]
 7ffd00102000-7ffd00104000 r-xp 00000000 00:00 0                          [vdso]
@@ -33,10 +36,15 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
 zz-10 rw-p 00000000 00:00 0
 20-10 rw-p 00000000 00:00 0
 `
-	got := anonymousMappings([]byte(maps))
+	arena := [2]uintptr{0x7f0000020000, 0x7f0000030000}
+	got := wipeRuns([]byte(maps), [][2]uintptr{arena})
 	want := [][2]uintptr{
-		{0x0082c000, 0x02862000}, {0x0307e000, 0x0309f000}, {0xc000000000, 0xc000400000},
-		{0x7f0000002000, 0x7f0000003000}, {0x7ffd00000000, 0x7ffd00021000},
+		// bss to the heap reservations: one run across the gaps
+		{0x0082c000, 0xc004000000},
+		// after the shared mapping, up to the arena
+		{0x7f0000002000, 0x7f0000020000},
+		// after the arena, up to [vvar]
+		{0x7f0000030000, 0x7ffd00021000},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %x, want %x", got, want)
