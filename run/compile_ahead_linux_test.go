@@ -13,16 +13,23 @@ import (
 // input it was compiled from; any difference (a namespace or the cgroup
 // missing after all) leaves sendStage to compile again.
 func TestCompileAheadGuess(t *testing.T) {
-	cfg := stageconfig.Config{Namespaces: []Layer{LayerUserNS, LayerMountNS}, MemoryCgroup: true}
+	cfg := stageconfig.Config{Namespaces: []Layer{LayerUserNS, LayerMountNS}, MemoryCgroup: true, Env: []string{"PATH=/usr/bin"}}
+	enc, err := stageconfig.Encode(nil, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	close(done)
 	want := &initplan.Plan{}
-	a := &pendingCompile{in: initplan.Input{Config: &cfg, HostUID: 1000, Name: "ss-x"}, done: done, plan: want}
+	a := &pendingCompile{in: initplan.Input{Config: &cfg, HostUID: 1000, Name: "ss-x"}, enc: enc, done: done, plan: want}
 	same := cfg
+	same.Grants = []stageconfig.GrantMount{} // empty is none, as nil
 	if got, err := a.result(initplan.Input{Config: &same, HostUID: 1000, Name: "ss-x"}); got != want || err != nil {
 		t.Fatalf("same input: %v, %v", got, err)
 	}
 	for _, mod := range []func(*initplan.Input){
+		// A value inside a slice of the config, changed after the guess.
+		func(in *initplan.Input) { in.Config.Env = []string{"PATH=/tmp"} },
 		func(in *initplan.Input) { in.Config.Namespaces = []Layer{LayerUserNS} },
 		func(in *initplan.Input) { in.Config.MemoryCgroup = false },
 		func(in *initplan.Input) { in.Config.Limits.AddressSpace = 1 << 30 },

@@ -131,7 +131,7 @@ type faultOutcome struct {
 func TestIncompleteLayers(t *testing.T) {
 	fullIsolation(t)
 	needTool(t, "sh")
-	dir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\ncat \"$1/secret/key\" 2>&1\necho ran\n"})
+	dir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\ncat \"$1/secret/key\" 2>&1\necho \"tmpdir $TMPDIR\"\necho ran\n"})
 	grant := filepath.Join(filepath.Dir(dir), "data")
 	for _, p := range []string{grant, filepath.Join(grant, "secret")} {
 		if err := os.Mkdir(p, 0o755); err != nil {
@@ -172,6 +172,14 @@ func TestIncompleteLayers(t *testing.T) {
 				for _, l := range c.missing {
 					if !hasMissing(o.Missing, l) {
 						t.Errorf("%s not reported missing: %+v", l, o.Missing)
+					}
+				}
+				// The work folder the run used (on the host when the
+				// mount layer failed: made by the init process) is gone.
+				if _, rest, ok := strings.Cut(o.Stdout, "tmpdir "); ok {
+					work, _, _ := strings.Cut(rest, "\n")
+					if _, err := os.Lstat(work); err == nil {
+						t.Errorf("the work folder %s is left on the host", work)
 					}
 				}
 				return

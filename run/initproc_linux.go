@@ -4,6 +4,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -180,8 +181,13 @@ type compileAhead = *pendingCompile
 
 // pendingCompile is a compile on another goroutine.
 type pendingCompile struct {
-	in   initplan.Input // what it compiles; in.Config is its own copy
-	done chan struct{}  // closed once plan and err are set
+	// in is what it compiles, from its own deep copy of the config
+	// (decoded from enc), so that nothing the supervisor changes in its
+	// config meanwhile reaches the compile; enc is the config's
+	// encoding, which result compares.
+	in   initplan.Input
+	enc  []byte
+	done chan struct{} // closed once plan and err are set
 	plan *initplan.Plan
 	err  error
 }
@@ -193,13 +199,18 @@ type pendingCompile struct {
 // sendStage takes the result when the guess holds, and compiles again
 // otherwise. (On one core the compile merely runs earlier.)
 func startCompile(p *plan) {
-	cfg := p.cfg
-	cfg.Namespaces = p.wantNS
+	guess := p.cfg
+	guess.Namespaces = p.wantNS
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		cfg.MemoryCgroup = true
-		cfg.Limits.AddressSpace = relaxedAddressSpace(p)
+		guess.MemoryCgroup = true
+		guess.Limits.AddressSpace = relaxedAddressSpace(p)
 	}
-	a := &pendingCompile{in: stageInput(p, &cfg, p.strict && len(p.disabled) > 0), done: make(chan struct{})}
+	enc, err := stageconfig.Encode(nil, &guess)
+	cfg := new(stageconfig.Config)
+	if err != nil || stageconfig.Decode(enc, cfg) != nil {
+		return
+	}
+	a := &pendingCompile{in: stageInput(p, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		a.plan, a.err = initplan.Compile(a.in)
@@ -207,14 +218,21 @@ func startCompile(p *plan) {
 	p.ahead = a
 }
 
-// result returns the program compiled ahead if it was compiled from in,
-// else nothing.
+// result returns the program compiled ahead if it was compiled from in
+// (the same config, by its encoding, and the same other inputs), else
+// nothing.
 func (a *pendingCompile) result(in initplan.Input) (*initplan.Plan, error) {
 	if a == nil {
 		return nil, nil
 	}
 	<-a.done
-	if !reflect.DeepEqual(a.in, in) {
+	enc, err := stageconfig.Encode(nil, in.Config)
+	if err != nil || !bytes.Equal(enc, a.enc) {
+		return nil, nil
+	}
+	ahead := a.in
+	ahead.Config, in.Config = nil, nil
+	if !reflect.DeepEqual(ahead, in) {
 		return nil, nil
 	}
 	return a.plan, a.err

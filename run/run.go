@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,7 +237,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	// cost a mkdir and a removal: it is made on the host only when the
 	// run ends up without one (see makeDeferredWorkDir) or is kept.
 	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
-	deferWork := !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS)
+	deferWork := !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && tmpIsFolder()
 	var work string
 	if deferWork {
 		work, err = workDirName()
@@ -246,10 +247,17 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	// (Deferred, the folder may still have been made, by the init
-	// stage: removing a missing one costs a failed unlink.)
+	// Deferred, the folder may still have been made, by the init stage
+	// (see makeDeferredWorkDir): it is removed if it is there as that
+	// made it, a folder of the sandbox identity's, never what someone
+	// else put at its name meanwhile (the script and, through
+	// mountinfo, other users can learn it).
 	cleanup := func() {
-		if !s.KeepWorkDir {
+		switch {
+		case s.KeepWorkDir:
+		case !deferWork:
+			removeAll(work)
+		case ownFolder(work, uid):
 			removeAll(work)
 		}
 	}
@@ -610,18 +618,36 @@ func makeDeferredWorkDir(p *plan) error {
 	return nil
 }
 
+// tmpIsFolder reports whether /tmp is a folder, where the init stage
+// builds the sandbox's root (initplan's rootBase); without it the root is
+// built on the work folder, which must then exist on the host.
+func tmpIsFolder() bool {
+	st, err := os.Lstat("/tmp")
+	return err == nil && st.IsDir()
+}
+
 // removeAll removes the work folder even when the script left folders
-// without write or search permission behind.
+// without write or search permission behind. The script may still run
+// things that change the tree (an orphan the kill missed), so the
+// folders are made searchable through an os.Root: a folder swapped for a
+// symlink meanwhile never has the chmod applied to what it points to
+// outside the work folder.
 func removeAll(dir string) {
 	if os.RemoveAll(dir) == nil {
 		return
 	}
-	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
+	root, err := os.OpenRoot(dir)
+	if err == nil {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				if rel, rerr := filepath.Rel(dir, p); rerr == nil {
+					root.Chmod(rel, 0o700)
+				}
+			}
+			return nil
+		})
+		root.Close()
+	}
 	os.RemoveAll(dir)
 }
 

@@ -56,13 +56,18 @@ func (w *wipeWindow) enter(lo, hi uintptr) {
 	if err != nil {
 		return
 	}
-	for _, r := range wipeRuns(maps, w.arenas) {
-		// Recorded whatever the result: ENOMEM for the unmapped gaps,
-		// which madvise skips; EINVAL at a file's mapping made in a gap
-		// since the read, where it stops, the mappings before it marked.
-		// MADV_KEEPONFORK passes over any mapping.
-		syscall.RawSyscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_WIPEONFORK)
-		w.marked = append(w.marked, r)
+	for _, r := range anonymousMappings(maps) {
+		if overlaps(r, w.arenas) {
+			continue
+		}
+		// One call per mapping, and only the marked are cleared: a
+		// mapping the kernel refuses (MAP_DROPPABLE, such as the Go
+		// runtime's vgetrandom state, is wipe-on-fork already and refuses
+		// both calls) would stop a call that spans it, and leave marks
+		// after it.
+		if _, _, e := syscall.RawSyscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_WIPEONFORK); e == 0 {
+			w.marked = append(w.marked, r)
+		}
 	}
 }
 
@@ -87,17 +92,13 @@ func (w *wipeWindow) leave(lo uintptr) {
 // mappings is forked with its memory copied.
 const maxMaps = 4 << 20
 
-// wipeRuns returns the address ranges to mark in a /proc/<pid>/maps text
-// ("start-end perms offset dev inode [name]"): runs of consecutive
-// private anonymous mappings (what MADV_WIPEONFORK takes: no file, no
-// kernel mapping such as [vdso] or [vvar]; [heap], [stack] and named
-// anonymous ones are), each run one madvise call, which skips the
-// unmapped gaps between them. A file's mapping, a shared one and the
-// arenas break a run, so no call reaches them (it would stop at a file's
-// with EINVAL).
-func wipeRuns(maps []byte, arenas [][2]uintptr) [][2]uintptr {
+// anonymousMappings returns the private, writable, anonymous mappings of
+// a /proc/<pid>/maps text ("start-end perms offset dev inode [name]"):
+// those MADV_WIPEONFORK takes. The kernel's special mappings ([vdso],
+// [vvar], ...) are not among them; [heap], [stack] and named anonymous
+// mappings are.
+func anonymousMappings(maps []byte) [][2]uintptr {
 	var out [][2]uintptr
-	open := false // the last run can be extended
 	for len(maps) > 0 {
 		line := maps
 		if i := bytes.IndexByte(maps, '\n'); i >= 0 {
@@ -106,26 +107,14 @@ func wipeRuns(maps []byte, arenas [][2]uintptr) [][2]uintptr {
 			maps = nil
 		}
 		f := bytes.Fields(line)
-		if len(f) < 5 {
+		if len(f) < 5 || string(f[1]) != "rw-p" || !privateAnonymous(f) {
 			continue
 		}
 		a, b, ok := bytes.Cut(f[0], []byte("-"))
 		lo, err1 := strconv.ParseUint(string(a), 16, 64)
 		hi, err2 := strconv.ParseUint(string(b), 16, 64)
-		if !ok || err1 != nil || err2 != nil || lo >= hi {
-			open = false
-			continue
-		}
-		r := [2]uintptr{uintptr(lo), uintptr(hi)}
-		if !privateAnonymous(f) || overlaps(r, arenas) {
-			open = false
-			continue
-		}
-		if open {
-			out[len(out)-1][1] = r[1]
-		} else {
-			out = append(out, r)
-			open = true
+		if ok && err1 == nil && err2 == nil && lo < hi {
+			out = append(out, [2]uintptr{uintptr(lo), uintptr(hi)})
 		}
 	}
 	return out

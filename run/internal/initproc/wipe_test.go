@@ -4,9 +4,11 @@ package initproc
 
 import (
 	"bytes"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestWipeRuns(t *testing.T) {
+func TestAnonymousMappings(t *testing.T) {
 	maps := `00400000-005e1000 r-xp 00000000 00:1f 123 /usr/bin/x
 007f8000-0082c000 rw-p 003f8000 00:1f 123 /usr/bin/x
 0082c000-02862000 rw-p 00000000 00:00 0
@@ -25,9 +27,6 @@ c000000000-c000400000 rw-p 00000000 00:00 0
 c000400000-c004000000 ---p 00000000 00:00 0
 7f0000000000-7f0000001000 rw-s 00000000 00:01 77 /dev/zero (deleted)
 7f0000002000-7f0000003000 rw-p 00000000 00:00 0                          [anon:go: heap]
-7f0000010000-7f0000020000 rw-p 00000000 00:00 0
-7f0000020000-7f0000030000 rw-p 00000000 00:00 0
-7f0000030000-7f0000040000 rw-p 00000000 00:00 0
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
 7ffd00100000-7ffd00102000 r--p 00000000 00:00 0                          [vvar]
 7ffd00102000-7ffd00104000 r-xp 00000000 00:00 0                          [vdso]
@@ -36,15 +35,10 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
 zz-10 rw-p 00000000 00:00 0
 20-10 rw-p 00000000 00:00 0
 `
-	arena := [2]uintptr{0x7f0000020000, 0x7f0000030000}
-	got := wipeRuns([]byte(maps), [][2]uintptr{arena})
+	got := anonymousMappings([]byte(maps))
 	want := [][2]uintptr{
-		// bss to the heap reservations: one run across the gaps
-		{0x0082c000, 0xc004000000},
-		// after the shared mapping, up to the arena
-		{0x7f0000002000, 0x7f0000020000},
-		// after the arena, up to [vvar]
-		{0x7f0000030000, 0x7ffd00021000},
+		{0x0082c000, 0x02862000}, {0x0307e000, 0x0309f000}, {0xc000000000, 0xc000400000},
+		{0x7f0000002000, 0x7f0000003000}, {0x7ffd00000000, 0x7ffd00021000},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %x, want %x", got, want)
@@ -92,6 +86,10 @@ func wipeFlag(t *testing.T, addr uintptr) bool {
 func TestWipeWindow(t *testing.T) {
 	heap := make([]byte, 1<<20)
 	addr := uintptr(unsafe.Pointer(&heap[0]))
+	// The runtime's vgetrandom state, a MAP_DROPPABLE mapping the kernel
+	// refuses madvise on, exists once crypto/rand has been used (as the
+	// supervisor does for request ids) on Linux 6.11 and later.
+	rand.Read(heap[:16])
 	var w wipeWindow
 	w.enter(1, 2)
 	w.enter(3, 4)
@@ -106,6 +104,36 @@ func TestWipeWindow(t *testing.T) {
 	if wipeFlag(t, addr) {
 		t.Fatal("the heap is still marked MADV_WIPEONFORK after the window")
 	}
+	// No mark is left anywhere but on the kernel's own wipe-on-fork
+	// mappings (MAP_DROPPABLE, "dp": the runtime's vgetrandom state).
+	if left := marksLeft(t); len(left) > 0 {
+		t.Fatalf("mappings still marked MADV_WIPEONFORK after the window: %v", left)
+	}
+}
+
+// marksLeft lists the mappings whose smaps VmFlags have "wf" but not "dp".
+func marksLeft(t *testing.T) []string {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	var current string
+	for _, l := range strings.Split(string(smaps), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		if _, _, ok := parseRange(f[0]); ok && len(f) >= 5 {
+			current = l
+			continue
+		}
+		if f[0] == "VmFlags:" && slices.Contains(f[1:], "wf") && !slices.Contains(f[1:], "dp") {
+			left = append(left, current)
+		}
+	}
+	return left
 }
 
 // TestChildHasNoHeap: the init process's memory holds nothing of the
