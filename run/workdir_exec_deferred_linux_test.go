@@ -36,7 +36,8 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 func TestDeferredWorkDirNotRemovedIfForeign(t *testing.T) {
 	fullIsolation(t)
 	dir := newSkill(t, map[string]string{"tmp.py": "import os, sys, time\nprint(os.environ['TMPDIR'], flush=True)\ntime.sleep(0.5)\n"})
-	out := &lineWriter{first: make(chan string, 1)}
+	first := make(chan string, 1)
+	out := &lineWriter{first: first}
 	sb := Sandbox{SkillDir: dir, Stdout: out, Stderr: os.Stderr, Timeout: 20 * time.Second}
 	type result struct {
 		res *Result
@@ -49,7 +50,7 @@ func TestDeferredWorkDirNotRemovedIfForeign(t *testing.T) {
 	}()
 	var work string
 	select {
-	case work = <-out.first:
+	case work = <-first:
 	case r := <-done:
 		t.Fatalf("the run ended before printing its work folder: %v", r.err)
 	}

@@ -112,7 +112,7 @@ func childPlaceFiles(a *arena) bool {
 //go:nocheckptr
 func childCloseFrom(a *arena, lo uintptr) bool {
 	path := a.scratch[:]
-	copy(path, "/proc/self/fd\x00")
+	copyString(path, "/proc/self/fd\x00")
 	dir, e := sys(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
 	if e != 0 {
 		return false
@@ -614,7 +614,7 @@ func store(p unsafe.Pointer, width uint32, v uint64) {
 func fdPath(p unsafe.Pointer, fd uint64) {
 	const prefix = "/proc/self/fd/"
 	b := (*[fdPathSize]byte)(p)
-	n := copy(b[:], prefix)
+	n := copyString(b[:], prefix)
 	var digits [20]byte
 	d := len(digits)
 	for {
@@ -625,8 +625,24 @@ func fdPath(p unsafe.Pointer, fd uint64) {
 			break
 		}
 	}
-	n += copy(b[n:len(b)-1], digits[d:])
+	for ; d < len(digits) && n < len(b)-1; d++ {
+		b[n] = digits[d]
+		n++
+	}
 	b[n] = 0
+}
+
+// copyString is copy(dst, src) as a loop: with the race detector on, the
+// built-in becomes a call into the runtime, which is not there.
+//
+//go:norace
+//go:nocheckptr
+func copyString(dst []byte, src string) int {
+	n := 0
+	for ; n < len(dst) && n < len(src); n++ {
+		dst[n] = src[n]
+	}
+	return n
 }
 
 // failed handles the failure of op (at pc) with errno e and returns the

@@ -195,7 +195,7 @@ func oomSet(fd uintptr, v string) {
 		return
 	}
 	var b [8]byte
-	n := copy(b[:], v)
+	n := copyString(b[:], v)
 	sys(unix.SYS_PWRITE64, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(n), 0, 0, 0)
 }
 

@@ -16,7 +16,7 @@ import (
 // process's code may call: the raw system call wrappers (no stack growth,
 // no allocation), the runtime's memory copies (assembly that touches only
 // its arguments), the stack check's morestack (never reached: the arena's
-// stack is far from full, see enterChild) and the index and slice bounds
+// stack is far from full, see cloneChild) and the index and slice bounds
 // failures, which would end the init process (it has no runtime to
 // panic with) and so refuse the run.
 var childCallees = regexp.MustCompile(`^(syscall\.RawSyscall6?|internal/runtime/syscall/linux\.Syscall6|runtime\.(memmove|memclrNoHeapPointers|duffzero|duffcopy|morestack_noctxt|panicIndex\w*|panicSlice\w*|panicBounds\w*|goPanicIndex\w*|goPanicSlice\w*|panicshift|panicdivide))(\.abi0)?$`)
@@ -30,11 +30,27 @@ func TestChildCallsNoRuntime(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build and disassemble with")
 	}
+	t.Run("plain", func(t *testing.T) { checkChildCode(t) })
+	// The race detector instruments memory accesses and turns some
+	// built-ins (copy) into runtime calls that it checks: a program of
+	// a library user's tested with -race runs this code too.
+	t.Run("race", func(t *testing.T) {
+		if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+			t.Skip("-race needs cgo, which is off here")
+		}
+		checkChildCode(t, "-race")
+	})
+}
+
+// checkChildCode is TestChildCallsNoRuntime for a test binary built with
+// flags.
+func checkChildCode(t *testing.T, flags ...string) {
 	// This test binary has no symbol table (go test strips it), which
 	// naming the globals takes: build one that has.
 	exe := filepath.Join(t.TempDir(), "initproc.test")
-	if out, err := exec.Command("go", "test", "-c", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
+	args := append(append([]string{"test", "-c", "-o", exe}, flags...), ".")
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	kinds := symbolKinds(t, exe)
 	out, err := exec.Command("go", "tool", "objdump", "-s", `initproc\.`, exe).Output()
