@@ -95,24 +95,6 @@ type poolShape struct {
 	allowNetwork bool
 }
 
-// shapeOf is the shape of s's runs.
-func shapeOf(s *Sandbox) poolShape {
-	uid, gid := sandboxIdentity()
-	return poolShape{
-		wantNS: enabled(namespaceLayers(s.AllowNetwork), s.Disable),
-		uid:    uid, gid: gid,
-		cgroup: !stageconfig.Has(s.Disable, LayerCgroup), cpus: s.CPUs,
-		allowNetwork: s.AllowNetwork,
-	}
-}
-
-// fits reports whether p's run can use a stage of shape.
-func (shape *poolShape) fits(p *plan) bool {
-	return slices.Equal(p.wantNS, shape.wantNS) &&
-		p.hostUID == shape.uid && p.hostGID == shape.gid && canHandOver(p) &&
-		stageconfig.Has(p.disabled, LayerCgroup) == !shape.cgroup && p.cgroup.CPUs == shape.cpus
-}
-
 // NewPool starts size init stages fitting runs of like (its AllowNetwork
 // and Disable decide the namespaces, Disable and CPUs the cgroup) and keeps that many waiting until
 // Close. maxIdle bounds how long one waits (DefaultPoolMaxIdle when zero).
@@ -129,7 +111,9 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 	if maxIdle == 0 {
 		maxIdle = DefaultPoolMaxIdle
 	}
-	shape := shapeOf(&like)
+	uid, gid := sandboxIdentity()
+	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
+	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
@@ -258,7 +242,9 @@ func (pl *Pool) dropped(missed bool) {
 
 // fits reports whether p's run can use a stage of the pool.
 func (pl *Pool) fits(p *plan) bool {
-	return pl.disabled == nil && pl.shape.fits(p)
+	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&
+		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p) &&
+		stageconfig.Has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
 }
 
 // signal wakes the filler; pl.mu is held.
@@ -307,7 +293,7 @@ func (pl *Pool) fill() {
 // startOne starts a stage and adds it to idle, unless the pool was closed
 // meanwhile.
 func (pl *Pool) startOne() {
-	pi, err := startPooled(pl.shape, "pool-"+newRequestID())
+	pi, err := startPooled(pl.shape)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	switch {

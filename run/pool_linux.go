@@ -34,8 +34,8 @@ type pooledInit struct {
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
 // /dev/null until a run hands over its own, and the config descriptor is
-// a socket instead of a pipe. name names its cgroup (see cgroupName).
-func startPooled(shape poolShape, name string) (*pooledInit, error) {
+// a socket instead of a pipe.
+func startPooled(shape poolShape) (*pooledInit, error) {
 	var files []*os.File
 	fail := func(err error) (*pooledInit, error) {
 		for _, f := range files {
@@ -73,7 +73,7 @@ func startPooled(shape poolShape, name string) (*pooledInit, error) {
 		}
 		return &started{proc: proc}, nil
 	}
-	cg := poolCgroup(shape, name)
+	cg := poolCgroup(shape)
 	if cg != nil {
 		var inside bool
 		_, inside, err = cg.startInside(start)
@@ -109,11 +109,11 @@ func startPooled(shape poolShape, name string) (*pooledInit, error) {
 // (a run sets its own when it takes the stage): moving a process into a
 // cgroup later is what costs (see startInside). nil when the pool's runs
 // have no cgroup or none can be had.
-func poolCgroup(shape poolShape, name string) *runCgroup {
+func poolCgroup(shape poolShape) *runCgroup {
 	if !shape.cgroup {
 		return nil
 	}
-	cg, err := openCgroup(cgroupName(name), unlimited(shape.cpus))
+	cg, err := openCgroup(cgroupName("pool-"+newRequestID()), unlimited(shape.cpus))
 	if err != nil {
 		return nil
 	}
@@ -212,7 +212,8 @@ func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res 
 	// The run's program compiles while the prefix may still run.
 	p.prefix = pi.prefix
 	if p.proxy != nil {
-		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles) // as handOver passes it
+		// The descriptor handOver passes the proxy socket on.
+		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
 	}
 	startCompile(p)
 	unused := func() (*initProc, *runCgroup, bool, error) {
@@ -346,8 +347,7 @@ func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (e
 		// only the stage's end.
 		closeAfter = append(closeAfter, child)
 		*closeLater = append(*closeLater, sup)
-		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
-		ip.proxySup = sup
+		ip.proxySup = sup // the socket after p.extraFiles: p.cfg.ProxyFD (see use)
 		pass = append(pass, child)
 	}
 	var oob []byte

@@ -8,7 +8,7 @@ import "time"
 type pooledInit struct{ born time.Time }
 
 // startPooled fails: pooled stages need Linux namespaces.
-func startPooled(poolShape, string) (*pooledInit, error) {
+func startPooled(poolShape) (*pooledInit, error) {
 	return nil, errNoUserNS
 }
 

@@ -107,7 +107,7 @@ func anonymousMappings(maps []byte) [][2]uintptr {
 			maps = nil
 		}
 		f := bytes.Fields(line)
-		if len(f) < 5 || string(f[1]) != "rw-p" || !privateAnonymous(f) {
+		if len(f) < 5 || string(f[1]) != "rw-p" || !anonymous(f) {
 			continue
 		}
 		a, b, ok := bytes.Cut(f[0], []byte("-"))
@@ -120,10 +120,11 @@ func anonymousMappings(maps []byte) [][2]uintptr {
 	return out
 }
 
-// privateAnonymous reports whether the fields of a maps line are those of
-// a private anonymous mapping.
-func privateAnonymous(f [][]byte) bool {
-	if len(f[1]) != 4 || f[1][3] != 'p' || string(f[4]) != "0" {
+// anonymous reports whether the fields of a maps line are those of an
+// anonymous mapping: no file (inode 0), and no name but the heap's, the
+// first stack's or one given to anonymous memory.
+func anonymous(f [][]byte) bool {
+	if string(f[4]) != "0" {
 		return false
 	}
 	if len(f) == 5 {
