@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -327,7 +328,7 @@ type Meta struct {
 // elsewhere) as 32 lowercase hex digits.
 func NewRequestID() (string, error) {
 	var b [16]byte
-	if err := readRandom(b[:]); err != nil {
+	if err := random.Read(b[:]); err != nil {
 		return "", fmt.Errorf("request id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil

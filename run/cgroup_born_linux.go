@@ -3,6 +3,7 @@ package run
 import (
 	"runtime"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,14 @@ import (
 // the thread's cgroups: the v1 counterpart of clone3's CLONE_INTO_CGROUP.
 // So the supervisor moves the one locked thread that starts the init
 // stage into the run's cgroups, starts it, and moves the thread back.
+
+// threadAway is held for reading while a thread of this process is in a
+// run's cgroups (startInside) and for writing while openCgroup reads
+// /proc/self/cgroup: that file shows the cgroups of the thread group's
+// leader, which may be the thread moved, and another run's cgroup (or a
+// pool's) would otherwise be made inside this run's, leaving both behind.
+// It is process-wide as the leader is, like syscall.ForkLock.
+var threadAway sync.RWMutex
 
 // startInside runs start, which forks the init stage, on a thread that is
 // inside the run's v1 cgroups, so the init stage is born inside: inside is
@@ -44,11 +53,13 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 	ch := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
+		threadAway.RLock()
 		var r result
 		back, entered := cg.enterThread()
 		r.st, r.err = start()
 		r.inside = entered && r.err == nil
 		if back == nil || back() {
+			threadAway.RUnlock()
 			runtime.UnlockOSThread()
 			ch <- r
 			return
@@ -57,6 +68,7 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		cg.release = func() { close(release) }
 		ch <- r
 		<-release
+		threadAway.RUnlock()
 		// Returning while locked ends this thread.
 	}()
 	r := <-ch

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,6 +47,10 @@ type runCgroup struct {
 	// v1: the controller of each dir, and the caller's cgroup (as in
 	// /proc/self/cgroup) it was made in (see startInside).
 	ctrls, from []string
+	// home is, under v1, for each dir the folder of the caller's own
+	// cgroup in that hierarchy, where the reaper moves itself before its
+	// report (see passHomeTasks).
+	home []string
 	// release, when set, lets go of a thread that startInside could
 	// not move back out of the cgroup.
 	release func()
@@ -65,7 +70,9 @@ func openCgroup(name string, lim cgroupLimits) (*runCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	threadAway.Lock()
 	own, err := ownCgroups(procCgroup)
+	threadAway.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +302,7 @@ func openCgroupV1(mounts map[string]cgroupMount, own map[string]string, name str
 			cg.close()
 			return nil, err
 		}
-		cg.dirs = append(cg.dirs, dir)
+		cg.dirs, cg.home = append(cg.dirs, dir), append(cg.home, parent)
 		cg.ctrls, cg.from = append(cg.ctrls, c), append(cg.from, own[c])
 		if err := setV1(c, dir, lim); err != nil {
 			cg.close()
@@ -480,6 +487,57 @@ func (cg *runCgroup) stats() cgroupStats {
 	return st
 }
 
+// passHomeTasks opens, for a v1 cgroup, the "tasks" file of each home
+// cgroup and puts it in spec's HomeTasksFD slots (see there: the reaper
+// moves itself home with them before its report). It returns what closes
+// the supervisor's copies once the init stage has started. Where a file
+// cannot be opened, or under v2, where a process can only move itself to
+// another domain under a global lock that waits for an RCU grace period
+// (milliseconds), the slots stay empty and the cgroup is removed after
+// the reaper's exit instead.
+func (cg *runCgroup) passHomeTasks(spec *launchSpec) (closeAll func()) {
+	first := stageconfig.HomeTasksFD - stageconfig.ConfigFD
+	if cg.version != 1 || len(cg.home) != len(cg.dirs) || len(cg.home) > stageconfig.HomeTasksSlots || len(spec.extra) < first+stageconfig.HomeTasksSlots {
+		return func() {}
+	}
+	var files []*os.File
+	closeAll = func() {
+		for _, f := range files {
+			f.Close()
+		}
+		for i := range stageconfig.HomeTasksSlots {
+			spec.extra[first+i] = nil
+		}
+	}
+	for _, home := range cg.home {
+		f, err := os.OpenFile(filepath.Join(home, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			closeAll()
+			return func() {}
+		}
+		files = append(files, f)
+	}
+	copy(spec.extra[first:], files)
+	return closeAll
+}
+
+// removeEmpty removes the cgroup's folders, which rmdir allows only when
+// no process is left in them, and reports whether all are gone. The
+// cgroup is closed then; otherwise close must still be called.
+func (cg *runCgroup) removeEmpty() bool {
+	var left, leftHome []string
+	for i, dir := range cg.dirs {
+		if err := unix.Rmdir(dir); err != nil && err != unix.ENOENT {
+			left = append(left, dir)
+			if i < len(cg.home) {
+				leftHome = append(leftHome, cg.home[i])
+			}
+		}
+	}
+	cg.dirs, cg.home = left, leftHome
+	return len(left) == 0
+}
+
 // close kills every process left in the cgroup and removes it; a nil or
 // closed cgroup is left alone.
 func (cg *runCgroup) close() {
@@ -489,6 +547,9 @@ func (cg *runCgroup) close() {
 	if cg.release != nil {
 		cg.release()
 		cg.release = nil
+	}
+	if cg.removeEmpty() {
+		return
 	}
 	for _, dir := range cg.dirs {
 		if cg.version == 2 && writeCgroup(dir, "cgroup.kill", "1") == nil {

@@ -1,11 +1,14 @@
 package run
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,6 +164,19 @@ func TestCgroupAccounting(t *testing.T) {
 // create their cgroups.
 func cgroupLeftovers(t *testing.T, name string) []string {
 	t.Helper()
+	var left []string
+	for _, p := range cgroupParents(t) {
+		if _, err := os.Stat(filepath.Join(p, name)); err == nil {
+			left = append(left, filepath.Join(p, name))
+		}
+	}
+	return left
+}
+
+// cgroupParents lists the folders a run's cgroup is made in: this
+// process's cgroup in each mounted hierarchy, and its parent.
+func cgroupParents(t *testing.T) []string {
+	t.Helper()
 	mounts, err := cgroupMounts(procMountinfo)
 	if err != nil {
 		t.Fatal(err)
@@ -182,13 +198,7 @@ func cgroupLeftovers(t *testing.T, name string) []string {
 			parents = append(parents, d, filepath.Dir(d))
 		}
 	}
-	var left []string
-	for _, p := range parents {
-		if _, err := os.Stat(filepath.Join(p, name)); err == nil {
-			left = append(left, filepath.Join(p, name))
-		}
-	}
-	return left
+	return parents
 }
 
 func TestCgroupParsing(t *testing.T) {
@@ -421,5 +431,77 @@ func TestSweepDue(t *testing.T) {
 	}
 	if due < n/sweepEvery/2 || due > 2*n/sweepEvery {
 		t.Errorf("%d of %d runs sweep, want about %d", due, n, n/sweepEvery)
+	}
+}
+
+// TestConcurrentCgroupsNotNested runs several sandboxes at once and checks
+// that no run's cgroup was made inside another's: /proc/self/cgroup shows
+// the thread group leader's cgroups, and the leader may be the thread a
+// concurrent start has moved into its run's cgroup (see threadAway). Such
+// a nested cgroup keeps both from being removed.
+func TestConcurrentCgroupsNotNested(t *testing.T) {
+	needCgroup(t)
+	dir := newSkill(t, map[string]string{"t.sh": "#!/bin/sh\nexit 0\n"})
+	prefix := "nest-" + newRequestID()[:8]
+	const workers, runs = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*runs)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range runs {
+				sb := Sandbox{SkillDir: dir, RequestID: fmt.Sprintf("%s-%d-%d", prefix, w, i), Stdout: io.Discard, Stderr: io.Discard, AllowDegraded: degradedRerun()}
+				res, err := sb.Run(context.Background(), "t.sh", nil)
+				res.WaitCleanup()
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, root := range cgroupParents(t) {
+		found, _ := filepath.Glob(filepath.Join(root, "*", cgroupPrefix+prefix+"*"))
+		more, _ := filepath.Glob(filepath.Join(root, cgroupPrefix+prefix+"*"))
+		left = append(left, append(found, more...)...)
+	}
+	if len(left) > 0 {
+		t.Errorf("cgroups left behind (made inside another run's): %v", left)
+	}
+}
+
+// TestHomeTasksOutOfReach checks that the script cannot use the files the
+// reaper leaves the cgroup with (stageconfig.HomeTasksFD): not through its
+// own descriptors (close-on-exec), not through the reaper's in /proc/1/fd
+// (not dumpable, its memory the supervisor's user namespace's). With them
+// it could move itself out of the run's cgroup and its limits.
+func TestHomeTasksOutOfReach(t *testing.T) {
+	needCgroup(t)
+	script := "#!/bin/sh\n"
+	for fd := stageconfig.HomeTasksFD; fd < stageconfig.HomeTasksFD+stageconfig.HomeTasksSlots; fd++ {
+		script += fmt.Sprintf("(echo 0 >&%d) 2>/dev/null && echo moved-by-fd-%d\n", fd, fd)
+		script += fmt.Sprintf("(echo 0 > /proc/1/fd/%d) 2>/dev/null && echo moved-by-proc-%d\n", fd, fd)
+	}
+	script += "cat /proc/self/cgroup\n"
+	dir := newSkill(t, map[string]string{"escape.sh": script})
+	o := runIn(t, Sandbox{RequestID: "home-" + newRequestID()[:12]}, dir, "escape.sh")
+	if o.err != nil || !stageconfig.Has(o.res.Applied, LayerCgroup) {
+		t.Fatalf("err %v applied %v: want a run in a cgroup\nstderr: %s", o.err, o.res.Applied, o.stderr)
+	}
+	if strings.Contains(o.stdout, "moved-by") {
+		t.Errorf("the script wrote to a home tasks file:\n%s", o.stdout)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
+		// Under cgroup v1 without a cgroup namespace the script sees the
+		// host's paths; its memory and pids cgroups must be the run's.
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(f[1], "memory") || strings.Contains(f[1], "pids")) && !strings.Contains(f[2], cgroupPrefix) {
+			t.Errorf("the script is outside the run's cgroup: %s", line)
+		}
 	}
 }

@@ -23,5 +23,7 @@ func (*runCgroup) startInside(start func() (*started, error)) (*started, bool, e
 	st, err := start()
 	return st, false, err
 }
-func (*runCgroup) stats() cgroupStats { return cgroupStats{} }
-func (*runCgroup) close()             {}
+func (*runCgroup) stats() cgroupStats               { return cgroupStats{} }
+func (*runCgroup) passHomeTasks(*launchSpec) func() { return func() {} }
+func (*runCgroup) removeEmpty() bool                { return true }
+func (*runCgroup) close()                           {}

@@ -31,7 +31,9 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: cgErr.Error()})
 		return st, nil, nil
 	}
+	closeHome := cg.passHomeTasks(spec)
 	st, inside, err := cg.startInside(start)
+	closeHome()
 	if err != nil {
 		cg.close()
 		return nil, nil, err

@@ -197,7 +197,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if reported {
 		recordCgroupStats(cg, res)
 		res.cleanup = make(chan struct{})
-		go finishLater(proc, cg, p.teardown, res.cleanup)
+		go finishLater(proc, cg, p.teardown, res)
 		p.teardown = nil
 		cg = nil
 	} else {
@@ -304,7 +304,8 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 	if err != nil {
 		return nil, nil, err
 	}
-	extra := append([]*os.File{cfgR, repW, statusW}, p.extraFiles...)
+	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
+	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
 	var proxySup, proxyChild *os.File
 	if p.proxy != nil {
 		sup, child, err := proxySocketPair()
@@ -331,9 +332,9 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 }
 
 // launchSpec is what an init stage starts with: its standard descriptors
-// and, from descriptor 3 on, extra (config, report, status, the trees,
-// the proxy socket); name names the run (the request id, for people
-// reading ps).
+// and, from descriptor 3 on, extra (config, report, status, the home
+// tasks slots, the trees, the proxy socket; a nil entry leaves its slot
+// closed); name names the run (the request id, for people reading ps).
 type launchSpec struct {
 	name           string
 	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)

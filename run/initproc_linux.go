@@ -134,7 +134,11 @@ func (s *launchSpec) fds() (files []int, release func(), err error) {
 	}
 	files = []int{stdin, int(s.stdout.Fd()), int(s.stderr.Fd())}
 	for _, f := range s.extra {
-		files = append(files, int(f.Fd()))
+		fd := -1 // an empty slot
+		if f != nil {
+			fd = int(f.Fd())
+		}
+		files = append(files, fd)
 	}
 	return files, release, nil
 }

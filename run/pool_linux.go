@@ -62,7 +62,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	if err := chownOutput(shape.uid, shape.gid, outW, errW); err != nil {
 		return fail(err)
 	}
-	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: []*os.File{cfgR, repW, statusW}}
+	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
 	var proc *child
 	var prefix stagePrefix
 	start := func() (*started, error) {
@@ -76,7 +76,9 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	cg := poolCgroup(shape)
 	if cg != nil {
 		var inside bool
+		closeHome := cg.passHomeTasks(spec)
 		_, inside, err = cg.startInside(start)
+		closeHome()
 		// Not born inside (a v2 cgroup, or a v1 hierarchy that refused
 		// the thread): moved in, all or nothing, else the stage waits
 		// without a cgroup and its run gets one of its own (joinCgroup).

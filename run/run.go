@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -555,7 +555,7 @@ func describeProblems(r validate.Result) string {
 // newRequestID returns 128 random bits in hex.
 func newRequestID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := random.Read(b[:]); err != nil {
 		return fmt.Sprintf("%x", time.Now().UnixNano())
 	}
 	return hex.EncodeToString(b[:])
@@ -592,7 +592,7 @@ func workDirName() (string, error) {
 		tmp = real
 	}
 	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := random.Read(b[:]); err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
 	}
 	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -14,8 +15,10 @@ import (
 // TestRunReturnsBeforeTeardown checks that under a PID namespace Run
 // returns once the reaper has reported, with the result already complete
 // (status, output, usage), and leaves the sandbox's teardown to the
-// background; and that WaitCleanup then finds the init stage reaped, the
-// cgroup and the work folder removed.
+// background; that WaitCleanup then finds the cgroup and the work folder
+// removed, under cgroup v1 without waiting for the init stage's exit
+// (its reaper moved itself out of the cgroup before reporting); and that
+// the init stage is gone soon after.
 func TestRunReturnsBeforeTeardown(t *testing.T) {
 	dir := newSkill(t, map[string]string{"x.sh": "#!/bin/sh\necho out\necho err >&2\nexit 3\n"})
 	id := "teardown-" + newRequestID()[:12]
@@ -57,8 +60,14 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
 		t.Errorf("cgroup left after WaitCleanup: %v", left)
 	}
-	if pids := initStagesOf(id); len(pids) > 0 {
-		t.Errorf("init stage still there after WaitCleanup: %v", pids)
+	if v := runCgroupVersion(t); stageconfig.Has(res.Applied, LayerCgroup) && res.cgroupBeforeExit != (v == 1) {
+		t.Errorf("cgroup v%d: cgroup removed before the init stage's exit: %v, want %v", v, res.cgroupBeforeExit, v == 1)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(initStagesOf(id)) > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("init stage still there 5 s after WaitCleanup: %v", initStagesOf(id))
+			break
+		}
 	}
 	if left := workDirs(); len(left) > 0 {
 		t.Errorf("work folder left after WaitCleanup: %v", left)
@@ -82,4 +91,14 @@ func initStagesOf(id string) []int {
 		}
 	}
 	return pids
+}
+
+// runCgroupVersion is the cgroup version runs get here; 0 without one.
+func runCgroupVersion(t *testing.T) int {
+	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	if err != nil {
+		return 0
+	}
+	defer cg.close()
+	return cg.version
 }

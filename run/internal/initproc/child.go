@@ -62,8 +62,9 @@ func childMain(a *arena) {
 
 // childPlaceFiles puts the supervisor's descriptors pre.files at 0, 1, 2,
 // ..., close-on-exec from 3 on, and closes every other descriptor the
-// fork copied. Descriptors in the way are first moved above the slots,
-// so that placing one never overwrites another.
+// fork copied, also a slot given -1 (none). Descriptors in the way are
+// first moved above the slots, so that placing one never overwrites
+// another.
 //
 //go:norace
 //go:nocheckptr
@@ -73,6 +74,9 @@ func childPlaceFiles(a *arena) bool {
 		return false
 	}
 	for i := uintptr(0); i < n; i++ {
+		if a.pre.files[i] < 0 {
+			continue
+		}
 		fd := uintptr(a.pre.files[i])
 		if fd < n && fd != i {
 			nfd, e := sys(unix.SYS_FCNTL, fd, unix.F_DUPFD_CLOEXEC, n, 0, 0, 0)
@@ -86,6 +90,10 @@ func childPlaceFiles(a *arena) bool {
 		fd := uintptr(a.pre.files[i])
 		var e uint32
 		switch {
+		case a.pre.files[i] < 0:
+			// Nothing to place: whatever the fork left there goes (no
+			// slot's descriptor is there, the loop above moved them).
+			sys(unix.SYS_CLOSE, i, 0, 0, 0, 0, 0)
 		case fd == i && i > 2:
 			_, e = sys(unix.SYS_FCNTL, fd, unix.F_SETFD, unix.FD_CLOEXEC, 0, 0, 0)
 		case fd == i:

@@ -229,6 +229,7 @@ func childReap(pid, sfd, config, status uintptr) int {
 				if !exited {
 					return stageconfig.ExitFailure
 				}
+				childLeaveCgroup()
 				return childSendStatus(script, status)
 			}
 			if e != 0 {
@@ -275,6 +276,28 @@ func childReap(pid, sfd, config, status uintptr) int {
 				}
 			}
 		}
+	}
+}
+
+// childLeaveCgroup moves this process, the last of the run, into the
+// supervisor's own cgroup of each hierarchy whose "tasks" file is in a
+// stageconfig.HomeTasksFD slot. Writing "0" moves the writing thread, the
+// reaper's only one, without the global lock that moving another process
+// takes. A slot the supervisor left empty may hold a descriptor the init
+// process opened since (the signalfd): only one on a cgroup v1 file
+// system is written to.
+//
+//go:norace
+//go:nocheckptr
+func childLeaveCgroup() {
+	zero := byte('0')
+	var fs unix.Statfs_t
+	for fd := uintptr(stageconfig.HomeTasksFD); fd < stageconfig.HomeTasksFD+stageconfig.HomeTasksSlots; fd++ {
+		if _, e := sys(unix.SYS_FSTATFS, fd, uintptr(unsafe.Pointer(&fs)), 0, 0, 0, 0); e != 0 || fs.Type != unix.CGROUP_SUPER_MAGIC {
+			continue
+		}
+		sys(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&zero)), 1, 0, 0, 0)
+		sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
 	}
 }
 

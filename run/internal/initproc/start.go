@@ -25,8 +25,8 @@ type Attr struct {
 	Cloneflags uintptr
 	// Files are the supervisor's descriptors that become the child's 0,
 	// 1, 2, 3 and on, in order (see stageconfig's descriptor numbers);
-	// from 3 on they are close-on-exec. Every other descriptor is closed
-	// in the child.
+	// from 3 on they are close-on-exec; -1 leaves its slot closed. Every
+	// other descriptor is closed in the child.
 	Files []int
 	// UIDMap and GIDMap are written to the child's uid_map and gid_map
 	// when Cloneflags has CLONE_NEWUSER; SetgroupsAllow writes "allow"
@@ -57,13 +57,19 @@ func Start(at *Attr) (int, error) {
 	if len(at.Files) > maxFiles {
 		return 0, ErrTooManyFiles
 	}
-	f := facts()
 	mem, err := unix.Mmap(-1, 0, int(unsafe.Sizeof(arena{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return 0, fmt.Errorf("init process: arena: %w", err)
 	}
 	// The parent's copy is not needed once the child has its own.
 	defer unix.Munmap(mem)
+	// One read of the mappings serves the facts (the first time) and the
+	// wipe window; nil when it fails: no facts, nothing wiped.
+	maps, err := proc.ReadFile("/proc/self/maps", maxMaps)
+	if err != nil {
+		maps = nil
+	}
+	f := facts.get(maps)
 	a := (*arena)(unsafe.Pointer(&mem[0]))
 	lo := uintptr(unsafe.Pointer(&a.stack[0]))
 	// The compiler's stack checks compare the stack pointer with the
@@ -87,7 +93,7 @@ func Start(at *Attr) (int, error) {
 			a.pre.full = 1
 		}
 	}
-	pid, errno := forkChild(a, at.Cloneflags, f.entry, base, base+uintptr(len(mem)))
+	pid, errno := forkChild(a, at.Cloneflags, f.entry, base, base+uintptr(len(mem)), maps)
 	if errno != 0 {
 		return 0, fmt.Errorf("clone: %w", errno)
 	}
@@ -141,21 +147,30 @@ type procFacts struct {
 	stack [2]uintptr
 }
 
-// facts reads the process's facts once: a lazily computed constant of the
-// process, the same for every Start.
-var facts = sync.OnceValue(readFacts)
+// factsOnce holds the process's facts, found once: a lazily computed
+// constant of the process, the same for every Start.
+type factsOnce struct {
+	once sync.Once
+	pf   procFacts
+}
 
-// readFacts reads /proc/self/maps: the executable's read-only mappings
-// (found by its device and inode, so a replaced or deleted file still
-// matches), the kernel's and the [stack] mapping.
-func readFacts() procFacts {
+// facts is the process's (see factsOnce).
+var facts factsOnce
+
+// get returns the facts, found in maps (a read of /proc/self/maps) the
+// first time.
+func (o *factsOnce) get(maps []byte) procFacts {
+	o.once.Do(func() { o.pf = readFacts(maps) })
+	return o.pf
+}
+
+// readFacts finds in maps, a read of /proc/self/maps, the executable's
+// read-only mappings (by its device and inode, so a replaced or deleted
+// file still matches), the kernel's and the [stack] mapping.
+func readFacts(maps []byte) procFacts {
 	pf := procFacts{entry: reflect.ValueOf(childMain).Pointer()}
 	var st unix.Stat_t
-	if err := unix.Stat("/proc/self/exe", &st); err != nil {
-		return pf
-	}
-	maps, err := proc.ReadFile("/proc/self/maps", 16<<20)
-	if err != nil {
+	if maps == nil || unix.Stat("/proc/self/exe", &st) != nil {
 		return pf
 	}
 	for line := range strings.Lines(string(maps)) {
@@ -229,13 +244,13 @@ func cloneChild(flags, stack, gp, fn, arg uintptr) (pid, errno uintptr)
 //go:norace
 //go:nocheckptr
 //go:noinline
-func forkChild(a *arena, flags, entry, arenaLo, arenaHi uintptr) (uintptr, syscall.Errno) {
+func forkChild(a *arena, flags, entry, arenaLo, arenaHi uintptr, maps []byte) (uintptr, syscall.Errno) {
 	stack := uintptr(unsafe.Pointer(&a.stack[stackSize-64])) &^ 15
 	gp := uintptr(unsafe.Pointer(&a.g))
 	arg := uintptr(unsafe.Pointer(a))
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
-	wipe.enter(arenaLo, arenaHi)
+	wipe.enter(arenaLo, arenaHi, maps)
 	runtimeBeforeFork()
 	pid, errno := cloneChild(flags|uintptr(unix.SIGCHLD), stack, gp, entry, arg)
 	runtimeAfterFork()

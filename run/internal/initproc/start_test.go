@@ -231,7 +231,7 @@ func TestChildMemory(t *testing.T) {
 	if strings.Contains(string(maps), "[stack]") {
 		t.Errorf("the supervisor's first stack is still mapped:\n%s", maps)
 	}
-	f := facts()
+	f := facts.get(nil) // found by the Start above
 	t.Logf("full unmapping: %v\n%s", f.full, maps)
 	if !f.full {
 		return

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -46,16 +44,14 @@ type wipeWindow struct {
 var wipe wipeWindow
 
 // enter registers the arena (lo to hi) of a Start about to fork and marks
-// the mappings to wipe: every one but the registered arenas.
-func (w *wipeWindow) enter(lo, hi uintptr) {
+// the mappings to wipe: every one of maps (a read of /proc/self/maps made
+// after the arena was mapped) but the registered arenas. A mapping made
+// since is copied into the fork, as before the window.
+func (w *wipeWindow) enter(lo, hi uintptr, maps []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.arenas = append(w.arenas, [2]uintptr{lo, hi})
 	syscall.RawSyscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_KEEPONFORK)
-	maps, err := proc.ReadFile("/proc/self/maps", maxMaps)
-	if err != nil {
-		return
-	}
 	for _, r := range anonymousMappings(maps) {
 		if overlaps(r, w.arenas) {
 			continue

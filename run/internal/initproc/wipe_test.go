@@ -15,6 +15,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -91,8 +93,12 @@ func TestWipeWindow(t *testing.T) {
 	// supervisor does for request ids) on Linux 6.11 and later.
 	rand.Read(heap[:16])
 	var w wipeWindow
-	w.enter(1, 2)
-	w.enter(3, 4)
+	maps, err := proc.ReadFile("/proc/self/maps", maxMaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.enter(1, 2, maps)
+	w.enter(3, 4, maps)
 	if !wipeFlag(t, addr) {
 		t.Fatal("the heap is not marked MADV_WIPEONFORK inside the window")
 	}

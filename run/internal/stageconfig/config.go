@@ -128,9 +128,25 @@ func Has(ls []Layer, l Layer) bool {
 	return false
 }
 
+// HomeTasksFD and the HomeTasksSlots-1 descriptors after it are, under a
+// cgroup v1 run cgroup, the "tasks" files of the supervisor's own cgroup
+// in each of the run's hierarchies (memory, pids, cpu), opened by the
+// supervisor; a slot without one starts closed (and may later hold a
+// descriptor the init process opens: the reaper writes only to files on
+// a cgroup v1 file system). The reaper (PID 1) writes "0" to each once
+// every other process of the run is gone, before its report: that moves its one thread home without the global lock a move
+// by pid takes, so the supervisor can remove the run's cgroup at the
+// report instead of after the reaper's exit, which tears the namespaces
+// down. The script never holds them: they are close-on-exec, and the
+// reaper cannot be ptraced or have its descriptors opened through /proc.
+const (
+	HomeTasksFD    = StatusFD + 1
+	HomeTasksSlots = 3
+)
+
 // FirstTreeFD is the init stage's descriptor of the first detached tree:
-// the trees follow ConfigFD, ReportFD and StatusFD in ExtraFiles.
-const FirstTreeFD = StatusFD + 1
+// the trees follow ConfigFD, ReportFD, StatusFD and the HomeTasksFD slots.
+const FirstTreeFD = HomeTasksFD + HomeTasksSlots
 
 // DefaultWorkDirMB is the size of the work folder's tmpfs when the
 // supervisor asks for one without a size; run.DefaultWorkDirMB is this.

@@ -1,4 +1,4 @@
-package audit
+package random
 
 import (
 	"crypto/rand"
@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readRandom fills b with random bytes from the getrandom(2) system call
-// itself. The request id is the only randomness a CLI run draws, once per
-// process, and the first draw through crypto/rand costs about 0.1 ms here
+// Read fills b with random bytes from the getrandom(2) system call
+// itself. A CLI run draws randomness a few times (its request id, its
+// work folder's name), once per process each, and the first draw through crypto/rand costs about 0.1 ms here
 // (a one-minute "blocked on entropy" warning timer, which starts the
 // runtime's network poller, and the vDSO generator's per-thread state,
 // mapped on first use); unix.Getrandom goes through that vDSO generator
@@ -17,7 +17,7 @@ import (
 // blocks until the kernel's pool is initialised, as crypto/rand does; on
 // any other failure (ENOSYS before Linux 3.17, EPERM from a seccomp
 // filter) crypto/rand, with its fallbacks, reads the bytes instead.
-func readRandom(b []byte) error {
+func Read(b []byte) error {
 	for len(b) > 0 {
 		n, _, errno := unix.Syscall(unix.SYS_GETRANDOM, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0)
 		switch {
