@@ -4,8 +4,10 @@
 //   - start latency of a do-nothing script, bare (the interpreter started
 //     directly), in skill-sandbox (`skill-sandbox run`) and, when bwrap is
 //     installed (apt-get install bubblewrap), in bubblewrap with the
-//     configuration of bwrapArgs, alternating, for python3, bash and an
-//     executable (/bin/true copied into a skill's scripts/): median and p95
+//     configuration of bwrapArgs, in rounds of one start each in random
+//     order with -settle before each (see measureLatency), for python3,
+//     bash and an executable (/bin/true copied into a skill's scripts/):
+//     median and p95
 //     over -n runs each, the overheads and their ratio; in the same loop,
 //     the library call (run.Sandbox.Run in this process, see runLibrary);
 //   - CPU per run of each (the whole process tree, through a reaping
@@ -23,7 +25,7 @@
 //
 // Usage:
 //
-//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8]
+//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8] [-settle 10ms]
 package main
 
 import (
@@ -33,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +61,7 @@ type options struct {
 	corpus int
 	conc   int
 	tmp    string
+	settle time.Duration // pause before each timed start (see measureLatency)
 }
 
 // kind is one script type whose start latency is measured.
@@ -101,6 +105,7 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.corpus, "corpus", 10000, "skills in the generated validate corpus")
 	fs.IntVar(&o.conc, "conc", 8, "concurrent runs for the throughput measurement")
 	fs.StringVar(&o.tmp, "tmp", "", "folder for the generated skills (default: next to -bin)")
+	fs.DurationVar(&o.settle, "settle", 10*time.Millisecond, "pause before each timed start, for the kernel's teardown of the previous sandbox")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -286,8 +291,8 @@ func runSandboxed(bin, base string, k kind) error {
 	return nil
 }
 
-// measureLatency times o.n bare and o.n sandboxed starts of k, alternating
-// so that drift in the machine's load affects both alike.
+// measureLatency times o.n bare and o.n sandboxed starts of k, in rounds
+// so that drift in the machine's load affects all alike.
 // Bubblewrap, when installed, is timed in the same loop.
 func measureLatency(o options, base string, k kind) latency {
 	r := latency{kind: k}
@@ -316,23 +321,40 @@ func measureLatency(o options, base string, k kind) latency {
 			*first = err
 		}
 	}
-	for i := 0; i < o.n; i++ {
-		timed(func() error { return runBare(base, k) }, &r.bare, &r.bareErr)
-		timed(func() error { return runSandboxed(o.bin, base, k) }, &r.sandboxed, &r.sandboxErr)
-		if o.bwrap != "" {
-			timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr)
-		}
-		d, err := runLibrary(base, k, nil)
-		r.library = append(r.library, d)
-		if err != nil && r.libErr == nil {
-			r.libErr = err
-		}
-		if pool != nil {
+	// Each round runs every kind once, in a new random order, each after
+	// a pause of o.settle: a sandbox's end leaves work to the kernel (a
+	// network namespace is torn down by a kernel worker, a PID 1 may
+	// still be exiting after its caller returned), which would otherwise
+	// land on whichever start comes next, always the same one in a fixed
+	// order.
+	starts := []func(){
+		func() { timed(func() error { return runBare(base, k) }, &r.bare, &r.bareErr) },
+		func() { timed(func() error { return runSandboxed(o.bin, base, k) }, &r.sandboxed, &r.sandboxErr) },
+		func() {
+			d, err := runLibrary(base, k, nil)
+			r.library = append(r.library, d)
+			if err != nil && r.libErr == nil {
+				r.libErr = err
+			}
+		},
+	}
+	if o.bwrap != "" {
+		starts = append(starts, func() { timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr) })
+	}
+	if pool != nil {
+		starts = append(starts, func() {
 			d, err := runLibrary(base, k, pool)
 			r.pooled = append(r.pooled, d)
 			if err != nil && r.poolErr == nil {
 				r.poolErr = err
 			}
+		})
+	}
+	for i := 0; i < o.n; i++ {
+		rand.Shuffle(len(starts), func(a, b int) { starts[a], starts[b] = starts[b], starts[a] })
+		for _, start := range starts {
+			time.Sleep(o.settle)
+			start()
 		}
 	}
 	// CPU per run, in a separate pass: each run goes through a reaping
@@ -544,7 +566,7 @@ func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, t
 	if o.bwrap != "" {
 		bw = "bubblewrap"
 	}
-	fmt.Fprintf(w, "\nStart of a do-nothing program, %d runs each, alternating; overhead = sandboxed − bare.\n\n", o.n)
+	fmt.Fprintf(w, "\nStart of a do-nothing program, %d runs each, in rounds of one of each in random order, %s apart; overhead = sandboxed − bare.\n\n", o.n, o.settle)
 	fmt.Fprintf(w, "| program | quantile | bare | skill-sandbox | %s | skill-sandbox overhead | bubblewrap overhead | ratio of overheads |\n", bw)
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
