@@ -3,7 +3,6 @@ package run
 import (
 	"runtime"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,14 +18,6 @@ import (
 // the thread's cgroups: the v1 counterpart of clone3's CLONE_INTO_CGROUP.
 // So the supervisor moves the one locked thread that starts the init
 // stage into the run's cgroups, starts it, and moves the thread back.
-
-// threadAway is held for reading while a thread of this process is in a
-// run's cgroups (startInside) and for writing while openCgroup reads
-// /proc/self/cgroup: that file shows the cgroups of the thread group's
-// leader, which may be the thread moved, and another run's cgroup (or a
-// pool's) would otherwise be made inside this run's, leaving both behind.
-// It is process-wide as the leader is, like syscall.ForkLock.
-var threadAway sync.RWMutex
 
 // startInside runs start, which forks the init stage, on a thread that is
 // inside the run's v1 cgroups, so the init stage is born inside: inside is
@@ -51,15 +42,29 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		err    error
 	}
 	ch := make(chan result, 1)
-	go func() {
+	var bornInside func(locked chan<- struct{})
+	bornInside = func(locked chan<- struct{}) {
 		runtime.LockOSThread()
-		threadAway.RLock()
+		if unix.Gettid() == unix.Getpid() {
+			// The process's first thread: /proc/self/cgroup, which
+			// openCgroup reads to place every run's cgroup, shows its
+			// cgroups, and a goroutine that ends locked to it does not
+			// end it. It stays locked to this goroutine until another
+			// one holds a thread of its own, which is then not this one.
+			other := make(chan struct{})
+			go bornInside(other)
+			<-other
+			runtime.UnlockOSThread()
+			return
+		}
+		if locked != nil {
+			close(locked)
+		}
 		var r result
 		back, entered := cg.enterThread()
 		r.st, r.err = start()
 		r.inside = entered && r.err == nil
 		if back == nil || back() {
-			threadAway.RUnlock()
 			runtime.UnlockOSThread()
 			ch <- r
 			return
@@ -68,9 +73,9 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		cg.release = func() { close(release) }
 		ch <- r
 		<-release
-		threadAway.RUnlock()
 		// Returning while locked ends this thread.
-	}()
+	}
+	go bornInside(nil)
 	r := <-ch
 	return r.st, r.inside, r.err
 }

@@ -70,9 +70,7 @@ func openCgroup(name string, lim cgroupLimits) (*runCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	threadAway.Lock()
 	own, err := ownCgroups(procCgroup)
-	threadAway.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -490,18 +490,23 @@ func TestHomeTasksOutOfReach(t *testing.T) {
 	}
 	script += "cat /proc/self/cgroup\n"
 	dir := newSkill(t, map[string]string{"escape.sh": script})
-	o := runIn(t, Sandbox{RequestID: "home-" + newRequestID()[:12]}, dir, "escape.sh")
-	if o.err != nil || !stageconfig.Has(o.res.Applied, LayerCgroup) {
-		t.Fatalf("err %v applied %v: want a run in a cgroup\nstderr: %s", o.err, o.res.Applied, o.stderr)
-	}
-	if strings.Contains(o.stdout, "moved-by") {
-		t.Errorf("the script wrote to a home tasks file:\n%s", o.stdout)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
-		// Under cgroup v1 without a cgroup namespace the script sees the
-		// host's paths; its memory and pids cgroups must be the run's.
-		if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(f[1], "memory") || strings.Contains(f[1], "pids")) && !strings.Contains(f[2], cgroupPrefix) {
-			t.Errorf("the script is outside the run's cgroup: %s", line)
+	// Also with the layers that could otherwise be what stops it off:
+	// the reaper's not being dumpable must hold alone.
+	for _, disable := range [][]Layer{nil, {LayerSeccomp, LayerLandlockFS, LayerLandlockScope, LayerCaps, LayerNoNewPrivs}} {
+		o := runIn(t, Sandbox{RequestID: "home-" + newRequestID()[:12], Disable: disable}, dir, "escape.sh")
+		if o.err != nil || !stageconfig.Has(o.res.Applied, LayerCgroup) {
+			t.Fatalf("disabled %v: err %v applied %v: want a run in a cgroup\nstderr: %s", disable, o.err, o.res.Applied, o.stderr)
+		}
+		if strings.Contains(o.stdout, "moved-by") {
+			t.Errorf("disabled %v: the script wrote to a home tasks file:\n%s", disable, o.stdout)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(o.stdout), "\n") {
+			// Under cgroup v1 without a cgroup namespace the script sees
+			// the host's paths; its memory and pids cgroups must be the
+			// run's.
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(f[1], "memory") || strings.Contains(f[1], "pids")) && !strings.Contains(f[2], cgroupPrefix) {
+				t.Errorf("disabled %v: the script is outside the run's cgroup: %s", disable, line)
+			}
 		}
 	}
 }

@@ -72,18 +72,6 @@ func ourChild(pid int) bool {
 	return ok && ppid == strconv.Itoa(os.Getpid())
 }
 
-// stillOurs reports whether pid is still a child of this process 5 s
-// after a run's WaitCleanup, which may return while the init stage, out
-// of the run's cgroup, is still exiting (see Result.WaitCleanup).
-func stillOurs(pid int) bool {
-	for deadline := time.Now().Add(5 * time.Second); ourChild(pid); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestPoolRuns runs scripts on pooled init stages: each run takes a
 // waiting stage (never one used before: the stage is gone after its run),
 // gets its own stdin, output, grants and layers exactly as a run with a
@@ -157,7 +145,7 @@ func TestPoolRuns(t *testing.T) {
 			if got := pl.Stats(); got.Taken != before.Taken+1 {
 				t.Fatalf("the run did not take the waiting stage: %+v then %+v", before, got)
 			}
-			if stillOurs(pid) {
+			if ourChild(pid) {
 				t.Errorf("the stage %d is still there after its run", pid)
 			}
 			if slices.Contains(idlePIDs(pl), pid) {

@@ -24,41 +24,26 @@ func readReaperReport(r io.Reader) ([]byte, bool) {
 }
 
 // finishLater ends a run whose reaper has reported, and so exits: it
-// removes the cgroup, runs after (see plan.teardown), closes
-// res.cleanup and reaps the init stage, killing it if it has not exited
-// after reaperGrace. Where the reaper moved itself out of the cgroup
-// before its report (see stageconfig.HomeTasksFD), the cgroup goes at
-// once and the reap comes after the close; otherwise the cgroup goes
-// only once the reaper has exited, which tears its namespaces down
-// first. Run does not wait for this: the result is complete once the
-// reaper has reported (see Result.WaitCleanup). It is one goroutine up
-// to the close, so that a caller that waits (the CLI) is woken once, not
+// removes the cgroup, reaps the init stage (killing it if it has not
+// exited after reaperGrace), runs after (see plan.teardown) and closes
+// res.cleanup. Where the reaper moved itself out of the cgroup before its
+// report (see stageconfig.HomeTasksFD), the cgroup goes at once, while
+// the reaper exits; otherwise once it has exited, which tears its
+// namespaces down first. Run does not wait for this: the result is
+// complete once the reaper has reported (see Result.WaitCleanup). It is
+// one goroutine, so that a caller that waits (the CLI) is woken once, not
 // through a chain of them.
 func finishLater(proc *child, cg *runCgroup, after func(), res *Result) {
-	reap := func() {
-		kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc.Process, true) })
-		proc.Wait()
-		kill.Stop()
-	}
-	reaped := false
-	if cg != nil {
-		if cg.removeEmpty() {
-			res.cgroupBeforeExit = true
-		} else {
-			reap()
-			reaped = true
-			cg.close()
-		}
+	early := cg != nil && cg.removeEmpty()
+	res.cgroupBeforeExit = early
+	kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc.Process, true) })
+	proc.Wait()
+	kill.Stop()
+	if !early {
+		cg.close()
 	}
 	if after != nil {
 		after()
-	}
-	if !reaped {
-		// On a goroutine of its own, started before the close: the
-		// close makes the caller waiting in WaitCleanup the next to run
-		// here, where a reap blocked in waitid would hold it until the
-		// runtime noticed (0.1 ms and more).
-		go reap()
 	}
 	close(res.cleanup)
 }

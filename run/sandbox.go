@@ -318,29 +318,25 @@ type Result struct {
 	// cleanup, when not nil, is closed once the run's sandbox is gone
 	// (see WaitCleanup).
 	cleanup chan struct{}
-	// cgroupBeforeExit: the cgroup was removed before the init stage's
-	// exit, the reaper having moved itself out (see finishLater); set
-	// before cleanup is closed.
+	// cgroupBeforeExit: the cgroup was removed while the init stage was
+	// still exiting, the reaper having moved itself out (see
+	// finishLater); set before cleanup is closed.
 	cgroupBeforeExit bool
 	// made are the folders Run created for missing write grants, removed
 	// again when the script never started (unmakeRefused).
 	made []string
 }
 
-// WaitCleanup blocks until what the run left on the host is gone: its
-// cgroup and its work folder removed. Run returns as soon as the script's
-// status and the run's resource usage are known, when every process of
-// the run but the sandbox's PID 1 has ended; that process then exits by
-// itself, and the kernel tears its namespaces down, while the caller goes
-// on. Under cgroup v1 the PID 1 leaves the run's cgroup before it
-// reports, so the cgroup goes at once and it may still be exiting when
-// WaitCleanup returns (this package reaps it in the background; a caller
-// that exits first leaves that to its own parent, as bubblewrap does);
-// elsewhere WaitCleanup also waits for its exit. A program that exits
-// right after Run should call WaitCleanup first, or the run's cgroup is
-// left behind (empty, until a later run sweeps it). It returns at once
-// for a run that had nothing left to clean up, and may be called more
-// than once.
+// WaitCleanup blocks until the run's sandbox is gone: its init process
+// reaped, its cgroup and its work folder removed. Run returns as soon as
+// the script's status and the run's resource usage are known, when every
+// process of the run but the sandbox's PID 1 has ended; that process then
+// exits by itself, and the kernel tears its namespaces down, while the
+// caller goes on. A program that exits right after Run should call
+// WaitCleanup first, or the run's cgroup is left behind (empty, until a
+// later run sweeps it) and its PID 1 is left to whichever process adopts
+// orphans. It returns at once for a run that had nothing left to clean
+// up, and may be called more than once.
 func (r *Result) WaitCleanup() {
 	if r != nil && r.cleanup != nil {
 		<-r.cleanup

@@ -158,8 +158,11 @@ type factsOnce struct {
 var facts factsOnce
 
 // get returns the facts, found in maps (a read of /proc/self/maps) the
-// first time.
+// first time it is given one; without one, only the entry point.
 func (o *factsOnce) get(maps []byte) procFacts {
+	if maps == nil {
+		return procFacts{entry: reflect.ValueOf(childMain).Pointer()}
+	}
 	o.once.Do(func() { o.pf = readFacts(maps) })
 	return o.pf
 }
@@ -170,7 +173,7 @@ func (o *factsOnce) get(maps []byte) procFacts {
 func readFacts(maps []byte) procFacts {
 	pf := procFacts{entry: reflect.ValueOf(childMain).Pointer()}
 	var st unix.Stat_t
-	if maps == nil || unix.Stat("/proc/self/exe", &st) != nil {
+	if unix.Stat("/proc/self/exe", &st) != nil {
 		return pf
 	}
 	for line := range strings.Lines(string(maps)) {

@@ -84,9 +84,10 @@ func (w *wipeWindow) leave(lo uintptr) {
 	w.marked = w.marked[:0]
 }
 
-// maxMaps bounds what enter reads of /proc/self/maps; a process with more
-// mappings is forked with its memory copied.
-const maxMaps = 4 << 20
+// maxMaps bounds what Start reads of /proc/self/maps; a process with more
+// mappings is forked with its memory copied, and its init process does
+// not unmap it.
+const maxMaps = 16 << 20
 
 // anonymousMappings returns the private, writable, anonymous mappings of
 // a /proc/<pid>/maps text ("start-end perms offset dev inode [name]"):

@@ -134,11 +134,12 @@ func Has(ls []Layer, l Layer) bool {
 // supervisor; a slot without one starts closed (and may later hold a
 // descriptor the init process opens: the reaper writes only to files on
 // a cgroup v1 file system). The reaper (PID 1) writes "0" to each once
-// every other process of the run is gone, before its report: that moves its one thread home without the global lock a move
-// by pid takes, so the supervisor can remove the run's cgroup at the
-// report instead of after the reaper's exit, which tears the namespaces
-// down. The script never holds them: they are close-on-exec, and the
-// reaper cannot be ptraced or have its descriptors opened through /proc.
+// every other process of the run is gone, before its report: that moves
+// its one thread home without the global lock a move by pid takes, so
+// the supervisor can remove the run's cgroup at the report, while the
+// reaper exits and its namespaces are torn down, instead of after that.
+// The script never holds them: they are close-on-exec, and the reaper
+// cannot be ptraced or have its descriptors opened through /proc.
 const (
 	HomeTasksFD    = StatusFD + 1
 	HomeTasksSlots = 3
