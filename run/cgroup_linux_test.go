@@ -437,7 +437,8 @@ func TestSweepDue(t *testing.T) {
 // TestConcurrentCgroupsNotNested runs several sandboxes at once and checks
 // that no run's cgroup was made inside another's: /proc/self/cgroup shows
 // the thread group leader's cgroups, and the leader may be the thread a
-// concurrent start has moved into its run's cgroup (see threadAway). Such
+// concurrent start had moved into its run's cgroup (startInside now never
+// moves that thread). Such
 // a nested cgroup keeps both from being removed.
 func TestConcurrentCgroupsNotNested(t *testing.T) {
 	needCgroup(t)
