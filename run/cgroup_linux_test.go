@@ -438,8 +438,7 @@ func TestSweepDue(t *testing.T) {
 // that no run's cgroup was made inside another's: /proc/self/cgroup shows
 // the thread group leader's cgroups, and the leader may be the thread a
 // concurrent start had moved into its run's cgroup (startInside now never
-// moves that thread). Such
-// a nested cgroup keeps both from being removed.
+// moves that thread). Such a nested cgroup keeps both from being removed.
 func TestConcurrentCgroupsNotNested(t *testing.T) {
 	needCgroup(t)
 	dir := newSkill(t, map[string]string{"t.sh": "#!/bin/sh\nexit 0\n"})
