@@ -45,6 +45,12 @@ type started struct {
 	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
 	supervised []Layer   // layers the supervisor applied: the cgroup
 	pidns      bool      // the process is PID 1 of its own PID namespace
+	// pidNSLink is the process's PID namespace (its /proc ns/pid link),
+	// which the watch compares processes against. It is read before the
+	// process runs its program: then the program makes it not dumpable
+	// (initplan's notDumpable), and an unprivileged supervisor can no
+	// longer read it. Empty until read (see readPIDNSLink).
+	pidNSLink string
 }
 
 // launch starts the init stage, hands it the config, checks the layer
@@ -97,7 +103,6 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			return fmt.Errorf("%w: %v", ErrStart, err)
 		}
 	}
-	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && p.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
 		p.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
 	}
@@ -105,6 +110,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// The watch (watch_linux.go) ends the run past a cap the kernel does
 	// not keep here; overLimit carries which one.
 	watch := planWatch(p, st, cg)
+	// After planWatch, which may find the watch missing.
+	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	p.cfg.MemoryCgroup = cg != nil
 	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.

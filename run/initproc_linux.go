@@ -307,11 +307,13 @@ func grantFolders(p *plan) []bool {
 
 // startPooledProcess starts a pooled init process of shape, in its
 // namespaces, and sends it the prefix it runs while it waits for a run's
-// descriptors and program (see Pool and initplan's CompilePrefix).
-func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*child, stagePrefix, error) {
+// descriptors and program (see Pool and initplan's CompilePrefix). It
+// returns the process's PID namespace link too (see started.pidNSLink),
+// read before the prefix is sent, "" without a PID namespace.
+func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*child, stagePrefix, string, error) {
 	files, release, err := spec.fds()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer release()
 	var flags uintptr
@@ -325,25 +327,29 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 		RootCaller: os.Geteuid() == 0, HostUID: shape.uid, HostGID: shape.gid,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("the pooled init process's prefix: %w", err)
+		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}
 	at := nsAttr(flags, files, shape.uid, shape.gid)
 	at.Name = pooledName
 	pid, err := initproc.Start(at)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	proc, err := newChild(pid)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
+	}
+	var pidNS string
+	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
+		pidNS = readPIDNSLink(pid)
 	}
 	_, err = config.Write(pre.Bytes())
 	if err != nil {
 		proc.Process.Kill()
 		proc.Wait()
-		return nil, nil, fmt.Errorf("the pooled init process's prefix: %w", err)
+		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}
-	return proc, pre, nil
+	return proc, pre, pidNS, nil
 }
 
 // idmapUserNS returns a user namespace whose uid and gid 0 map to uid and

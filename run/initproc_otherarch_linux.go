@@ -30,8 +30,8 @@ func startInit(*launchSpec, *plan) (*started, error) {
 }
 
 // startPooledProcess refuses, as startInit does.
-func startPooledProcess(*launchSpec, poolShape, io.Writer) (*child, stagePrefix, error) {
-	return nil, nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
+func startPooledProcess(*launchSpec, poolShape, io.Writer) (*child, stagePrefix, string, error) {
+	return nil, nil, "", fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 
 // idmapUserNS has no init process to take a namespace from.

@@ -30,6 +30,9 @@ type pooledInit struct {
 	// prefix is what the stage runs while it waits (see
 	// initplan.CompilePrefix), which its run's program builds on.
 	prefix stagePrefix
+	// pidNS is the stage's PID namespace link, read before its prefix
+	// made it not dumpable (see started.pidNSLink).
+	pidNS string
 }
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
@@ -65,9 +68,10 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
 	var proc *child
 	var prefix stagePrefix
+	var pidNS string
 	start := func() (*started, error) {
 		var err error
-		proc, prefix, err = startPooledProcess(spec, shape, cfgW)
+		proc, prefix, pidNS, err = startPooledProcess(spec, shape, cfgW)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +108,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{proc: proc, prefix: prefix, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -226,7 +230,7 @@ func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res 
 		return unused()
 	}
 	ip = &initProc{
-		st:   &started{proc: pi.proc, namespaces: shape.wantNS, pidns: stageconfig.Has(shape.wantNS, LayerPIDNS)},
+		st:   &started{proc: pi.proc, namespaces: shape.wantNS, pidns: stageconfig.Has(shape.wantNS, LayerPIDNS), pidNSLink: pi.pidNS},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
 	// The limits first: until the descriptors are sent, nothing of the

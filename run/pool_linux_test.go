@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // newTestPool starts a pool and closes it at the end of the test. It skips
@@ -297,5 +298,48 @@ func TestPoolCgroupAttacks(t *testing.T) {
 				t.Errorf("no run took a pooled stage: %+v", pl.Stats())
 			}
 		})
+	}
+}
+
+// TestIdleStageOutOfReach checks that a stage waiting in a pool is out of
+// reach of the caller's other processes, which share its uid (a
+// concurrent run's script with its layers disabled among them): its
+// descriptors, the supervisor's home cgroup tasks files included, and its
+// namespaces cannot be opened through /proc once its prefix has made it
+// not dumpable (initplan's notDumpable). Root reaches any process
+// (CAP_SYS_PTRACE), so TestUnprivileged runs this as an unprivileged user.
+func TestIdleStageOutOfReach(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reaches every process through CAP_SYS_PTRACE; TestUnprivileged runs this test unprivileged")
+	}
+	pl := newTestPool(t, 1, 5*time.Minute, Sandbox{}) // not replaced meanwhile
+	pid := waitIdle(t, pl, 1)[0]
+	dir := "/proc/" + strconv.Itoa(pid)
+	uids, _ := proc.StatusValue(dir+"/status", "Uid:")
+	if f := strings.Fields(uids); len(f) == 0 || f[0] != strconv.Itoa(os.Geteuid()) {
+		t.Fatalf("the stage runs as uid %q, not as the caller: the check below would prove nothing", uids)
+	}
+	// The stage is in the pool once its prefix is sent; the prefix
+	// turns it not dumpable as its first step. Wait for that state.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, errFD := os.ReadDir(dir + "/fd")
+		_, errNS := os.Readlink(dir + "/ns/pid")
+		if errFD != nil && errNS != nil {
+			if !errors.Is(errFD, os.ErrPermission) || !errors.Is(errNS, os.ErrPermission) {
+				t.Fatalf("want permission errors, got %v and %v", errFD, errNS)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a waiting stage's descriptors and namespaces stay open to its uid (fd: %v, ns: %v)", errFD, errNS)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for fd := stageconfig.HomeTasksFD; fd < stageconfig.HomeTasksFD+stageconfig.HomeTasksSlots; fd++ {
+		if f, err := os.OpenFile(dir+"/fd/"+strconv.Itoa(fd), os.O_WRONLY, 0); err == nil {
+			f.Close()
+			t.Errorf("opened the stage's descriptor %d", fd)
+		}
 	}
 }

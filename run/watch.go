@@ -13,6 +13,7 @@ type watchPlan struct {
 	maxBytes  int64  // bytes of disk blocks under dir, and held deleted files
 	maxInodes int64  // entries under dir, dir itself included
 	maxMemory int64  // private resident bytes of the run's processes; 0 with a cgroup
+	pidNSLink string // the init stage's PID namespace (started.pidNSLink), with one
 }
 
 // active reports whether there is anything to watch.

@@ -59,10 +59,30 @@ func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
 	if cg == nil {
 		w.maxMemory = int64(p.memoryMB) << 20
 	}
-	if w.active() {
-		st.supervised = append(st.supervised, LayerWatch)
+	if !w.active() {
+		return w
 	}
+	if st.pidns && st.pidNSLink == "" {
+		// A stage of its own has not been sent its program yet (see
+		// started.pidNSLink); a pooled one was read when it started.
+		st.pidNSLink = readPIDNSLink(st.proc.Process.Pid)
+	}
+	if st.pidns && st.pidNSLink == "" {
+		// Without it the watch would count none of the run's
+		// processes: the layer is missing, not silently idle.
+		st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "the init stage's PID namespace could not be read"})
+		return watchPlan{}
+	}
+	w.pidNSLink = st.pidNSLink
+	st.supervised = append(st.supervised, LayerWatch)
 	return w
+}
+
+// readPIDNSLink returns the PID namespace link of process pid, or "" when
+// it cannot be read.
+func readPIDNSLink(pid int) string {
+	link, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	return link
 }
 
 // runWatch checks w until done is closed; past a cap it calls exceeded once
@@ -75,7 +95,7 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 			dev = st.Dev
 		}
 	}
-	procs := newProcSet(initPID, pidns)
+	procs := newProcSet(initPID, pidns, w.pidNSLink)
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
 	for n := 0; ; n++ {
@@ -151,12 +171,10 @@ type procSet struct {
 	known   map[int]bool // pid → whether it is the run's
 }
 
-func newProcSet(initPID int, pidns bool) *procSet {
-	ps := &procSet{initPID: initPID, pidns: pidns, known: map[int]bool{}}
-	if pidns {
-		ps.pidNS, _ = os.Readlink("/proc/" + strconv.Itoa(initPID) + "/ns/pid")
-	}
-	return ps
+// newProcSet returns the set of the run of initPID; pidNS is its PID
+// namespace link (see started.pidNSLink) when pidns.
+func newProcSet(initPID int, pidns bool, pidNS string) *procSet {
+	return &procSet{initPID: initPID, pidns: pidns, pidNS: pidNS, known: map[int]bool{}}
 }
 
 // list returns the run's pids now in /proc.

@@ -2,6 +2,7 @@ package run
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,4 +219,38 @@ func FuzzParseStatFields(f *testing.F) {
 			t.Fatalf("name %q: fields %q", name, f)
 		}
 	})
+}
+
+// TestWatchNeedsPIDNamespace checks that a watch which cannot tell the
+// run's processes, because the init stage's PID namespace could not be
+// read (it is read before the stage runs its program, which makes it not
+// dumpable), is a missing layer rather than a watch that counts nothing.
+func TestWatchNeedsPIDNamespace(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		pid    int
+		active bool
+	}{
+		{"readable", os.Getpid(), true},
+		{"unreadable (no such process)", gone.Process.Pid, false},
+	} {
+		proc, err := os.FindProcess(c.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &plan{memoryMB: 64}
+		p.cfg.WorkDirMB = 16
+		st := &started{proc: &child{Process: proc}, pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
+		w := planWatch(p, st, nil)
+		if w.active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
+			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.active(), st.supervised, st.missing, c.active)
+		}
+		if c.active && w.pidNSLink == "" {
+			t.Errorf("%s: no PID namespace link in the plan", c.name)
+		}
+	}
 }

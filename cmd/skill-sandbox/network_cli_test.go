@@ -121,14 +121,41 @@ func TestAllowHostSNICLI(t *testing.T) {
 	if !strings.Contains(r.Stderr, denial) {
 		t.Errorf("no denial line on stderr:\n%s", r.Stderr)
 	}
-	// curl prints 000 for no response, and names the TLS alert. The
-	// denial line comes from the supervisor while curl writes its
-	// message, and may land inside it (curl writes it in pieces).
-	if r.Code != 0 || r.Stdout != "000\nfailed\n" || !strings.Contains(strings.Replace(r.Stderr, denial, "", 1), "unrecognized name") {
+	// curl prints 000 for no response, and names the TLS alert. curl
+	// writes its message in pieces; the denial line, written meanwhile,
+	// waits for curl's line to end (TestDenialKeepsScriptLines).
+	if r.Code != 0 || r.Stdout != "000\nfailed\n" || !strings.Contains(r.Stderr, "unrecognized name") {
 		t.Fatalf("fronted: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	rec := stderrRecord(t, r.Stderr)
 	if c := rec.Network.Connections; len(c) != 1 || c[0].Allowed || c[0].Reason != want || c[0].BytesUp != 0 || c[0].Address != addr {
 		t.Errorf("record connections %+v", c)
+	}
+}
+
+// TestDenialKeepsScriptLines checks that the proxy's line of a refused
+// request does not split a line the script's stderr left open: the line
+// waits for the script to end its own, and the script's bytes come through
+// whole. The script leaves "part" open, has curl refused, then ends the
+// line with "ial".
+func TestDenialKeepsScriptLines(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	skill := newSkill(t, map[string]string{
+		"scripts/split.sh": "printf part >&2\nsleep 0.2\ncurl -sS -o /dev/null http://127.0.0.1:1/ 2>/dev/null\nprintf 'ial\\n' >&2\n",
+	})
+	requireSandbox(t, skill)
+	r := runCLI(t, "", "run", "--quiet", "--allow-host", "127.0.0.2", skill, "split.sh")
+	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied") {
+		t.Fatalf("no denial line (exit %d):\n%s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "partial\n") {
+		t.Errorf("the script's line was split:\n%s", r.Stderr)
+	}
+	for _, line := range strings.Split(r.Stderr, "\n") {
+		if i := strings.Index(line, "skill-sandbox: network:"); i > 0 {
+			t.Errorf("a denial line does not start a line: %q", line)
+		}
 	}
 }

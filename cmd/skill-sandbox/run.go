@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -336,7 +337,9 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		skillDir = verified
 	}
 
-	var warnings io.Writer = stderr
+	// Warnings and the proxy's lines are skill-sandbox's own: they wait
+	// for a line the script left open to end (see lineEnd).
+	var warnings io.Writer = notices{le}
 	if f.quiet {
 		warnings = nil
 	}
@@ -369,7 +372,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		Stderr:           scriptErr,
 		MaxOutput:        f.maxOutput,
 		Warnings:         warnings,
-		NetworkLog:       stderr,
+		NetworkLog:       notices{le},
 		RequestID:        requestID,
 		Strict:           f.strict,
 		Cwd:              f.cwd,
@@ -389,6 +392,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	for _, e := range escapers {
 		e.Flush()
 	}
+	le.scriptDone()
 	if res.OutputExceeded != "" {
 		errorf(stderr, "%s passed --max-output (%d bytes): the rest was not shown and the run was stopped", res.OutputExceeded, f.maxOutput)
 	}
@@ -568,26 +572,123 @@ func absPath(p string) string {
 // lineEnd passes writes through to w and remembers whether the last byte
 // written was a newline. Run writes the script's stderr from its own
 // goroutines, hence the lock.
+//
+// It also keeps skill-sandbox's own lines (notices) from splitting a line
+// of the script's: a notice written while the script's line is open waits
+// until the script ends that line, or until its output is complete
+// (scriptDone). The script's bytes are never changed or reordered.
 type lineEnd struct {
 	mu     sync.Mutex
 	w      io.Writer
 	open   bool     // something was written and it did not end with '\n'
 	shared *lineEnd // when set, the state is kept there (stdout and stderr are one file)
+	// held are notices waiting for the open line to end; done: the
+	// script's output is complete, so an open line is ended before
+	// anything more is written.
+	held []byte
+	done bool
 }
 
+// maxHeld bounds the notices held back: past it they are written at once,
+// on a line of their own. The proxy writes a bounded number of lines.
+const maxHeld = 64 << 10
+
 func (l *lineEnd) Write(p []byte) (int, error) {
-	state := l
-	if l.shared != nil {
-		state = l.shared
-	}
+	state := l.state()
 	state.mu.Lock()
 	defer state.mu.Unlock()
+	state.endIfDone(l.w)
+	if len(state.held) > 0 {
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			n, err := l.w.Write(p[:i+1])
+			if err != nil || n < i+1 {
+				return n, err
+			}
+			state.open = false
+			state.flushHeld(l.w)
+			m, err := l.write(state, p[i+1:])
+			return n + m, err
+		}
+	}
+	return l.write(state, p)
+}
+
+// write writes p and keeps state.open; state.mu is held.
+func (l *lineEnd) write(state *lineEnd, p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	if n > 0 {
 		state.open = p[n-1] != '\n'
 	}
 	return n, err
 }
+
+// state is where the line state is kept.
+func (l *lineEnd) state() *lineEnd {
+	if l.shared != nil {
+		return l.shared
+	}
+	return l
+}
+
+// endIfDone ends an open line once the script's output is complete;
+// l.mu is held.
+func (l *lineEnd) endIfDone(w io.Writer) {
+	if l.done && l.open {
+		w.Write([]byte{'\n'})
+		l.open = false
+	}
+}
+
+// flushHeld writes the held notices; l.mu is held and no line is open.
+func (l *lineEnd) flushHeld(w io.Writer) {
+	if len(l.held) > 0 {
+		w.Write(l.held)
+		l.open = l.held[len(l.held)-1] != '\n'
+		l.held = nil
+	}
+}
+
+// notice writes p, whole lines of skill-sandbox's own, now if no line is
+// open, else once the open line ends (see lineEnd).
+func (l *lineEnd) notice(p []byte) (int, error) {
+	state := l.state()
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.endIfDone(l.w)
+	if !state.open && len(state.held) == 0 {
+		return l.write(state, p)
+	}
+	if len(state.held)+len(p) > maxHeld {
+		state.endIfDone(l.w)
+		if state.open {
+			l.w.Write([]byte{'\n'})
+			state.open = false
+		}
+		state.flushHeld(l.w)
+		return l.write(state, p)
+	}
+	state.held = append(state.held, p...)
+	return len(p), nil
+}
+
+// scriptDone says the script's output is complete: the notices held are
+// written, on a line of their own, and from now on an open line is ended
+// before anything more is written. Nothing is added when nothing follows.
+func (l *lineEnd) scriptDone() {
+	state := l.state()
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.done = true
+	if len(state.held) > 0 {
+		state.endIfDone(l.w)
+		state.flushHeld(l.w)
+	}
+}
+
+// notices is the writer of lineEnd.notice.
+type notices struct{ l *lineEnd }
+
+func (n notices) Write(p []byte) (int, error) { return n.l.notice(p) }
 
 // fileInfo returns what fstat says of w when it is an open file, else nil.
 func fileInfo(w io.Writer) os.FileInfo {
@@ -610,11 +711,11 @@ func sameFile(a, b os.FileInfo) bool {
 
 // endLine writes a newline if a line is open.
 func (l *lineEnd) endLine() {
-	l.mu.Lock()
-	open := l.open
-	l.mu.Unlock()
-	if open {
-		l.Write([]byte{'\n'})
+	state := l.state()
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.open {
+		l.write(state, []byte{'\n'})
 	}
 }
 

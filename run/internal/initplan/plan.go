@@ -154,6 +154,7 @@ func Compile(in Input) (*Plan, error) {
 		oom = initproc.Reg(c.openOOMScore())
 	}
 	if pre == nil {
+		c.notDumpable()
 		c.credentials()
 	}
 	c.step(stageconfig.LayerUserNS, func() {})
@@ -219,6 +220,22 @@ func (c *compiler) step(l stageconfig.Layer, emit func()) {
 	c.b.Begin(bit(l))
 	emit()
 	c.b.End()
+}
+
+// notDumpable makes the init process not dumpable, before it does anything
+// of the run. Its memory belongs to the supervisor's user namespace (the
+// fork copied the supervisor's mm), so from then on only a process with
+// CAP_SYS_PTRACE there reaches its /proc files (fd, mem, ns links) or
+// ptraces it: no longer an unprivileged caller's other processes, a
+// concurrent run's script among them, while the init process holds the
+// supervisor's home cgroup tasks descriptors (stageconfig.HomeTasksFD) and
+// the run's descriptors. A root caller's becomes so anyway when it changes
+// its identity (credentials); the reaper sets it again. Not earlier: the
+// supervisor writes the ID maps through /proc before it sends the program,
+// and openOOMScore opens /proc/self/oom_score_adj first. prctl cannot fail
+// here, so a failure ends the start like any other step's.
+func (c *compiler) notDumpable() {
+	c.b.Sys("prctl(PR_SET_DUMPABLE, 0)", unix.SYS_PRCTL, []initproc.Arg{initproc.Imm(unix.PR_SET_DUMPABLE), initproc.Imm(0), initproc.Imm(0), initproc.Imm(0), initproc.Imm(0)})
 }
 
 // credentials makes the init process uid and gid 0 of its user namespace,

@@ -119,3 +119,45 @@ func TestCompiledVerifies(t *testing.T) {
 		}
 	}
 }
+
+// TestNotDumpableFirst checks that a run's program, of its own or a pooled
+// stage's prefix, makes the init process not dumpable before its first
+// step of the run (the identity, the mounts), and after it opened its
+// oom_score_adj, which it could not open later.
+func TestNotDumpableFirst(t *testing.T) {
+	const mark = "prctl(PR_SET_DUMPABLE, 0)"
+	check := func(name string, prog *initproc.Program) {
+		t.Helper()
+		at, oom, first := -1, -1, -1
+		for i := 0; i < prog.Len(); i++ {
+			switch d := prog.Describe(uint32(i)); {
+			case d == mark && at < 0:
+				at = i
+			case d == "open /proc/self/oom_score_adj":
+				oom = i
+			case first < 0 && (strings.HasPrefix(d, "setresuid") || strings.HasPrefix(d, "setgroups") || strings.Contains(d, "mount") || strings.Contains(d, "pivot_root")):
+				first = i
+			}
+		}
+		switch {
+		case at < 0:
+			t.Errorf("%s: no %s", name, mark)
+		case first >= 0 && first < at:
+			t.Errorf("%s: %q (op %d) comes before %s (op %d)", name, prog.Describe(uint32(first)), first, mark, at)
+		case oom > at:
+			t.Errorf("%s: oom_score_adj opened (op %d) after %s (op %d)", name, oom, mark, at)
+		}
+	}
+	for _, root := range []bool{false, true} {
+		plan, err := Compile(Input{Config: benchConfig(), RootCaller: root, HostUID: 1000, HostGID: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("program", plan.prog)
+		pre, err := CompilePrefix(PoolShape{Namespaces: benchConfig().Namespaces, RootCaller: root, HostUID: 1000, HostGID: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("prefix", pre.prog)
+	}
+}

@@ -71,6 +71,7 @@ func CompilePrefix(shape PoolShape) (*Prefix, error) {
 		c.openOOMScore()
 		pre.oom = true
 	}
+	c.notDumpable()
 	c.credentials()
 	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) {
 		c.loopbackUp()

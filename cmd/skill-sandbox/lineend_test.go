@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLineEndNotices checks that skill-sandbox's own lines (notices) never
+// split a line of the script's: one written while the script's line is
+// open waits for that line to end, or for the script's output to be
+// complete, and the script's bytes come through unchanged and in order.
+func TestLineEndNotices(t *testing.T) {
+	const n1, n2 = "skill-sandbox: network: denied a\n", "skill-sandbox: network: denied b\n"
+	for _, c := range []struct {
+		name string
+		ops  []string // "s:" script bytes, "n:" a notice, "d" scriptDone, "e" endLine, "m:" a message after the run
+		want string
+	}{
+		{"at a line start", []string{"s:one\n", "n:" + n1, "s:two\n"}, "one\n" + n1 + "two\n"},
+		{"inside a line", []string{"s:par", "n:" + n1, "s:tial\nnext"}, "partial\n" + n1 + "next"},
+		{"two held", []string{"s:a", "n:" + n1, "n:" + n2, "s:b\n"}, "ab\n" + n1 + n2},
+		{"held to the end", []string{"s:no newline", "n:" + n1, "d"}, "no newline\n" + n1},
+		{"open line, nothing after", []string{"s:no newline", "d"}, "no newline"},
+		{"message after the run", []string{"s:no newline", "d", "m:skill-sandbox: error: x\n"}, "no newline\nskill-sandbox: error: x\n"},
+		{"notice after the run", []string{"s:x", "d", "n:" + n1}, "x\n" + n1},
+		{"record after an open line", []string{"s:x", "d", "e", "m:{}\n"}, "x\n{}\n"},
+		{"record after a held notice", []string{"s:x", "n:" + n1, "d", "e", "m:{}\n"}, "x\n" + n1 + "{}\n"},
+	} {
+		var out strings.Builder
+		le := &lineEnd{w: &out}
+		for _, op := range c.ops {
+			switch kind, text, _ := strings.Cut(op, ":"); kind {
+			case "s", "m":
+				le.Write([]byte(text))
+			case "n":
+				notices{le}.Write([]byte(text))
+			case "d":
+				le.scriptDone()
+			case "e":
+				le.endLine()
+			}
+		}
+		if out.String() != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, out.String(), c.want)
+		}
+	}
+}
