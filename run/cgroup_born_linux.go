@@ -26,7 +26,8 @@ import (
 // afterwards. A caller's thread that was in other v1 cgroups than its
 // process ends up in the process's.
 //
-// If the thread cannot be moved back, it stays in the run's cgroups for the
+// The thread moves back after start has returned (see cg.backDone). If it
+// cannot be moved back, it stays in the run's cgroups for the
 // run: its goroutine keeps it locked until cg.close, then exits locked,
 // which ends the thread (and its membership). It must not end earlier:
 // the init stage's parent-death signal fires when the thread that forked
@@ -64,14 +65,25 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		back, entered := cg.enterThread()
 		r.st, r.err = start()
 		r.inside = entered && r.err == nil
-		if back == nil || back() {
+		if back == nil {
 			runtime.UnlockOSThread()
 			ch <- r
 			return
 		}
-		release := make(chan struct{})
+		// The caller goes on at once: the way back (a cgroup migration
+		// per hierarchy, tens of microseconds) is off its path, which
+		// leads to the init stage's program. close waits for it
+		// (backDone) before it removes the cgroup.
+		backDone, release := make(chan struct{}), make(chan struct{})
+		cg.backDone = backDone
 		cg.release = func() { close(release) }
 		ch <- r
+		ok := back()
+		close(backDone)
+		if ok {
+			runtime.UnlockOSThread()
+			return
+		}
 		<-release
 		// Returning while locked ends this thread.
 	}

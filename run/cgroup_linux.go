@@ -52,8 +52,10 @@ type runCgroup struct {
 	// report (see passHomeTasks).
 	home []string
 	// release, when set, lets go of a thread that startInside could
-	// not move back out of the cgroup.
-	release func()
+	// not move back out of the cgroup; backDone, when set, is closed once
+	// that thread has tried (startInside returns before).
+	release  func()
+	backDone chan struct{}
 }
 
 // The files that say where the cgroup hierarchies are and which cgroups
@@ -523,6 +525,7 @@ func (cg *runCgroup) passHomeTasks(spec *launchSpec) (closeAll func()) {
 // no process is left in them, and reports whether all are gone. The
 // cgroup is closed then; otherwise close must still be called.
 func (cg *runCgroup) removeEmpty() bool {
+	cg.waitBack()
 	var left, leftHome []string
 	for i, dir := range cg.dirs {
 		if err := unix.Rmdir(dir); err != nil && err != unix.ENOENT {
@@ -536,12 +539,22 @@ func (cg *runCgroup) removeEmpty() bool {
 	return len(left) == 0
 }
 
+// waitBack waits until the thread that started the init stage inside the
+// cgroup has tried to move back out (see startInside).
+func (cg *runCgroup) waitBack() {
+	if cg.backDone != nil {
+		<-cg.backDone
+		cg.backDone = nil
+	}
+}
+
 // close kills every process left in the cgroup and removes it; a nil or
 // closed cgroup is left alone.
 func (cg *runCgroup) close() {
 	if cg == nil {
 		return
 	}
+	cg.waitBack()
 	if cg.release != nil {
 		cg.release()
 		cg.release = nil

@@ -39,7 +39,7 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 		return nil, nil, err
 	}
 	if !inside {
-		if err := cg.attach(st.proc.Process.Pid); err != nil {
+		if err := cg.attach(st.proc.Pid()); err != nil {
 			// attach is all or nothing: the stage is in none of the
 			// run's cgroups, unless it could not be moved back out.
 			cg.close()
@@ -109,7 +109,7 @@ func halfJoinedError(err error) error {
 // of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
 // must not run one half limited. It returns halfJoinedError(err).
 func killHalfJoined(proc *child, err error) error {
-	proc.Process.Kill()
+	proc.Process().Kill()
 	proc.Wait()
 	return halfJoinedError(err)
 }

@@ -62,7 +62,7 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.proc = &child{Process: cmd.Process}
+	st.proc = childOf(cmd.Process)
 	return st, nil
 }
 

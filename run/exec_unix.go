@@ -91,14 +91,14 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if p.needMountNS != nil && !stageconfig.Has(st.namespaces, LayerMountNS) {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
-		killSandbox(proc.Process, st.pidns)
+		killSandbox(proc.Process(), st.pidns)
 		proc.Wait()
 		return p.needMountNS
 	}
 	p.cfg.Namespaces = st.namespaces
 	if !stageconfig.Has(st.namespaces, LayerMountNS) {
 		if err := makeDeferredWorkDir(p); err != nil {
-			killSandbox(proc.Process, st.pidns)
+			killSandbox(proc.Process(), st.pidns)
 			proc.Wait()
 			return fmt.Errorf("%w: %v", ErrStart, err)
 		}
@@ -131,7 +131,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	var running atomic.Bool // the script runs under a reaper (PID 1)
 	var limit atomic.Pointer[string]
 	done := make(chan struct{})
-	kill := func() { killSandbox(proc.Process, st.pidns) }
+	kill := func() { killSandbox(proc.Process(), st.pidns) }
 	// stop ends a running run. Under a PID namespace it first asks the
 	// reaper, by closing the config pipe, to kill and reap the namespace
 	// itself, which keeps the script's status and CPU time; SIGKILL to
@@ -172,7 +172,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		}
 	}()
 	if watch.active() {
-		go runWatch(watch, proc.Process.Pid, st.pidns, done, func(what string) { overLimit <- what })
+		go runWatch(watch, proc.Pid(), st.pidns, done, func(what string) { overLimit <- what })
 	}
 
 	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
@@ -199,7 +199,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// Without a PID namespace the kernel does not end the tree with
 		// its first process: kill what is left of the process group and
 		// any descendant that was reparented to us.
-		killSandbox(proc.Process, false)
+		killSandbox(proc.Process(), false)
 	}
 	if reported {
 		recordCgroupStats(cg, res)
@@ -289,18 +289,18 @@ type initProc struct {
 // startFresh starts an init stage for p in the run's cgroup (see
 // startInCgroup). The files it opens are added to closeLater.
 func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
+	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
+		sup, stage, err = stagePipe(stageReads)
 		if err == nil {
-			*closeLater = append(*closeLater, r, w)
+			*closeLater = append(*closeLater, sup, stage)
 		}
-		return r, w, err
+		return sup, stage, err
 	}
-	cfgR, cfgW, err1 := pipe()
-	repR, repW, err2 := pipe()
-	outR, outW, err3 := pipe()
-	errR, errW, err4 := pipe()
-	statusR, statusW, err5 := pipe()
+	cfgW, cfgR, err1 := pipe(true)
+	repR, repW, err2 := pipe(false)
+	outR, outW, err3 := pipe(false)
+	errR, errW, err4 := pipe(false)
+	statusR, statusW, err5 := pipe(false)
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, nil, err
 	}
@@ -349,25 +349,50 @@ type launchSpec struct {
 	extra          []*os.File
 }
 
-// child is a started init stage, as launch, the pool and the teardown use
-// it: the process and, once Wait has reaped it, its state.
+// child is the init stage's process: its pid from the clone on, and its
+// *os.Process only once something uses it. os.FindProcess checks once per
+// process whether pidfds work, with a vfork of a child that exits at once
+// (about 0.1 ms); right after the clone that check would delay the init
+// stage's program, which the stage is by then waiting for. handshake
+// makes it once the program is sent (see warm).
 type child struct {
-	Process      *os.Process
+	pid          int
+	once         sync.Once
+	proc         *os.Process
 	ProcessState *os.ProcessState
 }
 
 // newChild returns the child whose pid a clone returned.
-func newChild(pid int) (*child, error) {
-	proc, err := os.FindProcess(pid)
-	if err != nil {
-		return nil, err
-	}
-	return &child{Process: proc}, nil
+func newChild(pid int) *child { return &child{pid: pid} }
+
+// childOf returns the child of a process already started.
+func childOf(p *os.Process) *child {
+	c := &child{pid: p.Pid}
+	c.once.Do(func() { c.proc = p })
+	return c
 }
+
+// Pid returns the process's pid.
+func (c *child) Pid() int { return c.pid }
+
+// Process returns the *os.Process of the child, made on first use: the
+// child is not reaped before (only Wait reaps it), so its pid cannot
+// have been reused.
+func (c *child) Process() *os.Process {
+	c.once.Do(func() {
+		// On Unix FindProcess does not fail: without a pidfd it keeps
+		// the pid.
+		c.proc, _ = os.FindProcess(c.pid)
+	})
+	return c.proc
+}
+
+// warm makes the child's *os.Process in the background.
+func (c *child) warm() { go c.Process() }
 
 // Wait reaps the process and keeps its state.
 func (c *child) Wait() error {
-	st, err := c.Process.Wait()
+	st, err := c.Process().Wait()
 	if st != nil {
 		c.ProcessState = st
 	}
@@ -401,6 +426,8 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		kill()
 		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
 	}
+	// While the stage runs its program, this process only waits.
+	st.proc.warm()
 	rd := bufio.NewReader(repR)
 	rep, waiting, err := readStageReport(rd, p)
 	if err != nil {
@@ -521,7 +548,7 @@ func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
 			return f, nil
 		}
 	}
-	pr, pw, err := os.Pipe()
+	pw, pr, err := stagePipe(true)
 	if err != nil {
 		return nil, err
 	}

@@ -54,9 +54,7 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 		at.Name = initName(p.requestID)
 		pid, err := initproc.Start(at)
 		if err == nil {
-			if st.proc, err = newChild(pid); err != nil {
-				return nil, err
-			}
+			st.proc = newChild(pid)
 			st.namespaces = p.wantNS
 			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
 			enableSubreaper(st.pidns)
@@ -78,9 +76,7 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.proc, err = newChild(pid); err != nil {
-		return nil, err
-	}
+	st.proc = newChild(pid)
 	enableSubreaper(false)
 	return st, nil
 }
@@ -335,17 +331,14 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	if err != nil {
 		return nil, nil, "", err
 	}
-	proc, err := newChild(pid)
-	if err != nil {
-		return nil, nil, "", err
-	}
+	proc := newChild(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
 		pidNS = readPIDNSLink(pid)
 	}
 	_, err = config.Write(pre.Bytes())
 	if err != nil {
-		proc.Process.Kill()
+		proc.Process().Kill()
 		proc.Wait()
 		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}

@@ -54,7 +54,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	files = append(files, cfgW, cfgR)
 	pipes := make([]*os.File, 0, 8)
 	for i := 0; i < 4; i++ {
-		r, w, err := os.Pipe()
+		r, w, err := stagePipe(false)
 		if err != nil {
 			return fail(err)
 		}
@@ -87,7 +87,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		// the thread): moved in, all or nothing, else the stage waits
 		// without a cgroup and its run gets one of its own (joinCgroup).
 		if err == nil && !inside {
-			if aerr := cg.attach(proc.Process.Pid); aerr != nil {
+			if aerr := cg.attach(proc.Pid()); aerr != nil {
 				if errors.Is(aerr, errHalfJoined) {
 					err = killHalfJoined(proc, aerr)
 				}
@@ -140,7 +140,7 @@ func unlimited(cpus float64) cgroupLimits {
 // is a zombie while its other threads still end, and until the last one
 // has, its descriptors are open and waitid reports nothing.
 func (pi *pooledInit) alive() bool {
-	pid := pi.proc.Process.Pid
+	pid := pi.proc.Pid()
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo != 0 {
 		return false
@@ -166,7 +166,7 @@ func (pi *pooledInit) waitReady() bool {
 // kill ends a stage that never got a run, removes its cgroup and closes
 // its descriptors.
 func (pi *pooledInit) kill() {
-	pi.proc.Process.Kill()
+	pi.proc.Process().Kill()
 	pi.proc.Wait()
 	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
@@ -269,7 +269,7 @@ func joinCgroup(p *plan, st *started, res *Result) (*runCgroup, error) {
 	}
 	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
 	if err == nil {
-		if err = cg.attach(st.proc.Process.Pid); err != nil {
+		if err = cg.attach(st.proc.Pid()); err != nil {
 			cg.close()
 			if errors.Is(err, errHalfJoined) {
 				return nil, killHalfJoined(st.proc, err)

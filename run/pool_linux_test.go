@@ -36,7 +36,7 @@ func idlePIDs(pl *Pool) []int {
 	defer pl.mu.Unlock()
 	var pids []int
 	for _, pi := range pl.idle {
-		pids = append(pids, pi.proc.Process.Pid)
+		pids = append(pids, pi.proc.Pid())
 	}
 	return pids
 }

@@ -65,7 +65,7 @@ func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
 	if st.pidns && st.pidNSLink == "" {
 		// A stage of its own has not been sent its program yet (see
 		// started.pidNSLink); a pooled one was read when it started.
-		st.pidNSLink = readPIDNSLink(st.proc.Process.Pid)
+		st.pidNSLink = readPIDNSLink(st.proc.Pid())
 	}
 	if st.pidns && st.pidNSLink == "" {
 		// Without it the watch would count none of the run's

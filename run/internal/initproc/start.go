@@ -61,8 +61,11 @@ func Start(at *Attr) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("init process: arena: %w", err)
 	}
-	// The parent's copy is not needed once the child has its own.
-	defer unix.Munmap(mem)
+	// The parent's copy is not needed once the child has its own. It goes
+	// in the background: the munmap flushes the TLBs of every CPU running
+	// one of this process's threads (an IPI each, tens of microseconds in
+	// a VM), and the child waits for its program meanwhile.
+	defer func() { go unix.Munmap(mem) }()
 	// One read of the mappings serves the facts (the first time) and the
 	// wipe window; nil when it fails: no facts, nothing wiped.
 	maps, err := proc.ReadFile("/proc/self/maps", maxMaps)
