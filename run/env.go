@@ -109,8 +109,8 @@ func checkEnvKey(key string) error {
 }
 
 // buildEnv returns the script's whole environment: nothing of the caller's
-// but a sane LANG, then the sandbox's own variables, blank proxies, and the
-// caller's extra variables after they pass checkEnvKey.
+// but a sane LANG, then the sandbox's own variables, SHELL, blank proxies,
+// and the caller's extra variables after they pass checkEnvKey.
 func buildEnv(extra map[string]string, workDir, requestID string) ([]string, error) {
 	lang := defaultLang
 	if l := os.Getenv("LANG"); saneLang(l) {
@@ -122,6 +122,9 @@ func buildEnv(extra map[string]string, workDir, requestID string) ([]string, err
 		"HOME":                     workDir,
 		"TMPDIR":                   workDir,
 		"SKILL_SANDBOX_REQUEST_ID": requestID,
+	}
+	if defaultShell != "" {
+		vars["SHELL"] = defaultShell
 	}
 	for _, p := range proxyVars() {
 		vars[p] = ""

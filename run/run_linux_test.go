@@ -53,7 +53,7 @@ func TestEnvironmentAllowlist(t *testing.T) {
 			t.Errorf("%s = %q (present %v), want present and empty", k, v, ok)
 		}
 	}
-	want := map[string]string{"PATH": sandboxPath, "GREETING": "hello", "SKILL_SANDBOX_REQUEST_ID": "req-42"}
+	want := map[string]string{"PATH": sandboxPath, "GREETING": "hello", "SKILL_SANDBOX_REQUEST_ID": "req-42", "SHELL": defaultShell}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -127,9 +128,16 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 			exceeded(LimitMemory)
 			return
 		}
-		if w.dir != "" && n%watchProcEvery == 0 && used+heldDeleted(pids, dev) > w.maxBytes {
-			exceeded(LimitWorkDirBytes)
-			return
+		if w.dir != "" && n%watchProcEvery == 0 {
+			reaper := -1 // without a PID namespace the init stage is the script
+			if pidns {
+				reaper = initPID
+			}
+			held, hidden := heldDeleted(pids, dev, reaper)
+			if hidden || used+held > w.maxBytes {
+				exceeded(LimitWorkDirBytes)
+				return
+			}
 		}
 	}
 }
@@ -255,14 +263,20 @@ func parseStatFields(stat []byte) []string {
 // heldDeleted adds up the disk blocks of files on device dev that the
 // processes hold open after their last name was removed (unlinked after
 // opening, or O_TMPFILE): they take space until closed, yet no walk of
-// the folder finds them. Each inode counts once.
-func heldDeleted(pids []int, dev uint64) int64 {
+// the folder finds them. Each inode counts once. hidden is true when a
+// process other than the reaper (which opens no file of the run; -1 for
+// none) keeps its descriptors from being read, as a process that is not
+// dumpable does from an unprivileged supervisor without a user namespace:
+// what it holds cannot be bounded, so the caller counts the cap as passed.
+func heldDeleted(pids []int, dev uint64, reaper int) (total int64, hidden bool) {
 	seen := map[uint64]bool{}
-	var total int64
 	for _, pid := range pids {
 		fdDir := "/proc/" + strconv.Itoa(pid) + "/fd"
 		f, err := os.Open(fdDir)
 		if err != nil {
+			if pid != reaper && (errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM)) && holdsFiles(pid) {
+				hidden = true
+			}
 			continue
 		}
 		names, _ := f.Readdirnames(-1)
@@ -279,31 +293,45 @@ func heldDeleted(pids []int, dev uint64) int64 {
 			total += st.Blocks * 512
 		}
 	}
-	return total
+	return total, hidden
+}
+
+// holdsFiles reports whether process pid may still hold descriptors: it
+// is not a zombie (whose descriptors are closed, and whose /proc/PID/fd an
+// unprivileged reader is refused all the same).
+func holdsFiles(pid int) bool {
+	f := statFields(strconv.Itoa(pid))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // anonResident adds up the anonymous resident memory of the processes
 // from statm (resident minus file-backed and shared), a cheap upper bound
 // of privateMemory: a page shared after fork counts in every sharer.
 func anonResident(pids []int) int64 {
-	page := int64(os.Getpagesize())
 	var total int64
 	for _, pid := range pids {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(data))
-		if len(f) < 3 {
-			continue
-		}
-		resident, err1 := strconv.ParseInt(f[1], 10, 64)
-		shared, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 == nil && err2 == nil && resident > shared {
-			total += (resident - shared) * page
-		}
+		total += anonResidentOf(pid)
 	}
 	return total
+}
+
+// anonResidentOf is anonResident of one process; statm is readable
+// whatever the process's dumpable flag. 0 when it is gone.
+func anonResidentOf(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return 0
+	}
+	resident, err1 := strconv.ParseInt(f[1], 10, 64)
+	shared, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || resident <= shared {
+		return 0
+	}
+	return (resident - shared) * int64(os.Getpagesize())
 }
 
 // privateMemory adds up the anonymous memory of the processes, each page
@@ -313,11 +341,17 @@ func anonResident(pids []int) int64 {
 // mapped in (libraries, the host's) do not count; memory in tmpfs files
 // counts under the tmpfs caps, and memfd_create and System V shared memory
 // are refused without a cgroup (see seccomp.Policy.NoMemCgroup).
+//
+// smaps_rollup needs ptrace access, which a process that is not dumpable
+// denies an unprivileged supervisor without a user namespace: such a
+// process counts with its statm figure (anonResidentOf), which it cannot
+// hide, rather than not at all.
 func privateMemory(pids []int) int64 {
 	var total int64
 	for _, pid := range pids {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
 		if err != nil {
+			total += anonResidentOf(pid)
 			continue
 		}
 		for _, line := range strings.Split(string(data), "\n") {

@@ -52,13 +52,22 @@ print("all held 64 MiB")
 `
 )
 
+// notDumpable makes the script's process (and what it forks after) not
+// dumpable, as ssh-agent does: without a user namespace an unprivileged
+// supervisor can then read neither its descriptors nor its smaps.
+const notDumpable = "import ctypes\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+
 // watchAttacks get through without the watch where the work folder is on
 // the host disk (no user namespace, so no mount namespace and no tmpfs) or
-// no cgroup caps the memory, and fail with it.
+// no cgroup caps the memory, and fail with it. The not-dumpable variants
+// matter when the suite runs unprivileged (TestUnprivileged): root reads
+// any process's /proc files.
 func watchAttacks() []attack {
 	small := Sandbox{WorkDirMB: 32}
 	noUserNS := []Layer{LayerUserNS}
 	return []attack{
+		{layer: LayerWatch, name: "64 MiB in a deleted open file of a process that is not dumpable, work folder on the host disk capped at 32 MiB", also: noUserNS, sb: small, script: notDumpable + fillDeleted, setup: printed("all held")},
+		{layer: LayerWatch, name: "400 MiB held by 4 processes that are not dumpable, under 256 MiB without a cgroup or user namespace", also: []Layer{LayerCgroup, LayerUserNS}, sb: Sandbox{MemoryMB: 256, WorkDirMB: 16}, script: notDumpable + heldAcrossProcesses, setup: printed("all held")},
 		{layer: LayerWatch, name: "128 MiB in 8 files, work folder on the host disk capped at 32 MiB", also: noUserNS, sb: small, script: fillManyFiles, setup: printed("all written")},
 		{layer: LayerWatch, name: "3000 empty files, work folder on the host disk capped at 16 MiB (1024 inodes)", also: noUserNS, sb: Sandbox{WorkDirMB: 16}, script: fillInodes, setup: printed("all created")},
 		{layer: LayerWatch, name: "64 MiB in a deleted open file, work folder on the host disk capped at 32 MiB", also: noUserNS, sb: small, script: fillDeleted, setup: printed("all held")},

@@ -575,8 +575,11 @@ func absPath(p string) string {
 //
 // It also keeps skill-sandbox's own lines (notices) from splitting a line
 // of the script's: a notice written while the script's line is open waits
-// until the script ends that line, or until its output is complete
-// (scriptDone). The script's bytes are never changed or reordered.
+// until the script ends that line, its output is complete (scriptDone),
+// or noticeWait has passed: a script that keeps a line open (a progress
+// bar redrawn with "\r") must not hide a refused connection for the whole
+// run, so the line is then ended for it. The script's bytes are never
+// changed or reordered; the audit record hashes them before this.
 type lineEnd struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -584,14 +587,21 @@ type lineEnd struct {
 	shared *lineEnd // when set, the state is kept there (stdout and stderr are one file)
 	// held are notices waiting for the open line to end; done: the
 	// script's output is complete, so an open line is ended before
-	// anything more is written.
+	// anything more is written; late writes held notices out after wait
+	// (noticeWait when zero).
 	held []byte
 	done bool
+	late *time.Timer
+	wait time.Duration
 }
 
 // maxHeld bounds the notices held back: past it they are written at once,
 // on a line of their own. The proxy writes a bounded number of lines.
 const maxHeld = 64 << 10
+
+// noticeWait is how long a notice waits at most for the script to end its
+// line.
+const noticeWait = time.Second
 
 func (l *lineEnd) Write(p []byte) (int, error) {
 	state := l.state()
@@ -641,11 +651,31 @@ func (l *lineEnd) endIfDone(w io.Writer) {
 
 // flushHeld writes the held notices; l.mu is held and no line is open.
 func (l *lineEnd) flushHeld(w io.Writer) {
+	if l.late != nil {
+		l.late.Stop()
+		l.late = nil
+	}
 	if len(l.held) > 0 {
 		w.Write(l.held)
 		l.open = l.held[len(l.held)-1] != '\n'
 		l.held = nil
 	}
+}
+
+// flushLate writes the held notices once noticeWait has passed, on a line
+// of their own; l is the state, w where notices go.
+func (l *lineEnd) flushLate(w io.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.late = nil
+	if len(l.held) == 0 {
+		return
+	}
+	if l.open {
+		w.Write([]byte{'\n'})
+		l.open = false
+	}
+	l.flushHeld(w)
 }
 
 // notice writes p, whole lines of skill-sandbox's own, now if no line is
@@ -668,6 +698,14 @@ func (l *lineEnd) notice(p []byte) (int, error) {
 		return l.write(state, p)
 	}
 	state.held = append(state.held, p...)
+	if state.late == nil {
+		wait := state.wait
+		if wait == 0 {
+			wait = noticeWait
+		}
+		w := l.w
+		state.late = time.AfterFunc(wait, func() { state.flushLate(w) })
+	}
 	return len(p), nil
 }
 

@@ -1,0 +1,4 @@
+package run
+
+// defaultShell: a Windows script gets no SHELL (see env_unix.go).
+const defaultShell = ""
