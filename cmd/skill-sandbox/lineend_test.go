@@ -1,8 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -48,43 +49,34 @@ func TestLineEndNotices(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a strings.Builder safe for the timer's goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestLineEndNoticeNotHiddenForever checks that a script keeping a line
 // open (a progress bar) does not hold a notice back for the whole run:
 // after the wait the line is ended for it and the notice written.
 func TestLineEndNoticeNotHiddenForever(t *testing.T) {
 	const n1 = "skill-sandbox: network: denied a\n"
-	var out lockedBuffer
-	le := &lineEnd{w: &out, wait: 10 * time.Millisecond}
+	// A file, which the timer's goroutine may write while the test reads.
+	out, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	read := func() string {
+		b, _ := os.ReadFile(out.Name())
+		return string(b)
+	}
+	le := &lineEnd{w: out, wait: 10 * time.Millisecond}
 	le.Write([]byte("progress 10%\r"))
 	notices{le}.Write([]byte(n1))
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), n1) {
+	for !strings.Contains(read(), n1) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the notice is still held: %q", out.String())
+			t.Fatalf("the notice is still held: %q", read())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	le.Write([]byte("progress 20%\n"))
 	le.scriptDone()
-	if got, want := out.String(), "progress 10%\r\n"+n1+"progress 20%\n"; got != want {
+	if got, want := read(), "progress 10%\r\n"+n1+"progress 20%\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
