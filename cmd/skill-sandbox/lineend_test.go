@@ -14,6 +14,7 @@ import (
 // complete, and the script's bytes come through unchanged and in order.
 func TestLineEndNotices(t *testing.T) {
 	const n1, n2 = "skill-sandbox: network: denied a\n", "skill-sandbox: network: denied b\n"
+	big := strings.Repeat("z", maxHeld) + "\n"
 	for _, c := range []struct {
 		name string
 		ops  []string // "s:" script bytes, "n:" a notice, "d" scriptDone, "e" endLine, "m:" a message after the run
@@ -28,6 +29,7 @@ func TestLineEndNotices(t *testing.T) {
 		{"notice after the run", []string{"s:x", "d", "n:" + n1}, "x\n" + n1},
 		{"record after an open line", []string{"s:x", "d", "e", "m:{}\n"}, "x\n{}\n"},
 		{"record after a held notice", []string{"s:x", "n:" + n1, "d", "e", "m:{}\n"}, "x\n" + n1 + "{}\n"},
+		{"more held than maxHeld", []string{"s:x", "n:" + big, "s:y\n"}, "x\n" + big + "y\n"},
 	} {
 		var out strings.Builder
 		le := &lineEnd{w: &out}

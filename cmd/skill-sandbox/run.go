@@ -662,20 +662,25 @@ func (l *lineEnd) flushHeld(w io.Writer) {
 	}
 }
 
+// breakForHeld ends an open line and writes the held notices after it;
+// l.mu is held.
+func (l *lineEnd) breakForHeld(w io.Writer) {
+	if l.open {
+		w.Write([]byte{'\n'})
+		l.open = false
+	}
+	l.flushHeld(w)
+}
+
 // flushLate writes the held notices once noticeWait has passed, on a line
 // of their own; l is the state, w where notices go.
 func (l *lineEnd) flushLate(w io.Writer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.late = nil
-	if len(l.held) == 0 {
-		return
+	if len(l.held) > 0 {
+		l.breakForHeld(w)
 	}
-	if l.open {
-		w.Write([]byte{'\n'})
-		l.open = false
-	}
-	l.flushHeld(w)
 }
 
 // notice writes p, whole lines of skill-sandbox's own, now if no line is
@@ -689,12 +694,7 @@ func (l *lineEnd) notice(p []byte) (int, error) {
 		return l.write(state, p)
 	}
 	if len(state.held)+len(p) > maxHeld {
-		state.endIfDone(l.w)
-		if state.open {
-			l.w.Write([]byte{'\n'})
-			state.open = false
-		}
-		state.flushHeld(l.w)
+		state.breakForHeld(l.w)
 		return l.write(state, p)
 	}
 	state.held = append(state.held, p...)
@@ -718,8 +718,7 @@ func (l *lineEnd) scriptDone() {
 	defer state.mu.Unlock()
 	state.done = true
 	if len(state.held) > 0 {
-		state.endIfDone(l.w)
-		state.flushHeld(l.w)
+		state.breakForHeld(l.w)
 	}
 }
 
