@@ -274,7 +274,7 @@ func heldDeleted(pids []int, dev uint64, reaper int) (total int64, hidden bool) 
 		fdDir := "/proc/" + strconv.Itoa(pid) + "/fd"
 		f, err := os.Open(fdDir)
 		if err != nil {
-			if pid != reaper && (errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM)) && holdsFiles(pid) {
+			if pid != reaper && errors.Is(err, os.ErrPermission) && holdsFiles(pid) {
 				hidden = true
 			}
 			continue
