@@ -98,13 +98,7 @@ func TestAllowHostCLI(t *testing.T) {
 // refused, and the record's network.connections says why; plain curl to
 // the granted address gets its page.
 func TestAllowHostSNICLI(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl not installed")
-	}
-	skill := newSkill(t, map[string]string{
-		"scripts/get.sh": "curl -sSk -o /dev/null -w '%{http_code}\\n' \"$@\" || echo failed\n",
-	})
-	requireSandbox(t, skill)
+	skill := curlSkill(t, "get.sh", "curl -sSk -o /dev/null -w '%{http_code}\\n' \"$@\" || echo failed\n")
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hi") }))
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
@@ -139,13 +133,7 @@ func TestAllowHostSNICLI(t *testing.T) {
 // whole. The script leaves "part" open, has curl refused, then ends the
 // line with "ial".
 func TestDenialKeepsScriptLines(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl not installed")
-	}
-	skill := newSkill(t, map[string]string{
-		"scripts/split.sh": "printf part >&2\nsleep 0.2\ncurl -sS -o /dev/null http://127.0.0.1:1/ 2>/dev/null\nprintf 'ial\\n' >&2\n",
-	})
-	requireSandbox(t, skill)
+	skill := curlSkill(t, "split.sh", "printf part >&2\nsleep 0.2\ncurl -sS -o /dev/null http://127.0.0.1:1/ 2>/dev/null\nprintf 'ial\\n' >&2\n")
 	r := runCLI(t, "", "run", "--quiet", "--allow-host", "127.0.0.2", skill, "split.sh")
 	if !strings.Contains(r.Stderr, "skill-sandbox: network: denied") {
 		t.Fatalf("no denial line (exit %d):\n%s", r.Code, r.Stderr)
@@ -158,4 +146,16 @@ func TestDenialKeepsScriptLines(t *testing.T) {
 			t.Errorf("a denial line does not start a line: %q", line)
 		}
 	}
+}
+
+// curlSkill returns a skill whose one script, scripts/name, is body (which
+// runs curl), once the sandbox can run it; it skips the test without curl.
+func curlSkill(t *testing.T, name, body string) string {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	skill := newSkill(t, map[string]string{"scripts/" + name: body})
+	requireSandbox(t, skill)
+	return skill
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -14,13 +13,7 @@ import (
 // granted server and is refused the other one, and the record lists the
 // policy's hosts.
 func TestPolicyAllowedDomains(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl not installed")
-	}
-	skill := newSkill(t, map[string]string{
-		"scripts/get.sh": "for u in \"$@\"; do curl -sS -o /dev/null -w '%{http_code}\\n' \"$u\"; done\n",
-	})
-	requireSandbox(t, skill)
+	skill := curlSkill(t, "get.sh", "for u in \"$@\"; do curl -sS -o /dev/null -w '%{http_code}\\n' \"$u\"; done\n")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
