@@ -377,7 +377,7 @@ func TestBornInCgroup(t *testing.T) {
 	st, inside, err := cg.startInside(func() (*started, error) {
 		cmd = exec.Command("/bin/sleep", "10")
 		err := cmd.Start()
-		return &started{proc: childOf(cmd.Process)}, err
+		return &started{proc: newChild(cmd.Process.Pid)}, err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +389,7 @@ func TestBornInCgroup(t *testing.T) {
 		}
 		t.Skipf("cgroup v%d: processes are moved, not born inside", cg.version)
 	}
-	if !inside || st.proc.Process() != cmd.Process {
+	if !inside || st.proc.Pid() != cmd.Process.Pid {
 		t.Fatalf("inside %v: want the process born inside", inside)
 	}
 	child, err := ownCgroups(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))

@@ -109,7 +109,7 @@ func halfJoinedError(err error) error {
 // of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
 // must not run one half limited. It returns halfJoinedError(err).
 func killHalfJoined(proc *child, err error) error {
-	proc.Process().Kill()
+	proc.Kill()
 	proc.Wait()
 	return halfJoinedError(err)
 }

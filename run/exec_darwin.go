@@ -157,7 +157,8 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 // not yet reaped: after that its pid may name another program. A
 // descendant that was orphaned before the sweep (a daemon that left the
 // session) is out of reach; docs/platforms.md says so.
-func killSandbox(proc *os.Process, _ bool) {
+func killSandbox(c *child, _ bool) {
+	proc := c.proc
 	if proc.Signal(syscall.Signal(0)) == nil {
 		proc.Signal(syscall.SIGSTOP)
 		seen := map[int]bool{}

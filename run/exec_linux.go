@@ -59,14 +59,14 @@ func enableSubreaper(pidns bool) {
 // child subreaper) are reaped. The request id is not used: a process's
 // environment is its own to forge.
 //
-// The init stage is signalled through os.Process, which uses a pidfd where
-// the kernel has them, so a late kill cannot hit a recycled pid.
-func killSandbox(proc *os.Process, pidns bool) {
+// The init stage is signalled through child, which never signals a pid
+// it has reaped, so a late kill cannot hit a recycled pid.
+func killSandbox(proc *child, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return
 	}
-	pid := proc.Pid
+	pid := proc.Pid()
 	unix.Kill(-pid, unix.SIGKILL)
 	for round := 0; round < 50; round++ {
 		members := sessionMembers(pid)

@@ -91,14 +91,14 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if p.needMountNS != nil && !stageconfig.Has(st.namespaces, LayerMountNS) {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
-		killSandbox(proc.Process(), st.pidns)
+		killSandbox(proc, st.pidns)
 		proc.Wait()
 		return p.needMountNS
 	}
 	p.cfg.Namespaces = st.namespaces
 	if !stageconfig.Has(st.namespaces, LayerMountNS) {
 		if err := makeDeferredWorkDir(p); err != nil {
-			killSandbox(proc.Process(), st.pidns)
+			killSandbox(proc, st.pidns)
 			proc.Wait()
 			return fmt.Errorf("%w: %v", ErrStart, err)
 		}
@@ -131,7 +131,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	var running atomic.Bool // the script runs under a reaper (PID 1)
 	var limit atomic.Pointer[string]
 	done := make(chan struct{})
-	kill := func() { killSandbox(proc.Process(), st.pidns) }
+	kill := func() { killSandbox(proc, st.pidns) }
 	// stop ends a running run. Under a PID namespace it first asks the
 	// reaper, by closing the config pipe, to kill and reap the namespace
 	// itself, which keeps the script's status and CPU time; SIGKILL to
@@ -199,7 +199,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		// Without a PID namespace the kernel does not end the tree with
 		// its first process: kill what is left of the process group and
 		// any descendant that was reparented to us.
-		killSandbox(proc.Process(), false)
+		killSandbox(proc, false)
 	}
 	if reported {
 		recordCgroupStats(cg, res)
@@ -238,11 +238,11 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.CPUTime, res.MaxRSSKB = rep.User+rep.System, rep.MaxRSSKiB
 	} else {
 		reaperExited, reaperCode := false, 0
-		if ps := proc.ProcessState; st.pidns && ps != nil && ps.Exited() {
-			reaperExited, reaperCode = true, ps.ExitCode()
+		if ws, _, ok := proc.exitState(); st.pidns && ok && ws.Exited() {
+			reaperExited, reaperCode = true, ws.ExitStatus()
 		}
 		status, statusErr = scriptStatus(io.MultiReader(bytes.NewReader(msg), statusR), reaperExited, reaperCode)
-		fillExit(res, proc.ProcessState, status)
+		fillExit(res, proc, status)
 	}
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
@@ -263,7 +263,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.ExitCode, res.Signal = -1, ""
 	}
 	// (finishLater owns proc once the reaper has reported.)
-	if !reported && runErr == nil && waitErr != nil && proc.ProcessState == nil {
+	if !reported && runErr == nil && waitErr != nil && !proc.reaped() {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
 	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
@@ -349,56 +349,6 @@ type launchSpec struct {
 	extra          []*os.File
 }
 
-// child is the init stage's process: its pid from the clone on, and its
-// *os.Process only once something uses it. os.FindProcess checks once per
-// process whether pidfds work, with a vfork of a child that exits at once
-// (about 0.1 ms); right after the clone that check would delay the init
-// stage's program, which the stage is by then waiting for. handshake
-// makes it once the program is sent (see warm).
-type child struct {
-	pid          int
-	once         sync.Once
-	proc         *os.Process
-	ProcessState *os.ProcessState
-}
-
-// newChild returns the child whose pid a clone returned.
-func newChild(pid int) *child { return &child{pid: pid} }
-
-// childOf returns the child of a process already started.
-func childOf(p *os.Process) *child {
-	c := &child{pid: p.Pid}
-	c.once.Do(func() { c.proc = p })
-	return c
-}
-
-// Pid returns the process's pid.
-func (c *child) Pid() int { return c.pid }
-
-// Process returns the *os.Process of the child, made on first use: the
-// child is not reaped before (only Wait reaps it), so its pid cannot
-// have been reused.
-func (c *child) Process() *os.Process {
-	c.once.Do(func() {
-		// On Unix FindProcess does not fail: without a pidfd it keeps
-		// the pid.
-		c.proc, _ = os.FindProcess(c.pid)
-	})
-	return c.proc
-}
-
-// warm makes the child's *os.Process in the background.
-func (c *child) warm() { go c.Process() }
-
-// Wait reaps the process and keeps its state.
-func (c *child) Wait() error {
-	st, err := c.Process().Wait()
-	if st != nil {
-		c.ProcessState = st
-	}
-	return err
-}
-
 // chownOutput gives the script's stdout and stderr pipes to its host
 // identity, so that reopening them by name (echo x > /dev/stderr,
 // /proc/self/fd/1) passes the permission check, as it does outside the
@@ -426,8 +376,6 @@ func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result,
 		kill()
 		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
 	}
-	// While the stage runs its program, this process only waits.
-	st.proc.warm()
 	rd := bufio.NewReader(repR)
 	rep, waiting, err := readStageReport(rd, p)
 	if err != nil {
@@ -627,17 +575,17 @@ func scriptStatus(r io.Reader, reaperExited bool, reaperCode int) (*syscall.Wait
 // is the script's (status, from the reaper) when known, else that of the
 // init stage process; the resource usage is always the init stage's, which
 // includes every process of the run it or its descendants waited for.
-func fillExit(res *Result, ps *os.ProcessState, status *syscall.WaitStatus) {
-	if ps == nil {
+func fillExit(res *Result, proc *child, status *syscall.WaitStatus) {
+	ws, ru, ok := proc.exitState()
+	if !ok {
 		return
 	}
-	ws, _ := ps.Sys().(syscall.WaitStatus)
 	if status != nil {
 		ws = *status
 	}
 	fillStatus(res, ws)
-	res.CPUTime = ps.UserTime() + ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+	if ru != nil {
+		res.CPUTime = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.MaxRSSKB = maxRSSKB(ru)
 	}
 }

@@ -338,7 +338,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	}
 	_, err = config.Write(pre.Bytes())
 	if err != nil {
-		proc.Process().Kill()
+		proc.Kill()
 		proc.Wait()
 		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}

@@ -166,7 +166,7 @@ func (pi *pooledInit) waitReady() bool {
 // kill ends a stage that never got a run, removes its cgroup and closes
 // its descriptors.
 func (pi *pooledInit) kill() {
-	pi.proc.Process().Kill()
+	pi.proc.Kill()
 	pi.proc.Wait()
 	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {

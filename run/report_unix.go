@@ -36,7 +36,7 @@ func readReaperReport(r io.Reader) ([]byte, bool) {
 func finishLater(proc *child, cg *runCgroup, after func(), res *Result) {
 	early := cg != nil && cg.removeEmpty()
 	res.cgroupBeforeExit = early
-	kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc.Process(), true) })
+	kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc, true) })
 	proc.Wait()
 	kill.Stop()
 	if !early {

@@ -247,13 +247,9 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 		{"readable", os.Getpid(), true},
 		{"unreadable (no such process)", gone.Process.Pid, false},
 	} {
-		proc, err := os.FindProcess(c.pid)
-		if err != nil {
-			t.Fatal(err)
-		}
 		p := &plan{memoryMB: 64}
 		p.cfg.WorkDirMB = 16
-		st := &started{proc: childOf(proc), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
+		st := &started{proc: newChild(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
 		if w.active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
 			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.active(), st.supervised, st.missing, c.active)

@@ -225,34 +225,49 @@ func dispatch(bs []block) ([]unix.SockFilter, error) {
 }
 
 // searchTree assembles the search over bs (sorted by number, each number
-// once).
+// once) into one slice of the size it needs (treeLen): the filter is
+// built on every start, and slices per subtree, copied at each level,
+// cost a CLI call some 30 page faults of fresh memory.
 func searchTree(bs []block) ([]unix.SockFilter, error) {
+	for _, b := range bs {
+		if len(b.body) > 255 {
+			return nil, fmt.Errorf("seccomp: the block of system call %d is too long (%d instructions)", b.nr, len(b.body))
+		}
+	}
+	return appendTree(make([]unix.SockFilter, 0, treeLen(bs)), bs), nil
+}
+
+// treeLen is the number of instructions of the search over bs.
+func treeLen(bs []block) int {
 	if len(bs) <= dispatchLeaf {
-		var out []unix.SockFilter
+		n := 1 // the final allow
 		for _, b := range bs {
-			if len(b.body) > 255 {
-				return nil, fmt.Errorf("seccomp: the block of system call %d is too long (%d instructions)", b.nr, len(b.body))
-			}
+			n += 1 + len(b.body)
+		}
+		return n
+	}
+	mid := len(bs) / 2
+	return 2 + treeLen(bs[:mid]) + treeLen(bs[mid:])
+}
+
+// appendTree appends the search over bs to out: up to dispatchLeaf blocks
+// one after the other, each behind the test of its number and ending in
+// an allow; more split at the middle number, the lower half first.
+func appendTree(out []unix.SockFilter, bs []block) []unix.SockFilter {
+	if len(bs) <= dispatchLeaf {
+		for _, b := range bs {
 			out = append(out, Jump(BpfJumpEq, b.nr, 0, uint8(len(b.body))))
 			out = append(out, b.body...)
 		}
-		return append(out, Stmt(BpfReturn, retAllow)), nil
+		return append(out, Stmt(BpfReturn, retAllow))
 	}
 	mid := len(bs) / 2
-	low, err := searchTree(bs[:mid])
-	if err != nil {
-		return nil, err
-	}
-	high, err := searchTree(bs[mid:])
-	if err != nil {
-		return nil, err
-	}
 	// nr >= bs[mid].nr: on to the jump over the lower half.
-	out := []unix.SockFilter{
+	out = append(out,
 		Jump(bpfJumpGE, bs[mid].nr, 0, 1),
-		Stmt(bpfJumpAlways, uint32(len(low))),
-	}
-	return append(append(out, low...), high...), nil
+		Stmt(bpfJumpAlways, uint32(treeLen(bs[:mid]))))
+	out = appendTree(out, bs[:mid])
+	return appendTree(out, bs[mid:])
 }
 
 // ErrUnsupported is Filter's error on an architecture this package has

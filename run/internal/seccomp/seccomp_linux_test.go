@@ -3,9 +3,11 @@
 package seccomp
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -172,5 +174,35 @@ func TestFilterIsShortForAllowedCalls(t *testing.T) {
 		if steps > 24 {
 			t.Errorf("nr %d passes %d instructions", nr, steps)
 		}
+	}
+}
+
+// TestSearchTreeAllocatesOnce checks that the search is assembled in one
+// slice of the right size: the filter is built on every start, and a
+// slice per subtree, copied at every level, cost a CLI call some 30 page
+// faults.
+func TestSearchTreeAllocatesOnce(t *testing.T) {
+	bs, err := rules(Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint32]bool{}
+	var sorted []block
+	for _, b := range bs {
+		if !seen[b.nr] {
+			seen[b.nr] = true
+			sorted = append(sorted, b)
+		}
+	}
+	slices.SortFunc(sorted, func(a, b block) int { return cmp.Compare(a.nr, b.nr) })
+	tree, err := searchTree(sorted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree) != cap(tree) || len(tree) != treeLen(sorted) {
+		t.Errorf("search of %d instructions in a slice of %d, treeLen %d", len(tree), cap(tree), treeLen(sorted))
+	}
+	if n := testing.AllocsPerRun(10, func() { searchTree(sorted) }); n != 1 {
+		t.Errorf("searchTree allocates %v times, want 1", n)
 	}
 }
