@@ -402,6 +402,9 @@ func TestBornInCgroup(t *testing.T) {
 			t.Errorf("child's %s cgroup %q, want %q", c, child[c], want)
 		}
 	}
+	// The starting thread moves back after handing the process over;
+	// close and removeEmpty wait for that (waitBack), and so does this.
+	cg.waitBack()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Fatal(err)

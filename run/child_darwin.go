@@ -29,8 +29,8 @@ func (c *child) Wait() error {
 	return err
 }
 
-// reaped reports whether Wait has reaped the process.
-func (c *child) reaped() bool { return c.state != nil }
+// hasExitState reports whether Wait has reaped the process.
+func (c *child) hasExitState() bool { return c.state != nil }
 
 // exitState returns the process's wait status and resource usage once
 // Wait has reaped it; ok is false before.

@@ -50,6 +50,9 @@ func TestChildKillWait(t *testing.T) {
 	if err := c.Wait(); !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("second Wait: %v, want os.ErrProcessDone", err)
 	}
+	if c.pidfd != -1 {
+		t.Errorf("pidfd %d still open after Wait", c.pidfd)
+	}
 }
 
 // TestChildKillRacesWait kills a process from several goroutines while
@@ -78,5 +81,32 @@ func TestChildKillRacesWait(t *testing.T) {
 		if ws, _, ok := c.exitState(); !ok || !ws.Signaled() {
 			t.Fatalf("exit state %v, %v", ws, ok)
 		}
+	}
+}
+
+// TestChildGone checks a child reaped behind Wait's back (as when the
+// program ignores SIGCHLD): Wait reports it, no exit state is made up,
+// and no signal goes to its pid after, which may by then be another
+// process's.
+func TestChildGone(t *testing.T) {
+	c := startSleep(t)
+	if err := syscall.Kill(c.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(c.pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err == nil {
+		t.Fatal("Wait of a child reaped elsewhere: no error")
+	}
+	if _, _, ok := c.exitState(); ok || c.hasExitState() {
+		t.Error("an exit state for a child reaped elsewhere")
+	}
+	if err := c.Kill(); !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("Kill of a child reaped elsewhere: %v, want os.ErrProcessDone", err)
+	}
+	if c.pidfd != -1 {
+		t.Errorf("pidfd %d still open", c.pidfd)
 	}
 }

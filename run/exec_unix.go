@@ -263,7 +263,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		res.ExitCode, res.Signal = -1, ""
 	}
 	// (finishLater owns proc once the reaper has reported.)
-	if !reported && runErr == nil && waitErr != nil && !proc.reaped() {
+	if !reported && runErr == nil && waitErr != nil && !proc.hasExitState() {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
 	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
