@@ -29,6 +29,17 @@ func (c *child) Wait() error {
 	return err
 }
 
+// waitSweeping is Wait, then sweep (when not nil). killSandbox on
+// darwin sweeps the run's descendants only while os.Process does not
+// know the process reaped, and kills its process group either way.
+func (c *child) waitSweeping(sweep func()) error {
+	err := c.Wait()
+	if sweep != nil {
+		sweep()
+	}
+	return err
+}
+
 // hasExitState reports whether Wait has reaped the process.
 func (c *child) hasExitState() bool { return c.state != nil }
 

@@ -15,36 +15,50 @@ import (
 // vfork of a child of its own, about 0.12 ms of CPU on every call of the
 // CLI, which on 2 cores the init stage building its sandbox needs.
 //
-// A signal never reaches another process that got the pid: it goes
-// through a pidfd where the kernel has them (pidfd_open(2), Linux 5.3),
-// and either way only while the child is not reaped, which Wait does
-// under mu. A child that vanished without Wait (reaped elsewhere, as when
-// the program ignores SIGCHLD) is taken as reaped: no signal goes to its
-// pid after.
+// A signal or a wait never reaches another process that got the pid:
+// both go through a pidfd where the kernel has them (pidfd_open(2),
+// Linux 5.3), opened while the child is still unreaped, so it is the
+// child's; and a signal goes only while the child is not reaped, which
+// Wait does under mu. A child that vanished without Wait (reaped
+// elsewhere, as when the program ignores SIGCHLD) counts as gone: no
+// signal goes to its pid after, and no exit state is made up. Without a
+// pidfd the pid is used, which holds as long as nothing else in this
+// process reaps children it did not start (nothing here waits for pid
+// -1).
 type child struct {
-	pid   int
-	pidfd int // -1 without one
+	pid int
 
 	waitMu sync.Mutex // one Wait at a time
 
 	mu       sync.Mutex // held while signalling, and while reaping
+	pidfd    int        // -1 until opened (see pidfdLocked), and once reaped
+	tried    bool       // pidfd_open was tried
 	done     bool       // reaped, or gone: no more signals
 	hasState bool       // reaped by Wait: status and usage are its
 	status   syscall.WaitStatus
 	usage    syscall.Rusage
 }
 
-// newChild returns the child whose pid a clone returned.
-func newChild(pid int) *child {
-	c := &child{pid: pid, pidfd: -1}
-	if fd, err := unix.PidfdOpen(pid, 0); err == nil { // close-on-exec
-		c.pidfd = fd
-	}
-	return c
-}
+// newChild returns the child whose pid a clone returned. Its pidfd is
+// opened on first use: right after the clone the init process waits for
+// its program.
+func newChild(pid int) *child { return &child{pid: pid, pidfd: -1} }
 
 // Pid returns the process's pid.
 func (c *child) Pid() int { return c.pid }
+
+// pidfdLocked returns the child's pidfd, opened on first use, or -1
+// where the kernel has none; mu is held and the child not reaped (so the
+// pid is still its).
+func (c *child) pidfdLocked() int {
+	if !c.tried {
+		c.tried = true
+		if fd, err := unix.PidfdOpen(c.pid, 0); err == nil { // close-on-exec
+			c.pidfd = fd
+		}
+	}
+	return c.pidfd
+}
 
 // Kill sends the process SIGKILL, unless it is already reaped
 // (os.ErrProcessDone then).
@@ -54,8 +68,8 @@ func (c *child) Kill() error {
 	if c.done {
 		return os.ErrProcessDone
 	}
-	if c.pidfd >= 0 {
-		err := unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
+	if fd := c.pidfdLocked(); fd >= 0 {
+		err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		if err != unix.ENOSYS && err != unix.EPERM {
 			return err
 		}
@@ -66,17 +80,38 @@ func (c *child) Kill() error {
 // Wait blocks until the process has exited, then reaps it and keeps its
 // status and resource usage (see exitState). Waiting for a process
 // already reaped returns os.ErrProcessDone.
-func (c *child) Wait() error {
+func (c *child) Wait() error { return c.waitSweeping(nil) }
+
+// waitSweeping is Wait, calling sweep (when not nil) once the process
+// has exited but before it is reaped: its pid, and so its process group
+// and session, cannot be another's until then. Where waiting fails sweep
+// is called all the same: a process of the run must not outlive it, and
+// one left in its group or session keeps their id from being reused.
+func (c *child) waitSweeping(sweep func()) error {
 	c.waitMu.Lock()
 	defer c.waitMu.Unlock()
-	if c.reaped() {
+	swept := false
+	defer func() {
+		if sweep != nil && !swept {
+			sweep()
+		}
+	}()
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
 		return os.ErrProcessDone
 	}
+	// Only release closes the pidfd, and only here, under waitMu.
+	idType, id := unix.P_PID, c.pid
+	if fd := c.pidfdLocked(); fd >= 0 {
+		idType, id = unix.P_PIDFD, fd
+	}
+	c.mu.Unlock()
 	// Block until it can be reaped, without reaping it: a Kill meanwhile
 	// still finds the pid this process's.
 	var info unix.Siginfo
 	for {
-		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		err := unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if err == nil {
 			break
 		}
@@ -89,9 +124,15 @@ func (c *child) Wait() error {
 			return os.NewSyscallError("waitid", err)
 		}
 	}
+	if sweep != nil {
+		sweep()
+		swept = true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
+		// A zombie child of ours, checked through its pidfd where there
+		// is one: its pid is its own until this reaps it.
 		_, err := syscall.Wait4(c.pid, &c.status, 0, &c.usage)
 		if err == nil {
 			c.hasState = true
@@ -115,13 +156,6 @@ func (c *child) release() {
 		unix.Close(c.pidfd)
 		c.pidfd = -1
 	}
-}
-
-// reaped reports whether Wait has reaped the process (or found it gone).
-func (c *child) reaped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.done
 }
 
 // hasExitState reports whether Wait has reaped the process and has its

@@ -1,8 +1,12 @@
 package run
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -25,7 +29,7 @@ func startSleep(t *testing.T) *child {
 // process's).
 func TestChildKillWait(t *testing.T) {
 	c := startSleep(t)
-	if _, _, ok := c.exitState(); ok || c.reaped() {
+	if _, _, ok := c.exitState(); ok || c.hasExitState() {
 		t.Fatal("exit state before Wait")
 	}
 	if err := c.Kill(); err != nil {
@@ -35,7 +39,7 @@ func TestChildKillWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, ru, ok := c.exitState()
-	if !ok || !c.reaped() || ru == nil {
+	if !ok || !c.hasExitState() || ru == nil {
 		t.Fatalf("exit state %v, %v, %v after Wait", ws, ru, ok)
 	}
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -108,5 +112,86 @@ func TestChildGone(t *testing.T) {
 	}
 	if c.pidfd != -1 {
 		t.Errorf("pidfd %d still open", c.pidfd)
+	}
+}
+
+// TestChildWaitSweepsBeforeReaping checks waitSweeping: sweep runs once
+// the process has exited and before it is reaped (a zombie: its pid, and
+// its group's and session's id, still its own), and once only; and also
+// when the wait fails.
+func TestChildWaitSweepsBeforeReaping(t *testing.T) {
+	c := startSleep(t)
+	c.Kill()
+	calls := 0
+	err := c.waitSweeping(func() {
+		calls++
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
+		if err != nil {
+			t.Errorf("sweep: %v, want the process still there", err)
+			return
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) == 0 || f[0] != "Z" {
+			t.Errorf("sweep: process state %q, want a zombie (Z)", f)
+		}
+	})
+	if err != nil || calls != 1 {
+		t.Fatalf("waitSweeping: %v, sweep called %d times", err, calls)
+	}
+	calls = 0
+	if err := c.waitSweeping(func() { calls++ }); !errors.Is(err, os.ErrProcessDone) || calls != 1 {
+		t.Errorf("second waitSweeping: %v, sweep called %d times; want os.ErrProcessDone, once", err, calls)
+	}
+}
+
+// TestChildWaitKeepsToItsPidfd reaps a child behind Wait's back once its
+// pidfd is open, and makes another child of the test take its pid
+// (/proc/sys/kernel/ns_last_pid, root only): Wait must not wait for or
+// reap that other process, nor take its status, and Kill must not reach
+// it.
+func TestChildWaitKeepsToItsPidfd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to set ns_last_pid")
+	}
+	c := startSleep(t)
+	c.mu.Lock()
+	fd := c.pidfdLocked()
+	c.mu.Unlock()
+	if fd < 0 {
+		t.Skip("no pidfd here")
+	}
+	syscall.Kill(c.pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(c.pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(c.pid-1)), 0); err != nil {
+		t.Skipf("ns_last_pid: %v", err)
+	}
+	other, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(other, syscall.SIGKILL)
+		syscall.Wait4(other, &ws, 0, nil)
+	}()
+	if other != c.pid {
+		t.Skipf("the pid went to another process first (%d, want %d)", other, c.pid)
+	}
+	if err := c.Kill(); err == nil {
+		t.Error("Kill of a child reaped elsewhere reached its pid")
+	}
+	if err := c.Wait(); err == nil {
+		t.Error("Wait of a child reaped elsewhere: no error")
+	}
+	if c.hasExitState() {
+		t.Error("an exit state made up from another process")
+	}
+	// The other process is untouched: still running, and still ours to reap.
+	if err := syscall.Kill(other, 0); err != nil {
+		t.Errorf("the process that took the pid: %v", err)
+	}
+	if pid, err := syscall.Wait4(other, &ws, syscall.WNOHANG, nil); pid != 0 || err != nil {
+		t.Errorf("the process that took the pid was reaped or is gone: %d, %v", pid, err)
 	}
 }

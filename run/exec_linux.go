@@ -59,8 +59,11 @@ func enableSubreaper(pidns bool) {
 // child subreaper) are reaped. The request id is not used: a process's
 // environment is its own to forge.
 //
-// The init stage is signalled through child, which never signals a pid
-// it has reaped, so a late kill cannot hit a recycled pid.
+// The init stage is signalled through child (its pidfd), never once
+// reaped. Its process group and session are swept by its pid, which is
+// its own until it is reaped: launch sweeps before it reaps
+// (child.waitSweeping), and a process left in the group or session keeps
+// their id from being reused meanwhile.
 func killSandbox(proc *child, pidns bool) {
 	proc.Kill()
 	if pidns {

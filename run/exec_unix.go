@@ -189,17 +189,22 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if running.Load() {
 		msg, reported = readReaperReport(statusR)
 	}
+	// Without a PID namespace the kernel does not end the tree with its
+	// first process: what is left of the process group and session, and
+	// any descendant reparented to us, is killed (killSandbox), while the
+	// first process's pid is still its own: before it is reaped.
 	if !reported {
-		waitErr = proc.Wait()
+		if st.pidns {
+			waitErr = proc.Wait()
+		} else {
+			waitErr = proc.waitSweeping(func() { killSandbox(proc, false) })
+		}
 	}
 	ended.CompareAndSwap(endNormal, endExited)
 	close(done)
 	res.Duration = time.Since(start)
-	if !st.pidns {
-		// Without a PID namespace the kernel does not end the tree with
-		// its first process: kill what is left of the process group and
-		// any descendant that was reparented to us.
-		killSandbox(proc, false)
+	if reported && !st.pidns {
+		killSandbox(proc, false) // finishLater reaps it
 	}
 	if reported {
 		recordCgroupStats(cg, res)
