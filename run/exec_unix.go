@@ -203,10 +203,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	ended.CompareAndSwap(endNormal, endExited)
 	close(done)
 	res.Duration = time.Since(start)
-	if reported && !st.pidns {
-		killSandbox(proc, false) // finishLater reaps it
-	}
 	if reported {
+		if !st.pidns {
+			killSandbox(proc, false) // finishLater reaps it
+		}
 		recordCgroupStats(cg, res)
 		res.cleanup = make(chan struct{})
 		go finishLater(proc, cg, p.teardown, res)

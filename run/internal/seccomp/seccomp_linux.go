@@ -262,11 +262,14 @@ func appendTree(out []unix.SockFilter, bs []block) []unix.SockFilter {
 		return append(out, Stmt(BpfReturn, retAllow))
 	}
 	mid := len(bs) / 2
-	// nr >= bs[mid].nr: on to the jump over the lower half.
+	// nr >= bs[mid].nr: on to the jump over the lower half, which is
+	// filled in once that half is appended.
+	over := len(out) + 1
 	out = append(out,
 		Jump(bpfJumpGE, bs[mid].nr, 0, 1),
-		Stmt(bpfJumpAlways, uint32(treeLen(bs[:mid]))))
+		Stmt(bpfJumpAlways, 0))
 	out = appendTree(out, bs[:mid])
+	out[over].K = uint32(len(out) - over - 1)
 	return appendTree(out, bs[mid:])
 }
 
