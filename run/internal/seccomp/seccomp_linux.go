@@ -212,6 +212,12 @@ const dispatchLeaf = 4
 // and at each call it cannot skip). The result is the same as testing
 // the blocks in order and allowing a call none has.
 func dispatch(bs []block) ([]unix.SockFilter, error) {
+	return searchTree(byNumber(bs))
+}
+
+// byNumber returns bs sorted by system call number, each number once: its
+// first block, which is the one testing the blocks in order reaches.
+func byNumber(bs []block) []block {
 	seen := map[uint32]bool{}
 	var sorted []block
 	for _, b := range bs {
@@ -221,7 +227,7 @@ func dispatch(bs []block) ([]unix.SockFilter, error) {
 		}
 	}
 	slices.SortFunc(sorted, func(a, b block) int { return cmp.Compare(a.nr, b.nr) })
-	return searchTree(sorted)
+	return sorted
 }
 
 // searchTree assembles the search over bs (sorted by number, each number

@@ -3,11 +3,9 @@
 package seccomp
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -186,15 +184,7 @@ func TestSearchTreeAllocatesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[uint32]bool{}
-	var sorted []block
-	for _, b := range bs {
-		if !seen[b.nr] {
-			seen[b.nr] = true
-			sorted = append(sorted, b)
-		}
-	}
-	slices.SortFunc(sorted, func(a, b block) int { return cmp.Compare(a.nr, b.nr) })
+	sorted := byNumber(bs)
 	tree, err := searchTree(sorted)
 	if err != nil {
 		t.Fatal(err)
