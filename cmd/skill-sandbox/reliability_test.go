@@ -46,63 +46,90 @@ func TestSignalBeforeRunIsHeld(t *testing.T) {
 	}
 }
 
-// TestSignalRightAfterStart sends SIGTERM or SIGINT to audit 0 to 4 ms
-// after exec, across its start, 200 times. A signal that arrives once main
-// has caught the signals (catchSignals, its first step) must leave exactly
-// one record and exit 128+N. One that arrives before, during the Go
-// runtime's own start-up, kills the process by the default action: no
-// program can catch it, and the test counts (and logs) those instead of
-// failing on them, but it does check that nothing was started then: no
-// log opened, no script run.
+// TestSignalRightAfterStart sends SIGTERM or SIGINT 0 to 4 ms after exec,
+// across the start, to audit with a log (200 times) and to a plain run,
+// which writes no record (100 times). A signal that arrives once main has
+// caught the signals (catchSignals, its first step) must end the call with
+// 128+N and, for audit, exactly one record. One that arrives before,
+// during the Go runtime's own start-up, kills the process by the default
+// action: no program can catch it, and the test counts (and logs) those
+// instead of failing on them, but it does check that nothing was started
+// then: no log opened, no script run.
 func TestSignalRightAfterStart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("200 runs")
+		t.Skip("300 runs")
 	}
 	skill := newSkill(t, nil)
 	requireSandbox(t, skill)
-	dir := t.TempDir()
-	var early, caught int
-	for i := range 200 {
-		sig := syscall.SIGTERM
-		if i%2 == 1 {
-			sig = syscall.SIGINT
-		}
-		log := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i))
-		cmd := exec.Command(cliBinary, "audit", "--quiet", "--audit-log", log, skill, "ok.sh")
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(i%40) * 100 * time.Microsecond)
-		cmd.Process.Signal(sig)
-		err := cmd.Wait()
-		var exitErr *exec.ExitError
-		if !errors.As(err, &exitErr) {
-			// The signal came after the script had finished.
-			caught++
-			if n := len(fileRecords(t, log)); n != 1 {
-				t.Fatalf("try %d: exit 0 with %d records", i, n)
+	for _, tc := range []struct {
+		name  string
+		tries int
+		audit bool
+	}{
+		{"audit", 200, true},
+		{"run", 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var early, caught int
+			for i := range tc.tries {
+				sig := syscall.SIGTERM
+				if i%2 == 1 {
+					sig = syscall.SIGINT
+				}
+				log := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i))
+				args := []string{"run", "--quiet", skill, "ok.sh"}
+				if tc.audit {
+					args = []string{"audit", "--quiet", "--audit-log", log, skill, "ok.sh"}
+				}
+				// records checks that a call that ended by itself left
+				// exactly one record (audit) or none (run).
+				records := func(how string) {
+					want := 0
+					if tc.audit {
+						want = 1
+					}
+					n := 0
+					if _, err := os.Stat(log); err == nil {
+						n = len(fileRecords(t, log))
+					}
+					if n != want {
+						t.Fatalf("try %d: %s with %d records, want %d", i, how, n, want)
+					}
+				}
+				cmd := exec.Command(cliBinary, args...)
+				var stdout bytes.Buffer
+				cmd.Stdout = &stdout
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Duration(i%40) * 100 * time.Microsecond)
+				cmd.Process.Signal(sig)
+				err := cmd.Wait()
+				var exitErr *exec.ExitError
+				if !errors.As(err, &exitErr) {
+					// The signal came after the script had finished.
+					caught++
+					records("exit 0")
+					continue
+				}
+				ws := exitErr.Sys().(syscall.WaitStatus)
+				switch {
+				case ws.Signaled() && ws.Signal() == sig:
+					early++
+					if _, err := os.Stat(log); err == nil || stdout.Len() > 0 {
+						t.Fatalf("try %d: killed by %v after the log was opened or the script ran", i, sig)
+					}
+				case ws.ExitStatus() == 128+int(sig):
+					caught++
+					records(fmt.Sprintf("exit %d", ws.ExitStatus()))
+				default:
+					t.Fatalf("try %d: %v", i, err)
+				}
 			}
-			continue
-		}
-		ws := exitErr.Sys().(syscall.WaitStatus)
-		switch {
-		case ws.Signaled() && ws.Signal() == sig:
-			early++
-			if _, err := os.Stat(log); err == nil || stdout.Len() > 0 {
-				t.Fatalf("try %d: killed by %v after the log was opened or the script ran", i, sig)
-			}
-		case ws.ExitStatus() == 128+int(sig):
-			caught++
-			if n := len(fileRecords(t, log)); n != 1 {
-				t.Fatalf("try %d: exit %d with %d records", i, ws.ExitStatus(), n)
-			}
-		default:
-			t.Fatalf("try %d: %v", i, err)
-		}
+			t.Logf("%d of %d signals caught; %d arrived before they were caught", caught, tc.tries, early)
+		})
 	}
-	t.Logf("%d of 200 signals caught with a record; %d arrived before they were caught", caught, early)
 }
 
 // TestAuditStderrClosed: with stderr closed, audit's record cannot be
