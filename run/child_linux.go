@@ -28,7 +28,8 @@ import (
 type child struct {
 	pid int
 
-	waitMu sync.Mutex // one Wait at a time
+	waitMu  sync.Mutex // one Wait at a time
+	sweepMu sync.Mutex // one sweep of the run's session at a time (killSandbox)
 
 	mu       sync.Mutex // held while signalling, and while reaping
 	pidfd    int        // -1 until opened (see pidfdLocked), and once reaped

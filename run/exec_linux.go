@@ -63,21 +63,23 @@ func enableSubreaper(pidns bool) {
 // reaped. Its process group and session are swept by its pid, which is
 // its own until it is reaped: launch sweeps before it reaps
 // (child.waitSweeping), and a process left in the group or session keeps
-// their id from being reused meanwhile.
+// their id from being reused meanwhile. The members are held by pidfds
+// (see member), and one sweep of a run goes at a time (the watchdog's kill
+// and launch's may meet): a member reaped by one is not signalled or
+// reaped through its pid by the other once another process has it.
 func killSandbox(proc *child, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return
 	}
+	proc.sweepMu.Lock()
+	defer proc.sweepMu.Unlock()
 	pid := proc.Pid()
 	unix.Kill(-pid, unix.SIGKILL)
 	for round := 0; round < 50; round++ {
 		members := sessionMembers(pid)
 		for _, m := range members {
-			unix.Kill(m.pid, unix.SIGKILL)
-			if m.ours {
-				unix.Wait4(m.pid, nil, 0, nil)
-			}
+			m.kill()
 		}
 		if len(members) == 0 {
 			return
@@ -86,10 +88,32 @@ func killSandbox(proc *child, pidns bool) {
 	}
 }
 
-// member is a process of a run's session.
+// member is a process of a run's session. Where the kernel has pidfds
+// (Linux 5.3) it is held by one (pidfd, else -1), opened after the process
+// was listed and checked again through it (holdMember): the signal and the
+// reap then reach the process that was listed, never one that took its
+// pid after it exited and was reaped (by its parent, or by another sweep).
 type member struct {
-	pid  int
-	ours bool // our child (reparented to us): we reap it
+	pid   int
+	pidfd int
+	ours  bool // our child (reparented to us): we reap it
+}
+
+// kill sends m SIGKILL, reaps it if it is ours and closes its pidfd.
+func (m member) kill() {
+	if m.pidfd < 0 {
+		unix.Kill(m.pid, unix.SIGKILL)
+		if m.ours {
+			unix.Wait4(m.pid, nil, 0, nil)
+		}
+		return
+	}
+	unix.PidfdSendSignal(m.pidfd, unix.SIGKILL, nil, 0)
+	if m.ours {
+		var info unix.Siginfo
+		unix.Waitid(unix.P_PIDFD, m.pidfd, &info, unix.WEXITED, nil)
+	}
+	unix.Close(m.pidfd)
 }
 
 // sessionMembers lists the processes, other than the init stage itself
@@ -113,18 +137,48 @@ func sessionMembers(pid int) []member {
 		if err != nil || n == pid {
 			continue
 		}
-		// state, ppid, pgrp, session
-		f := statFields(e.Name())
-		if len(f) < 4 || f[3] != sid {
-			continue
+		if m, ok := holdMember(n, sid, self); ok {
+			out = append(out, m)
 		}
-		ours := f[1] == self
-		if f[0] == "Z" && !ours {
-			continue
-		}
-		out = append(out, member{pid: n, ours: ours})
 	}
 	return out
+}
+
+// holdMember returns process n as a member of session sid (self is this
+// process's pid, for ours), held by a pidfd where the kernel has them; ok
+// is false when n is not in the session, is gone, or is a zombie of
+// another parent. The pidfd is opened after a first look at n's stat and
+// kept only if a second look, taken while the process it holds is still
+// unreaped (a signal 0 through it passes after), finds n in the session:
+// the pid cannot change hands in between, so that look was at the
+// pidfd's process.
+func holdMember(n int, sid, self string) (member, bool) {
+	name := strconv.Itoa(n)
+	look := func() (ours, ok bool) {
+		// state, ppid, pgrp, session
+		f := statFields(name)
+		if len(f) < 4 || f[3] != sid {
+			return false, false
+		}
+		ours = f[1] == self
+		return ours, f[0] != "Z" || ours
+	}
+	ours, ok := look()
+	if !ok {
+		return member{}, false
+	}
+	fd, err := unix.PidfdOpen(n, 0)
+	if err != nil {
+		// ESRCH: gone since the look. Other errors: no pidfds here,
+		// the pid is all there is.
+		return member{pid: n, pidfd: -1, ours: ours}, err != unix.ESRCH
+	}
+	ours, ok = look()
+	if err := unix.PidfdSendSignal(fd, 0, nil, 0); !ok || err != nil && err != unix.EPERM {
+		unix.Close(fd)
+		return member{}, false
+	}
+	return member{pid: n, pidfd: fd, ours: ours}, true
 }
 
 // sandboxIdentity returns the host uid and gid the script runs as.
