@@ -55,7 +55,7 @@ func enableSubreaper(pidns bool) {
 // killSandbox ends a run. With a PID namespace, SIGKILL to its init (PID 1)
 // makes the kernel kill every process in it. Without one, the process group
 // is killed, then, round after round until none is left, every process of
-// the run's session (see sessionMembers); those reparented to us (we are a
+// the run's session (see sweepSession); those reparented to us (we are a
 // child subreaper) are reaped. The request id is not used: a process's
 // environment is its own to forge.
 //
@@ -65,8 +65,8 @@ func enableSubreaper(pidns bool) {
 // (child.waitSweeping), and a process left in the group or session keeps
 // their id from being reused meanwhile. The members are held by pidfds
 // (see member), and one sweep of a run goes at a time (the watchdog's kill
-// and launch's may meet): a member reaped by one is not signalled or
-// reaped through its pid by the other once another process has it.
+// and launch's may meet; where the kernel has no pidfds, two sweeps could
+// otherwise both wait for one member by pid).
 func killSandbox(proc *child, pidns bool) {
 	proc.Kill()
 	if pidns {
@@ -77,15 +77,34 @@ func killSandbox(proc *child, pidns bool) {
 	pid := proc.Pid()
 	unix.Kill(-pid, unix.SIGKILL)
 	for round := 0; round < 50; round++ {
-		members := sessionMembers(pid)
-		for _, m := range members {
-			m.kill()
-		}
-		if len(members) == 0 {
+		if sweepSession(pid) == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// sweepSession sends SIGKILL to every process of the session of pid (the
+// init stage, left out) and then reaps, without waiting, those that are
+// our children and have exited; it returns how many processes it found.
+// Every member is signalled before any is reaped, and none is waited for:
+// a member a tracer in the session holds as a zombie (ptrace) is reaped
+// in a later round, once the tracer is killed too.
+func sweepSession(pid int) int {
+	var ours []member
+	found := sessionMembers(pid, func(m member) {
+		m.signal()
+		if m.ours {
+			ours = append(ours, m)
+		} else {
+			m.close()
+		}
+	})
+	for _, m := range ours {
+		m.reap()
+		m.close()
+	}
+	return found
 }
 
 // member is a process of a run's session. Where the kernel has pidfds
@@ -99,49 +118,63 @@ type member struct {
 	ours  bool // our child (reparented to us): we reap it
 }
 
-// kill sends m SIGKILL, reaps it if it is ours and closes its pidfd.
-func (m member) kill() {
+// signal sends m SIGKILL.
+func (m member) signal() {
 	if m.pidfd < 0 {
 		unix.Kill(m.pid, unix.SIGKILL)
-		if m.ours {
-			unix.Wait4(m.pid, nil, 0, nil)
-		}
 		return
 	}
 	unix.PidfdSendSignal(m.pidfd, unix.SIGKILL, nil, 0)
-	if m.ours {
-		var info unix.Siginfo
-		unix.Waitid(unix.P_PIDFD, m.pidfd, &info, unix.WEXITED, nil)
-	}
-	unix.Close(m.pidfd)
 }
 
-// sessionMembers lists the processes, other than the init stage itself
-// (pid), whose session is the run's: the init stage is started as a
-// session leader, every process of the run inherits its session, and
-// without a PID namespace the seccomp filter refuses setsid(2), the only
-// way out of it (see seccomp_net_linux.go). The session id is the kernel's
-// and cannot be forged; the kernel does not reuse the pid while the
-// session exists. Zombies that are not our children are left to their
-// parent, which is in the session too and gets killed.
-func sessionMembers(pid int) []member {
+// reap reaps m, one of our children, if it has exited. Through its pidfd
+// (Linux 5.4), else by its pid, which is still its own: it is our child,
+// not reaped yet, and nothing else in this process reaps such children.
+func (m member) reap() {
+	if m.pidfd >= 0 {
+		var info unix.Siginfo
+		if unix.Waitid(unix.P_PIDFD, m.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil) != unix.EINVAL {
+			return
+		}
+	}
+	unix.Wait4(m.pid, nil, unix.WNOHANG, nil)
+}
+
+// close lets go of m's pidfd.
+func (m member) close() {
+	if m.pidfd >= 0 {
+		unix.Close(m.pidfd)
+	}
+}
+
+// sessionMembers calls each with every process, other than the init stage
+// itself (pid), whose session is the run's (see holdMember), and returns
+// how many there were; each owns the member it is given (close). The init
+// stage is started as a session leader, every process of the run inherits
+// its session, and without a PID namespace the seccomp filter refuses
+// setsid(2), the only way out of it (see seccomp_net_linux.go). The session
+// id is the kernel's and cannot be forged; the kernel does not reuse the
+// pid while the session exists. Zombies that are not our children are left
+// to their parent, which is in the session too and gets killed.
+func sessionMembers(pid int, each func(member)) int {
 	self := strconv.Itoa(os.Getpid())
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return 0
 	}
 	sid := strconv.Itoa(pid)
-	var out []member
+	found := 0
 	for _, e := range ents {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil || n == pid {
 			continue
 		}
 		if m, ok := holdMember(n, sid, self); ok {
-			out = append(out, m)
+			found++
+			each(m)
 		}
 	}
-	return out
+	return found
 }
 
 // holdMember returns process n as a member of session sid (self is this
@@ -149,9 +182,13 @@ func sessionMembers(pid int) []member {
 // is false when n is not in the session, is gone, or is a zombie of
 // another parent. The pidfd is opened after a first look at n's stat and
 // kept only if a second look, taken while the process it holds is still
-// unreaped (a signal 0 through it passes after), finds n in the session:
-// the pid cannot change hands in between, so that look was at the
-// pidfd's process.
+// unreaped (a signal 0 through it passes after, or is refused for
+// permission, which the kernel says only of a process it found), finds n
+// in the session: the pid cannot change hands in between, so that look
+// was at the pidfd's process. Only where the kernel has no pidfds
+// (ENOSYS, or EPERM from a container's seccomp policy) is the pid used
+// alone; any other failure (the pid now a thread's, no descriptor left)
+// leaves n to the next round.
 func holdMember(n int, sid, self string) (member, bool) {
 	name := strconv.Itoa(n)
 	look := func() (ours, ok bool) {
@@ -168,10 +205,11 @@ func holdMember(n int, sid, self string) (member, bool) {
 		return member{}, false
 	}
 	fd, err := unix.PidfdOpen(n, 0)
+	if err == unix.ENOSYS || err == unix.EPERM {
+		return member{pid: n, pidfd: -1, ours: ours}, true
+	}
 	if err != nil {
-		// ESRCH: gone since the look. Other errors: no pidfds here,
-		// the pid is all there is.
-		return member{pid: n, pidfd: -1, ours: ours}, err != unix.ESRCH
+		return member{}, false
 	}
 	ours, ok = look()
 	if err := unix.PidfdSendSignal(fd, 0, nil, 0); !ok || err != nil && err != unix.EPERM {

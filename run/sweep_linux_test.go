@@ -2,6 +2,7 @@ package run
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -26,21 +27,17 @@ func startSession(t *testing.T, argv ...string) int {
 }
 
 // TestSessionMembersHoldsTheSession lists a session of a leader and two
-// members that are not ours, and kills them through what it returned.
+// members that are not ours, and kills them through what it was given.
 func TestSessionMembersHoldsTheSession(t *testing.T) {
 	leader := startSession(t, "/bin/sh", "-c", "sleep 30 & sleep 30 & wait")
 	var members []member
 	for i := 0; i < 200 && len(members) < 2; i++ {
 		for _, m := range members {
-			if m.pidfd >= 0 {
-				unix.Close(m.pidfd)
-			}
+			m.close()
 		}
+		members = nil
 		time.Sleep(5 * time.Millisecond)
-		members = sessionMembers(leader)
-	}
-	if len(members) != 2 {
-		t.Fatalf("members of the session: %+v, want the two sleeps", members)
+		sessionMembers(leader, func(m member) { members = append(members, m) })
 	}
 	for _, m := range members {
 		if m.ours {
@@ -49,11 +46,15 @@ func TestSessionMembersHoldsTheSession(t *testing.T) {
 		if m.pid == leader {
 			t.Error("the leader is listed")
 		}
-		m.kill()
+		m.signal()
+		m.close()
+	}
+	if len(members) != 2 {
+		t.Fatalf("members of the session: %+v, want the two sleeps", members)
 	}
 	// The leader reaps them; then nothing of the session is left but it.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(sessionMembers(leader)) > 0 {
+	for sessionMembers(leader, member.close) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the members outlived their kill")
 		}
@@ -62,7 +63,7 @@ func TestSessionMembersHoldsTheSession(t *testing.T) {
 }
 
 // TestHoldMemberOnlyItsSession refuses a process of another session and
-// one that is gone; a member of ours is reaped by its kill.
+// one that is gone; a member of ours is reaped once it has exited.
 func TestHoldMemberOnlyItsSession(t *testing.T) {
 	leader, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true}})
 	if err != nil {
@@ -70,7 +71,7 @@ func TestHoldMemberOnlyItsSession(t *testing.T) {
 	}
 	self := strconv.Itoa(os.Getpid())
 	if m, ok := holdMember(leader, strconv.Itoa(leader+1), self); ok {
-		m.kill()
+		m.close()
 		t.Error("a process of another session was held")
 	}
 	m, ok := holdMember(leader, strconv.Itoa(leader), self)
@@ -79,9 +80,53 @@ func TestHoldMemberOnlyItsSession(t *testing.T) {
 		syscall.Wait4(leader, nil, 0, nil)
 		t.Fatalf("the leader as a member of its own session: %+v, %v", m, ok)
 	}
-	m.kill()
-	if _, ok := holdMember(leader, strconv.Itoa(leader), self); ok {
-		t.Error("a killed and reaped process was held")
+	m.signal()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m.reap()
+		if _, ok := holdMember(leader, strconv.Itoa(leader), self); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			m.close()
+			syscall.Wait4(leader, nil, 0, nil)
+			t.Fatal("a killed member of ours was not reaped")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.close()
+}
+
+// TestHoldMemberRefusesAThread gives holdMember the id of one of this
+// process's own threads, which the kernel shows at /proc/TID but has no
+// pidfd for: a pid reaped after the listing can be taken by a thread of
+// another process, and falling back to the id alone would SIGKILL that
+// whole process. Only a kernel without pidfds falls back.
+func TestHoldMemberRefusesAThread(t *testing.T) {
+	if fd, err := unix.PidfdOpen(os.Getpid(), 0); err != nil {
+		t.Skipf("no pidfd here: %v", err)
+	} else {
+		unix.Close(fd)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	if tid == os.Getpid() {
+		done := make(chan int)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			done <- unix.Gettid()
+		}()
+		tid = <-done
+	}
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := holdMember(tid, strconv.Itoa(sid), strconv.Itoa(os.Getpid())); ok {
+		m.close()
+		t.Errorf("thread %d held as a member: %+v", tid, m)
 	}
 }
 
@@ -105,7 +150,8 @@ func TestMemberKillKeepsToItsPidfd(t *testing.T) {
 		t.Fatalf("the session leader as a member of its session: %+v, %v", m, ok)
 	}
 	if m.pidfd < 0 {
-		m.kill()
+		m.signal()
+		syscall.Wait4(pid, nil, 0, nil)
 		t.Skip("no pidfd here")
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
@@ -129,7 +175,9 @@ func TestMemberKillKeepsToItsPidfd(t *testing.T) {
 		unix.Close(m.pidfd)
 		t.Skipf("the pid went to another process first (%d, want %d)", other, pid)
 	}
-	m.kill()
+	m.signal()
+	m.reap()
+	m.close()
 	if err := syscall.Kill(other, 0); err != nil {
 		t.Errorf("the process that took the pid: %v", err)
 	}
