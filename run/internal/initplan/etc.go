@@ -16,7 +16,9 @@ import (
 // the C library, TLS, interpreters and common programs (fontconfig,
 // LibreOffice, file(1), locales) need to run. It is the one list behind
 // both the mount layout (buildRoot builds /etc from it) and the Landlock
-// rules (addPathRules), so the two layers agree.
+// rules (applyLandlock: one rule on the /etc so built, one per entry of
+// the host's /etc where the run has no root of its own), so the two layers
+// agree.
 //
 // Left out on purpose, because they describe the host or hold secrets:
 // passwd, group, shadow, gshadow, sudoers*, ssh/ (host keys), ssl/private,
@@ -45,7 +47,7 @@ func etcReadable() []string {
 
 // sharedCaches lists the system caches outside /etc the script may read,
 // shown read-only like /etc's entries (etcEntries, and the Landlock read
-// rules of addPathRules) when they exist: /var/cache/fontconfig, without
+// rules of applyLandlock) when they exist: /var/cache/fontconfig, without
 // which fontconfig (LibreOffice, matplotlib, ImageMagick) rebuilds its
 // cache into $HOME on every run, seconds with many fonts. Only caches
 // built from what the sandbox shows anyway (the fonts under /usr/share)

@@ -4,8 +4,6 @@ package initplan
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"syscall"
 	"unsafe"
 
@@ -71,10 +69,11 @@ func landlockABI() (int, string) {
 //
 //   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
 //     skill folder;
-//   - read: the parts of /etc in etcReadable and the caches of
-//     sharedCaches (the lists the mount layout uses too), the files of
-//     etcOwn in the sandbox's own /etc, /proc (private with the PID
-//     namespace);
+//   - read: the caches of sharedCaches, /proc (private with the PID
+//     namespace), and /etc: with the mount namespace the sandbox's own
+//     /etc as a whole, which holds only the parts of etcReadable and the
+//     files of etcOwn, else each part of etcReadable in the host's (the
+//     lists the mount layout uses too);
 //   - read and write: /dev/null, zero, full, random, urandom, and the
 //     private /dev/shm and /tmp when the mount namespace provides them;
 //   - everything but execute and device nodes: the work folder;
@@ -166,22 +165,30 @@ func (c *compiler) applyLandlock() {
 		mountNS := bit(stageconfig.LayerMountNS)
 		ownProc := stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)
 		if !prebuilt {
-			for _, r := range llSharedRules(c.etc, ownProc) {
+			for _, r := range llSharedRules(ownProc) {
 				c.landlockRule(ruleset, r, attr.handledFS)
 			}
 		}
 		// Only in the private root setupMounts built: without the
-		// mount namespace these paths would be the host's.
-		skip := c.b.NewLabel()
-		c.b.SkipUnlessApplied(mountNS, skip)
+		// mount namespace these paths would be the host's, and /etc's
+		// entries are granted one by one instead.
+		hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
+		c.b.SkipUnlessApplied(mountNS, hostEtc)
 		private := []llRule{{"/tmp", llReadWrite}}
 		if !prebuilt {
-			private = append(private, llPrivateSharedRules(cfg.AllowNetwork)...)
+			private = append(private, llPrivateSharedRules()...)
 		}
 		for _, r := range private {
 			c.landlockRule(ruleset, r, attr.handledFS)
 		}
-		c.b.Mark(skip)
+		c.b.Jump(done)
+		c.b.Mark(hostEtc)
+		if !prebuilt { // a prebuilt root is a mount namespace's
+			for _, r := range llHostEtcRules(c.etc) {
+				c.landlockRule(ruleset, r, attr.handledFS)
+			}
+		}
+		c.b.Mark(done)
 		for _, r := range llRunRules(cfg) {
 			c.landlockRule(ruleset, r, attr.handledFS)
 		}
@@ -220,14 +227,15 @@ type llRule struct {
 }
 
 // llSharedRules are the rules listed on applyLandlock that do not depend
-// on the run: the system folders, /etc (etc, see etcMatches), the
-// devices and /proc (ownProc: the PID namespace's own).
-func llSharedRules(etc []string, ownProc bool) []llRule {
+// on the run: the system folders, the shared caches, the devices and /proc
+// (ownProc: the PID namespace's own). /etc's come from llPrivateSharedRules
+// or llHostEtcRules.
+func llSharedRules(ownProc bool) []llRule {
 	var rules []llRule
 	for _, p := range llSystemDirs() {
 		rules = append(rules, llRule{p, llReadExec})
 	}
-	for _, p := range append(append([]string(nil), etc...), sharedCaches()...) {
+	for _, p := range sharedCaches() {
 		rules = append(rules, llRule{p, llRead})
 	}
 	for _, p := range llDevices() {
@@ -240,12 +248,23 @@ func llSharedRules(etc []string, ownProc bool) []llRule {
 }
 
 // llPrivateSharedRules are the rules on what setupMounts made private for
-// every run, /dev/shm and the files of etcOwn in the sandbox's own /etc
-// (the private /tmp is the run's).
-func llPrivateSharedRules(allowNetwork bool) []llRule {
-	rules := []llRule{{"/dev/shm", llReadWrite}}
-	for _, path := range slices.Sorted(maps.Keys(etcOwn(allowNetwork))) {
-		rules = append(rules, llRule{path, llRead})
+// every run (the private /tmp is the run's): /dev/shm, and the sandbox's
+// own /etc, read as a whole. That folder holds only the entries of
+// etcReadable found on the host and the files of etcOwn (see buildRoot),
+// so one rule grants what one per entry would (llHostEtcRules), listing
+// /etc aside, for the cost of one: each rule is three system calls in the
+// init process, on every start.
+func llPrivateSharedRules() []llRule {
+	return []llRule{{"/dev/shm", llReadWrite}, {"/etc", llRead}}
+}
+
+// llHostEtcRules are /etc's rules where the run has no root of its own
+// (no mount namespace): its /etc is the host's, which holds secrets and
+// facts about the host, so only the entries etc (etcMatches) are granted.
+func llHostEtcRules(etc []string) []llRule {
+	rules := make([]llRule, 0, len(etc))
+	for _, p := range etc {
+		rules = append(rules, llRule{p, llRead})
 	}
 	return rules
 }
