@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestEtcRulesExcludeSecrets checks that no /etc rule grants a folder
@@ -56,6 +58,42 @@ func TestEtcMatchesGlob(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("network %v: etcMatches found %v, Glob %v", network, got, want)
+		}
+	}
+}
+
+// TestEtcOnlyOurs checks when one Landlock rule may stand for the whole of
+// the sandbox's /etc: not when any part of the run lies in it, at it or
+// above it.
+func TestEtcOnlyOurs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*stageconfig.Config)
+		want bool
+	}{
+		{"default", func(*stageconfig.Config) {}, true},
+		{"grant elsewhere", func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/srv/etc"}} }, true},
+		{"a name starting with etc", func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/etcetera"}} }, true},
+		{"grant in /etc", func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/etc/app"}} }, false},
+		{"grant of /etc", func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/etc"}} }, false},
+		{"grant of /", func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/"}} }, false},
+		{"mask", func(c *stageconfig.Config) { c.Masked = []stageconfig.GrantMount{{Path: "/etc/app/x.key"}} }, false},
+		{"read-only part", func(c *stageconfig.Config) { c.ReadOnly = []stageconfig.GrantMount{{Path: "/etc/app/ro"}} }, false},
+		{"grant rule", func(c *stageconfig.Config) { c.GrantRules = []stageconfig.GrantRule{{Path: "/etc/app", Access: "l"}} }, false},
+		{"alias in /etc", func(c *stageconfig.Config) {
+			c.Aliases = []stageconfig.GrantAlias{{Path: "/etc/link", Target: "/srv/x"}}
+		}, false},
+		{"alias to /etc", func(c *stageconfig.Config) {
+			c.Aliases = []stageconfig.GrantAlias{{Path: "/srv/link", Target: "/etc/app"}}
+		}, false},
+		{"skill", func(c *stageconfig.Config) { c.Skill = "/etc/skills/x" }, false},
+		{"work folder", func(c *stageconfig.Config) { c.WorkDir = "/etc/work" }, false},
+		{"working folder", func(c *stageconfig.Config) { c.Dir = "/etc/app" }, false},
+	} {
+		cfg := benchConfig()
+		tc.mod(cfg)
+		if got := etcOnlyOurs(cfg); got != tc.want {
+			t.Errorf("%s: etcOnlyOurs = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,8 @@ package initplan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -153,8 +155,12 @@ func (c *compiler) applyLandlock() {
 	// A pooled prefix made the ruleset ahead with the rules on what its
 	// root holds: it serves when that root is the run's and the ruleset
 	// handles the same rights.
+	// The prefix's rules grant /etc as a whole (etcOnlyOurs holds for
+	// every run prebuiltFits takes, which puts nothing of the run's in
+	// /etc; checked again here).
 	pre := c.in.Prefix
-	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr
+	wholeEtc := etcOnlyOurs(cfg)
+	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr && wholeEtc
 	if !prebuilt {
 		c.dropPrefixRuleset()
 		ad := initproc.Struct(c.b, &attr)
@@ -176,7 +182,7 @@ func (c *compiler) applyLandlock() {
 		c.b.SkipUnlessApplied(mountNS, hostEtc)
 		private := []llRule{{"/tmp", llReadWrite}}
 		if !prebuilt {
-			private = append(private, llPrivateSharedRules()...)
+			private = append(private, llPrivateSharedRules(c.etc, cfg.AllowNetwork, wholeEtc)...)
 		}
 		for _, r := range private {
 			c.landlockRule(ruleset, r, attr.handledFS)
@@ -184,7 +190,7 @@ func (c *compiler) applyLandlock() {
 		c.b.Jump(done)
 		c.b.Mark(hostEtc)
 		if !prebuilt { // a prebuilt root is a mount namespace's
-			for _, r := range llHostEtcRules(c.etc) {
+			for _, r := range llEtcEntryRules(c.etc) {
 				c.landlockRule(ruleset, r, attr.handledFS)
 			}
 		}
@@ -229,7 +235,7 @@ type llRule struct {
 // llSharedRules are the rules listed on applyLandlock that do not depend
 // on the run: the system folders, the shared caches, the devices and /proc
 // (ownProc: the PID namespace's own). /etc's come from llPrivateSharedRules
-// or llHostEtcRules.
+// or llEtcEntryRules.
 func llSharedRules(ownProc bool) []llRule {
 	var rules []llRule
 	for _, p := range llSystemDirs() {
@@ -249,24 +255,64 @@ func llSharedRules(ownProc bool) []llRule {
 
 // llPrivateSharedRules are the rules on what setupMounts made private for
 // every run (the private /tmp is the run's): /dev/shm, and the sandbox's
-// own /etc, read as a whole. That folder holds only the entries of
-// etcReadable found on the host and the files of etcOwn (see buildRoot),
-// so one rule grants what one per entry would (llHostEtcRules), listing
-// /etc aside, for the cost of one: each rule is three system calls in the
-// init process, on every start.
-func llPrivateSharedRules() []llRule {
-	return []llRule{{"/dev/shm", llReadWrite}, {"/etc", llRead}}
+// own /etc. With wholeEtc that folder is granted as a whole: it holds only
+// the entries of etcReadable found on the host and the files of etcOwn
+// (see buildRoot), so one rule grants what one per entry would, listing
+// /etc aside, for the cost of one (each rule is three system calls in the
+// init process, on every start). Only where nothing of the run's lies
+// there (etcOnlyOurs): a read rule on /etc would override a grant's
+// narrower rules below it. Otherwise each entry of etc (etcMatches) and
+// each file of etcOwn(allowNetwork) gets its own rule.
+func llPrivateSharedRules(etc []string, allowNetwork, wholeEtc bool) []llRule {
+	rules := []llRule{{"/dev/shm", llReadWrite}}
+	if wholeEtc {
+		return append(rules, llRule{"/etc", llRead})
+	}
+	rules = append(rules, llEtcEntryRules(etc)...)
+	for _, path := range slices.Sorted(maps.Keys(etcOwn(allowNetwork))) {
+		rules = append(rules, llRule{path, llRead})
+	}
+	return rules
 }
 
-// llHostEtcRules are /etc's rules where the run has no root of its own
-// (no mount namespace): its /etc is the host's, which holds secrets and
-// facts about the host, so only the entries etc (etcMatches) are granted.
-func llHostEtcRules(etc []string) []llRule {
+// llEtcEntryRules grant the entries etc (etcMatches) of /etc one by one:
+// the host's /etc where the run has no root of its own (no mount
+// namespace), which holds secrets and facts about the host, or the
+// sandbox's own when a part of the run lies there (etcOnlyOurs).
+func llEtcEntryRules(etc []string) []llRule {
 	rules := make([]llRule, 0, len(etc))
 	for _, p := range etc {
 		rules = append(rules, llRule{p, llRead})
 	}
 	return rules
+}
+
+// etcOnlyOurs reports whether no part of the run (skill, work and working
+// folders, grants, their read-only parts, masks, rules and aliases) lies
+// in /etc, at it or above it: then the sandbox's /etc holds only what
+// buildRoot put there. A read grant that holds a deny-list entry is
+// spelled out in narrower rules (list-only on its folder, read on each
+// sibling present when the run was planned), which a read rule on /etc
+// would override for files created there later.
+func etcOnlyOurs(cfg *stageconfig.Config) bool {
+	paths := []string{cfg.Skill, cfg.WorkDir, cfg.Dir}
+	for _, gs := range [][]stageconfig.GrantMount{cfg.Grants, cfg.ReadOnly, cfg.Masked} {
+		for _, g := range gs {
+			paths = append(paths, g.Path)
+		}
+	}
+	for _, r := range cfg.GrantRules {
+		paths = append(paths, r.Path)
+	}
+	for _, a := range cfg.Aliases {
+		paths = append(paths, a.Path, a.Target)
+	}
+	for _, p := range paths {
+		if p == "/" || underEtc(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // llRunRules are the run's own rules listed on applyLandlock: the
