@@ -154,10 +154,9 @@ func (c *compiler) applyLandlock() {
 	ruleset := regRuleset
 	// A pooled prefix made the ruleset ahead with the rules on what its
 	// root holds: it serves when that root is the run's and the ruleset
-	// handles the same rights.
-	// The prefix's rules grant /etc as a whole (etcOnlyOurs holds for
-	// every run prebuiltFits takes, which puts nothing of the run's in
-	// /etc; checked again here).
+	// handles the same rights. Its rules grant /etc as a whole, which
+	// etcOnlyOurs allows for every run prebuiltFits takes (it puts
+	// nothing of the run's in /etc); checked again here.
 	pre := c.in.Prefix
 	wholeEtc := etcOnlyOurs(cfg)
 	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr && wholeEtc
