@@ -6,35 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// signalWriter collects what is written and closes ready once it holds
-// the line "ready".
-type signalWriter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	once  sync.Once
-	ready chan struct{}
-}
-
-func (w *signalWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), "ready\n") {
-		w.once.Do(func() { close(w.ready) })
-	}
-	return len(p), nil
-}
-
-func (w *signalWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
 
 // TestEtcGrantKeepsItsRules grants a folder in /etc that holds a
 // deny-list entry, so that Landlock spells the grant out (list-only on the
@@ -75,13 +49,14 @@ for n in ("a.txt", "late.txt", "a.key"):
         print("DENIED", n, e.strerror)
 `,
 	})
-	out := &signalWriter{ready: make(chan struct{})}
+	first := make(chan string, 1)
+	out := &lineWriter{first: first}
 	var errb bytes.Buffer
 	sb := Sandbox{SkillDir: dir, ReadPaths: []string{grant}, DenyPaths: []string{filepath.Join(grant, "a.key")},
 		Stdout: out, Stderr: &errb, Timeout: 30 * time.Second}
 	go func() {
 		select {
-		case <-out.ready:
+		case <-first: // "ready"
 			os.WriteFile(filepath.Join(grant, "late.txt"), []byte("late\n"), 0o644)
 		case <-time.After(20 * time.Second):
 		}
@@ -89,9 +64,9 @@ for n in ("a.txt", "late.txt", "a.key"):
 	res, err := sb.Run(context.Background(), "late.py", []string{grant})
 	res.WaitCleanup()
 	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("run: %v, exit %d\nstdout: %s\nstderr: %s", err, res.ExitCode, out, errb.String())
+		t.Fatalf("run: %v, exit %d\nstdout: %s\nstderr: %s", err, res.ExitCode, out.buf.String(), errb.String())
 	}
-	got := out.String()
+	got := out.buf.String()
 	for _, want := range []string{"READ a.txt\n", "DENIED late.txt", "DENIED a.key"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)

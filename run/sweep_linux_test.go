@@ -11,14 +11,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startSession starts argv as the leader of a new session and returns its
-// pid, killed and reaped at the end of the test.
-func startSession(t *testing.T, argv ...string) int {
+// startLeader starts argv as the leader of a new session and returns its
+// pid; the caller reaps it.
+func startLeader(t *testing.T, argv ...string) int {
 	t.Helper()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true}})
 	if err != nil {
 		t.Skipf("cannot start %s: %v", argv[0], err)
 	}
+	return pid
+}
+
+// startSession is startLeader, with the leader killed and reaped at the
+// end of the test.
+func startSession(t *testing.T, argv ...string) int {
+	t.Helper()
+	pid := startLeader(t, argv...)
 	t.Cleanup(func() {
 		syscall.Kill(pid, syscall.SIGKILL)
 		syscall.Wait4(pid, nil, 0, nil)
@@ -65,10 +73,7 @@ func TestSessionMembersHoldsTheSession(t *testing.T) {
 // TestHoldMemberOnlyItsSession refuses a process of another session and
 // one that is gone; a member of ours is reaped once it has exited.
 func TestHoldMemberOnlyItsSession(t *testing.T) {
-	leader, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true}})
-	if err != nil {
-		t.Skipf("cannot start /bin/sleep: %v", err)
-	}
+	leader := startLeader(t, "/bin/sleep", "30")
 	self := strconv.Itoa(os.Getpid())
 	if m, ok := holdMember(leader, strconv.Itoa(leader+1), self); ok {
 		m.close()
@@ -139,10 +144,7 @@ func TestMemberKillKeepsToItsPidfd(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to set ns_last_pid")
 	}
-	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setsid: true}})
-	if err != nil {
-		t.Skipf("cannot start /bin/sleep: %v", err)
-	}
+	pid := startLeader(t, "/bin/sleep", "30")
 	m, ok := holdMember(pid, strconv.Itoa(pid), strconv.Itoa(os.Getpid()))
 	if !ok || !m.ours {
 		syscall.Kill(pid, syscall.SIGKILL)
