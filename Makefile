@@ -29,8 +29,17 @@ all: build
 # macOS keeps cgo (its users are not in /etc/passwd).
 STATIC := $(if $(filter linux,$(shell $(GO) env GOOS)),CGO_ENABLED=0)
 
+# The linker's output is then copied into place with install(1), as an
+# installer or package manager writes a file: the linker writes through a
+# shared mapping, which leaves the file in the page cache in 4 KiB folios,
+# and a written copy is cached in large folios where the file system has
+# them (ext4 on Linux 6.18 here), which each start maps and its exit unmaps
+# in batches: 0.3-0.4 ms less per call (README, "Start latency"). install
+# removes the old file first, so a binary that is running is not touched.
 build:
-	$(STATIC) $(GO) build -o $(BIN) ./cmd/skill-sandbox
+	$(STATIC) $(GO) build -o $(BIN).link ./cmd/skill-sandbox
+	install -m 0755 $(BIN).link $(BIN)
+	rm -f $(BIN).link
 
 demo: build
 	./$(BIN) validate $(EXAMPLE)
