@@ -565,7 +565,7 @@ func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, t
 	if cached, large, err := cachedFolios(o.bin); err != nil {
 		fmt.Fprintf(w, "The binary's page cache: not read (%v).\n", err)
 	} else {
-		fmt.Fprintf(w, "The binary's page cache: %d of its %d cached pages in large folios (a copy written with write(2) or copy_file_range(2), as `make build`, install(1) and package managers write it, has most; the linker's own output and a binary read back from disk have none, and start about 0.3 ms slower here: see the README).\n", large, cached)
+		fmt.Fprintf(w, "The binary's page cache: %d of its %d cached pages in large folios (how the file was written decides it, and it moves the start: see the README's performance section).\n", large, cached)
 	}
 	bw := "bubblewrap (not installed)"
 	if o.bwrap != "" {
