@@ -22,7 +22,7 @@ func TestCachedFolios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cached != pages || large < 0 || large > cached {
+	if cached != pages || large > cached {
 		t.Errorf("cachedFolios = %d cached, %d in large folios; want %d cached", cached, large, pages)
 	}
 	t.Logf("%d of %d pages in large folios", large, cached)
