@@ -11,37 +11,54 @@ import (
 	"time"
 )
 
-// reapArg is the hidden first argument that makes the bench binary the CPU
-// accounting wrapper of one command (see treeCPU).
+// reapArg is the hidden first argument that makes the bench binary the
+// reaping wrapper of one command (see runTree).
 const reapArg = "-internal-reap-cpu"
 
-// treeCPU runs argv under a copy of the bench binary acting as a child
-// subreaper and returns the CPU time (user + system) of every process the
-// command started. A plain wait cannot be used: bubblewrap's outer process
-// exits without reaping its pid-1 child, so the CPU of the program it ran
-// would be charged to nobody; under a subreaper every orphan is reparented
-// to the wrapper and reaped there, so RUSAGE_CHILDREN covers the whole tree.
-func treeCPU(argv []string) (time.Duration, error) {
+// treeRun is what runTree measured of one run of a command.
+type treeRun struct {
+	cpu      time.Duration // user + system of every process of the tree
+	returned time.Duration // from the start until the command exited
+	gone     time.Duration // from the start until its last process was reaped
+}
+
+// runTree runs argv under a copy of the bench binary acting as a child
+// subreaper and measures the whole process tree the command started. A
+// plain wait cannot be used: bubblewrap's outer process exits without
+// reaping its pid-1 child, so the CPU of the program it ran would be
+// charged to nobody, and the sandbox's teardown (its pid 1's exit, which
+// takes down its namespaces) would go on after the command returned.
+// Under a subreaper every orphan is reparented to the wrapper and reaped
+// there: RUSAGE_CHILDREN covers the whole tree, and the last reap marks
+// when the sandbox is gone. The wrapper's own start is in neither time.
+func runTree(argv []string) (treeRun, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return treeRun{}, err
 	}
 	cmd := exec.Command(self, append([]string{reapArg}, argv...)...)
 	var errBuf strings.Builder
 	cmd.Stderr = &errBuf
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errBuf.String()))
+		return treeRun{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errBuf.String()))
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		return 0, err
+	var ns [3]int64
+	f := strings.Fields(string(out))
+	if len(f) != len(ns) {
+		return treeRun{}, fmt.Errorf("the reaping wrapper printed %q", out)
 	}
-	return time.Duration(ns), nil
+	for i := range ns {
+		if ns[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
+			return treeRun{}, err
+		}
+	}
+	return treeRun{cpu: time.Duration(ns[0]), returned: time.Duration(ns[1]), gone: time.Duration(ns[2])}, nil
 }
 
 // reapMain is the wrapper: it becomes a child subreaper, runs argv, reaps
-// every descendant and prints their CPU time in nanoseconds.
+// every descendant and prints, in nanoseconds, their CPU time, the time
+// until argv's process exited and the time until the last was reaped.
 func reapMain(argv []string) int {
 	const prSetChildSubreaper = 36
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
@@ -53,12 +70,14 @@ func reapMain(argv []string) int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
+	start := time.Now()
 	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{devnull, devnull, devnull}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	status := -1
+	var returned time.Duration
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -73,9 +92,10 @@ func reapMain(argv []string) int {
 			return 1
 		}
 		if pid == p.Pid {
-			status = ws.ExitStatus()
+			status, returned = ws.ExitStatus(), time.Since(start)
 		}
 	}
+	gone := time.Since(start)
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -85,6 +105,6 @@ func reapMain(argv []string) int {
 		fmt.Fprintf(os.Stderr, "bench: %s exited with status %d\n", argv[0], status)
 		return 1
 	}
-	fmt.Println(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Println(ru.Utime.Nano()+ru.Stime.Nano(), returned.Nanoseconds(), gone.Nanoseconds())
 	return 0
 }

@@ -12,9 +12,14 @@ import (
 
 const reapArg = "-internal-reap-cpu"
 
-// treeCPU is not implemented here: it needs a child subreaper (Linux).
-func treeCPU(argv []string) (time.Duration, error) {
-	return 0, errors.New("CPU of a process tree is only measured on Linux, not " + runtime.GOOS)
+// treeRun is what runTree measures (see cpu_linux.go).
+type treeRun struct {
+	cpu, returned, gone time.Duration
+}
+
+// runTree is not implemented here: it needs a child subreaper (Linux).
+func runTree(argv []string) (treeRun, error) {
+	return treeRun{}, errors.New("a process tree is only measured on Linux, not " + runtime.GOOS)
 }
 
 func reapMain(argv []string) int {

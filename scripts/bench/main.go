@@ -10,8 +10,9 @@
 //     median and p95
 //     over -n runs each, the overheads and their ratio; in the same loop,
 //     the library call (run.Sandbox.Run in this process, see runLibrary);
-//   - CPU per run of each (the whole process tree, through a reaping
-//     wrapper: see treeCPU);
+//   - CPU per run of each, and the time until the command returns and
+//     until its whole process tree is gone (through a reaping wrapper:
+//     see runTree);
 //   - the supervisor's own peak RSS (VmHWM of the skill-sandbox process,
 //     read while it is stopped at exit: see supervisorPeakKB);
 //   - validate and scan throughput over a generated corpus of -corpus skills;
@@ -75,13 +76,16 @@ type kind struct {
 
 // latency is the result of one kind.
 type latency struct {
-	kind                       kind
-	bare, sandboxed, bwrap     []time.Duration // wall time per run
-	library                    []time.Duration // run.Sandbox.Run in this process
-	pooled                     []time.Duration // the same with a run.Pool of 2
-	libErr, poolErr            error
-	bareCPU, sbCPU, bwCPU      []time.Duration // CPU time per run
-	rssKB                      []int64         // supervisor's own peak RSS
+	kind                   kind
+	bare, sandboxed, bwrap []time.Duration // wall time per run
+	library                []time.Duration // run.Sandbox.Run in this process
+	pooled                 []time.Duration // the same with a run.Pool of 2
+	libErr, poolErr        error
+	// bareTree, sbTree and bwTree are the runs of the tree pass
+	// (runTree): CPU time, and the time until the command returned and
+	// until its whole process tree was gone.
+	bareTree, sbTree, bwTree   []treeRun
+	rssKB                      []int64 // supervisor's own peak RSS
 	bareErr, sandboxErr, bwErr error
 	rssErr                     error
 }
@@ -357,8 +361,9 @@ func measureLatency(o options, base string, k kind) latency {
 			start()
 		}
 	}
-	// CPU per run, in a separate pass: each run goes through a reaping
-	// wrapper (treeCPU) that would add to the wall times.
+	// CPU per run and the time until the whole tree is gone, in a
+	// separate pass: each run goes through a reaping wrapper (runTree)
+	// whose own start would add to the wall times above.
 	bare, bareErr := bareArgv(base, k)
 	var bw []string
 	var bwErr error
@@ -371,21 +376,27 @@ func measureLatency(o options, base string, k kind) latency {
 	if bwErr != nil && r.bwErr == nil {
 		r.bwErr = bwErr
 	}
-	for i := 0; i < min(o.n, 20) && bareErr == nil && bwErr == nil; i++ {
-		cpu := func(argv []string, out *[]time.Duration, first *error) {
-			c, err := treeCPU(argv)
+	tree := func(argv []string, out *[]treeRun, first *error) func() {
+		return func() {
+			t, err := runTree(argv)
 			if err != nil {
 				if *first == nil {
 					*first = err
 				}
 				return
 			}
-			*out = append(*out, c)
+			*out = append(*out, t)
 		}
-		cpu(bare, &r.bareCPU, &r.bareErr)
-		cpu(sandboxArgv(o.bin, base, k), &r.sbCPU, &r.sandboxErr)
-		if bw != nil {
-			cpu(bw, &r.bwCPU, &r.bwErr)
+	}
+	trees := []func(){tree(bare, &r.bareTree, &r.bareErr), tree(sandboxArgv(o.bin, base, k), &r.sbTree, &r.sandboxErr)}
+	if bw != nil {
+		trees = append(trees, tree(bw, &r.bwTree, &r.bwErr))
+	}
+	for i := 0; i < min(o.n, treeRuns) && bareErr == nil && bwErr == nil; i++ {
+		rand.Shuffle(len(trees), func(a, b int) { trees[a], trees[b] = trees[b], trees[a] })
+		for _, t := range trees {
+			time.Sleep(o.settle)
+			t()
 		}
 	}
 	// The supervisor's own peak memory, in a separate pass: it is traced.
@@ -592,9 +603,11 @@ func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, t
 	fmt.Fprint(w, "\nCPU per run (user + system of the process tree, median):\n\n")
 	fmt.Fprintln(w, "| program | bare | skill-sandbox | bubblewrap |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	cpu := func(t treeRun) time.Duration { return t.cpu }
 	for _, r := range results {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.kind.label, cell(r.bareCPU, 0.5), cell(r.sbCPU, 0.5), cell(r.bwCPU, 0.5))
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.kind.label, cell(treeField(r.bareTree, cpu), 0.5), cell(treeField(r.sbTree, cpu), 0.5), cell(treeField(r.bwTree, cpu), 0.5))
 	}
+	printGone(w, results)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measurement | value |")
 	fmt.Fprintln(w, "|---|---:|")
