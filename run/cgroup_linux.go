@@ -33,7 +33,10 @@ import (
 //     enabled or changed in a cgroup this package did not create.
 //   - cgroup v1 (as root, or where the hierarchies are writable): a child
 //     of the caller's cgroup in the memory and pids hierarchies (and cpu,
-//     when a CPU limit is asked for).
+//     when a CPU limit is asked for). Where the memory controller is a v1
+//     one and the hierarchies are mounted the usual way (usualV1Mounts),
+//     v1 is tried first, without reading mountinfo: v2 could not have the
+//     memory controller then.
 //
 // Where neither works the layer is reported missing with the reasons, and
 // the run goes on: the cgroup guards the machine's resources, not the
@@ -68,11 +71,19 @@ const (
 // openCgroup creates the run's cgroup named name with lim. On failure the
 // error says, for each cgroup version present, why it could not be had.
 func openCgroup(name string, lim cgroupLimits) (*runCgroup, error) {
-	mounts, err := cgroupMounts(procMountinfo)
+	own, err := ownCgroups(procCgroup)
 	if err != nil {
 		return nil, err
 	}
-	own, err := ownCgroups(procCgroup)
+	// With memory a v1 controller, a v2 cgroup could not have it: the
+	// usual v1 layout is tried first, without mountinfo. Should that
+	// fail, the search below gives the reasons.
+	if mounts, ok := usualV1Mounts(v1MountRoot, procCgroupNS, own, v1Controllers(lim)); ok {
+		if cg, err := openCgroupV1(mounts, own, name, lim); err == nil {
+			return cg, nil
+		}
+	}
+	mounts, err := cgroupMounts(procMountinfo)
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +290,8 @@ func (cg *runCgroup) setV2(lim cgroupLimits) error {
 // openCgroupV1 creates name in the caller's cgroup of the memory and pids
 // hierarchies (and cpu when asked).
 func openCgroupV1(mounts map[string]cgroupMount, own map[string]string, name string, lim cgroupLimits) (*runCgroup, error) {
-	ctrls := []string{"memory", "pids"}
-	if lim.CPUs > 0 {
-		ctrls = append(ctrls, "cpu")
-	}
 	cg := &runCgroup{version: 1}
-	for _, c := range ctrls {
+	for _, c := range v1Controllers(lim) {
 		m, ok := mounts[c]
 		if !ok {
 			cg.close()
