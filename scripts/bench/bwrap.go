@@ -60,7 +60,7 @@ func runBwrap(bwrap, base string, k kind) error {
 		return err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=" + systemPath}
+	cmd.Env = []string{"PATH=" + systemPath, "LANG=" + benchLang}
 	var errBuf strings.Builder
 	cmd.Stderr = &errBuf
 	if err := cmd.Run(); err != nil {

@@ -45,10 +45,7 @@ func printLibrary(w io.Writer, results []latency) {
 	fmt.Fprintln(w, "| program | quantile | library | library overhead | pooled overhead | bubblewrap overhead | ratio of overheads | pooled ratio |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		for _, q := range []struct {
-			name string
-			q    float64
-		}{{"median", 0.5}, {"p95", 0.95}} {
+		for _, q := range shownQuantiles() {
 			if len(r.library) == 0 {
 				continue
 			}
