@@ -59,9 +59,9 @@ func printLibrary(w io.Writer, results []latency) {
 			if len(r.bwrap) > 0 {
 				bwq := quantile(r.bwrap, q.q)
 				bwOver = ms(bwq - b)
-				ratio = fmt.Sprintf("%.2f", float64(l-b)/float64(bwq-b))
+				ratio = ratioText(l-b, bwq-b)
 				if len(r.pooled) > 0 {
-					poolRatio = fmt.Sprintf("%.2f", float64(p-b)/float64(bwq-b))
+					poolRatio = ratioText(p-b, bwq-b)
 				}
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.kind.label, q.name, ms(l), ms(l-b), poolOver, bwOver, ratio, poolRatio)

@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// ratioText is an overhead as a multiple of bubblewrap's, as the tables
+// print it.
+func ratioText(over, bwrapOver time.Duration) string {
+	return fmt.Sprintf("%.2f", float64(over)/float64(bwrapOver))
+}
+
 // shownQuantile is a quantile the latency tables show.
 type shownQuantile struct {
 	name string
@@ -123,7 +129,7 @@ func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, t
 			if len(r.bwrap) > 0 {
 				bwq := quantile(r.bwrap, q.q)
 				bwOver = ms(bwq - b)
-				ratio = fmt.Sprintf("%.2f", float64(s-b)/float64(bwq-b))
+				ratio = ratioText(s-b, bwq-b)
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.kind.label, q.name, ms(b), ms(s), cell(r.bwrap, q.q), ms(s-b), bwOver, ratio)
 		}

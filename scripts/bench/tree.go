@@ -50,5 +50,5 @@ func overheadRatio(bare, s, bw []time.Duration) string {
 	if d <= 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f", float64(quantile(s, 0.5)-b)/float64(d))
+	return ratioText(quantile(s, 0.5)-b, d)
 }
