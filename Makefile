@@ -86,6 +86,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzReportJSON -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime $(FUZZTIME) ./run/internal/initproc
+	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
 

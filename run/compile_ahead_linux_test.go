@@ -22,6 +22,7 @@ func TestCompileAheadGuess(t *testing.T) {
 	close(done)
 	want := &initplan.Plan{}
 	a := &pendingCompile{in: initplan.Input{Config: &cfg, HostUID: 1000, Name: "ss-x"}, enc: enc, done: done, plan: want}
+	a.claimed.Store(true) // compiled by its goroutine
 	same := cfg
 	same.Grants = []stageconfig.GrantMount{} // empty is none, as nil
 	if got, err := a.result(initplan.Input{Config: &same, HostUID: 1000, Name: "ss-x"}); got != want || err != nil {
@@ -46,5 +47,29 @@ func TestCompileAheadGuess(t *testing.T) {
 	var none *pendingCompile
 	if got, err := none.result(initplan.Input{}); got != nil || err != nil {
 		t.Fatal("no compile ahead gave a program")
+	}
+}
+
+// TestCompileAheadClaim: a compile whose goroutine has not started by the
+// time the program is needed is done by the caller of result, once; the
+// goroutine, when it comes, leaves it alone.
+func TestCompileAheadClaim(t *testing.T) {
+	cfg := stageconfig.Config{Argv: []string{"/bin/true"}, Dir: "/", Env: []string{"PATH=/usr/bin"}}
+	enc, err := stageconfig.Encode(nil, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := initplan.Input{Config: &cfg, Name: "ss-x"}
+	a := &pendingCompile{in: in, enc: enc, done: make(chan struct{})}
+	got, err := a.result(in)
+	if got == nil || err != nil {
+		t.Fatalf("result compiled nothing: %v, %v", got, err)
+	}
+	if !a.claimed.Load() {
+		t.Fatal("the compile was not claimed")
+	}
+	a.compile() // the goroutine, late: must not compile again or close done twice
+	if a.plan != got {
+		t.Fatal("the late goroutine replaced the program")
 	}
 }

@@ -113,6 +113,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// After planWatch, which may find the watch missing.
 	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	p.cfg.MemoryCgroup = cg != nil
+	// The config is complete: the init process, which waits for its
+	// program, gets it before the goroutines below start, whose wake-ups
+	// would otherwise come first on 2 cores.
+	sendErr := sendStage(cfgW, p)
 	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.
 	tooMuch := make(chan struct{})
@@ -175,7 +179,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		go runWatch(watch, proc.Pid(), st.pidns, done, func(what string) { overLimit <- what })
 	}
 
-	runErr := handshake(p, st, cfgW, repR, proxySup, res, kill)
+	runErr := handshake(p, st, sendErr, cfgW, repR, proxySup, res, kill)
 	running.Store(runErr == nil && st.pidns && res.Started)
 	// Under a PID namespace the reaper reports the script's status and the
 	// run's usage once every process of the run is gone, then exits: the
@@ -370,16 +374,17 @@ func chownOutput(uid, gid int, outW, errW *os.File) error {
 	return nil
 }
 
-// handshake sends the init stage its config (sendStage), reads the layer
-// report, refuses a run with missing layers (see refusing) or with layers
-// built part-way (which the init stage has refused already, see
-// incompleteError) and lets the init stage execve the script, with a
+// handshake fails the start when sending the init stage its program
+// failed (sendErr, of sendStage), else reads the layer report, refuses a
+// run with missing layers (see refusing) or with layers built part-way
+// (which the init stage has refused already, see incompleteError) and
+// lets the init stage execve the script, with a
 // go-ahead when it waits for one. It records the layers and whether the
 // script started in res.
-func handshake(p *plan, st *started, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
-	if err := sendStage(cfgW, p); err != nil {
+func handshake(p *plan, st *started, sendErr error, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
+	if sendErr != nil {
 		kill()
-		return fmt.Errorf("%w: sending config: %v", ErrStart, err)
+		return fmt.Errorf("%w: sending config: %v", ErrStart, sendErr)
 	}
 	rd := bufio.NewReader(repR)
 	rep, waiting, err := readStageReport(rd, p)

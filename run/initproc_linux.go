@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
@@ -179,17 +180,32 @@ func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.In
 // starts (see startCompile); nil for none.
 type compileAhead = *pendingCompile
 
-// pendingCompile is a compile on another goroutine.
+// pendingCompile is a compile started ahead, done by whichever comes to
+// it first: the goroutine startCompile starts, or the supervisor when it
+// needs the program (result). The goroutine is only a guess that the
+// other core is free: the scheduler can leave it waiting behind the
+// supervisor's thread for a millisecond or more while that core idles,
+// and the init process would then wait for its program that long.
 type pendingCompile struct {
 	// in is what it compiles, from its own deep copy of the config
 	// (decoded from enc), so that nothing the supervisor changes in its
 	// config meanwhile reaches the compile; enc is the config's
 	// encoding, which result compares.
-	in   initplan.Input
-	enc  []byte
-	done chan struct{} // closed once plan and err are set
-	plan *initplan.Plan
-	err  error
+	in      initplan.Input
+	enc     []byte
+	claimed atomic.Bool   // set by whoever compiles
+	done    chan struct{} // closed once plan and err are set
+	plan    *initplan.Plan
+	err     error
+}
+
+// compile compiles a, unless someone else has claimed it.
+func (a *pendingCompile) compile() {
+	if !a.claimed.CompareAndSwap(false, true) {
+		return
+	}
+	a.plan, a.err = initplan.Compile(a.in)
+	close(a.done)
 }
 
 // startCompile starts compiling the run's program on another goroutine
@@ -211,10 +227,7 @@ func startCompile(p *plan) {
 		return
 	}
 	a := &pendingCompile{in: stageInput(p, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		a.plan, a.err = initplan.Compile(a.in)
-	}()
+	go a.compile()
 	p.ahead = a
 }
 
@@ -225,6 +238,7 @@ func (a *pendingCompile) result(in initplan.Input) (*initplan.Plan, error) {
 	if a == nil {
 		return nil, nil
 	}
+	a.compile()
 	<-a.done
 	enc, err := stageconfig.Encode(nil, in.Config)
 	if err != nil || !bytes.Equal(enc, a.enc) {

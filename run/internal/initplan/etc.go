@@ -3,6 +3,8 @@
 package initplan
 
 import (
+	"bytes"
+	"encoding/binary"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,10 +96,10 @@ func etcPatterns(allowNetwork bool) []string {
 // etcLink). Without Landlock the secrets of /etc are then still out of
 // sight. The folders of sharedCaches follow, shown the same way (a
 // symlink among them is left out).
-func etcEntries(matches []string) []hostEntry {
+func etcEntries(matches []etcMatch) []hostEntry {
 	var entries []hostEntry
-	for _, p := range matches {
-		if e, ok := lookHostEntry(p); ok {
+	for _, m := range matches {
+		if e, ok := m.hostEntry(); ok {
 			if e.link != "" {
 				e = etcLink(e)
 			}
@@ -167,60 +169,95 @@ func etcLinkTargetOK(target string) bool {
 	return true
 }
 
+// etcMatch is a path of /etc that etcMatches found, with the type /etc's
+// listing gave its name (a d_type of getdents(2)): unix.DT_UNKNOWN for a
+// nested path (/etc/ssl/certs), whose last component was not listed, or
+// where the file system does not say.
+type etcMatch struct {
+	path  string
+	dtype uint8
+}
+
+// hostEntry is lookHostEntry(m.path), without its lstat(2) when the
+// listing said m is a folder or a regular file: a start looks at some 30
+// entries of /etc. What the listing said is what lstat would have said
+// then; the init process opens each entry again without following a
+// symlink and binds the descriptor, so an entry swapped since fails its
+// bind (a folder onto a file's mount point, or the reverse) rather than
+// showing something else.
+func (m etcMatch) hostEntry() (hostEntry, bool) {
+	switch m.dtype {
+	case unix.DT_DIR:
+		return hostEntry{path: m.path, folder: true}, true
+	case unix.DT_REG:
+		return hostEntry{path: m.path}, true
+	case unix.DT_LNK, unix.DT_UNKNOWN:
+		return lookHostEntry(m.path)
+	}
+	return hostEntry{}, false // a device, FIFO or socket: never shown
+}
+
+// etcPaths returns the paths of matches.
+func etcPaths(matches []etcMatch) []string {
+	paths := make([]string, len(matches))
+	for i, m := range matches {
+		paths[i] = m.path
+	}
+	return paths
+}
+
 // etcMatches returns the paths etcPatterns(allowNetwork) name in /etc,
 // as filepath.Glob would for each pattern, except that a nested path
 // (/etc/ssl/certs) is returned when its first component exists: callers
 // open each path and skip the missing ones anyway. /etc is listed once
 // and each pattern's first component looked up in that list, instead of
-// one Glob (a stat or a listing) per pattern: this runs twice on every
-// start, for the mount layout and for the Landlock rules.
-func etcMatches(allowNetwork bool) []string {
-	names := listDir("/etc")
-	slices.Sort(names)
-	present := make(map[string]bool, len(names))
-	for _, n := range names {
-		present[n] = true
-	}
-	var out []string
+// one Glob (a stat or a listing) per pattern: this runs on every start,
+// for the mount layout and for the Landlock rules.
+func etcMatches(allowNetwork bool) []etcMatch {
+	listed := listDir("/etc")
+	var out []etcMatch
 	for _, pattern := range etcPatterns(allowNetwork) {
 		// No pattern has a wildcard below its first component
 		// (TestEtcMatchesGlob checks).
 		first, rest, nested := strings.Cut(strings.TrimPrefix(pattern, "/etc/"), "/")
-		matches := names
-		if !strings.ContainsAny(first, `*?[\`) {
-			if !present[first] {
-				continue
+		var names []string
+		if strings.ContainsAny(first, `*?[\`) {
+			// The literal part before the first wildcard narrows the
+			// names to match; sorted, as Glob returns them.
+			lit := first[:strings.IndexAny(first, `*?[\`)]
+			for n := range listed {
+				if !strings.HasPrefix(n, lit) {
+					continue
+				}
+				if ok, _ := filepath.Match(first, n); ok {
+					names = append(names, n)
+				}
 			}
-			matches = []string{first}
+			slices.Sort(names)
+		} else if _, ok := listed[first]; ok {
+			names = []string{first}
 		}
-		// The literal part before the first wildcard narrows the names
-		// to match.
-		lit := first[:strings.IndexAny(first+"*", `*?[\`)]
-		for _, n := range matches {
-			if !strings.HasPrefix(n, lit) {
-				continue
-			}
-			if ok, _ := filepath.Match(first, n); !ok {
-				continue
-			}
+		for _, n := range names {
+			m := etcMatch{path: "/etc/" + n, dtype: listed[n]}
 			if nested {
-				n += "/" + rest
+				m = etcMatch{path: m.path + "/" + rest, dtype: unix.DT_UNKNOWN}
 			}
-			out = append(out, "/etc/"+n)
+			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// listDir returns the names in dir (none when it cannot be read), read
-// with getdents(2) directly: the listing comes on every start.
-func listDir(dir string) []string {
+// listDir returns the names in dir with their types (d_type), none when
+// it cannot be read, read with getdents(2) directly: the listing comes on
+// every start.
+func listDir(dir string) map[string]uint8 {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
 	defer unix.Close(fd)
-	var names []string
+	names := make(map[string]uint8, 256)
 	buf := make([]byte, 16<<10)
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -230,7 +267,32 @@ func listDir(dir string) []string {
 		if err != nil || n <= 0 {
 			return names
 		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		parseDirents(buf[:n], names)
+	}
+}
+
+// parseDirents adds the names and types of the linux_dirent64 records in
+// buf, as getdents(2) filled it, to names, skipping "." and "..". A record
+// that does not fit ends the parse.
+func parseDirents(buf []byte, names map[string]uint8) {
+	const (
+		reclenOff = 16 // after d_ino and d_off
+		typeOff   = 18
+		nameOff   = 19
+	)
+	for len(buf) >= nameOff {
+		reclen := int(binary.NativeEndian.Uint16(buf[reclenOff:]))
+		if reclen < nameOff || reclen > len(buf) {
+			return
+		}
+		name := buf[nameOff:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if s := string(name); s != "" && s != "." && s != ".." {
+			names[s] = buf[typeOff]
+		}
+		buf = buf[reclen:]
 	}
 }
 

@@ -3,6 +3,9 @@
 package initplan
 
 import (
+	"bytes"
+	"encoding/binary"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,9 +52,9 @@ func TestEtcMatchesGlob(t *testing.T) {
 			want = append(want, m...)
 		}
 		var got []string
-		for _, p := range etcMatches(network) {
-			if _, err := os.Lstat(p); err == nil {
-				got = append(got, p)
+		for _, m := range etcMatches(network) {
+			if _, err := os.Lstat(m.path); err == nil {
+				got = append(got, m.path)
 			}
 		}
 		slices.Sort(want)
@@ -96,4 +99,75 @@ func TestEtcOnlyOurs(t *testing.T) {
 			t.Errorf("%s: etcOnlyOurs = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestEtcMatchTypes checks that the type /etc's listing gives each match
+// leads to the entry lstat(2) would: etcEntries skips the lstat of the
+// folders and regular files the listing names.
+func TestEtcMatchTypes(t *testing.T) {
+	matches := etcMatches(true)
+	if len(matches) == 0 {
+		t.Skip("no entry of the /etc list on this host")
+	}
+	for _, m := range matches {
+		got, gotOK := m.hostEntry()
+		want, wantOK := lookHostEntry(m.path)
+		if got != want || gotOK != wantOK {
+			t.Errorf("%s (d_type %d): %+v, %v; lstat says %+v, %v", m.path, m.dtype, got, gotOK, want, wantOK)
+		}
+	}
+}
+
+// dirent encodes one linux_dirent64 record as getdents(2) writes it.
+func dirent(name string, dtype uint8) []byte {
+	reclen := (19 + len(name) + 1 + 7) &^ 7
+	b := make([]byte, reclen)
+	binary.NativeEndian.PutUint64(b[0:], 42)
+	binary.NativeEndian.PutUint16(b[16:], uint16(reclen))
+	b[18] = dtype
+	copy(b[19:], name)
+	return b
+}
+
+// TestParseDirents checks the parse of getdents(2) records, whole and
+// damaged: a record that does not fit ends it without a panic.
+func TestParseDirents(t *testing.T) {
+	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	short := dirent("cut", 8)
+	for _, tc := range []struct {
+		name string
+		buf  []byte
+		want map[string]uint8
+	}{
+		{"empty", nil, map[string]uint8{}},
+		{"names and types", join(dirent(".", 4), dirent("..", 4), dirent("hosts", 8), dirent("ssl", 4), dirent("localtime", 10)),
+			map[string]uint8{"hosts": 8, "ssl": 4, "localtime": 10}},
+		{"record past the end", join(dirent("a", 8), short[:len(short)-1]), map[string]uint8{"a": 8}},
+		{"record shorter than its header", join(dirent("a", 8), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 8, 'x'}), map[string]uint8{"a": 8}},
+		{"header cut", dirent("a", 8)[:10], map[string]uint8{}},
+		{"name without its NUL", join(dirent("a", 8), []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 21, 0, 8, 'x', 'y'}),
+			map[string]uint8{"a": 8, "xy": 8}},
+	} {
+		got := map[string]uint8{}
+		parseDirents(tc.buf, got)
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseDirents checks that no input makes parseDirents panic or add
+// an empty, "." or ".." name.
+func FuzzParseDirents(f *testing.F) {
+	f.Add(bytes.Join([][]byte{dirent(".", 4), dirent("passwd", 8)}, nil))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		names := map[string]uint8{}
+		parseDirents(buf, names)
+		for n := range names {
+			if n == "" || n == "." || n == ".." || strings.IndexByte(n, 0) >= 0 {
+				t.Fatalf("name %q", n)
+			}
+		}
+	})
 }

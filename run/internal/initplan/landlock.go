@@ -181,7 +181,7 @@ func (c *compiler) applyLandlock() {
 		c.b.SkipUnlessApplied(mountNS, hostEtc)
 		private := []llRule{{"/tmp", llReadWrite}}
 		if !prebuilt {
-			private = append(private, llPrivateSharedRules(c.etc, cfg.AllowNetwork, wholeEtc)...)
+			private = append(private, llPrivateSharedRules(etcPaths(c.etc), cfg.AllowNetwork, wholeEtc)...)
 		}
 		for _, r := range private {
 			c.landlockRule(ruleset, r, attr.handledFS)
@@ -189,7 +189,7 @@ func (c *compiler) applyLandlock() {
 		c.b.Jump(done)
 		c.b.Mark(hostEtc)
 		if !prebuilt { // a prebuilt root is a mount namespace's
-			for _, r := range llEtcEntryRules(c.etc) {
+			for _, r := range llEtcEntryRules(etcPaths(c.etc)) {
 				c.landlockRule(ruleset, r, attr.handledFS)
 			}
 		}

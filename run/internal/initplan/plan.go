@@ -124,7 +124,7 @@ type compiler struct {
 	null                          initproc.Register
 	// etc are the paths of /etc the sandbox shows (etcMatches), listed
 	// once for the mounts and the Landlock rules.
-	etc []string
+	etc []etcMatch
 	// prebuiltRoot: setupMounts used the root a pooled prefix built;
 	// prefixDiscarded: it detached it, as it did not fit the run.
 	prebuiltRoot, prefixDiscarded bool

@@ -202,7 +202,10 @@ func NewBuilder(first Register) *Builder {
 	if first == 0 {
 		first = 1
 	}
-	return &Builder{nextR: first, block: -1, ops: make([]Op, 0, 512), descs: make([]string, 0, 512), data: make([]byte, 0, 64<<10)}
+	// Room for a run's program without growing (some 400 operations
+	// and 7 KiB of data by default): the builder's memory is fresh pages
+	// in a new process, each a page fault.
+	return &Builder{nextR: first, block: -1, ops: make([]Op, 0, 512), descs: make([]string, 0, 512), data: make([]byte, 0, 16<<10)}
 }
 
 // NewReg allocates a register.
