@@ -59,6 +59,11 @@ type runCgroup struct {
 	// that thread has tried (startInside returns before).
 	release  func()
 	backDone chan struct{}
+	// late: v1 cgroups placed before the clone and made after it, which
+	// the init process joins itself (see planLateCgroup); given: their
+	// "tasks" files belong to the init process's host identity for now
+	// (see makeLate).
+	late, given bool
 }
 
 // The files that say where the cgroup hierarchies are and which cgroups

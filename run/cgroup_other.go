@@ -2,7 +2,10 @@
 
 package run
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // errHalfJoined is attach's error for a process left in part of a
 // cgroup: never, here.
@@ -17,6 +20,13 @@ func openCgroup(string, cgroupLimits) (*runCgroup, error) {
 }
 
 func (*runCgroup) attach(int) error { return nil }
+
+// planLateCgroup places nothing: there are no cgroups here.
+func planLateCgroup(string, cgroupLimits) *runCgroup { return nil }
+
+func (*runCgroup) tasksFiles() []string                            { return nil }
+func (*runCgroup) makeLate(cgroupLimits, *os.File, int, int) error { return nil }
+func (*runCgroup) ownTasksBack()                                   {}
 
 // startInside runs start: there is no cgroup to be born in.
 func (*runCgroup) startInside(start func() (*started, error)) (*started, bool, error) {

@@ -22,6 +22,19 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 		st, err := start()
 		return st, nil, err
 	}
+	if cg := p.lateCgroup; cg != nil {
+		// Made once the program is sent (see planLateCgroup); whatever
+		// ends the run before closes it, made or not.
+		closeHome := cg.passHomeTasks(spec)
+		st, err := start()
+		closeHome()
+		if err != nil {
+			return nil, nil, err
+		}
+		st.supervised = append(st.supervised, LayerCgroup)
+		relaxAddressSpace(p, res)
+		return st, cg, nil
+	}
 	cg, cgErr := openCgroup(cgroupName(p.requestID), p.cgroup)
 	if cgErr != nil {
 		st, err := start()

@@ -93,7 +93,7 @@ type (
 )
 
 // startCompile has nothing to compile here.
-func startCompile(*plan) {}
+func startCompile(*plan, bool) {}
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
 // encoding (see stageconfig's wire.go), in one write, so the init stage

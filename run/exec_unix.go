@@ -116,7 +116,12 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// The config is complete: the init process, which waits for its
 	// program, gets it before the goroutines below start, whose wake-ups
 	// would otherwise come first on 2 cores.
-	sendErr := sendStage(cfgW, p)
+	startErr := sendStage(cfgW, p)
+	if startErr != nil {
+		startErr = fmt.Errorf("sending config: %v", startErr)
+	} else if err := cg.makeLate(p.cgroup, cfgW, p.hostUID, p.hostGID); err != nil {
+		startErr = fmt.Errorf("the run's cgroup: %v", err)
+	}
 	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.
 	tooMuch := make(chan struct{})
@@ -179,7 +184,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		go runWatch(watch, proc.Pid(), st.pidns, done, func(what string) { overLimit <- what })
 	}
 
-	runErr := handshake(p, st, sendErr, cfgW, repR, proxySup, res, kill)
+	runErr := handshake(p, st, startErr, cfgW, repR, proxySup, res, kill)
 	running.Store(runErr == nil && st.pidns && res.Started)
 	// Under a PID namespace the reaper reports the script's status and the
 	// run's usage once every process of the run is gone, then exits: the
@@ -298,6 +303,18 @@ type initProc struct {
 // startFresh starts an init stage for p in the run's cgroup (see
 // startInCgroup). The files it opens are added to closeLater.
 func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
+	// The init process's descriptors from ConfigFD on: the config,
+	// report and status pipes, the HomeTasksFD slots (empty unless
+	// startInCgroup fills them), the caller's extra files, then the
+	// proxy's socket.
+	const pipes = 3
+	if p.proxy != nil {
+		p.cfg.ProxyFD = stageconfig.ConfigFD + pipes + stageconfig.HomeTasksSlots + len(p.extraFiles)
+	}
+	if !stageconfig.Has(p.disabled, LayerCgroup) {
+		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup)
+	}
+	startCompile(p, false)
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
 		sup, stage, err = stagePipe(stageReads)
 		if err == nil {
@@ -320,7 +337,6 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 	if err != nil {
 		return nil, nil, err
 	}
-	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
 	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
 	var proxySup, proxyChild *os.File
 	if p.proxy != nil {
@@ -329,11 +345,12 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 			return nil, nil, err
 		}
 		*closeLater = append(*closeLater, sup, child)
-		p.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyChild, extra = sup, child, append(extra, child)
 	}
-	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra}
-	startCompile(p)
+	if p.proxy != nil && p.cfg.ProxyFD != stageconfig.ConfigFD+len(extra)-1 {
+		return nil, nil, fmt.Errorf("the proxy's socket would be descriptor %d, not %d", stageconfig.ConfigFD+len(extra)-1, p.cfg.ProxyFD)
+	}
+	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
 	st, cg, err := startInCgroup(spec, p, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
@@ -356,6 +373,10 @@ type launchSpec struct {
 	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
 	stdout, stderr *os.File
 	extra          []*os.File
+	// report is the supervisor's end of the stage's report pipe, where
+	// an init process of the run's own says it has made its namespaces
+	// (see startSplit); nil for a pooled one.
+	report *os.File
 }
 
 // chownOutput gives the script's stdout and stderr pipes to its host
@@ -374,20 +395,21 @@ func chownOutput(uid, gid int, outW, errW *os.File) error {
 	return nil
 }
 
-// handshake fails the start when sending the init stage its program
-// failed (sendErr, of sendStage), else reads the layer report, refuses a
+// handshake fails the start when sending the init stage its program or
+// making its cgroup failed (startErr), else reads the layer report, refuses a
 // run with missing layers (see refusing) or with layers built part-way
 // (which the init stage has refused already, see incompleteError) and
 // lets the init stage execve the script, with a
 // go-ahead when it waits for one. It records the layers and whether the
 // script started in res.
-func handshake(p *plan, st *started, sendErr error, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
-	if sendErr != nil {
+func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
+	if startErr != nil {
 		kill()
-		return fmt.Errorf("%w: sending config: %v", ErrStart, sendErr)
+		return fmt.Errorf("%w: %v", ErrStart, startErr)
 	}
 	rd := bufio.NewReader(repR)
 	rep, waiting, err := readStageReport(rd, p)
+	p.lateCgroup.ownTasksBack()
 	if err != nil {
 		kill()
 		return fmt.Errorf("%w: init stage: %v", ErrStart, err)

@@ -51,6 +51,9 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 		for _, l := range p.wantNS {
 			flags |= cloneFlag(l)
 		}
+		if split, ok := startSplit(spec, p, files, flags); ok {
+			return split, nil
+		}
 		at := nsAttr(flags, files, p.hostUID, p.hostGID)
 		at.Name = initName(p.requestID)
 		pid, err := initproc.Start(at)
@@ -80,6 +83,45 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 	st.proc = newChild(pid)
 	enableSubreaper(false)
 	return st, nil
+}
+
+// splitFlags are the namespaces an init process of the run's own makes
+// itself (see startSplit).
+const splitFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+
+// startSplit clones the init process into its user and PID namespaces
+// alone: it makes the others itself (initproc's Attr.Unshare), on the
+// other core, while the supervisor compiles its program here (see
+// compileAhead), each about half a millisecond; a network namespace is
+// most of a clone's cost. A new process lands on the idle core, which a
+// goroutine woken for the compile did not reliably do (2 cores, a VM).
+// ok is false when it cannot be had: no report pipe to hear the init
+// process on (a pooled one), no namespace to split, or the clone or the
+// unshare refused. The caller then clones as before, and reports what it
+// cannot have as before; an init process whose unshare failed has ended
+// and is reaped here.
+func startSplit(spec *launchSpec, p *plan, files []int, flags uintptr) (*started, bool) {
+	later := flags & splitFlags
+	if spec.report == nil || later == 0 {
+		return nil, false
+	}
+	at := nsAttr(flags&^later, files, p.hostUID, p.hostGID)
+	at.Name = initName(p.requestID)
+	at.Unshare = later
+	pid, err := initproc.Start(at)
+	if err != nil {
+		return nil, false
+	}
+	proc := newChild(pid)
+	p.ahead.compileNow()
+	if err := initproc.ReadUnshared(spec.report); err != nil {
+		proc.Kill()
+		proc.Wait()
+		return nil, false
+	}
+	st := &started{proc: proc, namespaces: p.wantNS, pidns: stageconfig.Has(p.wantNS, LayerPIDNS)}
+	enableSubreaper(st.pidns)
+	return st, true
 }
 
 // initName is the name (comm) of the init process of the run id: "ss-"
@@ -173,6 +215,7 @@ func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.In
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !p.workMade,
 		MayRunDegraded: p.degradedByChoice(),
+		JoinCgroup:     p.lateCgroup.tasksFiles(),
 	}
 }
 
@@ -199,6 +242,14 @@ type pendingCompile struct {
 	err     error
 }
 
+// compileNow compiles a here, unless its goroutine has started (or there
+// is none to compile).
+func (a *pendingCompile) compileNow() {
+	if a != nil {
+		a.compile()
+	}
+}
+
 // compile compiles a, unless someone else has claimed it.
 func (a *pendingCompile) compile() {
 	if !a.claimed.CompareAndSwap(false, true) {
@@ -208,13 +259,15 @@ func (a *pendingCompile) compile() {
 	close(a.done)
 }
 
-// startCompile starts compiling the run's program on another goroutine
-// while the supervisor makes the run's cgroup and clones the init
-// process, on the guess that these go as planned: every namespace of
-// p.wantNS, and the cgroup (with its relaxed RLIMIT_AS) unless disabled.
-// sendStage takes the result when the guess holds, and compiles again
-// otherwise. (On one core the compile merely runs earlier.)
-func startCompile(p *plan) {
+// startCompile prepares compiling the run's program on the guess that
+// the start goes as planned: every namespace of p.wantNS, and the cgroup
+// (with its relaxed RLIMIT_AS) unless disabled. sendStage takes the
+// result when the guess holds, and compiles again otherwise. With aside,
+// the compile starts at once on another goroutine, while the supervisor
+// makes the run's cgroup and clones the init process (a pooled one, see
+// Pool); else startSplit does it while the init process makes its
+// namespaces, and sendStage when that did not happen.
+func startCompile(p *plan, aside bool) {
 	guess := p.cfg
 	guess.Namespaces = p.wantNS
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
@@ -227,7 +280,9 @@ func startCompile(p *plan) {
 		return
 	}
 	a := &pendingCompile{in: stageInput(p, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
-	go a.compile()
+	if aside {
+		go a.compile()
+	}
 	p.ahead = a
 }
 

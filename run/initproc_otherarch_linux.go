@@ -22,7 +22,7 @@ type (
 )
 
 // startCompile has nothing to compile for.
-func startCompile(*plan) {}
+func startCompile(*plan, bool) {}
 
 // startInit refuses: there is no init process for this architecture.
 func startInit(*launchSpec, *plan) (*started, error) {

@@ -221,7 +221,7 @@ func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res 
 		// The descriptor handOver passes the proxy socket on.
 		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
 	}
-	startCompile(p)
+	startCompile(p, true)
 	unused := func() (*initProc, *runCgroup, bool, error) {
 		p.prefix, p.ahead = nil, nil
 		return nil, nil, false, nil

@@ -95,6 +95,9 @@ type plan struct {
 	// ahead is cfg's compile started before the init stage (see
 	// compileAhead); zero when none was.
 	ahead compileAhead
+	// lateCgroup is the run's cgroup when the init stage joins it once it
+	// is made, after the clone (see planLateCgroup); nil otherwise.
+	lateCgroup *runCgroup
 	// prefix is what the pooled init stage that took the run built ahead;
 	// nil for a stage of the run's own.
 	prefix stagePrefix

@@ -52,6 +52,13 @@ type Input struct {
 	// config asks for the go-ahead the init process waits for it in any
 	// case.
 	KnownMissing bool
+	// JoinCgroup are the "tasks" files of the run's cgroup v1 cgroups
+	// (<home>/<name>/tasks, home a cgroup that exists), which the
+	// supervisor makes once it has sent the program, while the init
+	// process builds the sandbox: the init process joins them before
+	// the script starts (see joinCgroup). None when it is born inside
+	// them, or has no cgroup.
+	JoinCgroup []string
 }
 
 // Plan is a compiled program and what the supervisor needs to read the
@@ -122,6 +129,9 @@ type compiler struct {
 	statBuf, fdBuf                initproc.Data
 	tmp, tmp2, fd, dir, tree, top initproc.Register
 	null                          initproc.Register
+	// cgroupHomes hold the folders of Input.JoinCgroup's cgroups, from
+	// openCgroupHomes to joinCgroup.
+	cgroupHomes []initproc.Register
 	// etc are the paths of /etc the sandbox shows (etcMatches), listed
 	// once for the mounts and the Landlock rules.
 	etc []etcMatch
@@ -157,6 +167,7 @@ func Compile(in Input) (*Plan, error) {
 		c.notDumpable()
 		c.credentials()
 	}
+	c.openCgroupHomes()
 	c.step(stageconfig.LayerUserNS, func() {})
 	c.step(stageconfig.LayerPIDNS, c.checkPIDNS)
 	c.step(stageconfig.LayerMountNS, c.setupMounts)
@@ -169,6 +180,7 @@ func Compile(in Input) (*Plan, error) {
 	c.step(stageconfig.LayerRlimits, c.applyRlimits)
 	c.step(stageconfig.LayerCaps, c.dropCapabilities)
 	c.step(stageconfig.LayerNoNewPrivs, c.setNoNewPrivs)
+	c.joinCgroup()
 	c.applyLandlock()
 	c.installSeccomp()
 	wait := uint32(initproc.WaitNever)

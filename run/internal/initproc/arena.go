@@ -50,6 +50,8 @@ type preamble struct {
 	full  int32
 	stack [2]uintptr
 	name  [16]byte // the child's comm
+	// unshare are the namespaces the child creates itself (Attr.Unshare).
+	unshare uintptr
 }
 
 // vmState is the program's state in the child.

@@ -52,12 +52,39 @@ func childMain(a *arena) {
 	// Its own session and process group: no controlling terminal.
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
 	sys(unix.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&a.pre.name[0])), 0, 0, 0, 0)
+	if a.pre.unshare != 0 {
+		childUnshare(a)
+	}
 	childUnmap(a)
 	n, ok := childReadProgram(a, stageconfig.ConfigFD)
 	if !ok {
 		exit(stageconfig.ExitFailure)
 	}
 	exit(a.runProgram(n))
+}
+
+// childUnshare creates the namespaces of pre.unshare (Attr.Unshare) and
+// tells the supervisor on the report descriptor (see ReadUnshared): 0 once
+// done, else the errno, and then the child ends: its program counts on
+// them.
+//
+//go:norace
+//go:nocheckptr
+func childUnshare(a *arena) {
+	_, e := sys(unix.SYS_UNSHARE, a.pre.unshare, 0, 0, 0, 0, 0)
+	word := [1]byte{byte(e)}
+	if e != 0 && word[0] == 0 {
+		word[0] = byte(unix.EINVAL) // an errno past 255, never seen
+	}
+	for {
+		_, we := sys(unix.SYS_WRITE, uintptr(a.pre.report), uintptr(unsafe.Pointer(&word[0])), 1, 0, 0, 0)
+		if we != uint32(unix.EINTR) {
+			break
+		}
+	}
+	if e != 0 {
+		exit(stageconfig.ExitFailure)
+	}
 }
 
 // childPlaceFiles puts the supervisor's descriptors pre.files at 0, 1, 2,

@@ -26,6 +26,13 @@ type started struct {
 // /dev/null, stdout a pipe, stderr the test's.
 func startProg(t *testing.T, flags uintptr, prog *Program) *started {
 	t.Helper()
+	return startProgUnshare(t, flags, 0, prog)
+}
+
+// startProgUnshare is startProg with Attr.Unshare: the child's word on it
+// is read before the program goes.
+func startProgUnshare(t *testing.T, flags, unshare uintptr, prog *Program) *started {
+	t.Helper()
 	pipe := func() (*os.File, *os.File) {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -45,6 +52,7 @@ func startProg(t *testing.T, flags uintptr, prog *Program) *started {
 	defer null.Close()
 	at := &Attr{
 		Cloneflags: flags,
+		Unshare:    unshare,
 		Files:      []int{int(null.Fd()), int(outW.Fd()), 2, int(cfgR.Fd()), int(repW.Fd()), int(stW.Fd())},
 		ReportFD:   4,
 	}
@@ -60,6 +68,11 @@ func startProg(t *testing.T, flags uintptr, prog *Program) *started {
 	repW.Close()
 	outW.Close()
 	stW.Close()
+	if unshare != 0 {
+		if err := ReadUnshared(repR); err != nil {
+			t.Fatalf("the child's unshare: %v", err)
+		}
+	}
 	if _, err := cfgW.Write(prog.Bytes); err != nil {
 		t.Fatalf("sending the program: %v", err)
 	}
@@ -301,4 +314,46 @@ func rseqTaken(t *testing.T) bool {
 	}
 	t.Logf("rseq: %v", e)
 	return e != unix.ENOSYS
+}
+
+// TestStartUnshare: namespaces of Attr.Unshare are the child's own, made
+// by the child itself after the clone, and its program runs in them; a
+// user or PID namespace cannot be asked for so.
+func TestStartUnshare(t *testing.T) {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces")
+	}
+	b := NewBuilder(0)
+	b.Report(4, 3, WaitNever)
+	b.Exec(Launch{Argv: []string{"/bin/sh", "-c", "readlink /proc/self/ns/net /proc/self/ns/uts /proc/self/ns/ipc /proc/self/ns/mnt"}, Dir: "/", ReportFD: 4})
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProgUnshare(t, unix.CLONE_NEWUSER, unix.CLONE_NEWNET|unix.CLONE_NEWUTS|unix.CLONE_NEWIPC|unix.CLONE_NEWNS, prog)
+	if rep := readReport(t, s.repR); rep.Stopped != 0 || rep.NFail != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	out, _ := io.ReadAll(s.outR)
+	if ws := s.wait(t); ws.ExitStatus() != 0 {
+		t.Fatalf("status %v", ws)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != 4 {
+		t.Fatalf("output %q", out)
+	}
+	for i, ns := range []string{"net", "uts", "ipc", "mnt"} {
+		own, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i] == own {
+			t.Errorf("the child's %s namespace is this process's, %s", ns, own)
+		}
+	}
+	for _, bad := range []uintptr{unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_VM} {
+		if _, err := Start(&Attr{Unshare: bad}); err == nil {
+			t.Errorf("Start with Unshare %#x: no error", bad)
+		}
+	}
 }

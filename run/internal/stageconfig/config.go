@@ -18,6 +18,12 @@ const (
 // wait for it (RequireIsolation); anything else (or EOF) makes init exit.
 const GoByte = 'g'
 
+// CgroupByte is what the supervisor writes on the config pipe once it has
+// made the run's cgroup v1 cgroups, which the init process joins itself
+// (initplan's Input.JoinCgroup); anything else, or the pipe's end, ends
+// the start.
+const CgroupByte = 'c'
+
 // SandboxHostname is the host name inside the sandbox's UTS namespace.
 const SandboxHostname = "skill-sandbox"
 
