@@ -27,6 +27,7 @@ func planLateCgroup(string, cgroupLimits) *runCgroup { return nil }
 func (*runCgroup) tasksFiles() []string                            { return nil }
 func (*runCgroup) makeLate(cgroupLimits, *os.File, int, int) error { return nil }
 func (*runCgroup) ownTasksBack()                                   {}
+func (*runCgroup) openStats()                                      {}
 
 // startInside runs start: there is no cgroup to be born in.
 func (*runCgroup) startInside(start func() (*started, error)) (*started, bool, error) {

@@ -121,6 +121,8 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 		startErr = fmt.Errorf("sending config: %v", startErr)
 	} else if err := cg.makeLate(p.cgroup, cfgW, p.hostUID, p.hostGID); err != nil {
 		startErr = fmt.Errorf("the run's cgroup: %v", err)
+	} else {
+		cg.openStats()
 	}
 	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.
