@@ -21,16 +21,29 @@ import (
 // (initplan's joinCgroup), as cheap a move as the supervisor's own thread
 // made. The script is forked after that, inside, as before. Under cgroup
 // v2, a layout other than the usual one, with the cpu controller
-// (--cpus), or for a pooled init process, the cgroup is made first, as
-// before (startInCgroup).
+// (--cpus), for a pooled init process, or where the init process's host
+// identity is not the caller's (a root caller's is nobody), the cgroup is
+// made first, as before (startInCgroup).
+//
+// Why not for a root caller: the init process could not open the "tasks"
+// files (root's), and giving them to its identity, even for a moment,
+// gives them to every process of that identity on the host: a descriptor
+// opened meanwhile keeps working once they are root's again, since the
+// kernel checks the opener's identity against the task it moves. An
+// independent review showed a nobody process joining a run's cgroup so.
 
 // planLateCgroup places the run's cgroup v1 cgroups named name without
 // making them, where the caller's cgroups are in the usual layout (see
-// usualV1Mounts) and writable: a name free in every hierarchy (another
-// run's of the same request id is not shared, see mkdirCgroup). nil when
-// that cannot be said: startInCgroup then makes the cgroup first, and
-// says why when it cannot.
-func planLateCgroup(name string, lim cgroupLimits) *runCgroup {
+// usualV1Mounts) and writable, and the init process runs as the caller on
+// the host (initUID), so that it may write to the files the caller's
+// mkdir makes: a name free in every hierarchy (another run's of the same
+// request id is not shared, see mkdirCgroup; one made between this check
+// and the mkdir refuses the run). nil when that cannot be said:
+// startInCgroup then makes the cgroup first, and says why when it cannot.
+func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
+	if initUID != os.Geteuid() {
+		return nil
+	}
 	if lim.CPUs > 0 {
 		// The cpu controller refuses a real-time task (while the
 		// cgroup's cpu.rt_runtime_us is 0, as a new one's is): only a
@@ -93,16 +106,13 @@ func (cg *runCgroup) tasksFiles() []string {
 // makeLate makes the cgroups planLateCgroup placed, with lim, and says so
 // to the init process on config (stageconfig.CgroupByte), or that they
 // could not be made, which ends its start; any other cgroup (or none) is
-// left alone. A root caller's init process
-// is nobody on the host: each "tasks" file is then given to uid:gid for
-// it to write (the kernel checks the opener's identity against the task
-// it moves), until the init process has reported (ownTasksBack). What was
-// made is removed by close, as any cgroup of the run.
-func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File, uid, gid int) error {
+// left alone. What was made is removed by close, as any cgroup of the
+// run.
+func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
 	if cg == nil || !cg.late {
 		return nil
 	}
-	err := cg.makeDirs(lim, uid, gid)
+	err := cg.makeDirs(lim)
 	word := byte(stageconfig.CgroupByte)
 	if err != nil {
 		word = 0
@@ -113,9 +123,8 @@ func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File, uid, gid int) e
 	return err
 }
 
-// makeDirs is makeLate's mkdir, limits and ownership.
-func (cg *runCgroup) makeDirs(lim cgroupLimits, uid, gid int) error {
-	give := os.Geteuid() == 0 && uid != 0
+// makeDirs is makeLate's mkdir and limits.
+func (cg *runCgroup) makeDirs(lim cgroupLimits) error {
 	for i, dir := range cg.dirs {
 		if sweepDue(filepath.Base(dir)) {
 			go sweepStale(cg.home[i])
@@ -126,26 +135,6 @@ func (cg *runCgroup) makeDirs(lim cgroupLimits, uid, gid int) error {
 		if err := setV1(cg.ctrls[i], dir, lim); err != nil {
 			return err
 		}
-		if give {
-			tasks := filepath.Join(dir, "tasks")
-			if err := unix.Chown(tasks, uid, gid); err != nil {
-				return fmt.Errorf("giving %s to the init stage: %v", tasks, err)
-			}
-			cg.given = true
-		}
 	}
 	return nil
-}
-
-// ownTasksBack takes the "tasks" files makeLate gave to the init process
-// back to root, once it has joined (its layer report comes after): until
-// then any process of that host identity could have moved itself in.
-func (cg *runCgroup) ownTasksBack() {
-	if cg == nil || !cg.given {
-		return
-	}
-	for _, dir := range cg.dirs {
-		unix.Chown(filepath.Join(dir, "tasks"), 0, 0)
-	}
-	cg.given = false
 }

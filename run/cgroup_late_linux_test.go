@@ -5,9 +5,10 @@ package run
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -15,10 +16,11 @@ import (
 )
 
 // needLateCgroup skips unless this host's cgroups are v1 in the usual
-// layout and writable, where fresh runs join their cgroup late.
+// layout and writable, where the runs of an init process with the
+// caller's identity join their cgroup late.
 func needLateCgroup(t *testing.T, name string) *runCgroup {
 	t.Helper()
-	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid())
 	if cg == nil {
 		t.Skip("needs cgroup v1 in the usual layout (/sys/fs/cgroup/<controller>), writable: root")
 	}
@@ -36,9 +38,8 @@ func owner(t *testing.T, path string) int {
 }
 
 // TestLateCgroupMade: planLateCgroup makes nothing; makeLate makes each
-// hierarchy's cgroup with its limit, gives the "tasks" files to the init
-// process's identity, tells the init process, and ownTasksBack takes the
-// files back; close removes it all.
+// hierarchy's cgroup with its limit, leaves its files to the caller, and
+// tells the init process; close removes it all.
 func TestLateCgroupMade(t *testing.T) {
 	name := cgroupName("late-" + newRequestID()[:12])
 	cg := needLateCgroup(t, name)
@@ -57,7 +58,7 @@ func TestLateCgroupMade(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w, 65534, 65534); err != nil {
+	if err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w); err != nil {
 		t.Fatal(err)
 	}
 	word := make([]byte, 1)
@@ -70,14 +71,8 @@ func TestLateCgroupMade(t *testing.T) {
 				t.Errorf("pids.max %q, %v; want 64", b, err)
 			}
 		}
-		if got := owner(t, filepath.Join(dir, "tasks")); got != 65534 {
-			t.Errorf("%s/tasks belongs to %d, want the init process's 65534", dir, got)
-		}
-	}
-	cg.ownTasksBack()
-	for _, dir := range cg.dirs {
-		if got := owner(t, filepath.Join(dir, "tasks")); got != 0 {
-			t.Errorf("%s/tasks belongs to %d after ownTasksBack, want root", dir, got)
+		if got := owner(t, filepath.Join(dir, "tasks")); got != os.Geteuid() {
+			t.Errorf("%s/tasks belongs to %d, want the caller's %d", dir, got, os.Geteuid())
 		}
 	}
 	dirs := cg.dirs
@@ -86,6 +81,18 @@ func TestLateCgroupMade(t *testing.T) {
 		if _, err := os.Lstat(dir); err == nil {
 			t.Errorf("%s left after close", dir)
 		}
+	}
+}
+
+// TestLateCgroupNotForOthers: an init process whose host identity is not
+// the caller's (a root caller's is nobody) never joins late: it could do
+// so only through files given to that identity, which every process of it
+// on the host could then open and keep.
+func TestLateCgroupNotForOthers(t *testing.T) {
+	name := cgroupName("late-" + newRequestID()[:12])
+	needLateCgroup(t, name)
+	if cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()+1); cg != nil {
+		t.Fatalf("placed for an init process of another identity: %v", cg.dirs)
 	}
 }
 
@@ -105,7 +112,7 @@ func TestLateCgroupNotMade(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	err = cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w, 65534, 65534)
+	err = cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w)
 	if err == nil || !strings.Contains(err.Error(), "creating a cgroup") {
 		t.Fatalf("makeLate: %v, want the mkdir's failure", err)
 	}
@@ -115,50 +122,73 @@ func TestLateCgroupNotMade(t *testing.T) {
 	}
 }
 
-// TestLateCgroupJoined: a fresh run's script is in the run's cgroups,
-// which its init process joined after the clone; while it runs, their
-// "tasks" files are root's again; after it, they are gone.
-func TestLateCgroupJoined(t *testing.T) {
-	id := "late-" + newRequestID()[:12]
-	needLateCgroup(t, cgroupName(id))
-	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\nsleep 0.5\n"})
-	// Watched from another goroutine while the run goes on here: the
-	// "tasks" files that hold the script, and who owns them then.
-	parents := cgroupParents(t)
-	stop := make(chan struct{})
-	watched := make(chan map[string]int, 1)
-	go func() {
-		seen := map[string]int{}
-		for len(seen) == 0 {
-			select {
-			case <-stop:
-				watched <- seen
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			for _, p := range parents {
-				tasks := filepath.Join(p, cgroupName(id), "tasks")
-				var st unix.Stat_t
-				if b, err := os.ReadFile(tasks); err == nil && len(strings.Fields(string(b))) > 1 && unix.Stat(tasks, &st) == nil {
-					seen[tasks] = int(st.Uid)
-				}
-			}
+// delegatedEnv names, for TestLateCgroupAsCaller, the memory and pids
+// cgroups TestLateCgroupDelegated made for it.
+const delegatedEnv = "SKILL_SANDBOX_TEST_DELEGATED"
+
+// TestLateCgroupDelegated runs TestLateCgroupAsCaller as nobody inside
+// memory and pids cgroups delegated to nobody (the folder and its files
+// theirs), where nobody's runs join their cgroup late.
+func TestLateCgroupDelegated(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to delegate cgroups to another user")
+	}
+	name := "ss-delegated-" + newRequestID()[:12]
+	own := needLateCgroup(t, name)
+	var dirs []string
+	defer func() {
+		for _, d := range dirs {
+			os.Remove(d)
 		}
-		watched <- seen
 	}()
-	o := runIn(t, Sandbox{RequestID: id}, dir, "cg.sh")
-	close(stop)
-	seen := <-watched
-	for tasks, uid := range seen {
-		if uid != 0 {
-			t.Errorf("%s belonged to %d while the script ran, want root", tasks, uid)
+	for i, c := range own.ctrls {
+		if c != "memory" && c != "pids" {
+			continue
+		}
+		d := own.dirs[i]
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+		for _, p := range []string{d, filepath.Join(d, "tasks"), filepath.Join(d, "cgroup.procs")} {
+			if err := os.Chown(p, nobodyUID, nobodyUID); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	out, err := rerunSuite("^TestLateCgroupAsCaller$", []string{delegatedEnv + "=" + strings.Join(dirs, ":")},
+		&syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID, Groups: []uint32{}}})
+	t.Logf("as uid %d in %v:\n%s", nobodyUID, dirs, out)
+	if err != nil {
+		t.Fatalf("as the delegated user: %v", err)
+	}
+	if !strings.Contains(out, "--- PASS: TestLateCgroupAsCaller") && !strings.Contains(out, "PASS") {
+		t.Fatal("TestLateCgroupAsCaller did not pass")
+	}
+}
+
+// TestLateCgroupAsCaller (run by TestLateCgroupDelegated) moves itself
+// into the delegated cgroups, then checks that a run there is placed late
+// and that its script is inside the run's cgroups, made while its init
+// process built the sandbox, which leaves nothing behind.
+func TestLateCgroupAsCaller(t *testing.T) {
+	env := os.Getenv(delegatedEnv)
+	if env == "" {
+		t.Skip("run by TestLateCgroupDelegated")
+	}
+	for _, d := range strings.Split(env, ":") {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := "late-" + newRequestID()[:12]
+	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()) == nil {
+		t.Fatal("no late cgroup for the delegated user")
+	}
+	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\n"})
+	o := runIn(t, Sandbox{RequestID: id}, dir, "cg.sh")
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
-	}
-	if len(seen) == 0 {
-		t.Fatal("the run's cgroup never held the script")
 	}
 	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
 		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
@@ -174,7 +204,9 @@ func TestLateCgroupJoined(t *testing.T) {
 			t.Errorf("the script is not in the run's %s cgroup:\n%s", c, o.stdout)
 		}
 	}
-	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
-		t.Errorf("cgroup left behind: %v", left)
+	for _, d := range strings.Split(env, ":") {
+		if _, err := os.Stat(filepath.Join(d, cgroupName(id))); err == nil {
+			t.Errorf("the run's cgroup left in %s", d)
+		}
 	}
 }

@@ -64,10 +64,8 @@ type runCgroup struct {
 	statFDs   [2]int
 	statsOpen bool
 	// late: v1 cgroups placed before the clone and made after it, which
-	// the init process joins itself (see planLateCgroup); given: their
-	// "tasks" files belong to the init process's host identity for now
-	// (see makeLate).
-	late, given bool
+	// the init process joins itself (see planLateCgroup).
+	late bool
 }
 
 // The files that say where the cgroup hierarchies are and which cgroups

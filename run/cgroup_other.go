@@ -22,12 +22,11 @@ func openCgroup(string, cgroupLimits) (*runCgroup, error) {
 func (*runCgroup) attach(int) error { return nil }
 
 // planLateCgroup places nothing: there are no cgroups here.
-func planLateCgroup(string, cgroupLimits) *runCgroup { return nil }
+func planLateCgroup(string, cgroupLimits, int) *runCgroup { return nil }
 
-func (*runCgroup) tasksFiles() []string                            { return nil }
-func (*runCgroup) makeLate(cgroupLimits, *os.File, int, int) error { return nil }
-func (*runCgroup) ownTasksBack()                                   {}
-func (*runCgroup) openStats()                                      {}
+func (*runCgroup) tasksFiles() []string                  { return nil }
+func (*runCgroup) makeLate(cgroupLimits, *os.File) error { return nil }
+func (*runCgroup) openStats()                            {}
 
 // startInside runs start: there is no cgroup to be born in.
 func (*runCgroup) startInside(start func() (*started, error)) (*started, bool, error) {

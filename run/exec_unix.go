@@ -119,7 +119,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	startErr := sendStage(cfgW, p)
 	if startErr != nil {
 		startErr = fmt.Errorf("sending config: %v", startErr)
-	} else if err := cg.makeLate(p.cgroup, cfgW, p.hostUID, p.hostGID); err != nil {
+	} else if err := cg.makeLate(p.cgroup, cfgW); err != nil {
 		startErr = fmt.Errorf("the run's cgroup: %v", err)
 	} else {
 		cg.openStats()
@@ -314,7 +314,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		p.cfg.ProxyFD = stageconfig.ConfigFD + pipes + stageconfig.HomeTasksSlots + len(p.extraFiles)
 	}
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup)
+		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
 	}
 	startCompile(p, false)
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
@@ -411,7 +411,6 @@ func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.Fi
 	}
 	rd := bufio.NewReader(repR)
 	rep, waiting, err := readStageReport(rd, p)
-	p.lateCgroup.ownTasksBack()
 	if err != nil {
 		kill()
 		return fmt.Errorf("%w: init stage: %v", ErrStart, err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
@@ -85,6 +86,11 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 	return st, nil
 }
 
+// unshareWait bounds startSplit's wait for the init process's namespaces
+// (about half a millisecond; a machine swapping hard may take seconds):
+// past it the run starts the way it did before.
+const unshareWait = 10 * time.Second
+
 // splitFlags are the namespaces an init process of the run's own makes
 // itself (see startSplit).
 const splitFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
@@ -114,7 +120,7 @@ func startSplit(spec *launchSpec, p *plan, files []int, flags uintptr) (*started
 	}
 	proc := newChild(pid)
 	p.ahead.compileNow()
-	if err := initproc.ReadUnshared(spec.report); err != nil {
+	if err := initproc.ReadUnshared(spec.report, pid, unshareWait); err != nil {
 		proc.Kill()
 		proc.Wait()
 		return nil, false

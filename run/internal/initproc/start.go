@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
@@ -315,13 +316,42 @@ func Verify(p []byte) int {
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// ReadUnshared reads what a child started with Attr.Unshare wrote on its
-// report descriptor once it tried: nil when it has the namespaces, else
-// unshare(2)'s error (the child has then exited), or the read's. It
-// blocks until the child has tried.
-func ReadUnshared(r io.Reader) error {
+// ReadUnshared reads what the child pid, started with Attr.Unshare, wrote
+// on its report descriptor (report, the caller's end) once it tried: nil
+// when it has the namespaces, else unshare(2)'s error (the child has then
+// exited), or why nothing came. The caller holds the pipe's other end
+// too, for the child's next start, so the child's end alone would never
+// show: the child's exit is watched as well (a pidfd), which ends the
+// wait with an error, as does a child that takes longer than wait.
+func ReadUnshared(report *os.File, pid int, wait time.Duration) error {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("init process: unshare: watching it: %w", err)
+	}
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(report.Fd()), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(wait)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errors.New("init process: unshare: no word from it in time")
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("init process: unshare: %w", err)
+		}
+		if n > 0 && fds[0].Revents != 0 {
+			break // its word came (an exit after it leaves it readable too)
+		}
+		if n > 0 && fds[1].Revents != 0 {
+			return errors.New("init process: ended before it made its namespaces")
+		}
+	}
 	var b [1]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
+	if _, err := io.ReadFull(report, b[:]); err != nil {
 		return fmt.Errorf("init process: unshare: %w", err)
 	}
 	if b[0] != 0 {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
@@ -69,7 +70,7 @@ func startProgUnshare(t *testing.T, flags, unshare uintptr, prog *Program) *star
 	outW.Close()
 	stW.Close()
 	if unshare != 0 {
-		if err := ReadUnshared(repR); err != nil {
+		if err := ReadUnshared(repR, pid, 10*time.Second); err != nil {
 			t.Fatalf("the child's unshare: %v", err)
 		}
 	}
@@ -355,5 +356,41 @@ func TestStartUnshare(t *testing.T) {
 		if _, err := Start(&Attr{Unshare: bad}); err == nil {
 			t.Errorf("Start with Unshare %#x: no error", bad)
 		}
+	}
+}
+
+// TestReadUnsharedChildGone: a child that ends before its word (killed
+// here right after the clone, maybe before it unshared) does not leave
+// ReadUnshared waiting on a pipe whose other end the caller still holds.
+func TestReadUnsharedChildGone(t *testing.T) {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skip("no user namespaces")
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repR.Close()
+	defer repW.Close() // held throughout, as the supervisor does
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	for range 5 {
+		pid, err := Start(&Attr{Cloneflags: unix.CLONE_NEWUSER, Unshare: unix.CLONE_NEWNET, ReportFD: 4,
+			Files: []int{-1, -1, 2, int(cfgR.Fd()), int(repW.Fd())}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Kill(pid, unix.SIGKILL)
+		start := time.Now()
+		err = ReadUnshared(repR, pid, 5*time.Second)
+		if time.Since(start) > 4*time.Second {
+			t.Fatalf("ReadUnshared waited %v for a killed child (err %v)", time.Since(start), err)
+		}
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
 	}
 }
