@@ -16,34 +16,29 @@ import (
 // startInside) came before the clone, on the way to the script. Now the
 // supervisor places them (planLateCgroup), clones the init process,
 // sends its program and only then makes them (makeLate), while the init
-// process builds the sandbox on the other core; the init process waits
-// for its word before Landlock and writes "0" to each "tasks" file
-// (initplan's joinCgroup), as cheap a move as the supervisor's own thread
-// made. The script is forked after that, inside, as before. Under cgroup
-// v2, a layout other than the usual one, with the cpu controller
-// (--cpus), for a pooled init process, or where the init process's host
-// identity is not the caller's (a root caller's is nobody), the cgroup is
-// made first, as before (startInCgroup).
+// process builds the sandbox on the other core, and sends it a descriptor
+// of each "tasks" file over its config socket; the init process, last
+// before Landlock, writes "0" to each (initplan's joinCgroup), as cheap a
+// move as the supervisor's own thread made. The script is forked after
+// that, inside, as before. Under cgroup v2, a layout other than the usual
+// one, with the cpu controller (--cpus), or for a pooled init process,
+// the cgroup is made first, as before (startInCgroup).
 //
-// Why not for a root caller: the init process could not open the "tasks"
-// files (root's), and giving them to its identity, even for a moment,
-// gives them to every process of that identity on the host: a descriptor
-// opened meanwhile keeps working once they are root's again, since the
-// kernel checks the opener's identity against the task it moves. An
-// independent review showed a nobody process joining a run's cgroup so.
+// Why descriptors: the kernel checks the identity that opened a "tasks"
+// file against the task moved, and a root caller's init process is nobody
+// on the host, which may not open root's files. Giving the files to
+// nobody instead, even for a moment, would give them to every nobody
+// process on the host, whose descriptors opened meanwhile keep working
+// (an independent review showed one joining a run's cgroup so).
 
 // planLateCgroup places the run's cgroup v1 cgroups named name without
 // making them, where the caller's cgroups are in the usual layout (see
-// usualV1Mounts) and writable, and the init process runs as the caller on
-// the host (initUID), so that it may write to the files the caller's
-// mkdir makes: a name free in every hierarchy (another run's of the same
-// request id is not shared, see mkdirCgroup; one made between this check
-// and the mkdir refuses the run). nil when that cannot be said:
-// startInCgroup then makes the cgroup first, and says why when it cannot.
-func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
-	if initUID != os.Geteuid() {
-		return nil
-	}
+// usualV1Mounts) and writable: a name free in every hierarchy (another
+// run's of the same request id is not shared, see mkdirCgroup; one made
+// between this check and the mkdir refuses the run). nil when that cannot
+// be said: startInCgroup then makes the cgroup first, and says why when
+// it cannot.
+func planLateCgroup(name string, lim cgroupLimits) *runCgroup {
 	if lim.CPUs > 0 {
 		// The cpu controller refuses a real-time task (while the
 		// cgroup's cpu.rt_runtime_us is 0, as a new one's is): only a
@@ -103,23 +98,45 @@ func (cg *runCgroup) tasksFiles() []string {
 	return files
 }
 
-// makeLate makes the cgroups planLateCgroup placed, with lim, and says so
-// to the init process on config (stageconfig.CgroupByte), or that they
-// could not be made, which ends its start; any other cgroup (or none) is
-// left alone. What was made is removed by close, as any cgroup of the
-// run.
+// makeLate makes the cgroups planLateCgroup placed, with lim, and sends
+// the init process on config (a socket, see configChannel)
+// stageconfig.CgroupByte with a descriptor of each one's "tasks" file, or
+// a zero byte alone when they could not be made, which ends its start;
+// any other cgroup (or none) is left alone. What was made is removed by
+// close, as any cgroup of the run.
 func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
 	if cg == nil || !cg.late {
 		return nil
 	}
 	err := cg.makeDirs(lim)
-	word := byte(stageconfig.CgroupByte)
-	if err != nil {
-		word = 0
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, tasks := range cg.tasksFiles() {
+		if err != nil {
+			break
+		}
+		fd, oerr := unix.Open(tasks, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			err = fmt.Errorf("opening %s: %v", tasks, oerr)
+			break
+		}
+		fds = append(fds, fd)
 	}
-	// A write that fails finds the init process gone (it refused the
-	// run, say a grant swapped meanwhile): its report says why.
-	config.Write([]byte{word})
+	word, rights := []byte{stageconfig.CgroupByte}, unix.UnixRights(fds...)
+	if err != nil {
+		word, rights = []byte{0}, nil
+	}
+	// A send that fails finds the init process gone (it refused the run,
+	// say a grant swapped meanwhile): its report says why.
+	if rc, serr := config.SyscallConn(); serr == nil {
+		rc.Write(func(fd uintptr) bool {
+			return unix.Sendmsg(int(fd), word, rights, nil, 0) != unix.EAGAIN
+		})
+	}
 	return err
 }
 
@@ -137,4 +154,23 @@ func (cg *runCgroup) makeDirs(lim cgroupLimits) error {
 		}
 	}
 	return nil
+}
+
+// configChannel is the config channel of a fresh init stage: a pipe, or
+// with a cgroup it joins late a stream socket, which carries the "tasks"
+// descriptors (see makeLate). sup is the supervisor's end.
+func configChannel(late bool) (sup, stage *os.File, err error) {
+	if !late {
+		return stagePipe(true)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socketpair", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "config"), os.NewFile(uintptr(fds[1]), "config"), nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -20,7 +21,7 @@ import (
 // caller's identity join their cgroup late.
 func needLateCgroup(t *testing.T, name string) *runCgroup {
 	t.Helper()
-	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid())
+	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
 	if cg == nil {
 		t.Skip("needs cgroup v1 in the usual layout (/sys/fs/cgroup/<controller>), writable: root")
 	}
@@ -37,9 +38,51 @@ func owner(t *testing.T, path string) int {
 	return int(st.Uid)
 }
 
+// configPair is a config socket as configChannel makes it for a cgroup
+// joined late: the supervisor's end, and the init process's.
+func configPair(t *testing.T) (sup, stage *os.File) {
+	t.Helper()
+	sup, stage, err := configChannel(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Close(); stage.Close() })
+	return sup, stage
+}
+
+// received reads what makeLate sent: the byte and the descriptors.
+func received(t *testing.T, stage *os.File, n int) (byte, []int) {
+	t.Helper()
+	word := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*n))
+	_, oobn, _, _, err := unix.Recvmsg(int(stage.Fd()), word, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []int
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, got...)
+	}
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	})
+	return word[0], fds
+}
+
 // TestLateCgroupMade: planLateCgroup makes nothing; makeLate makes each
 // hierarchy's cgroup with its limit, leaves its files to the caller, and
-// tells the init process; close removes it all.
+// sends the init process the word with a descriptor of each "tasks"
+// file; close removes it all.
 func TestLateCgroupMade(t *testing.T) {
 	name := cgroupName("late-" + newRequestID()[:12])
 	cg := needLateCgroup(t, name)
@@ -52,20 +95,19 @@ func TestLateCgroupMade(t *testing.T) {
 	if got := cg.tasksFiles(); len(got) != len(cg.dirs) || got[0] != filepath.Join(cg.dirs[0], "tasks") {
 		t.Fatalf("tasksFiles %v for %v", got, cg.dirs)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
+	sup, stage := configPair(t)
+	if err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, sup); err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
-	if err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w); err != nil {
-		t.Fatal(err)
-	}
-	word := make([]byte, 1)
-	if _, err := r.Read(word); err != nil || word[0] != stageconfig.CgroupByte {
-		t.Fatalf("the init process was told %q, %v; want %q", word, err, stageconfig.CgroupByte)
+	word, fds := received(t, stage, len(cg.dirs))
+	if word != stageconfig.CgroupByte || len(fds) != len(cg.dirs) {
+		t.Fatalf("the init process was sent %q and %d descriptors; want %q and %d", word, len(fds), stageconfig.CgroupByte, len(cg.dirs))
 	}
 	for i, dir := range cg.dirs {
+		var sent, want unix.Stat_t
+		if unix.Fstat(fds[i], &sent) != nil || unix.Stat(filepath.Join(dir, "tasks"), &want) != nil || sent.Ino != want.Ino || sent.Dev != want.Dev {
+			t.Errorf("descriptor %d is not %s/tasks", i, dir)
+		}
 		if cg.ctrls[i] == "pids" {
 			if b, err := os.ReadFile(filepath.Join(dir, "pids.max")); err != nil || strings.TrimSpace(string(b)) != "64" {
 				t.Errorf("pids.max %q, %v; want 64", b, err)
@@ -84,21 +126,9 @@ func TestLateCgroupMade(t *testing.T) {
 	}
 }
 
-// TestLateCgroupNotForOthers: an init process whose host identity is not
-// the caller's (a root caller's is nobody) never joins late: it could do
-// so only through files given to that identity, which every process of it
-// on the host could then open and keep.
-func TestLateCgroupNotForOthers(t *testing.T) {
-	name := cgroupName("late-" + newRequestID()[:12])
-	needLateCgroup(t, name)
-	if cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()+1); cg != nil {
-		t.Fatalf("placed for an init process of another identity: %v", cg.dirs)
-	}
-}
-
 // TestLateCgroupNotMade: when a cgroup cannot be made after all (here its
-// name taken meanwhile), makeLate says why and tells the init process
-// something other than CgroupByte, which ends its start.
+// name taken meanwhile), makeLate says why and sends the init process a
+// zero byte and no descriptor, which ends its start.
 func TestLateCgroupNotMade(t *testing.T) {
 	name := cgroupName("late-" + newRequestID()[:12])
 	cg := needLateCgroup(t, name)
@@ -106,19 +136,75 @@ func TestLateCgroupNotMade(t *testing.T) {
 	if err := os.Mkdir(cg.dirs[0], 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	err = cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, w)
+	sup, stage := configPair(t)
+	err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, sup)
 	if err == nil || !strings.Contains(err.Error(), "creating a cgroup") {
 		t.Fatalf("makeLate: %v, want the mkdir's failure", err)
 	}
-	word := make([]byte, 1)
-	if _, err := r.Read(word); err != nil || word[0] == stageconfig.CgroupByte {
-		t.Fatalf("the init process was told %q, %v; want anything but %q", word, err, stageconfig.CgroupByte)
+	if word, fds := received(t, stage, len(cg.dirs)); word == stageconfig.CgroupByte || len(fds) != 0 {
+		t.Fatalf("the init process was sent %q and %d descriptors; want anything but %q, and none", word, len(fds), stageconfig.CgroupByte)
+	}
+}
+
+// TestLateCgroupJoined: a root caller's run (its init process nobody on
+// the host) joins its cgroup late, through the descriptors: the script is
+// in the run's cgroups, whose "tasks" files stay root's throughout, and
+// nothing is left after it.
+func TestLateCgroupJoined(t *testing.T) {
+	id := "late-" + newRequestID()[:12]
+	needLateCgroup(t, cgroupName(id))
+	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\nsleep 0.3\n"})
+	parents := cgroupParents(t)
+	stop := make(chan struct{})
+	watched := make(chan map[string]int, 1)
+	go func() {
+		seen := map[string]int{}
+		for {
+			select {
+			case <-stop:
+				watched <- seen
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			for _, p := range parents {
+				tasks := filepath.Join(p, cgroupName(id), "tasks")
+				var st unix.Stat_t
+				if unix.Stat(tasks, &st) == nil {
+					seen[tasks] = int(st.Uid)
+				}
+			}
+		}
+	}()
+	o := runIn(t, Sandbox{RequestID: id}, dir, "cg.sh")
+	close(stop)
+	seen := <-watched
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	if len(seen) == 0 {
+		t.Fatal("the run's cgroup was never seen")
+	}
+	for tasks, uid := range seen {
+		if uid != os.Geteuid() {
+			t.Errorf("%s belonged to %d during the run, want the caller's %d", tasks, uid, os.Geteuid())
+		}
+	}
+	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
+		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
+	}
+	for _, c := range []string{"memory", "pids"} {
+		found := false
+		for _, line := range strings.Split(o.stdout, "\n") {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && strings.Contains(","+f[1]+",", ","+c+",") {
+				found = strings.HasSuffix(f[2], "/"+cgroupName(id))
+			}
+		}
+		if !found {
+			t.Errorf("the script is not in the run's %s cgroup:\n%s", c, o.stdout)
+		}
+	}
+	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
+		t.Errorf("cgroup left behind: %v", left)
 	}
 }
 
@@ -182,7 +268,7 @@ func TestLateCgroupAsCaller(t *testing.T) {
 		}
 	}
 	id := "late-" + newRequestID()[:12]
-	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()) == nil {
+	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}) == nil {
 		t.Fatal("no late cgroup for the delegated user")
 	}
 	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\n"})

@@ -22,7 +22,7 @@ func openCgroup(string, cgroupLimits) (*runCgroup, error) {
 func (*runCgroup) attach(int) error { return nil }
 
 // planLateCgroup places nothing: there are no cgroups here.
-func planLateCgroup(string, cgroupLimits, int) *runCgroup { return nil }
+func planLateCgroup(string, cgroupLimits) *runCgroup { return nil }
 
 func (*runCgroup) tasksFiles() []string                  { return nil }
 func (*runCgroup) makeLate(cgroupLimits, *os.File) error { return nil }
@@ -37,3 +37,6 @@ func (*runCgroup) stats() cgroupStats               { return cgroupStats{} }
 func (*runCgroup) passHomeTasks(*launchSpec) func() { return func() {} }
 func (*runCgroup) removeEmpty() bool                { return true }
 func (*runCgroup) close()                           {}
+
+// configChannel is the config pipe of an init stage.
+func configChannel(bool) (sup, stage *os.File, err error) { return stagePipe(true) }

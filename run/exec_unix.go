@@ -314,7 +314,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		p.cfg.ProxyFD = stageconfig.ConfigFD + pipes + stageconfig.HomeTasksSlots + len(p.extraFiles)
 	}
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
+		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup)
 	}
 	startCompile(p, false)
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
@@ -324,7 +324,10 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		}
 		return sup, stage, err
 	}
-	cfgW, cfgR, err1 := pipe(true)
+	cfgW, cfgR, err1 := configChannel(p.lateCgroup != nil)
+	if err1 == nil {
+		*closeLater = append(*closeLater, cfgW, cfgR)
+	}
 	repR, repW, err2 := pipe(false)
 	outR, outW, err3 := pipe(false)
 	errR, errW, err4 := pipe(false)

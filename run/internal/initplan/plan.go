@@ -52,12 +52,12 @@ type Input struct {
 	// config asks for the go-ahead the init process waits for it in any
 	// case.
 	KnownMissing bool
-	// JoinCgroup are the "tasks" files of the run's cgroup v1 cgroups
-	// (<home>/<name>/tasks, home a cgroup that exists), which the
-	// supervisor makes once it has sent the program, while the init
-	// process builds the sandbox: the init process joins them before
-	// the script starts (see joinCgroup). None when it is born inside
-	// them, or has no cgroup.
+	// JoinCgroup are the "tasks" files of the run's cgroup v1 cgroups,
+	// which the supervisor makes once it has sent the program, while the
+	// init process builds the sandbox, and whose descriptors it then
+	// sends on the config socket: the init process joins them before the
+	// script starts (see joinCgroup). None when it is born inside them,
+	// or has no cgroup.
 	JoinCgroup []string
 }
 
@@ -129,9 +129,6 @@ type compiler struct {
 	statBuf, fdBuf                initproc.Data
 	tmp, tmp2, fd, dir, tree, top initproc.Register
 	null                          initproc.Register
-	// cgroupHomes hold the folders of Input.JoinCgroup's cgroups, from
-	// openCgroupHomes to joinCgroup.
-	cgroupHomes []initproc.Register
 	// etc are the paths of /etc the sandbox shows (etcMatches), listed
 	// once for the mounts and the Landlock rules.
 	etc []etcMatch
@@ -167,7 +164,6 @@ func Compile(in Input) (*Plan, error) {
 		c.notDumpable()
 		c.credentials()
 	}
-	c.openCgroupHomes()
 	c.step(stageconfig.LayerUserNS, func() {})
 	c.step(stageconfig.LayerPIDNS, c.checkPIDNS)
 	c.step(stageconfig.LayerMountNS, c.setupMounts)
