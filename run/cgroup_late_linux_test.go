@@ -189,20 +189,7 @@ func TestLateCgroupJoined(t *testing.T) {
 			t.Errorf("%s belonged to %d during the run, want the caller's %d", tasks, uid, os.Geteuid())
 		}
 	}
-	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
-		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
-	}
-	for _, c := range []string{"memory", "pids"} {
-		found := false
-		for _, line := range strings.Split(o.stdout, "\n") {
-			if f := strings.SplitN(line, ":", 3); len(f) == 3 && strings.Contains(","+f[1]+",", ","+c+",") {
-				found = strings.HasSuffix(f[2], "/"+cgroupName(id))
-			}
-		}
-		if !found {
-			t.Errorf("the script is not in the run's %s cgroup:\n%s", c, o.stdout)
-		}
-	}
+	checkInRunCgroup(t, o, id)
 	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
 		t.Errorf("cgroup left behind: %v", left)
 	}
@@ -276,6 +263,19 @@ func TestLateCgroupAsCaller(t *testing.T) {
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
 	}
+	checkInRunCgroup(t, o, id)
+	for _, d := range strings.Split(env, ":") {
+		if _, err := os.Stat(filepath.Join(d, cgroupName(id))); err == nil {
+			t.Errorf("the run's cgroup left in %s", d)
+		}
+	}
+}
+
+// checkInRunCgroup checks that run o of request id applied the cgroup
+// layer and that its script, which printed /proc/self/cgroup, was in the
+// run's memory and pids cgroups.
+func checkInRunCgroup(t *testing.T, o outcome, id string) {
+	t.Helper()
 	if !stageconfig.Has(o.res.Applied, LayerCgroup) {
 		t.Fatalf("cgroup not applied: %+v", o.res.Missing)
 	}
@@ -288,11 +288,6 @@ func TestLateCgroupAsCaller(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("the script is not in the run's %s cgroup:\n%s", c, o.stdout)
-		}
-	}
-	for _, d := range strings.Split(env, ":") {
-		if _, err := os.Stat(filepath.Join(d, cgroupName(id))); err == nil {
-			t.Errorf("the run's cgroup left in %s", d)
 		}
 	}
 }
