@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +40,13 @@ import (
 // between this check and the mkdir refuses the run). nil when that cannot
 // be said: startInCgroup then makes the cgroup first, and says why when
 // it cannot.
-func planLateCgroup(name string, lim cgroupLimits) *runCgroup {
+func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
+	if initUID != os.Geteuid() && !hostRoot() {
+		// The kernel lets a "tasks" descriptor move a task of another
+		// identity only when it was opened by the host's root: root in
+		// a user namespace (a container's) is not.
+		return nil
+	}
 	if lim.CPUs > 0 {
 		// The cpu controller refuses a real-time task (while the
 		// cgroup's cpu.rt_runtime_us is 0, as a new one's is): only a
@@ -83,6 +91,16 @@ func planLateCgroup(name string, lim cgroupLimits) *runCgroup {
 		}
 	}
 	return nil
+}
+
+// hostRoot reports whether this process is root in the initial user
+// namespace (its uid_map the identity over all uids).
+func hostRoot() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	b, err := proc.ReadFile("/proc/self/uid_map", 256)
+	return err == nil && strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
 }
 
 // tasksFiles are the "tasks" files of a cgroup planLateCgroup placed, which
@@ -130,12 +148,21 @@ func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
 	if err != nil {
 		word, rights = []byte{0}, nil
 	}
-	// A send that fails finds the init process gone (it refused the run,
-	// say a grant swapped meanwhile): its report says why.
-	if rc, serr := config.SyscallConn(); serr == nil {
-		rc.Write(func(fd uintptr) bool {
-			return unix.Sendmsg(int(fd), word, rights, nil, 0) != unix.EAGAIN
+	rc, serr := config.SyscallConn()
+	if serr == nil {
+		werr := rc.Write(func(fd uintptr) bool {
+			serr = unix.Sendmsg(int(fd), word, rights, nil, unix.MSG_NOSIGNAL)
+			return serr != unix.EAGAIN
 		})
+		if serr == nil {
+			serr = werr
+		}
+	}
+	// A send that finds the init process gone (it refused the run, say a
+	// grant swapped meanwhile) leaves its report to say why; any other
+	// failure would leave it waiting.
+	if err == nil && serr != nil && serr != unix.EPIPE && serr != unix.ECONNRESET {
+		err = fmt.Errorf("sending the init stage its cgroup: %v", serr)
 	}
 	return err
 }

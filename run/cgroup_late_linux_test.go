@@ -21,7 +21,7 @@ import (
 // caller's identity join their cgroup late.
 func needLateCgroup(t *testing.T, name string) *runCgroup {
 	t.Helper()
-	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, nobodyUID)
 	if cg == nil {
 		t.Skip("needs cgroup v1 in the usual layout (/sys/fs/cgroup/<controller>), writable: root")
 	}
@@ -255,8 +255,13 @@ func TestLateCgroupAsCaller(t *testing.T) {
 		}
 	}
 	id := "late-" + newRequestID()[:12]
-	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}) == nil {
+	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()) == nil {
 		t.Fatal("no late cgroup for the delegated user")
+	}
+	// Its descriptors could move only its own tasks: an init process of
+	// another identity is born inside instead.
+	if hostRoot() || planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()+1) != nil {
+		t.Fatal("a late cgroup placed for another identity without the host's root")
 	}
 	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\n"})
 	o := runIn(t, Sandbox{RequestID: id}, dir, "cg.sh")

@@ -429,7 +429,14 @@ func writeCgroup(dir, file, value string) error {
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	_, err = unix.Write(fd, []byte(value))
+	for {
+		// A limit write may reclaim memory, which a signal interrupts
+		// (the runtime's preemption included); it is tried again.
+		_, err = unix.Write(fd, []byte(value))
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}

@@ -22,7 +22,7 @@ func openCgroup(string, cgroupLimits) (*runCgroup, error) {
 func (*runCgroup) attach(int) error { return nil }
 
 // planLateCgroup places nothing: there are no cgroups here.
-func planLateCgroup(string, cgroupLimits) *runCgroup { return nil }
+func planLateCgroup(string, cgroupLimits, int) *runCgroup { return nil }
 
 func (*runCgroup) tasksFiles() []string                  { return nil }
 func (*runCgroup) makeLate(cgroupLimits, *os.File) error { return nil }

@@ -314,7 +314,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 		p.cfg.ProxyFD = stageconfig.ConfigFD + pipes + stageconfig.HomeTasksSlots + len(p.extraFiles)
 	}
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup)
+		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
 	}
 	startCompile(p, false)
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
