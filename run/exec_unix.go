@@ -305,18 +305,11 @@ type initProc struct {
 // startFresh starts an init stage for p in the run's cgroup (see
 // startInCgroup). The files it opens are added to closeLater.
 func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
-	// The init process's descriptors from ConfigFD on: the config,
-	// report and status pipes, the HomeTasksFD slots (empty unless
-	// startInCgroup fills them), the caller's extra files, then the
-	// proxy's socket.
-	const pipes = 3
-	if p.proxy != nil {
-		p.cfg.ProxyFD = stageconfig.ConfigFD + pipes + stageconfig.HomeTasksSlots + len(p.extraFiles)
-	}
+	// Placed first: a cgroup joined late makes the config channel a
+	// socket (see configChannel).
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
 		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
 	}
-	startCompile(p, false)
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
 		sup, stage, err = stagePipe(stageReads)
 		if err == nil {
@@ -342,6 +335,7 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 	if err != nil {
 		return nil, nil, err
 	}
+	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
 	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
 	var proxySup, proxyChild *os.File
 	if p.proxy != nil {
@@ -350,12 +344,11 @@ func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCg
 			return nil, nil, err
 		}
 		*closeLater = append(*closeLater, sup, child)
+		p.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyChild, extra = sup, child, append(extra, child)
 	}
-	if p.proxy != nil && p.cfg.ProxyFD != stageconfig.ConfigFD+len(extra)-1 {
-		return nil, nil, fmt.Errorf("the proxy's socket would be descriptor %d, not %d", stageconfig.ConfigFD+len(extra)-1, p.cfg.ProxyFD)
-	}
 	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
+	startCompile(p, false)
 	st, cg, err := startInCgroup(spec, p, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
@@ -401,10 +394,10 @@ func chownOutput(uid, gid int, outW, errW *os.File) error {
 }
 
 // handshake fails the start when sending the init stage its program or
-// making its cgroup failed (startErr), else reads the layer report, refuses a
-// run with missing layers (see refusing) or with layers built part-way
-// (which the init stage has refused already, see incompleteError) and
-// lets the init stage execve the script, with a
+// making its cgroup failed (startErr), else reads the layer report,
+// refuses a run with missing layers (see refusing) or with layers built
+// part-way (which the init stage has refused already, see
+// incompleteError) and lets the init stage execve the script, with a
 // go-ahead when it waits for one. It records the layers and whether the
 // script started in res.
 func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.File, res *Result, kill func()) error {
