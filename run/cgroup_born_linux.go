@@ -24,7 +24,9 @@ import (
 // true then. When the thread cannot be moved (a v2 cgroup, files it may
 // not write), start runs as it is and the caller attaches the process
 // afterwards. A caller's thread that was in other v1 cgroups than its
-// process ends up in the process's.
+// process ends up in the process's. For a cgroup placed late, start runs
+// as it is and inside is true: the init stage joins it itself, before it
+// starts the script (see planLateCgroup).
 //
 // The thread moves back after start has returned (see cg.backDone). If it
 // cannot be moved back, it stays in the run's cgroups for the
@@ -33,6 +35,11 @@ import (
 // the init stage's parent-death signal fires when the thread that forked
 // it exits. killMembers never signals this process.
 func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, inside bool, err error) {
+	if cg.late {
+		// The init process joins it itself (see planLateCgroup).
+		st, err = start()
+		return st, err == nil, err
+	}
 	if cg.version != 1 {
 		st, err = start()
 		return st, false, err

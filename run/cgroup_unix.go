@@ -22,20 +22,13 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 		st, err := start()
 		return st, nil, err
 	}
-	if cg := p.lateCgroup; cg != nil {
-		// Made once the program is sent (see planLateCgroup); whatever
-		// ends the run before closes it, made or not.
-		closeHome := cg.passHomeTasks(spec)
-		st, err := start()
-		closeHome()
-		if err != nil {
-			return nil, nil, err
-		}
-		st.supervised = append(st.supervised, LayerCgroup)
-		relaxAddressSpace(p, res)
-		return st, cg, nil
+	// A cgroup placed late is made once the program is sent (see
+	// planLateCgroup); whatever ends the run before closes it, made or
+	// not.
+	cg, cgErr := p.lateCgroup, error(nil)
+	if cg == nil {
+		cg, cgErr = openCgroup(cgroupName(p.requestID), p.cgroup)
 	}
-	cg, cgErr := openCgroup(cgroupName(p.requestID), p.cgroup)
 	if cgErr != nil {
 		st, err := start()
 		if err != nil {
