@@ -31,6 +31,11 @@ func checkWorkspace(dir string, skillDirs []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
+	// The overlap is checked before anything is made, on the path its
+	// existing part resolves to: a refused workspace leaves no folder.
+	if err := notOverlapping(resolveExisting(abs), skillDirs); err != nil {
+		return "", err
+	}
 	// As run creates --write folders: writable by the sandbox identity.
 	if _, err := run.MakeWriteFolder(abs); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
@@ -41,12 +46,33 @@ func checkWorkspace(dir string, skillDirs []string) (string, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %s: not a directory", dir)
 	}
+	return abs, notOverlapping(abs, skillDirs)
+}
+
+// notOverlapping refuses a workspace that lies in a skills folder or holds
+// one.
+func notOverlapping(abs string, skillDirs []string) error {
 	for _, sd := range skillDirs {
 		if within(abs, sd) || within(sd, abs) {
-			return "", fmt.Errorf("workspace %s overlaps the skills folder %s: runs could change the skills", abs, sd)
+			return fmt.Errorf("workspace %s overlaps the skills folder %s: runs could change the skills", abs, sd)
 		}
 	}
-	return abs, nil
+	return nil
+}
+
+// resolveExisting returns abs with the symbolic links of its longest
+// existing ancestor resolved, the rest appended as it is.
+func resolveExisting(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // within reports whether path is dir or lies under it (both absolute and

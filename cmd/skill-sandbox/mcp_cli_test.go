@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +48,10 @@ func TestMCPUsage(t *testing.T) {
 				t.Errorf("stdout not empty: %q", r.Stdout)
 			}
 		})
+	}
+	// A refused workspace is not made (here it would be in the source tree).
+	if _, err := os.Lstat(filepath.Join(skills, "word-stats", "out")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused workspace was made: %v", err)
 	}
 }
 
