@@ -374,9 +374,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Stderr:         stream(res.Stderr),
 		NetworkAllowed: meta.NetworkAllowed,
 		Network:        network(meta, res),
-		MemoryLimitMB:  meta.MemoryLimitMB,
 		AddressSpaceMB: res.AddressSpaceMB,
-		TimeoutMS:      meta.Timeout.Milliseconds(),
 		MaxOutputBytes: meta.MaxOutput,
 		OutputExceeded: res.OutputExceeded,
 		LimitExceeded:  res.LimitExceeded,
@@ -402,11 +400,18 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 	} else if len(meta.Policy) > 0 {
 		rec.Policy = json.RawMessage(meta.Policy)
 	}
-	if rec.MemoryLimitMB == 0 {
-		rec.MemoryLimitMB = run.DefaultMemoryMB
-	}
-	if rec.TimeoutMS == 0 {
-		rec.TimeoutMS = run.DefaultTimeout.Milliseconds()
+	// The run's own limits first: meta holds what the caller asked for,
+	// which a library caller may leave unset.
+	rec.MemoryLimitMB = firstPositive(res.MemoryLimitMB, meta.MemoryLimitMB, run.DefaultMemoryMB)
+	rec.TimeoutMS = firstPositive(res.Timeout, meta.Timeout, run.DefaultTimeout).Milliseconds()
+	if rec.RequestID == "" {
+		// Every record carries a request id; a caller that made none gets
+		// a fresh one (an all-zero id only if the system has no entropy).
+		id, idErr := NewRequestID()
+		if idErr != nil {
+			id = strings.Repeat("0", 32)
+		}
+		rec.RequestID = id
 	}
 	if !res.Started && !res.Canceled && !res.TimedOut {
 		rec.ExitCode = -1
@@ -809,4 +814,14 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// firstPositive returns the first of vs above zero, or zero.
+func firstPositive[T int | time.Duration](vs ...T) T {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
 }

@@ -146,6 +146,47 @@ func TestFromRunNilResult(t *testing.T) {
 	}
 }
 
+// TestFromRunLimits checks that a record states the limits the run had,
+// before what the caller's Meta says, and the defaults only for neither.
+func TestFromRunLimits(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		meta   Meta
+		res    *run.Result
+		wantMB int
+		wantMS int64
+	}{
+		{"the run's", Meta{}, &run.Result{MemoryLimitMB: 256, Timeout: 10 * time.Second}, 256, 10000},
+		{"the run's over meta's", Meta{MemoryLimitMB: 1024, Timeout: time.Minute}, &run.Result{MemoryLimitMB: 256, Timeout: 10 * time.Second}, 256, 10000},
+		{"meta's without a run", Meta{MemoryLimitMB: 1024, Timeout: time.Minute}, nil, 1024, 60000},
+		{"defaults", Meta{}, nil, run.DefaultMemoryMB, run.DefaultTimeout.Milliseconds()},
+	} {
+		rec := FromRun(c.meta, c.res, nil)
+		if rec.MemoryLimitMB != c.wantMB || rec.TimeoutMS != c.wantMS {
+			t.Errorf("%s: %d MiB %d ms, want %d MiB %d ms", c.name, rec.MemoryLimitMB, rec.TimeoutMS, c.wantMB, c.wantMS)
+		}
+	}
+}
+
+// TestFromRunRequestID checks that a record always carries a request id
+// that passes the schema, a fresh one for each call without one.
+func TestFromRunRequestID(t *testing.T) {
+	a, b := FromRun(Meta{}, nil, nil), FromRun(Meta{}, nil, nil)
+	if a.RequestID == "" || a.RequestID == b.RequestID {
+		t.Errorf("request ids %q and %q, want two fresh ones", a.RequestID, b.RequestID)
+	}
+	line, err := a.MarshalLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckLine(line); err != nil {
+		t.Errorf("a record without a given request id fails the schema: %v", err)
+	}
+	if got := FromRun(Meta{RequestID: "given"}, nil, nil).RequestID; got != "given" {
+		t.Errorf("request id %q, want the given one", got)
+	}
+}
+
 func TestFromRunProcessFields(t *testing.T) {
 	rec := FromRun(sampleMeta(), sampleResult(), nil)
 	host, _ := os.Hostname()

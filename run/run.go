@@ -124,6 +124,10 @@ func (s *Sandbox) Run(ctx context.Context, script string, args []string) (*Resul
 // line (Command), filling res. The teardown runs here only when the launch
 // did not hand it to the background teardown.
 func (s *Sandbox) start(ctx context.Context, script string, args, command []string, res *Result) error {
+	res.MemoryLimitMB, res.Timeout = orDefault(s.MemoryMB, DefaultMemoryMB), s.Timeout
+	if res.Timeout <= 0 {
+		res.Timeout = DefaultTimeout
+	}
 	p, cleanup, err := s.prepare(script, args, command, res)
 	if err != nil {
 		if cleanup != nil {

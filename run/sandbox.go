@@ -258,6 +258,10 @@ type Output struct {
 	Truncated bool   // Bytes > len(Captured)
 }
 
+// String returns the captured bytes as text: all the script wrote, or its
+// first OutputCap bytes when Truncated is set.
+func (o Output) String() string { return string(o.Captured) }
+
 // Result describes a finished (or refused) run.
 type Result struct {
 	Skill       string          // skill name from SKILL.md, when it could be read
@@ -265,6 +269,11 @@ type Result struct {
 	Interpreter []string        // argv prefix used, e.g. ["/usr/bin/python3"]
 	Validation  validate.Result // result of validating the skill before the run
 	Started     bool            // whether the script's process was started
+
+	// MemoryLimitMB and Timeout are the limits the run was given: the
+	// Sandbox's, or the defaults where it left them zero.
+	MemoryLimitMB int
+	Timeout       time.Duration
 
 	ExitCode int    // exit status; -1 when killed by a signal or not started
 	Signal   string // signal name when killed by one, e.g. "SIGKILL"
