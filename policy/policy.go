@@ -18,11 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -125,6 +127,9 @@ func ParseFile(path string) (*Policy, error) {
 	return parseFile(path, os.Stat)
 }
 
+// NotSkillFolder is what LoadRequest says of a path that is a file.
+const NotSkillFolder = "not a skill folder (a skill is a folder with a SKILL.md)"
+
 // LoadRequest reads the request file of the skill folder skillDir. It
 // returns nil and no error when the skill has none. The file must be a
 // regular file, not a symbolic link: a skill cannot make the supervisor
@@ -139,6 +144,8 @@ func LoadRequest(skillDir string) (*Policy, error) {
 	// request file.
 	if _, err := os.Lstat(path); os.IsNotExist(err) {
 		return nil, nil
+	} else if err != nil && errors.Is(err, syscall.ENOTDIR) {
+		return nil, &Error{File: skillDir, Msg: NotSkillFolder}
 	}
 	return parseFile(path, os.Lstat)
 }
@@ -318,13 +325,30 @@ func (s *schema) entry(section string, e entry) error {
 	return s.errorf(e.keyOff, "unknown key %q in [%s]", e.key, section) // not reached: read checks the keys
 }
 
+// ParseTimeout reads a time limit the way policy files and the command
+// line both take it: a Go duration ("90s", "1m30s") or whole seconds
+// ("90"). It does not check the range.
+func ParseTimeout(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > int64(math.MaxInt64/time.Second) || n < -int64(math.MaxInt64/time.Second) {
+			return 0, fmt.Errorf("%s seconds is out of range", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (want e.g. \"30s\", \"5m\" or whole seconds)", s)
+	}
+	return d, nil
+}
+
 // timeout accepts a Go duration string ("90s", "5m") or whole seconds.
 func (s *schema) timeout(e entry) error {
 	var d time.Duration
 	switch e.val.kind {
 	case kindString:
 		var err error
-		if d, err = time.ParseDuration(e.val.str); err != nil {
+		if d, err = ParseTimeout(e.val.str); err != nil {
 			return s.errorf(e.val.off, "[resources] timeout: %q is not a duration (want e.g. \"30s\", \"5m\" or whole seconds)", e.val.str)
 		}
 	case kindInteger:

@@ -37,7 +37,7 @@ func cmdDigest(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "digest: %v", err)
-		fmt.Fprint(stderr, "\n"+digestUsage)
+		seeHelp(stderr, "digest")
 		return 2
 	}
 	if *manifest {

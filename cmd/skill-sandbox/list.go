@@ -39,12 +39,12 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "list: %v", err)
-		fmt.Fprint(stderr, "\n"+listUsage)
+		seeHelp(stderr, "list")
 		return 2
 	}
 	if len(paths) != 1 {
 		errorf(stderr, "list: want exactly one PATH, got %d", len(paths))
-		fmt.Fprint(stderr, "\n"+listUsage)
+		seeHelp(stderr, "list")
 		return 2
 	}
 	files, err := validate.List(paths[0], *all)

@@ -18,10 +18,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -33,6 +36,7 @@ const usage = `Usage:
     skill-sandbox digest [--manifest] PATH
     skill-sandbox sign --key KEY [--signature FILE] PATH
     skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
+    skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox version
@@ -129,9 +133,33 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "skill-sandbox: error: unknown command %q\n\n%s", args[0], usage)
+		errorf(stderr, "unknown command %q", args[0])
+		fmt.Fprintln(stderr, "see skill-sandbox -h")
 		return 2
 	}
+}
+
+// quietFlagSet returns a flag set that prints nothing itself: the command
+// reports a mistake in the tool's one voice and prints its help on -h.
+func quietFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// printHelp writes a command's help to w: its usage text, then its flags.
+func printHelp(w io.Writer, fs *flag.FlagSet, text string) {
+	fmt.Fprint(w, text)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// seeHelp ends a usage error's message: after the one error line, where
+// the command's help is, rather than all of it (exit status 2 follows).
+func seeHelp(stderr io.Writer, cmd string) {
+	fmt.Fprintf(stderr, "see skill-sandbox %s -h\n", cmd)
 }
 
 // errorf prints an error in the tool's one format.
@@ -140,4 +168,24 @@ func errorf(w io.Writer, format string, a ...any) {
 	// the validation refused), which must not reach a terminal as an
 	// escape sequence.
 	fmt.Fprintf(&termSafe{w: w}, "skill-sandbox: error: "+format+"\n", a...)
+}
+
+// timeoutFlag is a time limit given as a Go duration or whole seconds,
+// the forms a policy file takes (policy.ParseTimeout).
+type timeoutFlag struct{ d *time.Duration }
+
+func (f timeoutFlag) String() string {
+	if f.d == nil || *f.d == 0 { // no default of its own to show
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f timeoutFlag) Set(s string) error {
+	d, err := policy.ParseTimeout(s)
+	if err != nil {
+		return err
+	}
+	*f.d = d
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -44,8 +43,7 @@ const defaultPrestart = 2
 
 // cmdMCP implements "skill-sandbox mcp".
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := quietFlagSet("mcp")
 	var (
 		skills           listFlags
 		policyFile       string
@@ -71,8 +69,8 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also run_command's working directory; it may not overlap a skills folder")
 	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
 	fs.IntVar(&prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
-	fs.DurationVar(&timeout, "timeout", run.DefaultTimeout, "wall-time limit of each run; a call may ask for less, never more (default: the policy's, else 30s)")
-	fs.IntVar(&memoryMB, "memory", run.DefaultMemoryMB, "address-space limit (RLIMIT_AS) of each run in `MiB` (default: the policy's, else 512)")
+	fs.Var(timeoutFlag{&timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")
+	fs.IntVar(&memoryMB, "memory", 0, "memory limit of each run in `MiB` (default: the policy's, else 512)")
 	fs.BoolVar(&allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
 	fs.Var(&allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
 	fs.Var(&denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
@@ -82,20 +80,17 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	fs.StringVar(&allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.IntVar(&maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
 	fs.Int64Var(&maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, mcpUsage)
-		fs.PrintDefaults()
+	usageErr := func(format string, a ...any) int {
+		errorf(stderr, "mcp: "+format, a...)
+		seeHelp(stderr, "mcp")
+		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stderr, fs, mcpUsage) // stdout carries only protocol messages
 			return 0
 		}
-		return exitUsage
-	}
-	usageErr := func(format string, a ...any) int {
-		errorf(stderr, "mcp: "+format, a...)
-		fmt.Fprintln(stderr, `Run "skill-sandbox mcp -h" for usage.`)
-		return exitUsage
+		return usageErr("%v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -112,9 +107,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--max-runs must be positive, got %d", maxRuns)
 	case prestart < 0:
 		return usageErr("--prestart must not be negative, got %d", prestart)
-	case timeout <= 0:
+	case setFlags(fs)["timeout"] && timeout <= 0:
 		return usageErr("--timeout must be positive, got %v", timeout)
-	case memoryMB <= 0:
+	case setFlags(fs)["memory"] && memoryMB <= 0:
 		return usageErr("--memory must be positive, got %d", memoryMB)
 	case maxMessage <= 0:
 		return usageErr("--max-message must be positive, got %d", maxMessage)

@@ -144,22 +144,19 @@ type policyJSON struct {
 // cmdPolicy implements "skill-sandbox policy".
 func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
-	fs := newRunFlagSet("policy", &f, stderr)
+	fs := newRunFlagSet("policy", &f)
 	jsonOut := fs.Bool("json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, policyUsage)
-		fs.PrintDefaults()
-	}
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, fs, policyUsage)
 		return 0
 	}
-	if err != nil {
-		return 2 // flag printed the error and the usage
+	if err == nil && (len(paths) != 1 || paths[0] == "") {
+		err = errors.New("want one skill PATH")
 	}
-	if len(paths) != 1 || paths[0] == "" {
-		errorf(stderr, "policy: want one skill PATH")
-		fmt.Fprintf(stderr, "Run \"skill-sandbox policy -h\" for usage.\n")
+	if err != nil {
+		errorf(stderr, "policy: %v", err)
+		seeHelp(stderr, "policy")
 		return 2
 	}
 	if msg := checkPolicyFlags(fs, &f.policy); msg != "" {
@@ -280,9 +277,12 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 // refuses every run of the skill.
 func requestProblems(dir string) []validate.Problem {
 	req, err := policy.LoadRequest(dir)
+	var pe *policy.Error
+	if errors.As(err, &pe) && pe.Msg == policy.NotSkillFolder {
+		return nil // the validation says so already
+	}
 	if err != nil {
 		p := validate.Problem{File: policy.RequestFile, Message: err.Error()}
-		var pe *policy.Error
 		if errors.As(err, &pe) {
 			p.Line, p.Column, p.Message = pe.Line, pe.Col, pe.Msg
 		}

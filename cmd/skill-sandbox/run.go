@@ -108,11 +108,11 @@ type runFlags struct {
 	policy           policyFlags
 }
 
-func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
+	fs := quietFlagSet(name)
 	f.env = envFlags{}
-	fs.DurationVar(&f.timeout, "timeout", run.DefaultTimeout, "wall-time limit; the whole process tree is killed when it passes")
+	f.timeout = run.DefaultTimeout
+	fs.Var(timeoutFlag{&f.timeout}, "timeout", "wall-time limit, a `duration` (\"90s\", \"5m\") or whole seconds; the whole process tree is killed when it passes")
 	fs.IntVar(&f.memoryMB, "memory", run.DefaultMemoryMB, "memory limit in `MiB`: of the whole process tree with a per-run cgroup, else each process's RLIMIT_AS")
 	fs.Float64Var(&f.cpus, "cpus", 0, "CPU bandwidth limit of the whole tree in `CPUs` (cgroup cpu.max; 0: none)")
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the script the host's whole network (no network namespace, no Landlock TCP rules): LAN, 127.0.0.1 and cloud metadata included; prefer --allow-host")
@@ -137,10 +137,6 @@ func newRunFlagSet(name string, f *runFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not print the warnings of a degraded run (--allow-degraded)")
 	addPolicyFlags(fs, &f.policy)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
-		fs.PrintDefaults()
-	}
 	return fs
 }
 
@@ -186,7 +182,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	defer stop()
 
 	var f runFlags
-	fs := newRunFlagSet(name, &f, stderr)
+	fs := newRunFlagSet(name, &f)
 	c := call{name: name, stderr: stderr, lineEnd: le, meta: audit.Meta{ToolVersion: Version}}
 
 	requestID, err := audit.NewRequestID()
@@ -198,6 +194,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 
 	perr := fs.Parse(args)
 	if errors.Is(perr, flag.ErrHelp) {
+		printHelp(stdout, fs, runUsage)
 		return 0
 	}
 	c.auditLog, c.toStderr = f.auditLog, wantAudit && f.auditLog == ""
@@ -212,8 +209,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		c.meta.Timeout = f.timeout
 	}
 	if perr != nil {
-		// flag has printed the error and the usage already.
-		return c.usage(perr.Error(), false)
+		return c.usage(perr.Error())
 	}
 	rest := fs.Args()
 	if len(rest) >= 1 {
@@ -229,31 +225,31 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	policyMsg := checkPolicyFlags(fs, &f.policy)
 	switch {
 	case len(rest) < 2:
-		return c.usage("want PATH and SCRIPT", true)
+		return c.usage("want PATH and SCRIPT")
 	case rest[0] == "":
-		return c.usage("PATH is empty", true)
+		return c.usage("PATH is empty")
 	case f.timeout <= 0:
-		return c.usage(fmt.Sprintf("--timeout must be positive, got %v", f.timeout), true)
+		return c.usage(fmt.Sprintf("--timeout must be positive, got %v", f.timeout))
 	case f.memoryMB <= 0:
-		return c.usage(fmt.Sprintf("--memory must be positive, got %d", f.memoryMB), true)
+		return c.usage(fmt.Sprintf("--memory must be positive, got %d", f.memoryMB))
 	case f.maxOutput < 0:
-		return c.usage(fmt.Sprintf("--max-output must not be negative, got %d", f.maxOutput), true)
+		return c.usage(fmt.Sprintf("--max-output must not be negative, got %d", f.maxOutput))
 	case f.cpus < 0 || f.cpus != f.cpus:
-		return c.usage(fmt.Sprintf("--cpus must not be negative, got %v", f.cpus), true)
+		return c.usage(fmt.Sprintf("--cpus must not be negative, got %v", f.cpus))
 	case f.outputCap <= 0:
-		return c.usage(fmt.Sprintf("--output-cap must be positive, got %d", f.outputCap), true)
+		return c.usage(fmt.Sprintf("--output-cap must be positive, got %d", f.outputCap))
 	case f.workdirMB <= 0:
-		return c.usage(fmt.Sprintf("--workdir-size must be positive, got %d", f.workdirMB), true)
+		return c.usage(fmt.Sprintf("--workdir-size must be positive, got %d", f.workdirMB))
 	case f.requireSignature && f.allowedSigners == "":
-		return c.usage("--require-signature needs --allowed-signers FILE", true)
+		return c.usage("--require-signature needs --allowed-signers FILE")
 	case f.allowedSigners != "" && !f.requireSignature:
-		return c.usage("--allowed-signers is only used with --require-signature", true)
+		return c.usage("--allowed-signers is only used with --require-signature")
 	case f.allowDegraded && f.requireIsolation:
-		return c.usage("--allow-degraded and --require-isolation contradict each other", true)
+		return c.usage("--allow-degraded and --require-isolation contradict each other")
 	case policyMsg != "":
-		return c.usage(policyMsg, true)
+		return c.usage(policyMsg)
 	case f.allowNetwork && (len(f.allowHosts) > 0 || len(f.denyHosts) > 0):
-		return c.usage("--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host", true)
+		return c.usage("--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host")
 	}
 	if f.allowNetwork {
 		// Loud on purpose, --quiet or not: this hands the script the LAN,
@@ -400,7 +396,17 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	case run.LimitWorkDirBytes, run.LimitWorkDirInodes:
 		errorf(stderr, "the work folder on the host disk passed --workdir-size (%d MiB, 64 inodes per MiB): the run was stopped", f.workdirMB)
 	case run.LimitMemory:
-		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", f.memoryMB)
+		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", res.MemoryLimitMB)
+	}
+	maxFileMB := sb.MaxFileMB
+	if maxFileMB == 0 {
+		maxFileMB = run.DefaultMaxFileMB
+	}
+	if why := stopReason(res, runErr, interrupted(), res.MemoryLimitMB, maxFileMB); why != "" {
+		errorf(stderr, "%s", why)
+	}
+	if note := oomNote(res, res.MemoryLimitMB); note != "" {
+		fmt.Fprintln(stderr, note)
 	}
 	if hint := nodeAddressSpaceHint(res, sb.MemoryMB); hint != "" {
 		fmt.Fprintln(stderr, hint)
@@ -472,13 +478,10 @@ type call struct {
 }
 
 // usage reports a usage error, writes its record if one was asked for and
-// returns exit status 2. flag has already printed the usage unless
-// printUsage is set.
-func (c *call) usage(msg string, printUsage bool) int {
-	if printUsage {
-		errorf(c.stderr, "%s", msg)
-		fmt.Fprintf(c.stderr, "Run \"skill-sandbox %s -h\" for usage.\n", c.name)
-	}
+// returns exit status 2.
+func (c *call) usage(msg string) int {
+	errorf(c.stderr, "%s: %s", c.name, msg)
+	seeHelp(c.stderr, c.name)
 	if !c.wantsRecord() {
 		return exitUsage
 	}

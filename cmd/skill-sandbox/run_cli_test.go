@@ -364,8 +364,8 @@ func TestHelpWritesNoRecord(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	for _, sub := range []string{"run", "audit"} {
 		r := runCLI(t, "", sub, "--audit-log", log, "-h")
-		if r.Code != 0 || !strings.Contains(r.Stderr, "Usage:") || !strings.Contains(r.Stderr, "-output-cap") {
-			t.Errorf("%s -h: exit %d\n%s", sub, r.Code, r.Stderr)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:") || !strings.Contains(r.Stdout, "-output-cap") {
+			t.Errorf("%s -h: exit %d\n%s", sub, r.Code, r.Stdout)
 		}
 		if isRecordLine(lastLine(r.Stderr)) {
 			t.Errorf("%s -h wrote a record", sub)

@@ -64,7 +64,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "scan: %v", err)
-		fmt.Fprint(stderr, "\n"+scanUsage)
+		seeHelp(stderr, "scan")
 		return 2
 	}
 	failed := false

@@ -67,7 +67,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "verify: %v", err)
-		fmt.Fprint(stderr, "\n"+verifyUsage)
+		seeHelp(stderr, "verify")
 		return 2
 	}
 	dir := paths[0]
@@ -100,7 +100,7 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "sign: %v", err)
-		fmt.Fprint(stderr, "\n"+signUsage)
+		seeHelp(stderr, "sign")
 		return 2
 	}
 	dir := paths[0]

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -338,7 +337,7 @@ func TestSamePolicy(t *testing.T) {
 				}
 			}
 			var f runFlags
-			fs := newRunFlagSet("run", &f, io.Discard)
+			fs := newRunFlagSet("run", &f)
 			if err := fs.Parse([]string{"--timeout", "5m"}); err != nil {
 				t.Fatal(err)
 			}

@@ -43,12 +43,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		errorf(stderr, "validate: %v", err)
-		fmt.Fprint(stderr, "\n"+validateUsage)
+		seeHelp(stderr, "validate")
 		return 2
 	}
 	if len(paths) == 0 {
 		errorf(stderr, "validate: no PATH given")
-		fmt.Fprint(stderr, "\n"+validateUsage)
+		seeHelp(stderr, "validate")
 		return 2
 	}
 	dirs := paths

@@ -84,7 +84,7 @@ func TestValidateCLIExitCodes(t *testing.T) {
 			[]string{"✅ Valid Skill: word-stats", "must be lowercase", "2 skills: 1 valid, 1 invalid"}, nil},
 		{"missing path", []string{"validate", filepath.Join(skills, "does-not-exist")}, 1, []string{"Path does not exist"}, nil},
 		{"flag after path", []string{"validate", example, "--strict"}, 0, []string{"✅ Valid Skill: word-stats"}, nil},
-		{"no path", []string{"validate"}, 2, nil, []string{"skill-sandbox: error: validate: no PATH given", "Usage: skill-sandbox validate"}},
+		{"no path", []string{"validate"}, 2, nil, []string{"skill-sandbox: error: validate: no PATH given\nsee skill-sandbox validate -h\n"}},
 		{"unknown flag", []string{"validate", "--bogus", example}, 2, nil, []string{"skill-sandbox: error: validate:", "bogus"}},
 		{"help", []string{"validate", "-h"}, 0, []string{"Usage: skill-sandbox validate", "--recursive"}, nil},
 		{"recursive nothing found", []string{"validate", "--recursive", repoPath("validate")}, 1, nil, []string{"no skills"}},
