@@ -15,7 +15,7 @@ const v8ReserveFailed = "Failed to reserve virtual memory for CodeRange"
 // started by the script itself rather than as its interpreter, could not
 // start under the plain RLIMIT_AS of --memory: that happens where no
 // cgroup caps the run, which would relax the limit for the whole tree
-// (README, node). It returns "" when the run had node's allowance
+// (docs/run.md, node). It returns "" when the run had node's allowance
 // (AddressSpaceMB above memoryMB) or V8 did not report the failure.
 func nodeAddressSpaceHint(res *run.Result, memoryMB int) string {
 	if res.AddressSpaceMB == 0 || res.AddressSpaceMB > memoryMB || !bytes.Contains(res.Stderr.Captured, []byte(v8ReserveFailed)) {

@@ -20,8 +20,8 @@ const (
 
 // cachedFolios reports how the page cache holds the file at path: how many
 // of its pages are cached, and how many of those are parts of large
-// folios. How the file was written decides it (see the README's bench
-// section): the Go linker writes its output through a shared mapping and
+// folios. How the file was written decides it (see docs/bench.md,
+// "What changed"): the Go linker writes its output through a shared mapping and
 // leaves 4 KiB folios, a copy written by install(1) or cp is cached in
 // large folios where the file system has them, and a file read back from
 // disk by exec's page faults is in 4 KiB folios again. Only pages already

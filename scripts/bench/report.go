@@ -113,7 +113,7 @@ func printTable(w io.Writer, o options, results []latency, corpus []corpusRun, t
 	if cached, large, err := cachedFolios(o.bin); err != nil {
 		fmt.Fprintf(w, "The binary's page cache: not read (%v).\n", err)
 	} else {
-		fmt.Fprintf(w, "The binary's page cache: %d of its %d cached pages in large folios (how the file was written decides it, and it moves the start: see the README's performance section).\n", large, cached)
+		fmt.Fprintf(w, "The binary's page cache: %d of its %d cached pages in large folios (how the file was written decides it, and it moves the start: see docs/bench.md).\n", large, cached)
 	}
 	bw := "bubblewrap (not installed)"
 	if o.bwrap != "" {

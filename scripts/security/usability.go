@@ -75,7 +75,7 @@ func usabilityCases() []*usabilityCase {
 			What: "LibreOffice: docx to PDF (soffice --headless)", needs: "soffice", check: checkKeptPDF, cleanup: removeKept},
 		// node started by bash gets no interpreter allowance of its own:
 		// the cgroup memory limit relaxes RLIMIT_AS for the tree (where
-		// there is none, --memory 1536 is the documented way, README).
+		// there is none, --memory 1536 is the documented way, docs/run.md).
 		{Skill: "node-from-bash", Script: "build.sh", What: "bash script that runs node itself",
 			needs: "node", sameAsBar: true},
 	}
