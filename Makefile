@@ -34,8 +34,7 @@ STATIC := $(if $(filter linux,$(shell $(GO) env GOOS)),CGO_ENABLED=0)
 # shared mapping, which leaves the file in the page cache in 4 KiB folios,
 # and a written copy is cached in large folios where the file system has
 # them (ext4 on Linux 6.18 here), which each start maps and its exit unmaps
-# in batches: 0.3-0.4 ms less per call (README, "Security and
-# performance"). install removes the old file first, so a binary that is
+# in batches: 0.3-0.4 ms less per call (docs/bench.md). install removes the old file first, so a binary that is
 # running is not rewritten.
 build:
 	$(STATIC) $(GO) build -o $(BIN).link ./cmd/skill-sandbox

@@ -11,7 +11,7 @@ import (
 // folder per controller under /sys/fs/cgroup, each the hierarchy's root.
 // Reading and parsing /proc/self/mountinfo, and the cgroup v2 attempt
 // that cannot succeed while memory is a v1 controller, took about 0.15 ms
-// of every start on the 2-core machine of the README's bench; the checks
+// of every start on the 2-core machine of docs/bench.md; the checks
 // below take five system calls, and a start came out 0.07 ms faster.
 // Anything unusual (another mount point, a mounted subtree, a cgroup
 // namespace, a controller elsewhere) fails a check, and openCgroup reads
