@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run

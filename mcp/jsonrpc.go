@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
 )
 
 // JSON-RPC 2.0 error codes used by the server.
@@ -138,6 +141,17 @@ func parseMessage(line []byte) (*request, json.RawMessage, *rpcError) {
 		return nil, nil, errorf(CodeInvalidRequest, "invalid request: batches are not supported")
 	case len(trimmed) == 0 || trimmed[0] != '{':
 		return nil, nil, errorf(CodeInvalidRequest, "invalid request: the message is not a JSON object")
+	}
+	// Two keys that json.Unmarshal would take for one (a repeated or
+	// case-variant "script", "command", "name"...) could show a reader
+	// one value while another runs.
+	var ke *jsonkeys.Error
+	if err := jsonkeys.Check(trimmed); errors.As(err, &ke) {
+		id := idOf(trimmed)
+		if ke.Depth == 1 && strings.EqualFold(ke.First, "id") {
+			id = nil // which id is meant is the question
+		}
+		return nil, id, errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	var m wireMessage
 	if err := json.Unmarshal(trimmed, &m); err != nil {

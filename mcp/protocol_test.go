@@ -37,6 +37,13 @@ func TestFraming(t *testing.T) {
 		{"tools/call arguments not object", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"list_skills","arguments":[1]}}`, CodeInvalidParams, float64(15)},
 		{"unknown tool", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}`, CodeInvalidParams, float64(16)},
 		{"initialize without version", `{"jsonrpc":"2.0","id":17,"method":"initialize","params":{}}`, CodeInvalidParams, float64(17)},
+		// Keys encoding/json would take for one: never the last one silently.
+		{"script twice", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"word-stats","script":"stats.py","script":"evil.py"}}}`, CodeInvalidRequest, float64(18)},
+		{"script in another case", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"word-stats","script":"stats.py","Script":"evil.py"}}}`, CodeInvalidRequest, float64(19)},
+		{"command in another case", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"run_command","arguments":{"command":["true"],"COMMAND":["false"]}}}`, CodeInvalidRequest, float64(20)},
+		{"tool name twice", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"list_skills","name":"run_command","arguments":{}}}`, CodeInvalidRequest, float64(21)},
+		{"method twice", `{"jsonrpc":"2.0","id":22,"method":"ping","Method":"tools/call"}`, CodeInvalidRequest, float64(22)},
+		{"id twice", `{"jsonrpc":"2.0","id":23,"ID":24,"method":"ping"}`, CodeInvalidRequest, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.sendLine(tc.line)
