@@ -61,12 +61,12 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 	return st, cg, nil
 }
 
-// relaxAddressSpace applies the RLIMIT_AS rule under a cgroup memory limit:
-// the cgroup then caps the real memory of the whole tree, so RLIMIT_AS
-// only has to stop absurd single allocations early (a clear MemoryError
-// instead of an OOM kill). Every process gets MemoryMB plus the node
-// allowance, so that node started from a shell or Python script (which
-// inherits the shell's limit) starts as well as node run directly.
+// relaxAddressSpace applies the RLIMIT_AS rule where the run's real memory
+// is held to MemoryMB by the cgroup, or by the watch when there is none:
+// RLIMIT_AS then only has to stop absurd single allocations early (a clear
+// MemoryError instead of a kill), and every process gets MemoryMB plus
+// reserveMB, so that programs that reserve far more address space than
+// they use (threads, malloc arenas, node, a JVM) start as they do bare.
 func relaxAddressSpace(p *plan, res *Result) {
 	if relaxed := relaxedAddressSpace(p); relaxed != p.cfg.Limits.AddressSpace {
 		p.cfg.Limits.AddressSpace = relaxed
@@ -74,10 +74,10 @@ func relaxAddressSpace(p *plan, res *Result) {
 	}
 }
 
-// relaxedAddressSpace is the RLIMIT_AS of p's processes under a cgroup
-// memory limit (see relaxAddressSpace).
+// relaxedAddressSpace is the RLIMIT_AS of p's processes where the cgroup
+// or the watch holds their memory (see relaxAddressSpace).
 func relaxedAddressSpace(p *plan) uint64 {
-	relaxed := uint64(p.memoryMB+nodeReserveMB) << 20
+	relaxed := uint64(p.memoryMB+reserveMB) << 20
 	if p.cfg.Limits.AddressSpace > 0 && p.cfg.Limits.AddressSpace < relaxed {
 		return relaxed
 	}

@@ -110,6 +110,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	// The watch (watch_linux.go) ends the run past a cap the kernel does
 	// not keep here; overLimit carries which one.
 	watch := planWatch(p, st, cg)
+	if watch.maxMemory > 0 { // the watch holds the memory: no cgroup does
+		relaxAddressSpace(p, res)
+	}
 	// After planWatch, which may find the watch missing.
 	p.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
 	p.cfg.MemoryCgroup = cg != nil

@@ -266,8 +266,9 @@ func (a *pendingCompile) compile() {
 }
 
 // startCompile prepares compiling the run's program on the guess that
-// the start goes as planned: every namespace of p.wantNS, and the cgroup
-// (with its relaxed RLIMIT_AS) unless disabled. sendStage takes the
+// the start goes as planned: every namespace of p.wantNS, the cgroup
+// unless disabled, and the relaxed RLIMIT_AS unless neither the cgroup nor
+// the watch may hold the memory. sendStage takes the
 // result when the guess holds, and compiles again otherwise. With aside,
 // the compile starts at once on another goroutine, while the supervisor
 // makes the run's cgroup and clones the init process (a pooled one, see
@@ -278,7 +279,9 @@ func startCompile(p *plan, aside bool) {
 	guess.Namespaces = p.wantNS
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
 		guess.MemoryCgroup = true
-		guess.Limits.AddressSpace = relaxedAddressSpace(p)
+	}
+	if !stageconfig.Has(p.disabled, LayerCgroup) || !stageconfig.Has(p.disabled, LayerWatch) {
+		guess.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
 	}
 	enc, err := stageconfig.Encode(nil, &guess)
 	cfg := new(stageconfig.Config)

@@ -26,6 +26,13 @@ const (
 	// although it touches little of it. The heap itself is still held to
 	// MemoryMB with --max-old-space-size.
 	nodeReserveMB = 1024
+	// reserveMB is added to RLIMIT_AS where the cgroup or the watch holds
+	// the run's real memory to MemoryMB: what programs reserve without
+	// using (a thread's 8 MiB stack, glibc's 64 MiB malloc arenas, V8's
+	// pointer cage, a JVM's heap and class space sized from the host's
+	// memory) then costs nothing, and the limit only stops absurd single
+	// mappings early.
+	reserveMB = 16 << 10
 )
 
 // nobodyUID is the host identity of the sandbox when the caller is root.

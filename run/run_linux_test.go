@@ -432,6 +432,8 @@ func TestResourceLimits(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{
 		"membomb.py": "b = bytearray(2 << 30)\nprint('allocated')\n",
+		// Past the relaxed RLIMIT_AS (MemoryMB + reserveMB): refused at once.
+		"hugebomb.py": "b = bytearray(20 << 30)\nprint('allocated')\n",
 		"forkbomb.py": `import os, time
 n = 0
 try:
@@ -462,8 +464,17 @@ except OSError as e:
 		check  func(o outcome) string
 	}{
 		{"memory bomb", Sandbox{MemoryMB: 256}, "membomb.py", func(o outcome) string {
+			// Under the relaxed RLIMIT_AS the cgroup's OOM killer or the
+			// watch stops it; with both disabled, RLIMIT_AS refuses it.
+			stopped := strings.Contains(o.stderr, "MemoryError") || o.res.OOMKills > 0 || o.res.LimitExceeded == LimitMemory
+			if strings.Contains(o.stdout, "allocated") || !stopped {
+				return "2 GiB allocation was not stopped"
+			}
+			return ""
+		}},
+		{"single mapping past the address-space limit", Sandbox{MemoryMB: 256}, "hugebomb.py", func(o outcome) string {
 			if strings.Contains(o.stdout, "allocated") || !strings.Contains(o.stderr, "MemoryError") {
-				return "2 GiB allocation was not refused"
+				return "20 GiB allocation was not refused by RLIMIT_AS"
 			}
 			return ""
 		}},
@@ -516,7 +527,7 @@ func TestNodeStartsUnderTheMemoryLimit(t *testing.T) {
 	if want := fmt.Sprintf("--max-old-space-size=%d", DefaultMemoryMB); !strings.Contains(o.stdout, want) {
 		t.Errorf("node output %q lacks %s", o.stdout, want)
 	}
-	if want := DefaultMemoryMB + nodeReserveMB; o.res.AddressSpaceMB != want {
+	if want := DefaultMemoryMB + reserveMB; o.res.AddressSpaceMB != want {
 		t.Errorf("AddressSpaceMB %d, want %d", o.res.AddressSpaceMB, want)
 	}
 }

@@ -77,12 +77,14 @@ type Sandbox struct {
 	// MemoryMB is the memory limit in MiB; DefaultMemoryMB when zero.
 	// With the cgroup layer it caps the whole process tree (memory.max is
 	// MemoryMB plus WorkDirMB when the work folder is a tmpfs, whose files
-	// are memory too; no swap), and RLIMIT_AS is relaxed to MemoryMB plus
-	// the node allowance for every process. Without a cgroup it is each
-	// process's RLIMIT_AS, the supervisor's watch kills the run when the
-	// private resident memory of its processes passes it
-	// (Result.LimitExceeded), and memfd_create and System V shared memory,
-	// which no process's resident size shows, are refused.
+	// are memory too; no swap). Without a cgroup the supervisor's watch
+	// kills the run when the private resident memory of its processes
+	// passes it (Result.LimitExceeded), and memfd_create and System V
+	// shared memory, which no process's resident size shows, are refused.
+	// Under either, each process's RLIMIT_AS is MemoryMB plus 16 GiB, so
+	// that address space reserved and not used (thread stacks, malloc
+	// arenas, a JVM, node) costs nothing; with neither (both layers
+	// disabled) RLIMIT_AS is MemoryMB.
 	MemoryMB int
 
 	// CPUs caps the CPU bandwidth of the whole tree, in CPUs (1.5 = one

@@ -74,8 +74,8 @@ func usabilityCases() []*usabilityCase {
 		{Skill: "office-convert", Script: "convert.py", Flags: []string{"--workdir", "--keep-workdir", "--timeout", "180s"},
 			What: "LibreOffice: docx to PDF (soffice --headless)", needs: "soffice", check: checkKeptPDF, cleanup: removeKept},
 		// node started by bash gets no interpreter allowance of its own:
-		// the cgroup memory limit relaxes RLIMIT_AS for the tree (where
-		// there is none, --memory 1536 is the documented way, docs/run.md).
+		// the cgroup, or the watch without one, holds the memory, so
+		// RLIMIT_AS is relaxed for the tree (docs/run.md).
 		{Skill: "node-from-bash", Script: "build.sh", What: "bash script that runs node itself",
 			needs: "node", sameAsBar: true},
 	}
