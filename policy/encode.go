@@ -54,6 +54,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = strs(b, "set", r.Env.Set, false)
 	b = append(append(b, '}'), `,"sandbox":{`...)
 	b = boolean(b, "allow_degraded", r.Sandbox.AllowDegraded, true)
+	if len(r.Sandbox.Interpreters) > 0 { // schema 3
+		b = strs(b, "interpreters", r.Sandbox.Interpreters, false)
+	}
 	b = append(append(b, '}'), `,"signature":{`...)
 	b = boolean(b, "required", r.Signature.Required, true)
 	b = str(b, "allowed_signers", r.Signature.AllowedSigners, false)

@@ -110,6 +110,10 @@ type Signature struct {
 type Options struct {
 	// AllowDegraded lets a run start with isolation layers missing.
 	AllowDegraded bool
+	// Interpreters are the caller's programs to run scripts with
+	// (run.Sandbox.Interpreters): only an operator policy or the command
+	// line may name them.
+	Interpreters []string
 }
 
 // Where returns "file:line:col" of key in section ("filesystem", "read"),
@@ -204,7 +208,7 @@ func sections() map[string][]string {
 		"filesystem": {"read", "write", "deny_read", "deny_write"},
 		"network":    {"allowed_domains", "denied_domains"},
 		"env":        {"pass", "set"},
-		"sandbox":    {"allow_degraded"},
+		"sandbox":    {"allow_degraded", "interpreters"},
 		"signature":  {"require", "allowed_signers"},
 	}
 }
@@ -321,6 +325,8 @@ func (s *schema) entry(section string, e entry) error {
 		}
 		p.Sandbox.AllowDegraded = e.val.b
 		return nil
+	case "sandbox.interpreters":
+		return s.paths(section, e, &p.Sandbox.Interpreters)
 	}
 	return s.errorf(e.keyOff, "unknown key %q in [%s]", e.key, section) // not reached: read checks the keys
 }

@@ -31,7 +31,8 @@ type Flags struct {
 
 	Env map[string]string // --env NAME=VALUE
 
-	AllowDegraded bool // --allow-degraded
+	AllowDegraded bool     // --allow-degraded
+	Interpreters  []string // --interpreter, absolute paths
 	// RequireIsolation is --require-isolation, stricter than any
 	// allow_degraded: with it the resolved AllowDegraded is false.
 	RequireIsolation bool
@@ -114,6 +115,8 @@ type ResolvedSignature struct {
 // ResolvedSandbox holds the [sandbox] options in force.
 type ResolvedSandbox struct {
 	AllowDegraded bool `json:"allow_degraded"`
+	// Interpreters are the operator policy's, then the flags'.
+	Interpreters []string `json:"interpreters,omitempty"`
 }
 
 // Missing is one request of a skill's file that is not granted.
@@ -197,6 +200,11 @@ func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
 	if req.Sandbox.AllowDegraded && !r.Sandbox.AllowDegraded {
 		missing = append(missing, Missing{req.Where("sandbox", "allow_degraded"), "allow_degraded = true",
 			"allow_degraded = true in the [sandbox] of the operator policy (--policy)"})
+	}
+	r.Sandbox.Interpreters = append(slices.Clone(op.Sandbox.Interpreters), flags.Interpreters...)
+	if len(req.Sandbox.Interpreters) > 0 {
+		missing = append(missing, Missing{req.Where("sandbox", "interpreters"),
+			"interpreters, which only the operator policy or --interpreter may name: a skill cannot choose what runs it", ""})
 	}
 	if flags.RequireIsolation {
 		// The stricter choice wins over a policy's allow_degraded (the
@@ -430,6 +438,7 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 		sb.DenyHosts = slices.Clone(r.Network.DeniedDomains)
 	}
 	sb.AllowDegraded = r.Sandbox.AllowDegraded
+	sb.Interpreters = slices.Clone(r.Sandbox.Interpreters)
 	fs := r.Filesystem
 	sb.ReadPaths = slices.Clone(fs.Read)
 	sb.WritePaths = slices.Clone(fs.Write)

@@ -132,6 +132,14 @@ func TestPrecedence(t *testing.T) {
 			ok(func(r *Resolved) (any, any) { return r.Signature, ResolvedSignature{true, "/s"} })},
 		{"17 signature: a request file may not set it", Flags{}, "", "[signature]\nrequire = true\nallowed_signers = \"my_own_keys\"",
 			refused("skill-sandbox.toml:2:1: [signature], which only the operator policy or --require-signature may set")},
+		{"18 interpreters: the operator policy's, then the flags', applied", Flags{Interpreters: []string{"/opt/node/bin/node"}}, "[sandbox]\ninterpreters = [\"~/.venv/bin/python\"]", "",
+			ok(func(r *Resolved) (any, any) {
+				sb := &run.Sandbox{}
+				r.Apply(sb, func(string) (string, bool) { return "", false })
+				return sb.Interpreters, []string{"/home/u/.venv/bin/python", "/opt/node/bin/node"}
+			})},
+		{"18 interpreters: a request file may not name them", Flags{}, "", "[sandbox]\ninterpreters = [\"/tmp/evil/python3\"]",
+			refused("skill-sandbox.toml:2:1: interpreters, which only the operator policy or --interpreter may name")},
 		{"16 allow_denied: a request inside a path the operator policy names is met", Flags{}, "[filesystem]\nread = [\"/etc/ssh\"]", "[filesystem]\nread = [\"/etc/ssh/ssh_config\"]",
 			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/etc/ssh"} })},
 		{"16 allow_denied: the operator policy's exact paths only", Flags{Read: []string{"/home/u/.aws"}}, "[filesystem]\nread = [\"~/.ssh/known_hosts\"]", "",

@@ -62,7 +62,7 @@ func BenchmarkStartTrue(b *testing.B) {
 func BenchmarkStartPython(b *testing.B) {
 	needTool(b, "python3")
 	benchStart(b, map[string]string{"pass.py": "pass\n"}, "pass.py", func(dir string) *exec.Cmd {
-		python, _ := lookPath("python3")
+		python, _ := lookPath("python3", sandboxPath)
 		return exec.Command(python, filepath.Join(dir, "scripts", "pass.py"))
 	})
 }

@@ -36,7 +36,7 @@ func (s *Sandbox) commandArgv(uid, gid int, dir string, argv []string, res *Resu
 			return nil, 0, fmt.Errorf("%w: NUL byte in the command", ErrBadConfig)
 		}
 	}
-	prog, err := lookPath(argv[0])
+	prog, err := lookPath(argv[0], s.searchPath())
 	if err != nil {
 		return nil, 0, err
 	}

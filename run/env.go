@@ -111,13 +111,13 @@ func checkEnvKey(key string) error {
 // buildEnv returns the script's whole environment: nothing of the caller's
 // but a sane LANG, then the sandbox's own variables, SHELL, blank proxies,
 // and the caller's extra variables after they pass checkEnvKey.
-func buildEnv(extra map[string]string, workDir, requestID string) ([]string, error) {
+func buildEnv(extra map[string]string, workDir, requestID, path string) ([]string, error) {
 	lang := defaultLang
 	if l := os.Getenv("LANG"); saneLang(l) {
 		lang = l
 	}
 	vars := map[string]string{
-		"PATH":                     sandboxPath,
+		"PATH":                     path,
 		"LANG":                     lang,
 		"HOME":                     workDir,
 		"TMPDIR":                   workDir,

@@ -13,7 +13,7 @@ import (
 // the Microsoft Store's python, nvm's node), and without file isolation
 // (see LayerAppContainer) there is no sandbox view they could be missing
 // from. There is no RLIMIT_AS here (the Job Object caps memory): 0.
-func scriptCommand(target string, args []string, memoryMB int) ([]string, int, error) {
+func scriptCommand(target string, args []string, memoryMB int, _ string) ([]string, int, error) {
 	shebang := ""
 	if interp, err := validate.DetectInterpreter(target); err == nil && interp.Source == "shebang" {
 		shebang = interp.Program

@@ -57,7 +57,7 @@ func newSkill(t testing.TB, scripts map[string]string) string {
 // needTool skips the test when prog is not on the sandbox PATH.
 func needTool(t testing.TB, prog string) {
 	t.Helper()
-	if _, err := lookPath(prog); err != nil {
+	if _, err := lookPath(prog, sandboxPath); err != nil {
 		t.Skipf("%s is not installed: %v", prog, err)
 	}
 }

@@ -32,7 +32,7 @@ func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, 
 	if r, err := filepath.Rel(skill, target); err == nil {
 		res.Script = filepath.ToSlash(r)
 	}
-	prog, err := lookPath("python3")
+	prog, err := lookPath("python3", s.searchPath())
 	if err != nil {
 		return nil, 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,6 +209,17 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSkill, err)
 	}
 
+	// The interpreters' environments are read grants like ReadPaths.
+	grantee, interpRoots := s, []string(nil)
+	if len(s.Interpreters) > 0 {
+		if interpRoots, err = s.interpreterRoots(); err != nil {
+			return nil, nil, err
+		}
+		c := *s
+		c.ReadPaths = append(slices.Clone(s.ReadPaths), interpRoots...)
+		grantee = &c
+	}
+
 	uid, gid := sandboxIdentity()
 	var argv []string
 	var asMB int
@@ -232,10 +244,11 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, nil, err
 	}
 
-	gp, err := s.planGrants(skill, false)
+	gp, err := grantee.planGrants(skill, false)
 	if err != nil {
 		return nil, nil, err
 	}
+	gp.markExec(interpRoots)
 	res.Grants, res.made = gp.grants, gp.made
 	masks, err := maskMounts(gp.grants.Masked)
 	if err != nil {
@@ -278,7 +291,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	if s.KeepWorkDir {
 		res.WorkDir = work
 	}
-	env, err := buildEnv(s.Env, work, requestID)
+	env, err := buildEnv(s.Env, work, requestID, s.searchPath())
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -431,7 +444,7 @@ func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, 
 		res.Script = filepath.ToSlash(rel)
 	}
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
-	argv, asMB, err := scriptCommand(target, args, memoryMB)
+	argv, asMB, err := scriptCommand(target, args, memoryMB, s.searchPath())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -496,12 +509,12 @@ func hostGuards(missing []Missing) []Missing {
 // commandLine builds the script's argv: the interpreter resolved on the
 // sandbox PATH, its shebang arguments, the script and the caller's args. It
 // also returns the RLIMIT_AS to use in MiB (see nodeReserveMB).
-func commandLine(interp validate.Interpreter, script string, args []string, memoryMB int) ([]string, int, error) {
+func commandLine(interp validate.Interpreter, script string, args []string, memoryMB int, path string) ([]string, int, error) {
 	asMB := memoryMB
 	if interp.Program == "" {
 		return append([]string{script}, args...), asMB, nil
 	}
-	prog, err := lookPath(interp.Program)
+	prog, err := lookPath(interp.Program, path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -514,9 +527,9 @@ func commandLine(interp validate.Interpreter, script string, args []string, memo
 	return append(argv, args...), asMB, nil
 }
 
-// lookPath finds prog on sandboxPath (or checks an absolute shebang path)
-// and returns its absolute path.
-func lookPath(prog string) (string, error) {
+// lookPath finds prog on path, the sandbox's PATH (or checks an absolute
+// shebang path) and returns its absolute path.
+func lookPath(prog, path string) (string, error) {
 	if strings.ContainsRune(prog, '/') {
 		if !filepath.IsAbs(prog) {
 			return "", fmt.Errorf("%w: relative interpreter path %q", ErrNoInterpreter, prog)
@@ -526,12 +539,12 @@ func lookPath(prog string) (string, error) {
 		}
 		return "", fmt.Errorf("%w: %s is not an executable file", ErrNoInterpreter, prog)
 	}
-	for _, dir := range filepath.SplitList(sandboxPath) {
+	for _, dir := range filepath.SplitList(path) {
 		if p := filepath.Join(dir, prog); isExecutable(p) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %q is not installed in %s", ErrNoInterpreter, prog, sandboxPath)
+	return "", fmt.Errorf("%w: %q is not installed in %s", ErrNoInterpreter, prog, path)
 }
 
 func isExecutable(p string) bool {

@@ -151,6 +151,16 @@ type Sandbox struct {
 	// plus DenyPaths) wins over every grant; see docs/grants.md.
 	ReadPaths, WritePaths []string
 
+	// Interpreters are programs of the caller's choice to run scripts
+	// with, each an absolute path to an executable: a virtual
+	// environment's bin/python, a pyenv, conda or nvm version's python3 or
+	// node. Their folders come first on the sandbox's PATH, so a script
+	// whose interpreter is python3 (by extension or shebang), and python3
+	// started by a script, find the environment's before /usr/bin's; each
+	// environment (the folder above bin/, and that of the program it links
+	// to) is readable, as a ReadPaths entry would be, deny list included.
+	Interpreters []string
+
 	// ReadOnlyPaths are files and folders inside WritePaths that the
 	// script may read but not change (a policy's deny_write inside a write
 	// grant): each is mounted read-only on itself. Each must exist (a

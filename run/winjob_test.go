@@ -61,7 +61,7 @@ func TestWindowsLayers(t *testing.T) {
 }
 
 func TestWindowsEnv(t *testing.T) {
-	base, err := buildEnv(map[string]string{"temp": `C:\evil`, "MY_TOKEN": "x", "systemroot": `D:\fake`}, `C:\w\run-1`, "req-1")
+	base, err := buildEnv(map[string]string{"temp": `C:\evil`, "MY_TOKEN": "x", "systemroot": `D:\fake`}, `C:\w\run-1`, "req-1", sandboxPath)
 	if err != nil {
 		t.Fatal(err)
 	}

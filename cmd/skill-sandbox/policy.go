@@ -106,6 +106,9 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	for _, p := range f.write {
 		flags.Write = append(flags.Write, absPath(p))
 	}
+	for _, p := range f.interpreters {
+		flags.Interpreters = append(flags.Interpreters, absPath(p))
+	}
 	flags.MaxProcs = f.policy.maxProcs
 	flags.CPUSeconds = f.policy.cpuTime
 	flags.MaxFileMB = f.policy.maxFileMB

@@ -104,6 +104,7 @@ type runFlags struct {
 	requireSignature bool
 	allowedSigners   string
 	read, write      listFlags
+	interpreters     listFlags
 	cwd              string
 	policy           policyFlags
 }
@@ -134,6 +135,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.Var(&f.read, "read", "let the script read `PATH`, a file or folder, at the same path (repeatable; see docs/grants.md)")
 	fs.Var(&f.write, "write", "let the script create and change files in the folder `PATH`, created if missing (repeatable)")
+	fs.Var(&f.interpreters, "interpreter", "run scripts with the program at `PATH` (a venv's bin/python, a pyenv, conda or nvm python3 or node; repeatable): its folder comes first on the sandbox's PATH and its environment is readable (docs/run.md)")
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not print the warnings of a degraded run (--allow-degraded)")
 	addPolicyFlags(fs, &f.policy)

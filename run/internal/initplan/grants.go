@@ -25,7 +25,8 @@ func swapped(format string, args ...any) string {
 // first: the supervisor's tree when there is one, else a bind mount of the
 // host path, opened and checked to be the file the supervisor saw. Mount
 // points missing in the private /tmp are created. Then the mount and
-// everything below it gets nosuid, nodev and noexec, and read grants
+// everything below it gets nosuid, nodev and (but for an interpreter's
+// environment, GrantMount.Exec) noexec, and read grants
 // become read-only, recursively (mount_setattr(2)). Last, the folders on
 // the way to read-only parts and masks in write grants are pinned, and
 // the read-only parts locked.
@@ -47,7 +48,10 @@ func (m *mounter) bindGrants() {
 			m.mountFD(desc+": bind", fd, dst, unix.MS_BIND|unix.MS_REC)
 			m.closeReg(fd)
 		}
-		set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC)
+		set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+		if !g.Exec {
+			set |= unix.MOUNT_ATTR_NOEXEC
+		}
 		if !g.Write {
 			set |= unix.MOUNT_ATTR_RDONLY
 		}

@@ -333,6 +333,8 @@ func grantAccess(access string) uint64 {
 	switch access {
 	case "rw":
 		return llReadWrite
+	case "rx":
+		return llReadExec
 	case "r":
 		return llRead
 	}

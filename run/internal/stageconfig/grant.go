@@ -48,6 +48,10 @@ func DefaultDenyPaths() []string {
 type GrantMount struct {
 	Path  string
 	Write bool
+	// Exec leaves a read grant's files executable (no noexec): the
+	// environment of an interpreter of the caller's choice, whose
+	// programs and native libraries must run (Sandbox.Interpreters).
+	Exec bool
 	// Tree is the descriptor, in the init stage, of a detached copy of
 	// the grant made by the supervisor (root callers, see grantTrees);
 	// 0 when the init stage opens Path itself.
@@ -64,7 +68,8 @@ type GrantMount struct {
 // GrantRule is one Landlock rule for the grants.
 type GrantRule struct {
 	Path string
-	// Access: "r" read, "rw" read and write, "l" list the folder only.
+	// Access: "r" read, "rx" read and execute, "rw" read and write, "l"
+	// list the folder only.
 	Access string
 }
 

@@ -1,0 +1,95 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// searchPath is the sandbox's PATH: the folders of s.Interpreters first,
+// in their order, then sandboxPath.
+func (s *Sandbox) searchPath() string {
+	if len(s.Interpreters) == 0 {
+		return sandboxPath
+	}
+	dirs := make([]string, 0, len(s.Interpreters)+1)
+	for _, p := range s.Interpreters {
+		dirs = append(dirs, filepath.Dir(filepath.Clean(p)))
+	}
+	return strings.Join(append(dirs, sandboxPath), string(filepath.ListSeparator))
+}
+
+// interpreterRoots checks s.Interpreters and returns the environments to
+// make readable: for each, the folder above its bin/ (a venv, a pyenv or
+// nvm version; the folder itself when it is not named bin), and that of
+// the program it links to when that lies elsewhere (a venv made from a
+// pyenv Python). Environments inside the system folders the sandbox
+// always shows are left out.
+func (s *Sandbox) interpreterRoots() ([]string, error) {
+	var roots []string
+	add := func(dir string) {
+		root := dir
+		if filepath.Base(dir) == "bin" {
+			root = filepath.Dir(dir)
+		}
+		if systemFolder(root) {
+			return
+		}
+		for _, r := range roots {
+			if r == root {
+				return
+			}
+		}
+		roots = append(roots, root)
+	}
+	for _, p := range s.Interpreters {
+		if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
+			return nil, fmt.Errorf("%w: interpreter %q is not an absolute path", ErrBadConfig, p)
+		}
+		p = filepath.Clean(p)
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: interpreter %s: %v", ErrNoInterpreter, p, err)
+		}
+		if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("%w: interpreter %s is not an executable file", ErrNoInterpreter, p)
+		}
+		add(filepath.Dir(p))
+		add(filepath.Dir(real))
+	}
+	return roots, nil
+}
+
+// systemFolder reports whether dir is, or lies in, a folder every sandbox
+// shows read-only (or is the root itself, which no grant may name).
+func systemFolder(dir string) bool {
+	for _, sys := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"} {
+		if dir == sys || strings.HasPrefix(dir, sys+"/") {
+			return true
+		}
+	}
+	return dir == "/"
+}
+
+// markExec makes the read grants of the interpreters' environments
+// (roots, as interpreterRoots returns them) executable: their mounts
+// without noexec, their Landlock rules with execute.
+func (gp *grantPlan) markExec(roots []string) {
+	for _, root := range roots {
+		r, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue // planGrants has refused it already
+		}
+		for i := range gp.mounts {
+			if gp.mounts[i].Path == r && !gp.mounts[i].Write {
+				gp.mounts[i].Exec = true
+			}
+		}
+		for i := range gp.rules {
+			if p := gp.rules[i].Path; gp.rules[i].Access == "r" && (p == r || pathUnder(p, r)) {
+				gp.rules[i].Access = "rx"
+			}
+		}
+	}
+}
