@@ -6,7 +6,7 @@
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
-#                  framing, the macOS profile quoting, the Windows
+#                  framing and batches, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep and the JSON
@@ -80,6 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzBatch -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
