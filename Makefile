@@ -18,7 +18,7 @@ BIN      := bin/skill-sandbox
 EXAMPLE  := testdata/example/word-stats
 FUZZTIME ?= 30s
 
-.PHONY: all build demo test security bench fuzz clean
+.PHONY: all build demo test mcpclient security bench fuzz clean
 
 all: build
 
@@ -52,12 +52,24 @@ demo: build
 # (tests included) where it cannot run here. The init process's tests run
 # a second time linked with a C library (cgotest), as a library user's
 # program may be.
-test:
+test: mcpclient
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags cgotest ./run/internal/initproc
+
+# The real MCP clients of TestMCPNodeClient (one release of the TypeScript
+# SDK per protocol era, pinned by the lock file), installed when npm is
+# there and node_modules is missing or older than the lock file. Without
+# npm the test skips, and fails under CI=true.
+MCPCLIENT := scripts/mcpclient
+mcpclient:
+	@if command -v npm >/dev/null 2>&1 && { [ ! -e $(MCPCLIENT)/node_modules/.package-lock.json ] || \
+		[ $(MCPCLIENT)/package-lock.json -nt $(MCPCLIENT)/node_modules/.package-lock.json ]; }; then \
+		echo "npm ci --prefix $(MCPCLIENT)"; \
+		npm ci --prefix $(MCPCLIENT) --no-audit --no-fund --loglevel=error; \
+	fi
 
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)
