@@ -71,8 +71,10 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also run_command's working directory; it may not overlap a skills folder")
 	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
 	fs.IntVar(&prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
-	fs.DurationVar(&timeout, "timeout", run.DefaultTimeout, "wall-time limit of each run; a call may ask for less, never more (default: the policy's, else 30s)")
-	fs.IntVar(&memoryMB, "memory", run.DefaultMemoryMB, "address-space limit (RLIMIT_AS) of each run in `MiB` (default: the policy's, else 512)")
+	// No flag default for the limits: without the flag the policy's limit
+	// applies, and the flag package would print a second default.
+	fs.DurationVar(&timeout, "timeout", 0, "wall-time limit of each run; a call may ask for less, never more (default: the policy's, else 30s)")
+	fs.IntVar(&memoryMB, "memory", 0, "address-space limit (RLIMIT_AS) of each run in `MiB` (default: the policy's, else 512)")
 	fs.BoolVar(&allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
 	fs.Var(&allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
 	fs.Var(&denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
@@ -92,6 +94,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		}
 		return exitUsage
 	}
+	// Limits given on the command line override the operator policy;
+	// those not given leave it (or the defaults) in force.
+	set := setFlags(fs)
 	usageErr := func(format string, a ...any) int {
 		errorf(stderr, "mcp: "+format, a...)
 		fmt.Fprintln(stderr, `Run "skill-sandbox mcp -h" for usage.`)
@@ -112,9 +117,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--max-runs must be positive, got %d", maxRuns)
 	case prestart < 0:
 		return usageErr("--prestart must not be negative, got %d", prestart)
-	case timeout <= 0:
+	case set["timeout"] && timeout <= 0:
 		return usageErr("--timeout must be positive, got %v", timeout)
-	case memoryMB <= 0:
+	case set["memory"] && memoryMB <= 0:
 		return usageErr("--memory must be positive, got %d", memoryMB)
 	case maxMessage <= 0:
 		return usageErr("--max-message must be positive, got %d", maxMessage)
@@ -122,9 +127,6 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--max-buffered must be positive, got %d", maxBuffered)
 	}
 
-	// Limits given on the command line override the operator policy;
-	// those not given leave it (or the defaults) in force.
-	set := setFlags(fs)
 	cfg := mcp.Config{
 		SkillDirs: skills,
 		Sandbox: run.Sandbox{

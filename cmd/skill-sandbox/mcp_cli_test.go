@@ -30,6 +30,8 @@ func TestMCPUsage(t *testing.T) {
 		{"positional", []string{"mcp", "--skills", skills, "extra"}, 2, `unexpected argument "extra"`},
 		{"bad max-runs", []string{"mcp", "--skills", skills, "--max-runs", "0"}, 2, "--max-runs must be positive"},
 		{"bad max-buffered", []string{"mcp", "--skills", skills, "--max-buffered", "-1"}, 2, "--max-buffered must be positive"},
+		{"zero timeout", []string{"mcp", "--skills", skills, "--timeout", "0s"}, 2, "--timeout must be positive"},
+		{"zero memory", []string{"mcp", "--skills", skills, "--memory", "0"}, 2, "--memory must be positive"},
 		{"max-buffered below one request", []string{"mcp", "--skills", skills, "--max-buffered", "1000"}, 1, "cannot hold the largest request"},
 		{"missing policy", []string{"mcp", "--skills", skills, "--policy", filepath.Join(t.TempDir(), "none.toml")}, 1, "none.toml"},
 		{"degraded and required", []string{"mcp", "--skills", skills, "--allow-degraded", "--require-isolation"}, 2, "contradict"},
@@ -47,6 +49,19 @@ func TestMCPUsage(t *testing.T) {
 				t.Errorf("stdout not empty: %q", r.Stdout)
 			}
 		})
+	}
+	// Each default is said once: the flag package adds "(default X)" to
+	// a flag whose usage already names it.
+	help := runCLI(t, "", "mcp", "-h").Stderr
+	for _, line := range strings.Split(help, "\n") {
+		if strings.Count(line, "(default") > 1 {
+			t.Errorf("default given twice: %s", strings.TrimSpace(line))
+		}
+	}
+	for _, want := range []string{"(default: the policy's, else 512)", "(default: the policy's, else 30s)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
 	}
 }
 
