@@ -171,6 +171,10 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 			errorf(stderr, "mcp: %v", err)
 			return exitRefused
 		}
+		if err := prepareStateDir(auditLog); err != nil {
+			errorf(stderr, "mcp: audit log: %v", err)
+			return exitRefused
+		}
 		log, err := audit.OpenLog(auditLog)
 		if err != nil {
 			errorf(stderr, "mcp: %v", err)
