@@ -143,11 +143,12 @@ func NewServer(cfg Config) (*Server, error) {
 		if err == nil {
 			abs, err = filepath.EvalSymlinks(abs)
 		}
+		const fix = "(fix: give --skills a skill folder, or a folder of skill folders, that exists)"
 		if err != nil {
-			return nil, fmt.Errorf("skills folder: %w", err)
+			return nil, fmt.Errorf("skills folder: %w %s", err, fix)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("skills folder %s: not a directory", d)
+			return nil, fmt.Errorf("skills folder %s: not a directory %s", d, fix)
 		}
 		cfg.SkillDirs[i] = abs
 	}

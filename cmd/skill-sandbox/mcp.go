@@ -19,10 +19,15 @@ const mcpUsage = `Usage: skill-sandbox mcp --skills DIR [--skills DIR]... [flags
 
 Serve the skills found in each DIR (a skill folder, or a folder of skill
 folders) to an agent over the Model Context Protocol: newline-delimited
-JSON-RPC 2.0 on stdin and stdout, protocol revisions 2025-11-25 (with the
-initialize handshake) and 2026-07-28 (stateless). Diagnostics and, without
+JSON-RPC 2.0 on stdin and stdout, every protocol revision from 2024-11-05:
+2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (with the initialize
+handshake) and 2026-07-28 (stateless). Diagnostics and, without
 --audit-log, the audit records go to stderr; stdout carries only protocol
-messages. See docs/mcp.md.
+messages. An --audit-log in the state folder
+($XDG_STATE_HOME/skill-sandbox, else ~/.local/state/skill-sandbox) creates
+that folder. A server whose every run would be refused (a workspace the
+sandbox cannot write, missing kernel layers) does not start. See
+docs/mcp.md.
 
 Tools: list_skills, read_skill, read_skill_file, run_skill_script,
 run_command. Every script or command runs in the sandbox with the limits
@@ -192,6 +197,15 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	// stopped and has its record before the exit.
 	ctx, interrupted, stop := interruptContext(sigs)
 	defer stop()
+	// A server whose every run would be refused does not start: a client
+	// would otherwise see it answer as if it were healthy.
+	if err := srv.Check(ctx); err != nil {
+		if sig, ok := interrupted().(syscall.Signal); ok {
+			return exitSignal + int(sig)
+		}
+		errorf(stderr, "mcp: %v", err)
+		return exitRefused
+	}
 	err = srv.Serve(ctx, stdin, stdout)
 	if sig, ok := interrupted().(syscall.Signal); ok {
 		return exitSignal + int(sig)

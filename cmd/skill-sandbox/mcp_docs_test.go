@@ -236,3 +236,75 @@ func checkAuditLog(t *testing.T, log string, uid int) {
 		t.Errorf("state folder %s: mode %v, owner %d; want 0700, %d", dir, st.Mode().Perm(), st.Sys().(*syscall.Stat_t).Uid, uid)
 	}
 }
+
+// TestMCPRefusesDeadConfig: a server whose every run would be refused
+// does not start (exit 1, one error line with the reason and the fix)
+// instead of answering ping as if healthy.
+func TestMCPRefusesDeadConfig(t *testing.T) {
+	skills, err := filepath.Abs(repoPath("testdata", "example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As root the sandbox runs as uid 65534, which cannot write a folder
+	// of root's; any other caller cannot write a 0555 folder of its own.
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		os.Chmod(ws, 0o555)
+		t.Cleanup(func() { os.Chmod(ws, 0o755) })
+	}
+	type refusal struct {
+		name string
+		uid  int
+		args []string
+		want []string
+	}
+	cases := []refusal{
+		{"workspace not writable", os.Geteuid(), []string{"mcp", "--skills", skills, "--workspace", ws}, []string{"every run would be refused", "is not writable by uid", "fix: "}},
+		{"skills folder missing", os.Geteuid(), []string{"mcp", "--skills", filepath.Join(t.TempDir(), "none")}, []string{"skills folder", "no such file", "fix: "}},
+	}
+	// Layers the kernel does not give this identity: premise checked with
+	// a run of the same settings.
+	uid := os.Geteuid()
+	if uid == 0 {
+		uid = nobodyUID
+	}
+	home := emptyHome(t, uid)
+	probe := exec.Command(cliBinary, "run", "--require-isolation", filepath.Join(home, "skills", "word-stats"), "stats.py", "--", "references/sample.txt")
+	if uid != os.Geteuid() {
+		probe.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
+	if out, _ := probe.CombinedOutput(); strings.Contains(string(out), "isolation unavailable") {
+		cases = append(cases, refusal{"isolation unavailable", uid, []string{"mcp", "--skills", filepath.Join(home, "skills"), "--require-isolation"}, []string{"every run would be refused", "isolation unavailable", "--allow-degraded"}})
+	} else {
+		t.Logf("every layer is available to uid %d with --require-isolation here: the refused-layers case is not tested", uid)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(cliBinary, tc.args...)
+			if tc.uid != os.Geteuid() {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(tc.uid), Gid: uint32(tc.uid)}}
+			}
+			// A server that started would answer this ping.
+			cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			ee, _ := err.(*exec.ExitError)
+			if ee == nil || ee.ExitCode() != 1 || stdout.String() != "" {
+				t.Fatalf("%v, stdout %q, stderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			msg := strings.TrimSuffix(stderr.String(), "\n")
+			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "skill-sandbox: error: mcp: ") {
+				t.Errorf("want one error line, got:\n%s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q: %s", w, msg)
+				}
+			}
+		})
+	}
+}
