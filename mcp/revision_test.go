@@ -22,7 +22,7 @@ func TestRevisions(t *testing.T) {
 	}{
 		{"2024-11-05", "2024-11-05", "description,inputSchema,name", "content,isError", "name,version", false, ""},
 		{"2025-03-26", "2025-03-26", "annotations,description,inputSchema,name", "content,isError", "name,version", true,
-			`{"title":"Run a skill's script","readOnlyHint":true,"destructiveHint":false,"idempotentHint":false}`},
+			`{"title":"Run a skill's script","readOnlyHint":false,"destructiveHint":false,"idempotentHint":false}`},
 		{"2025-06-18", "2025-06-18", "annotations,description,inputSchema,name,outputSchema,title", "content,isError,structuredContent", "name,title,version", true, ""},
 		{"2025-11-25", "2025-11-25", "annotations,description,inputSchema,name,outputSchema,title", "content,isError,structuredContent", "description,name,title,version", true, ""},
 		// Not a revision, or not one with a handshake: the newest

@@ -328,13 +328,14 @@ func readOnly(title string) *toolAnnotations {
 	return &toolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &closed}
 }
 
-// runHints are the hints of the run tools: without a workspace a run changes
-// nothing that outlives it; with one it may overwrite or delete files
-// there. Whether it reaches the network depends on the policy of each
-// skill, so openWorldHint keeps its default (true).
+// runHints are the hints of the run tools: never read-only (a run may
+// reach the network where a policy allows it); destructive only with a
+// workspace, where a run may overwrite or delete files that outlive it.
+// Whether it reaches the network depends on the policy of each skill, so
+// openWorldHint keeps its default (true).
 func (s *Server) runHints(title string) *toolAnnotations {
 	destructive := s.cfg.Workspace != ""
-	return &toolAnnotations{Title: title, ReadOnlyHint: !destructive, DestructiveHint: &destructive}
+	return &toolAnnotations{Title: title, DestructiveHint: &destructive}
 }
 
 // skillsSeen says where run_command finds the skills.
