@@ -6,7 +6,7 @@
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
-#                  framing, the macOS profile quoting, the Windows
+#                  framing and batches, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep and the JSON
@@ -18,7 +18,7 @@ BIN      := bin/skill-sandbox
 EXAMPLE  := testdata/example/word-stats
 FUZZTIME ?= 30s
 
-.PHONY: all build demo test security bench fuzz clean
+.PHONY: all build demo test mcpclient security bench fuzz clean
 
 all: build
 
@@ -51,12 +51,24 @@ demo: build
 # (tests included) where it cannot run here. The init process's tests run
 # a second time linked with a C library (cgotest), as a library user's
 # program may be.
-test:
+test: mcpclient
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags cgotest ./run/internal/initproc
+
+# The real MCP clients of TestMCPNodeClient (one release of the TypeScript
+# SDK per protocol era, pinned by the lock file), installed when npm is
+# there and node_modules is missing or older than the lock file. Without
+# npm the test skips, and fails under CI=true.
+MCPCLIENT := scripts/mcpclient
+mcpclient:
+	@if command -v npm >/dev/null 2>&1 && { [ ! -e $(MCPCLIENT)/node_modules/.package-lock.json ] || \
+		[ $(MCPCLIENT)/package-lock.json -nt $(MCPCLIENT)/node_modules/.package-lock.json ]; }; then \
+		echo "npm ci --prefix $(MCPCLIENT)"; \
+		npm ci --prefix $(MCPCLIENT) --no-audit --no-fund --loglevel=error; \
+	fi
 
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)
@@ -79,6 +91,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzBatch -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -64,5 +66,39 @@ func FuzzFraming(f *testing.F) {
 			}
 		}
 		t.Fatal("the reader did not reach EOF")
+	})
+}
+
+// FuzzBatch serves arbitrary lines on a 2025-03-26 connection, the one
+// revision with batches: the server must not panic or hang, and every line
+// it writes must be one JSON object or a non-empty array of them.
+func FuzzBatch(f *testing.F) {
+	for _, seed := range []string{
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`[]`, `[[]]`, `[1,"a",null,{}]`, `[{"jsonrpc":"2.0","id":"x","method":"initialize","params":{}}]`,
+		`[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}},{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	dir := skillsDir(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		srv, err := NewServer(Config{SkillDirs: []string{dir}, MaxMessageBytes: 1 << 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" +
+			string(bytes.ReplaceAll(data, []byte("\n"), []byte(" "))) + "\n"
+		var out bytes.Buffer
+		if err := srv.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+			var one map[string]any
+			var many []map[string]any
+			if json.Unmarshal(line, &one) != nil && (json.Unmarshal(line, &many) != nil || len(many) == 0) {
+				t.Fatalf("output line %q", line)
+			}
+		}
 	})
 }

@@ -159,19 +159,28 @@ func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.Raw
 		c.meta.Signature.Required = true
 		return s.refuse(c, fmt.Errorf("%w: run_command is off when signatures are required: a command line could run any file, signed or not", sign.ErrNotVerified))
 	}
-	// The first skills folder is the run's read-only folder, the others
-	// are read grants; the workspace, if any, is the working directory.
-	dir := s.cfg.SkillDirs[0]
-	c.meta.SkillPath = dir
-	sb, err := s.prepareRun(c, dir, dir, false, a.Stdin, a.TimeoutSeconds)
+	sb, err := s.commandSandbox(c, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
 		return s.refuse(c, err)
 	}
-	sb.ReadPaths = append(sb.ReadPaths, s.cfg.SkillDirs[1:]...)
-	sb.Cwd = s.cfg.Workspace
 	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
 		return sb.Command(ctx, []string{"bash", "-c", a.Command})
 	})
+}
+
+// commandSandbox prepares the sandbox of a run_command call: the first
+// skills folder is the run's read-only folder, the others are read
+// grants; the workspace, if any, is the working directory.
+func (s *Server) commandSandbox(c *runCall, stdin *string, timeoutSec *float64) (*run.Sandbox, error) {
+	dir := s.cfg.SkillDirs[0]
+	c.meta.SkillPath = dir
+	sb, err := s.prepareRun(c, dir, dir, false, stdin, timeoutSec)
+	if err != nil {
+		return nil, err
+	}
+	sb.ReadPaths = append(sb.ReadPaths, s.cfg.SkillDirs[1:]...)
+	sb.Cwd = s.cfg.Workspace
+	return sb, nil
 }
 
 func (s *Server) newRunCall(info callInfo, tool string) *runCall {

@@ -13,18 +13,6 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
-// Protocol revisions the server speaks. The first is the stateless
-// revision; the others are reached through the initialize handshake.
-const (
-	VersionStateless = "2026-07-28"
-	VersionLegacy    = "2025-11-25"
-)
-
-// legacyVersions are the handshake revisions accepted by initialize, newest
-// first. The tool call shapes used here (structuredContent, outputSchema,
-// isError) exist in all of them.
-var legacyVersions = []string{VersionLegacy, "2025-06-18"}
-
 // Keys of a 2026-07-28 request's params._meta.
 const (
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
@@ -46,7 +34,8 @@ type clientInfo struct {
 // callInfo is what a handler knows about the request it serves.
 type callInfo struct {
 	id        json.RawMessage
-	stateless bool // a 2026-07-28 request (protocol version in _meta)
+	stateless bool     // a 2026-07-28 request (protocol version in _meta)
+	rev       revision // the revision the answer is shaped for
 	client    clientInfo
 	pool      *run.Pool // the connection's pre-started init stages; nil without
 }
@@ -91,6 +80,60 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 		out.reply(id, result, e, 0, ctx.Done())
 	}
 
+	// single sends the response of a request that came alone.
+	single := func(id json.RawMessage, result any, e *rpcError, charged int64, answer bool) {
+		if !answer {
+			s.budget.release(charged)
+			return
+		}
+		// A write error cancels everything (the writer's onError):
+		// nobody can read results any more.
+		out.reply(id, result, e, charged, ctx.Done())
+	}
+	// accept handles one request whose message was size bytes, alone or
+	// in a batch; its response goes to respond, exactly once.
+	accept := func(req *request, size int, inBatch bool, respond respondFunc) {
+		if req.Method == "initialize" {
+			if inBatch {
+				respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), 0, true)
+				return
+			}
+			// Answered in order, so that requests read after it see the
+			// client it names.
+			result, rerr := s.handle(ctx, sess, req)
+			respond(req.ID, result, rerr, 0, true)
+			return
+		}
+		// The request's bytes and a bound on its response are charged
+		// until the response is written; over the budget it is refused.
+		cost := int64(size) + s.reserveFor(req)
+		if !s.budget.tryAcquire(cost) {
+			used, _, _ := s.budget.stats()
+			respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max), 0, true)
+			return
+		}
+		key := string(req.ID)
+		reqCtx, cancel, ok := sess.start(ctx, key)
+		if !ok || reqCtx == nil {
+			s.budget.release(cost)
+			if !ok {
+				respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key), 0, true)
+			} else {
+				respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight), 0, true)
+			}
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sess.finish(key, cancel)
+			result, rerr := s.handle(reqCtx, sess, req)
+			// Canceled by notifications/cancelled (not by the server's
+			// end): no response.
+			respond(req.ID, result, rerr, cost, reqCtx.Err() == nil || ctx.Err() != nil)
+		}()
+	}
+
 	lines := make(chan lineOrErr)
 	go readLines(newLineReader(r, s.maxMessage), lines, ctx.Done())
 	for {
@@ -116,6 +159,10 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 		if len(item.line) == 0 {
 			continue
 		}
+		if isBatch(item.line) {
+			s.serveBatch(ctx, sess, item.line, out, accept)
+			continue
+		}
 		req, id, perr := parseMessage(item.line)
 		if perr != nil {
 			reply(id, nil, perr)
@@ -128,50 +175,18 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 			s.notification(sess, req)
 			continue
 		}
-		if req.Method == "initialize" {
-			// Answered in order, so that requests read after it see the
-			// client it names.
-			result, rerr := s.handle(ctx, sess, req)
-			reply(req.ID, result, rerr)
-			continue
-		}
-		// The request's bytes and a bound on its response are charged
-		// until the response is written; over the budget it is refused.
-		cost := int64(len(item.line)) + s.reserveFor(req)
-		if !s.budget.tryAcquire(cost) {
-			used, _, _ := s.budget.stats()
-			reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max))
-			continue
-		}
+		size := len(item.line)
 		item.line = nil
-		key := string(req.ID)
-		reqCtx, cancel, ok := sess.start(ctx, key)
-		if !ok || reqCtx == nil {
-			s.budget.release(cost)
-			if !ok {
-				reply(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key))
-			} else {
-				reply(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight))
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer sess.finish(key, cancel)
-			result, rerr := s.handle(reqCtx, sess, req)
-			if reqCtx.Err() != nil && ctx.Err() == nil {
-				// Canceled by notifications/cancelled: the spec asks for no
-				// response.
-				s.budget.release(cost)
-				return
-			}
-			// A write error cancels everything (the writer's onError):
-			// nobody can read results any more.
-			out.reply(req.ID, result, rerr, cost, ctx.Done())
-		}()
+		accept(req, size, false, single)
 	}
 }
+
+// respondFunc takes the response of one request: to the writer for a
+// message alone, to its batch for a member of a batch. charged is what
+// the request reserved; answer is false for a request the client
+// cancelled, which gets no response (the spec asks for none) but gives its
+// reservation back all the same.
+type respondFunc func(id json.RawMessage, result any, e *rpcError, charged int64, answer bool)
 
 type lineOrErr struct {
 	line []byte
@@ -281,9 +296,13 @@ func (s *Server) handle(ctx context.Context, sess *session, req *request) (any, 
 	case "ping":
 		result = map[string]any{}
 	case "tools/list":
-		result = s.listTools(info.stateless)
+		result = s.listTools(info.rev)
 	case "tools/call":
 		result, rerr = s.callTool(ctx, info, req)
+		if rerr == nil && !info.rev.has(sinceStructured) {
+			// The text content carries the same JSON.
+			delete(result, "structuredContent")
+		}
 	default:
 		m := req.Method
 		if len(m) > 200 {
@@ -315,10 +334,15 @@ func (s *Server) callInfo(sess *session, req *request) (callInfo, *rpcError) {
 	if !stateless {
 		sess.mu.Lock()
 		info.client = sess.client
+		info.rev = revision(sess.version)
 		sess.mu.Unlock()
+		if info.rev == "" {
+			// Before initialize: the newest handshake revision.
+			info.rev = VersionLegacy
+		}
 		return info, nil
 	}
-	info.stateless = true
+	info.stateless, info.rev = true, VersionStateless
 	var version string
 	if err := json.Unmarshal(rawVersion, &version); err != nil {
 		return info, errorf(CodeInvalidParams, "invalid params: _meta[%q] must be a string", metaProtocolVersion)
@@ -344,10 +368,11 @@ func supportedVersions() []string {
 	return append([]string{VersionStateless}, legacyVersions...)
 }
 
-// initialize is the handshake of the 2025 revisions. A client asking for a
-// version this server does not speak in the handshake (2026-07-28 has no
-// handshake) gets the newest handshake version, as the spec's version
-// negotiation says.
+// initialize is the handshake of the revisions before 2026-07-28. A client
+// asking for one of them gets it; a client asking for any other version
+// (2026-07-28 has no handshake) gets the newest handshake version, as the
+// spec's version negotiation says. Later answers on the connection are
+// shaped for the negotiated revision.
 func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcError) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -371,7 +396,7 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 	return map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{}},
-		"serverInfo":      s.serverInfo(),
+		"serverInfo":      s.serverInfo(revision(version)),
 		"instructions":    instructions,
 	}, nil
 }
@@ -381,13 +406,21 @@ func (s *Server) discover() map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
 		"capabilities":      map[string]any{"tools": map[string]any{}},
-		"serverInfo":        s.serverInfo(),
+		"serverInfo":        s.serverInfo(VersionStateless),
 		"instructions":      instructions,
 	}
 }
 
-func (s *Server) serverInfo() map[string]any {
-	return map[string]any{"name": "skill-sandbox", "version": s.cfg.Version}
+// serverInfo is the server's Implementation object in revision rev.
+func (s *Server) serverInfo(rev revision) map[string]any {
+	info := map[string]any{"name": "skill-sandbox", "version": s.cfg.Version}
+	if rev.has(sinceTitle) {
+		info["title"] = "skill-sandbox"
+	}
+	if rev.has(sinceDescription) {
+		info["description"] = "Agent Skills run in a kernel sandbox"
+	}
+	return info
 }
 
 const instructions = "Agent Skills served by skill-sandbox. Call list_skills, then read_skill for a skill's instructions and read_skill_file for its references. " +

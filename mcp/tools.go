@@ -143,11 +143,12 @@ func NewServer(cfg Config) (*Server, error) {
 		if err == nil {
 			abs, err = filepath.EvalSymlinks(abs)
 		}
+		const fix = "(fix: give --skills a skill folder, or a folder of skill folders, that exists)"
 		if err != nil {
-			return nil, fmt.Errorf("skills folder: %w", err)
+			return nil, fmt.Errorf("skills folder: %w %s", err, fix)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("skills folder %s: not a directory", d)
+			return nil, fmt.Errorf("skills folder %s: not a directory %s", d, fix)
 		}
 		cfg.SkillDirs[i] = abs
 	}
@@ -204,18 +205,44 @@ func NewServer(cfg Config) (*Server, error) {
 
 // tool is one entry of tools/list.
 type tool struct {
-	Name         string         `json:"name"`
-	Title        string         `json:"title"`
-	Description  string         `json:"description"`
-	InputSchema  map[string]any `json:"inputSchema"`
-	OutputSchema map[string]any `json:"outputSchema,omitempty"`
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description"`
+	InputSchema  map[string]any   `json:"inputSchema"`
+	OutputSchema map[string]any   `json:"outputSchema,omitempty"`
+	Annotations  *toolAnnotations `json:"annotations,omitempty"`
+}
+
+// toolAnnotations are the hints of 2025-03-26 on: what a tool may change.
+// Absent hints take the spec's defaults (not read-only, destructive, open
+// world), the cautious reading.
+type toolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // listTools returns the tools in a fixed order with fixed text, so that
-// tools/list is the same on every call (2026-07-28 lets clients cache it).
-func (s *Server) listTools(stateless bool) map[string]any {
-	result := map[string]any{"tools": s.tools()}
-	if stateless {
+// tools/list is the same on every call (2026-07-28 lets clients cache it),
+// with the fields revision rev has.
+func (s *Server) listTools(rev revision) map[string]any {
+	tools := s.tools()
+	for i := range tools {
+		t := &tools[i]
+		if !rev.has(sinceTitle) {
+			t.Title = ""
+		}
+		if !rev.has(sinceStructured) {
+			t.OutputSchema = nil
+		}
+		if !rev.has(sinceAnnotations) {
+			t.Annotations = nil
+		}
+	}
+	result := map[string]any{"tools": tools}
+	if rev == VersionStateless {
 		// The list depends only on the server's start-up config.
 		result["ttlMs"] = 3600000
 		result["cacheScope"] = "public"
@@ -243,6 +270,7 @@ func (s *Server) tools() []tool {
 		{
 			Name:        ToolListSkills,
 			Title:       "List skills",
+			Annotations: readOnly("List skills"),
 			Description: "List the Agent Skills this server offers: name, description and folder of each valid skill.",
 			InputSchema: obj(map[string]any{}),
 			OutputSchema: obj(map[string]any{"skills": map[string]any{"type": "array", "items": obj(map[string]any{
@@ -252,18 +280,21 @@ func (s *Server) tools() []tool {
 		{
 			Name:        ToolReadSkill,
 			Title:       "Read a skill",
+			Annotations: readOnly("Read a skill"),
 			Description: "Return a skill's instructions (the body of its SKILL.md) and the list of its files (scripts, references, assets).",
 			InputSchema: obj(map[string]any{"skill": str("skill name, as list_skills returns it")}, "skill"),
 		},
 		{
 			Name:        ToolReadSkillFile,
 			Title:       "Read a file of a skill",
+			Annotations: readOnly("Read a file of a skill"),
 			Description: fmt.Sprintf("Return one text file of a skill (a reference or an asset), by its path relative to the skill folder. Paths cannot leave the skill folder; at most %d bytes are returned.", s.cfg.MaxFileBytes),
 			InputSchema: obj(map[string]any{"skill": str("skill name"), "path": str("file path relative to the skill folder, e.g. references/guide.md")}, "skill", "path"),
 		},
 		{
-			Name:  ToolRunScript,
-			Title: "Run a skill's script",
+			Name:        ToolRunScript,
+			Title:       "Run a skill's script",
+			Annotations: s.runHints("Run a skill's script"),
 			Description: "Run one script of a skill (a file in its scripts/ folder) in the sandbox: no network unless the operator allows it, the skill folder read-only, " +
 				scriptOut + ", resource limits. The script's working directory is its scripts/ folder. Returns the exit code and the captured stdout and stderr.",
 			InputSchema: obj(map[string]any{
@@ -276,8 +307,9 @@ func (s *Server) tools() []tool {
 			OutputSchema: runOutputSchema(),
 		},
 		{
-			Name:  ToolRunCommand,
-			Title: "Run a command",
+			Name:        ToolRunCommand,
+			Title:       "Run a command",
+			Annotations: s.runHints("Run a command"),
 			Description: "Run a bash command line (bash -c) in the same sandbox as run_skill_script, for glue code around skills. " + s.skillsSeen() + " " + workspace +
 				" No network unless the operator allows it.",
 			InputSchema: obj(map[string]any{
@@ -288,6 +320,22 @@ func (s *Server) tools() []tool {
 			OutputSchema: runOutputSchema(),
 		},
 	}
+}
+
+// readOnly are the hints of a tool that only reads the skills folders.
+func readOnly(title string) *toolAnnotations {
+	closed := false
+	return &toolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &closed}
+}
+
+// runHints are the hints of the run tools: never read-only (a run may
+// reach the network where a policy allows it); destructive only with a
+// workspace, where a run may overwrite or delete files that outlive it.
+// Whether it reaches the network depends on the policy of each skill, so
+// openWorldHint keeps its default (true).
+func (s *Server) runHints(title string) *toolAnnotations {
+	destructive := s.cfg.Workspace != ""
+	return &toolAnnotations{Title: title, DestructiveHint: &destructive}
 }
 
 // skillsSeen says where run_command finds the skills.

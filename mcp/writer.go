@@ -92,17 +92,27 @@ func (w *writer) fail(err error) {
 }
 
 // reply queues a response for id. charged is what the request reserved
-// when it was accepted (0 for a reply of the read loop); a message that
-// needs more waits until the budget has room or done is closed, in which
-// case it is dropped. The reservation is given back when the message has
-// been written or dropped. reply returns the first write error.
+// when it was accepted (0 for a reply of the read loop); see send.
 func (w *writer) reply(id json.RawMessage, result any, e *rpcError, charged int64, done <-chan struct{}) error {
+	return w.send(encodeOrError(id, result, e), charged, done)
+}
+
+// encodeOrError encodes a response, or an internal error for id when the
+// result cannot be encoded.
+func encodeOrError(id json.RawMessage, result any, e *rpcError) []byte {
 	data, err := encodeResponse(id, result, e)
 	if err != nil {
-		w.budget.release(charged)
-		charged = 0
 		data, _ = encodeResponse(id, nil, errorf(CodeInternalError, "internal error: encoding the result: %v", err))
 	}
+	return data
+}
+
+// send queues one encoded message (a line). charged is what was reserved
+// for it; a message that needs more waits until the budget has room or
+// done is closed, in which case it is dropped. The reservation is given
+// back when the message has been written or dropped. send returns the
+// first write error.
+func (w *writer) send(data []byte, charged int64, done <-chan struct{}) error {
 	need := int64(len(data))
 	switch {
 	case need < charged:

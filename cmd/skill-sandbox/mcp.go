@@ -18,10 +18,15 @@ const mcpUsage = `Usage: skill-sandbox mcp --skills DIR [--skills DIR]... [flags
 
 Serve the skills found in each DIR (a skill folder, or a folder of skill
 folders) to an agent over the Model Context Protocol: newline-delimited
-JSON-RPC 2.0 on stdin and stdout, protocol revisions 2025-11-25 (with the
-initialize handshake) and 2026-07-28 (stateless). Diagnostics and, without
+JSON-RPC 2.0 on stdin and stdout, every protocol revision from 2024-11-05:
+2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25 (with the initialize
+handshake) and 2026-07-28 (stateless). Diagnostics and, without
 --audit-log, the audit records go to stderr; stdout carries only protocol
-messages. See docs/mcp.md.
+messages. An --audit-log in the state folder
+($XDG_STATE_HOME/skill-sandbox, else ~/.local/state/skill-sandbox) creates
+that folder. A server whose every run would be refused (a workspace the
+sandbox cannot write, missing kernel layers) does not start. See
+docs/mcp.md.
 
 Tools: list_skills, read_skill, read_skill_file, run_skill_script,
 run_command. Every script or command runs in the sandbox with the limits
@@ -92,6 +97,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		}
 		return usageErr("%v", err)
 	}
+	// Limits given on the command line override the operator policy;
+	// those not given leave it (or the defaults) in force.
+	set := setFlags(fs)
 	switch {
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q (skills folders are given with --skills)", fs.Arg(0))
@@ -107,9 +115,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--max-runs must be positive, got %d", maxRuns)
 	case prestart < 0:
 		return usageErr("--prestart must not be negative, got %d", prestart)
-	case setFlags(fs)["timeout"] && timeout <= 0:
+	case set["timeout"] && timeout <= 0:
 		return usageErr("--timeout must be positive, got %v", timeout)
-	case setFlags(fs)["memory"] && memoryMB <= 0:
+	case set["memory"] && memoryMB <= 0:
 		return usageErr("--memory must be positive, got %d", memoryMB)
 	case maxMessage <= 0:
 		return usageErr("--max-message must be positive, got %d", maxMessage)
@@ -117,9 +125,6 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--max-buffered must be positive, got %d", maxBuffered)
 	}
 
-	// Limits given on the command line override the operator policy;
-	// those not given leave it (or the defaults) in force.
-	set := setFlags(fs)
 	cfg := mcp.Config{
 		SkillDirs: skills,
 		Sandbox: run.Sandbox{
@@ -164,6 +169,10 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 			errorf(stderr, "mcp: %v", err)
 			return exitRefused
 		}
+		if err := prepareStateDir(auditLog); err != nil {
+			errorf(stderr, "mcp: audit log: %v", err)
+			return exitRefused
+		}
 		log, err := audit.OpenLog(auditLog)
 		if err != nil {
 			errorf(stderr, "mcp: %v", err)
@@ -181,6 +190,15 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	// stopped and has its record before the exit.
 	ctx, interrupted, stop := interruptContext(sigs)
 	defer stop()
+	// A server whose every run would be refused does not start: a client
+	// would otherwise see it answer as if it were healthy.
+	if err := srv.Check(ctx); err != nil {
+		if sig, ok := interrupted().(syscall.Signal); ok {
+			return exitSignal + int(sig)
+		}
+		errorf(stderr, "mcp: %v", err)
+		return exitRefused
+	}
 	err = srv.Serve(ctx, stdin, stdout)
 	if sig, ok := interrupted().(syscall.Signal); ok {
 		return exitSignal + int(sig)
