@@ -37,7 +37,11 @@ func TestLenient(t *testing.T) {
 		{"no SKILL.md", "s", map[string]string{"README.md": "x"}, "Missing required file: SKILL.md", true},
 		{"no name", "s", map[string]string{"SKILL.md": "---\ndescription: d\n---\n"}, "Missing required field in frontmatter: name", true},
 		{"empty name", "s", map[string]string{"SKILL.md": "---\nname:\ndescription: d\n---\n"}, "Field 'name' must be a non-empty string", true},
-		{"syntax error", "s", map[string]string{"SKILL.md": "---\nname: s\ndescription: [a\n---\n"}, "", true},
+		{"colon in the description", "s", map[string]string{"SKILL.md": "---\nname: s\ndescription: Use when: the user asks\n---\n"}, "a plain value cannot contain \": \"", false},
+		{"syntax error, name read", "s", map[string]string{"SKILL.md": "---\nname: s\ndescription: d\ntags: [a\n---\n"}, "unclosed flow collection", false},
+		{"syntax error in the name", "s", map[string]string{"SKILL.md": "---\nname: [s\ndescription: d\n---\n"}, "", true},
+		{"syntax error, no name", "s", map[string]string{"SKILL.md": "---\ndescription: [a\n---\n"}, "", true},
+		{"unclosed frontmatter", "s", map[string]string{"SKILL.md": "---\nname: s\ndescription: d\n"}, "not properly closed", true},
 		{"no frontmatter", "s", map[string]string{"SKILL.md": "# just text\n"}, "", true},
 		{"oversized SKILL.md", "s", map[string]string{"SKILL.md": validMD("s") + strings.Repeat("x", MaxSkillMDSize)}, "limit is", true},
 	}
@@ -77,6 +81,48 @@ func TestLenient(t *testing.T) {
 				t.Errorf("lenient and strict: valid; want invalid (a warning under strict)")
 			}
 		})
+	}
+}
+
+// TestRecoverFrontmatter: what lenient validation reads from a
+// frontmatter that does not parse.
+func TestRecoverFrontmatter(t *testing.T) {
+	tests := []struct {
+		md, name, desc, body string // name "" means nothing is recovered
+	}{
+		{"---\nname: s\ndescription: Use when: asked\n---\nBody\n", "s", "Use when: asked", "Body\n"},
+		{"---\nname: 's'\ndescription: \"Use: x\" y\nbad: [\n---\n", "s", "\"Use: x\" y", ""},
+		{"---\nname: s\ndescription: |\n  line one\n  line: two\nx: [\n---\n", "s", "line one\nline: two\n", ""},
+		{"---\nname: s\nname: t\ndescription: 'q'\n: [\n---\n", "s", "q", ""},
+		{"\ufeff---\r\nname: s\r\n: [\r\n---\r\nB", "s", "", "B"},
+		{"---\nname: [s\n---\n", "", "", ""},
+		{"---\nname:\ndescription: d\n---\n", "", "", ""},
+		{"---\n  name: s\n---\n", "", "", ""},
+		{"---\nname: s\n", "", "", ""},
+		{"name: s\n---\n", "", "", ""},
+		{"---\nname: s\xff\n---\n", "", "", ""},
+	}
+	for _, tt := range tests {
+		fm := recoverFrontmatter([]byte(tt.md))
+		if tt.name == "" {
+			if fm != nil {
+				t.Errorf("%q: recovered %+v, want nothing", tt.md, fm.Pairs)
+			}
+			continue
+		}
+		if fm == nil {
+			t.Errorf("%q: nothing recovered, want name %q", tt.md, tt.name)
+			continue
+		}
+		name, _ := fm.Lookup("name")
+		desc, hasDesc := fm.Lookup("description")
+		got := ""
+		if hasDesc {
+			got = desc.Value.Value
+		}
+		if name.Value.Value != tt.name || got != tt.desc || fm.Body != tt.body {
+			t.Errorf("%q: name %q description %q body %q; want %q %q %q", tt.md, name.Value.Value, got, fm.Body, tt.name, tt.desc, tt.body)
+		}
 	}
 }
 

@@ -45,7 +45,7 @@ func isAllowedField(key string) bool {
 // warnings). Skill never panics and touches nothing outside dir except to
 // resolve where symlinks in it point.
 func Skill(dir string, opts Options) Result {
-	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}}
+	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}, lenient: opts.Lenient}
 	c.run(dir)
 	r := c.res
 	if opts.Lenient {
@@ -212,9 +212,12 @@ func skippedFolder(name string) bool {
 
 // checker accumulates the problems of one skill.
 type checker struct {
-	res  Result
-	root string // the skill folder, absolute
-	real string // root with symlinks resolved, computed on first need
+	res Result
+	// lenient is Options.Lenient: a frontmatter that does not parse is
+	// read line by line for a name (recoverFrontmatter).
+	lenient bool
+	root    string // the skill folder, absolute
+	real    string // root with symlinks resolved, computed on first need
 	// files maps the slash-separated relative path of every entry seen to
 	// whether it is safe to read.
 	files map[string]bool
@@ -489,12 +492,26 @@ func (c *checker) checkSkillMD(md string) {
 	}
 	fm, err := ParseFrontmatter(data)
 	if err != nil {
+		line, col, msg := 0, 0, err.Error()
 		var se *SyntaxError
 		if errors.As(err, &se) {
-			c.errorf(md, se.Line, se.Column, "", "%s", se.Msg)
-		} else {
-			c.errorf(md, 0, 0, "", "%v", err)
+			line, col, msg = se.Line, se.Column, se.Msg
 		}
+		// A frontmatter a line-oriented loader still reads a name from
+		// breaks only the specification (agents load such skills); one
+		// that yields no name is refused.
+		var recovered *Frontmatter
+		if c.lenient {
+			recovered = recoverFrontmatter(data)
+		}
+		if recovered == nil {
+			c.errorf(md, line, col, "", "%s", msg)
+			return
+		}
+		c.specf(md, line, col, "", "%s (read leniently: name and description taken from their own lines)", msg)
+		c.res.Frontmatter = recovered
+		c.checkName(md, recovered)
+		c.checkDescription(md, recovered)
 		return
 	}
 	c.res.Frontmatter = fm
