@@ -29,6 +29,7 @@ func lenientSkills(t *testing.T) string {
 		"folder-x/SKILL.md":                      "---\nname: other-name\ndescription: Named otherwise than its folder.\n---\nOther.\n",
 		"noname/SKILL.md":                        "---\ndescription: No name.\n---\n",
 		"copy/sys/SKILL.md":                      "---\nname: sys\ndescription: A second copy.\n---\n",
+		".aaa/zz/SKILL.md":                       "---\nname: sys\ndescription: Found first, in a folder named otherwise.\n---\n",
 		".git/vcs/SKILL.md":                      "---\nname: vcs\ndescription: In a version-control folder.\n---\n",
 	}
 	for name, body := range files {
@@ -68,7 +69,10 @@ func TestListSkillsLenient(t *testing.T) {
 		t.Fatalf("skills %v, want extra, other-name and sys", skills)
 	}
 	if p := dig(names["sys"], "path"); p != filepath.Join(dir, ".system", "sys") {
-		t.Errorf("sys served from %v, want the .system copy (the first in lexical order)", p)
+		t.Errorf("sys served from %v, want the .system copy (the first whose folder has its name)", p)
+	}
+	if res := c.call(ToolReadSkill, map[string]any{"skill": "sys"}); dig(res, "structuredContent", "path") != filepath.Join(dir, ".system", "sys") {
+		t.Errorf("read_skill sys reads %v, not the copy list_skills names", dig(res, "structuredContent", "path"))
 	}
 	warnings := fmt.Sprint(dig(names["extra"], "warnings"))
 	for _, w := range []string{"SKILL.md:3:14: description: Description exceeds 1024 character limit (1068 chars)", "SKILL.md:4:1: version: Unexpected field", "SKILL.md:5:1: author: Unexpected field"} {
@@ -84,9 +88,10 @@ func TestListSkillsLenient(t *testing.T) {
 	for _, s := range skipped {
 		reasons[fmt.Sprint(dig(s, "path"))] = fmt.Sprint(dig(s, "reason"))
 	}
-	if len(skipped) != 2 || !strings.Contains(reasons[filepath.Join(dir, "noname")], "Missing required field in frontmatter: name") ||
-		!strings.Contains(reasons[filepath.Join(dir, "copy", "sys")], "already served from") {
-		t.Errorf("skipped %v, want noname (no name) and copy/sys (a second copy)", skipped)
+	if len(skipped) != 3 || !strings.Contains(reasons[filepath.Join(dir, "noname")], "Missing required field in frontmatter: name") ||
+		!strings.Contains(reasons[filepath.Join(dir, "copy", "sys")], "already served from") ||
+		!strings.Contains(reasons[filepath.Join(dir, ".aaa", "zz")], "whose folder has its name") {
+		t.Errorf("skipped %v, want noname (no name), copy/sys and .aaa/zz (other copies)", skipped)
 	}
 	if strings.Contains(fmt.Sprint(res), "vcs") {
 		t.Errorf("a skill in .git was looked at: %v", res)

@@ -77,16 +77,22 @@ func (s *Server) catalog() ([]skillEntry, []skippedSkill) {
 		dirs = append(dirs, found...)
 	}
 	var skills []skillEntry
-	seen := map[string]string{}
-	// Each streams the results: only the entries are kept.
+	seen := map[string]int{} // name -> index in skills
+	// Each streams the results: only the entries are kept. Of two skills
+	// of one name, the first whose folder has that name is served, else
+	// the first: lookup's shortcut finds the same one.
 	validate.Each(dirs, s.validationOptions(), func(r validate.Result) error {
-		switch first, dup := seen[r.Name]; {
+		i, dup := seen[r.Name]
+		switch {
 		case !r.Valid || r.Frontmatter == nil:
 			skip(r.Path, "invalid skill: "+problemSummary(r))
+		case dup && filepath.Base(r.Path) == r.Name && filepath.Base(skills[i].Path) != r.Name:
+			skip(skills[i].Path, fmt.Sprintf("skill %q is served from %s, whose folder has its name; this copy is left out", r.Name, r.Path))
+			skills[i] = entryOf(r)
 		case dup:
-			skip(r.Path, fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, first))
+			skip(r.Path, fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, skills[i].Path))
 		default:
-			seen[r.Name] = r.Path
+			seen[r.Name] = len(skills)
 			skills = append(skills, entryOf(r))
 		}
 		return nil
