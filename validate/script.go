@@ -171,10 +171,10 @@ func ResolveScript(skillDir, script string) (string, error) {
 }
 
 // fileInside resolves rel (clean, relative, no "..") against the real
-// folder base (named where in messages) and returns the target when it is a regular file inside
-// base. A missing file gives an error wrapping os.ErrNotExist; every other
-// error's text reads after the script's quoted name ("is not a regular
-// file", "resolves to ...").
+// folder base (named where in messages) and returns the target when it is
+// a regular file inside base. A missing file gives an error wrapping
+// os.ErrNotExist; every other error's text reads after the script's
+// quoted name ("is not a regular file", "resolves to ...").
 func fileInside(base, rel, where string) (string, error) {
 	target, err := filepath.EvalSymlinks(filepath.Join(base, rel))
 	if err != nil {
