@@ -80,6 +80,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzSkill -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzPatterns -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzLenient -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzResolveScript -fuzztime $(FUZZTIME) ./validate
+	$(GO) test -run '^$$' -fuzz FuzzRecoverFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./internal/jsonenc
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy

@@ -229,6 +229,7 @@ func appendValidation(b []byte, v *Validation) []byte {
 	b = append(b, '{')
 	b = appendKey(b, "valid", true)
 	b = strconv.AppendBool(b, v.Valid)
+	b = appendBoolField(b, "spec_valid", v.SpecValid)
 	b = appendStringsField(b, "errors", v.Errors)
 	b = appendStringsField(b, "warnings", v.Warnings)
 	return append(b, '}')

@@ -26,7 +26,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "2"
+	SchemaVersion = "3"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -224,9 +224,15 @@ type MissingLayer struct {
 
 // Validation summarises the validation of the skill before the run.
 type Validation struct {
-	Valid    bool     `json:"valid"`
-	Errors   []string `json:"errors"`
-	Warnings []string `json:"warnings"`
+	// Valid says the skill was accepted for the run: lenient validation
+	// (validate.Options.Lenient) found nothing that makes a run unsafe or
+	// impossible, and, under strict, no warning.
+	Valid bool `json:"valid"`
+	// SpecValid says the skill also passes validate, the specification's
+	// verdict (no departures among the warnings). Schema version 3.
+	SpecValid bool     `json:"spec_valid"`
+	Errors    []string `json:"errors"`
+	Warnings  []string `json:"warnings"`
 }
 
 // Signature is the outcome of the skill signature check of a call.
@@ -584,7 +590,8 @@ func layers(res *run.Result) Layers {
 }
 
 func validation(v validate.Result) Validation {
-	return Validation{Valid: v.Valid, Errors: problems(v.Errors), Warnings: problems(v.Warnings)}
+	return Validation{Valid: v.Valid, SpecValid: len(v.Errors) == 0 && len(v.SpecWarnings()) == 0,
+		Errors: problems(v.Errors), Warnings: problems(v.Warnings)}
 }
 
 func problems(ps []validate.Problem) []string {

@@ -225,11 +225,24 @@ func TestGoldenRecords(t *testing.T) {
 	}
 	allowMeta := sampleMeta()
 	allowMeta.AllowHosts, allowMeta.DenyHosts = []string{"*.example.com"}, []string{"admin.example.com"}
+	// A skill run with a departure from the specification (version 3).
+	lenient := sampleResult()
+	lenient.Validation.Warnings = append(lenient.Validation.Warnings, validate.Problem{File: "SKILL.md", Line: 4, Column: 1, Field: "version",
+		Message: "Unexpected field in frontmatter: version. Only allowed-tools, compatibility, description, license, metadata, name are allowed.", Spec: true})
 	recs := []Record{
 		FromRun(sampleMeta(), sampleResult(), nil),
 		FromRun(sampleMeta(), timedOut, nil),
 		FromRun(sampleMeta(), refused, fmt.Errorf("%w: SKILL.md:2:7: name: must be lowercase", run.ErrInvalidSkill)),
 		FromRun(allowMeta, allowlisted, nil),
+		FromRun(sampleMeta(), lenient, nil),
+	}
+	for i, want := range []bool{true, true, false, true, false} {
+		if recs[i].Validation.SpecValid != want {
+			t.Errorf("record %d: spec_valid %v, want %v", i+1, recs[i].Validation.SpecValid, want)
+		}
+	}
+	if !recs[4].Validation.Valid || len(recs[4].Validation.Warnings) != 2 {
+		t.Errorf("lenient record: validation %+v, want valid with both warnings", recs[4].Validation)
 	}
 	var got bytes.Buffer
 	for _, r := range recs {
@@ -415,12 +428,12 @@ func TestCheckLineRejects(t *testing.T) {
 }
 
 func TestSchemaIsTheShippedFile(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("schema", "v2.json"))
+	onDisk, err := os.ReadFile(filepath.Join("schema", "v3.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(onDisk, Schema()) {
-		t.Error("Schema() differs from schema/v2.json")
+		t.Error("Schema() differs from schema/v3.json")
 	}
 	var s struct {
 		Schema   string          `json:"$schema"`

@@ -12,13 +12,14 @@ import (
 	"strings"
 )
 
-//go:embed schema/v2.json
-var schemaV2 string
+//go:embed schema/v3.json
+var schemaV3 string
 
 // Schema returns the JSON Schema (draft 2020-12) of record schema version
-// SchemaVersion, as shipped in audit/schema/v2.json (v1.json is kept for reference).
+// SchemaVersion, as shipped in audit/schema/v3.json (v1.json and v2.json
+// are kept for reference).
 func Schema() []byte {
-	return []byte(schemaV2)
+	return []byte(schemaV3)
 }
 
 // ErrSchema is wrapped by CheckLine when a line does not match the schema.
@@ -32,7 +33,7 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // silently skipped. Every mismatch is reported, with its JSON pointer.
 func CheckLine(line []byte) error {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(schemaV2), &schema); err != nil {
+	if err := json.Unmarshal([]byte(schemaV3), &schema); err != nil {
 		return fmt.Errorf("audit schema: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))

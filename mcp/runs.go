@@ -135,6 +135,9 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	if err != nil {
 		return s.refuse(c, err)
 	}
+	// Relative paths in args are the agent's files: in the workspace, the
+	// one folder the script may write, not the read-only scripts/ folder.
+	sb.Cwd = s.cfg.Workspace
 	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
 		return sb.Run(ctx, a.Script, a.Args)
 	})
@@ -321,6 +324,9 @@ func (s *Server) finish(c *runCall, res *run.Result, err error) map[string]any {
 	if c.tool == ToolRunScript {
 		out["skill"] = rec.Skill.Name
 		out["script"] = rec.Script
+		if w := problemStrings(res.Validation.SpecWarnings()); len(w) > 0 {
+			out["warnings"] = w // the skill's departures from the specification
+		}
 	}
 	if len(res.Missing) > 0 {
 		out["missing_layers"] = rec.Layers.Missing

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // skillsDir writes a folder of test skills and returns it: "probe" (valid,
-// with scripts and references), "broken" (invalid: no description) and
+// with scripts and references), "broken" (invalid: no name) and
 // "linked" (invalid: a symlink out of the skill). It is world-readable, since a root caller's
 // sandbox runs as nobody.
 func skillsDir(t testing.TB) string {
@@ -44,7 +44,7 @@ func skillsDir(t testing.TB) string {
 		"probe/references/guide.md":   "# Guide\n\nRead me.\n",
 		"probe/references/big.txt":    strings.Repeat("x", 3000),
 		"probe/references/binary.bin": "\xff\xfe\x00\x01",
-		"broken/SKILL.md":             "---\nname: broken\n---\nNo description.\n",
+		"broken/SKILL.md":             "---\ndescription: A skill without a name, which run refuses.\n---\nNo name.\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(base, name)

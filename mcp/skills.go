@@ -20,14 +20,32 @@ type skillEntry struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Path        string `json:"path"`
+	// Warnings are the skill's departures from the letter of the
+	// specification, which it is served with (docs/skills.md).
+	Warnings []string `json:"warnings,omitempty"`
 	// instructions is the Markdown body of SKILL.md, for read_skill.
 	instructions string
+}
+
+// skippedSkill is a folder holding a SKILL.md that is not served, and why:
+// list_skills reports them so that an agent (and its user) can tell a
+// collection left out from an empty one.
+type skippedSkill struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// validationOptions are the options every validation of a skill to serve
+// uses: lenient, as run's own (validate.Options.Lenient), and strict when
+// the runs are.
+func (s *Server) validationOptions() validate.Options {
+	return validate.Options{Strict: s.cfg.Sandbox.Strict, Lenient: true}
 }
 
 // entryOf returns the entry of a valid skill from its validation, which
 // has read and parsed SKILL.md: it is not read again.
 func entryOf(r validate.Result) skillEntry {
-	e := skillEntry{Name: r.Name, Path: r.Path}
+	e := skillEntry{Name: r.Name, Path: r.Path, Warnings: problemStrings(r.SpecWarnings())}
 	if fm := r.Frontmatter; fm != nil {
 		e.instructions = fm.Body
 		if p, ok := fm.Lookup("description"); ok && p.Value != nil && p.Value.Kind == validate.ScalarNode {
@@ -37,37 +55,59 @@ func entryOf(r validate.Result) skillEntry {
 	return e
 }
 
-// catalog finds the valid skills of every skills folder, in folder order
-// then lexical order. Invalid skills are left out and reported on the log
-// once per server (not on every call); so are skills whose name repeats an
-// earlier one. It reads the folders on every call so that skills added or
-// fixed while the server runs show up.
-func (s *Server) catalog() []skillEntry {
+// catalog finds the skills of every skills folder that run would run
+// (lenient validation), in folder order then lexical order. The others are
+// returned as skipped, with the reason, and reported on the log once per
+// server (not on every call); so are skills whose name repeats an earlier
+// one, and skills folders that cannot be searched. It reads the folders on
+// every call so that skills added or fixed while the server runs show up.
+func (s *Server) catalog() ([]skillEntry, []skippedSkill) {
 	var dirs []string
+	var skipped []skippedSkill
+	skip := func(path, reason string) {
+		s.reportOnce(path, reason)
+		skipped = append(skipped, skippedSkill{Path: validate.Visible(path), Reason: validate.Visible(reason)})
+	}
 	for _, root := range s.cfg.SkillDirs {
 		found, err := validate.Find(root)
 		if err != nil {
-			s.reportOnce(root, err.Error())
+			skip(root, err.Error())
 			continue
 		}
 		dirs = append(dirs, found...)
 	}
 	var skills []skillEntry
-	seen := map[string]string{}
-	// Each streams the results: only the entries are kept.
-	validate.Each(dirs, validate.Options{Strict: s.cfg.Sandbox.Strict}, func(r validate.Result) error {
-		switch first, dup := seen[r.Name]; {
+	seen := map[string]int{} // name -> index in skills
+	// Each streams the results: only the entries are kept. Of two skills
+	// of one name, the first whose folder has that name is served, else
+	// the first: lookup's shortcut finds the same one.
+	validate.Each(dirs, s.validationOptions(), func(r validate.Result) error {
+		i, dup := seen[r.Name]
+		switch {
 		case !r.Valid || r.Frontmatter == nil:
-			s.reportOnce(r.Path, "invalid skill: "+problemSummary(r))
+			skip(r.Path, "invalid skill: "+problemSummary(r))
+		case dup && filepath.Base(r.Path) == r.Name && filepath.Base(skills[i].Path) != r.Name:
+			skip(skills[i].Path, fmt.Sprintf("skill %q is served from %s, whose folder has its name; this copy is left out", r.Name, r.Path))
+			skills[i] = entryOf(r)
 		case dup:
-			s.reportOnce(r.Path, fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, first))
+			skip(r.Path, fmt.Sprintf("skill %q is already served from %s; this copy is left out", r.Name, skills[i].Path))
 		default:
-			seen[r.Name] = r.Path
+			seen[r.Name] = len(skills)
 			skills = append(skills, entryOf(r))
 		}
 		return nil
 	})
-	return skills
+	return skills, skipped
+}
+
+// problemStrings returns the problems as "file:line:col: message" lines,
+// escaped for a terminal (an agent's client may print them).
+func problemStrings(ps []validate.Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, validate.Visible(p.String()))
+	}
+	return out
 }
 
 // reportOnce logs a problem with a folder the first time it is seen.
@@ -98,10 +138,10 @@ func problemSummary(r validate.Result) string {
 	return strings.Join(parts, "; ")
 }
 
-// lookup finds a valid skill by name. A valid skill's folder is named
-// after it (validation checks that), so only the folders of that name are
-// validated first, not the whole catalog, so that a call costs little
-// with many skills; the whole catalog is the fallback.
+// lookup finds a valid skill by name. A skill's folder is usually named
+// after it, so only the folders of that name are validated first, not the
+// whole catalog, so that a call costs little with many skills; the whole
+// catalog is the fallback.
 func (s *Server) lookup(name string) (skillEntry, error) {
 	if name == "" {
 		return skillEntry{}, errors.New(`"skill" is required`)
@@ -116,16 +156,17 @@ func (s *Server) lookup(name string) (skillEntry, error) {
 			if filepath.Base(dir) != name {
 				continue
 			}
-			r := validate.Skill(dir, validate.Options{Strict: s.cfg.Sandbox.Strict})
+			r := validate.Skill(dir, s.validationOptions())
 			if !r.Valid || r.Name != name || r.Frontmatter == nil {
 				continue
 			}
 			return entryOf(r), nil
 		}
 	}
-	// A folder name that differs from the skill name only in Unicode
-	// normalization: fall back to the whole catalog.
-	for _, sk := range s.catalog() {
+	// A folder named otherwise (lenient validation serves a skill whose
+	// folder name differs from its name): fall back to the whole catalog.
+	skills, _ := s.catalog()
+	for _, sk := range skills {
 		if sk.Name == name {
 			return sk, nil
 		}
@@ -137,11 +178,14 @@ func (s *Server) toolListSkills(raw json.RawMessage) map[string]any {
 	if err := decodeArgs(raw, &struct{}{}); err != nil {
 		return toolError("%v", err)
 	}
-	skills := s.catalog()
+	skills, skipped := s.catalog()
 	if skills == nil {
 		skills = []skillEntry{}
 	}
-	return toolResult(map[string]any{"skills": skills}, false)
+	if skipped == nil {
+		skipped = []skippedSkill{}
+	}
+	return toolResult(map[string]any{"skills": skills, "skipped": skipped}, false)
 }
 
 func (s *Server) toolReadSkill(raw json.RawMessage) map[string]any {
@@ -161,7 +205,7 @@ func (s *Server) toolReadSkill(raw json.RawMessage) map[string]any {
 		return toolError("%v", err)
 	}
 	if dir != sk.Path { // the verified copy's instructions, not the folder's
-		r := validate.Skill(dir, validate.Options{Strict: s.cfg.Sandbox.Strict})
+		r := validate.Skill(dir, s.validationOptions())
 		if !r.Valid || r.Frontmatter == nil {
 			return toolError("%s: the verified copy is not a valid skill", sk.Name)
 		}

@@ -262,7 +262,9 @@ func (s *Server) tools() []tool {
 	timeoutDesc := fmt.Sprintf("Wall-time limit in seconds, at most %g (the server's limit, also the default; a skill may ask for less).", policy.TimeoutLimit(s.cfg.Flags, s.cfg.Policy).Seconds())
 	workspace := "Its working directory is a fresh scratch folder, discarded after the call (no workspace was granted): return results on stdout."
 	scriptOut := "a private scratch folder for temporary files (discarded after the run)"
+	scriptCwd := "The script's working directory is its scripts/ folder (the skill folder for a script elsewhere in it)."
 	if s.cfg.Workspace != "" {
+		scriptCwd = fmt.Sprintf("The script's working directory is the workspace %s: relative paths in args are files there.", s.cfg.Workspace)
 		workspace = fmt.Sprintf("Its working directory is the workspace %s, the one folder it may write; files written there stay after the call and are listed in artifacts.", s.cfg.Workspace)
 		scriptOut = fmt.Sprintf("write access to the workspace %s, where outputs stay after the run (pass paths there as arguments; changes are listed in artifacts)", s.cfg.Workspace)
 	}
@@ -271,11 +273,17 @@ func (s *Server) tools() []tool {
 			Name:        ToolListSkills,
 			Title:       "List skills",
 			Annotations: readOnly("List skills"),
-			Description: "List the Agent Skills this server offers: name, description and folder of each valid skill.",
+			Description: "List the Agent Skills this server offers: name, description and folder of each skill, with its departures from the Agent Skills specification as warnings; and the folders holding a SKILL.md that are left out, with the reason.",
 			InputSchema: obj(map[string]any{}),
-			OutputSchema: obj(map[string]any{"skills": map[string]any{"type": "array", "items": obj(map[string]any{
-				"name": str("skill name"), "description": str("what the skill does and when to use it"), "path": str("skill folder"),
-			}, "name", "description", "path")}}, "skills"),
+			OutputSchema: obj(map[string]any{
+				"skills": map[string]any{"type": "array", "items": obj(map[string]any{
+					"name": str("skill name"), "description": str("what the skill does and when to use it"), "path": str("skill folder"),
+					"warnings": map[string]any{"type": "array", "items": str("a departure from the specification, file:line:col: message"), "description": "departures from the specification the skill is served with"},
+				}, "name", "description", "path")},
+				"skipped": map[string]any{"type": "array", "items": obj(map[string]any{
+					"path": str("folder left out"), "reason": str("why it is not served"),
+				}, "path", "reason")},
+			}, "skills", "skipped"),
 		},
 		{
 			Name:        ToolReadSkill,
@@ -295,11 +303,11 @@ func (s *Server) tools() []tool {
 			Name:        ToolRunScript,
 			Title:       "Run a skill's script",
 			Annotations: s.runHints("Run a skill's script"),
-			Description: "Run one script of a skill (a file in its scripts/ folder) in the sandbox: no network unless the operator allows it, the skill folder read-only, " +
-				scriptOut + ", resource limits. The script's working directory is its scripts/ folder. Returns the exit code and the captured stdout and stderr.",
+			Description: "Run one script of a skill in the sandbox: no network unless the operator allows it, the skill folder read-only, " +
+				scriptOut + ", resource limits. " + scriptCwd + " Returns the exit code and the captured stdout and stderr.",
 			InputSchema: obj(map[string]any{
 				"skill":           str("skill name"),
-				"script":          str(`script file in the skill's scripts/ folder, e.g. "stats.py"`),
+				"script":          str(`a file name in the skill's scripts/ folder ("stats.py"), or a path relative to the skill folder as its instructions give it ("scripts/stats.py", "ooxml/scripts/unpack.py")`),
 				"args":            map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "arguments passed to the script"},
 				"stdin":           str("text given to the script on its standard input"),
 				"timeout_seconds": map[string]any{"type": "number", "exclusiveMinimum": 0, "description": timeoutDesc},
@@ -363,6 +371,7 @@ func runOutputSchema() map[string]any {
 			"stderr":      stream,
 			"artifacts":   map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 			"network":     map[string]any{"type": "object", "properties": map[string]any{"connections": map[string]any{"type": "array"}}},
+			"warnings":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the skill's departures from the specification it ran with"},
 			"error":       map[string]any{"type": "string"},
 		},
 		"required": []string{"request_id", "outcome", "exit_code", "timed_out", "duration_ms", "stdout", "stderr", "artifacts", "network"},

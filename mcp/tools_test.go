@@ -29,7 +29,7 @@ func TestListAndReadSkills(t *testing.T) {
 	if n := strings.Count(c.log.String(), "broken:"); n != 1 {
 		t.Errorf("the invalid skill was reported %d times, want once:\n%s", n, c.log.String())
 	}
-	if !strings.Contains(c.log.String(), "description") || !strings.Contains(c.log.String(), "symlink points outside") {
+	if !strings.Contains(c.log.String(), "Missing required field in frontmatter: name") || !strings.Contains(c.log.String(), "symlink points outside") {
 		t.Errorf("the report does not say why the skill is invalid:\n%s", c.log.String())
 	}
 

@@ -296,6 +296,12 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, cleanup, err
 	}
 	dir := filepath.Join(skill, "scripts")
+	if command == nil && !s.Module && !strings.HasPrefix(res.Script, "scripts/") {
+		// A script outside scripts/ ("ooxml/scripts/unpack.py") runs
+		// from the skill folder its path is relative to; the skill may
+		// have no scripts/ at all.
+		dir = skill
+	}
 	if s.Module {
 		dir = skill // python -m imports the module from the working directory
 	}
@@ -412,12 +418,21 @@ func enabled(ls, disable []Layer) []Layer {
 }
 
 // validateSkill validates the skill folder into res and returns
-// ErrInvalidSkill, with the problems, when it is not valid.
+// ErrInvalidSkill, with the problems, when it is not valid. Validation is
+// lenient (validate.Options.Lenient): a skill is refused only for what
+// makes a run unsafe or impossible; its departures from the letter of the
+// specification are written to s.Warnings, one line each, and kept in
+// res.Validation.Warnings. Strict refuses them too, as validate --strict.
 func (s *Sandbox) validateSkill(skill string, res *Result) error {
-	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict})
+	res.Validation = validate.Skill(skill, validate.Options{Strict: s.Strict, Lenient: true})
 	res.Skill = res.Validation.Name
 	if !res.Validation.Valid {
 		return fmt.Errorf("%w: %s", ErrInvalidSkill, describeProblems(res.Validation))
+	}
+	if s.Warnings != nil {
+		for _, p := range res.Validation.SpecWarnings() {
+			fmt.Fprintf(s.Warnings, "skill-sandbox: warning: %s\n", validate.Visible(p.String()))
+		}
 	}
 	return nil
 }
@@ -428,8 +443,9 @@ func scriptRefusal(err error) string {
 	return strings.TrimPrefix(err.Error(), validate.ErrScriptRefused.Error()+": ")
 }
 
-// scriptArgv validates the skill, resolves script inside its scripts/
-// folder and returns the argv that runs it with args, and the RLIMIT_AS in
+// scriptArgv validates the skill, resolves script inside it (a bare name
+// in scripts/, a path with a slash in the skill folder: see
+// validate.ResolveScript) and returns the argv that runs it with args, and the RLIMIT_AS in
 // MiB.
 func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, res *Result) ([]string, int, error) {
 	if err := s.validateSkill(skill, res); err != nil {

@@ -121,7 +121,10 @@ func TestRefusals(t *testing.T) {
 	})
 	os.Chmod(filepath.Join(dir, "scripts", "noexec.txt"), 0o644)
 	bad := newSkill(t, nil)
-	os.WriteFile(filepath.Join(bad, "SKILL.md"), []byte("---\nname: Not Valid\n---\n"), 0o644)
+	os.WriteFile(filepath.Join(bad, "SKILL.md"), []byte("---\ndescription: no name\n---\n"), 0o644)
+	// Breaks only the specification: run, but not under Strict.
+	specOnly := newSkill(t, map[string]string{"ok.py": "print(1)\n"})
+	os.WriteFile(filepath.Join(specOnly, "SKILL.md"), []byte("---\nname: Not Valid\ndescription: d\nversion: 1\n---\n"), 0o644)
 	cases := []struct {
 		name   string
 		sb     Sandbox
@@ -130,6 +133,7 @@ func TestRefusals(t *testing.T) {
 		want   error
 	}{
 		{"invalid skill", Sandbox{}, bad, "ok.py", ErrInvalidSkill},
+		{"spec only, strict", Sandbox{Strict: true}, specOnly, "ok.py", ErrInvalidSkill},
 		{"missing script", Sandbox{}, dir, "nope.py", ErrBadScript},
 		{"traversal", Sandbox{}, dir, "../SKILL.md", ErrBadScript},
 		{"absolute", Sandbox{}, dir, "/etc/passwd", ErrBadScript},

@@ -232,7 +232,9 @@ type Sandbox struct {
 	Stdout, Stderr io.Writer
 
 	// Warnings receives, when a run goes ahead without some layers, one
-	// line per cause naming the missing layers; nil discards.
+	// line per cause naming the missing layers, and, before the script
+	// starts, one line per departure of the skill from the letter of the
+	// specification it runs with (docs/skills.md); nil discards.
 	Warnings io.Writer
 
 	// NetworkLog receives one line per request the host allowlist's proxy

@@ -6,6 +6,14 @@ import "fmt"
 type Options struct {
 	// Strict turns warnings into errors (validate --strict).
 	Strict bool
+	// Lenient judges a skill as run, audit, list and the MCP server do:
+	// problems that break only the letter of the specification (Problem.Spec:
+	// an unknown frontmatter key, a description over 1024 characters, a
+	// name that does not match its folder, ...) are reported as warnings,
+	// and only what makes a run unsafe or impossible stays an error (see
+	// docs/skills.md). Without it the verdict is the specification's, as
+	// validate reports it.
+	Lenient bool
 }
 
 // Problem is one error or warning, located as precisely as the input allows.
@@ -15,6 +23,11 @@ type Problem struct {
 	Column  int    `json:"column,omitempty"` // 1-based; 0 when not tied to a column
 	Field   string `json:"field,omitempty"`  // frontmatter field, when the problem is about one
 	Message string `json:"message"`
+	// Spec is set on a problem that breaks only the letter of the
+	// specification, not the safety or possibility of a run: it is an
+	// error by default and a warning under Options.Lenient. It is not part
+	// of the JSON form, which stays validate's.
+	Spec bool `json:"-"`
 }
 
 // String formats p as "file:line:col: field: message", leaving out what is
@@ -44,6 +57,19 @@ type Counts struct {
 	Scripts    int `json:"scripts"`
 	References int `json:"references"`
 	Assets     int `json:"assets"`
+}
+
+// SpecWarnings returns the warnings that are problems Options.Lenient
+// demoted from errors: departures from the specification that a lenient
+// caller runs the skill with, and tells its user about.
+func (r Result) SpecWarnings() []Problem {
+	var out []Problem
+	for _, p := range r.Warnings {
+		if p.Spec {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Result is the outcome of validating one skill folder.

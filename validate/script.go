@@ -105,10 +105,14 @@ func DetectInterpreter(path string) (Interpreter, error) {
 var ErrScriptRefused = errors.New("script refused")
 
 // ResolveScript returns the absolute, symlink-free path of script, which
-// must name a regular file inside skillDir's scripts/ folder. script is
-// relative to scripts/ ("run.py") or to the skill folder ("scripts/run.py");
-// absolute paths and ".." elements are refused before anything is resolved,
-// and symlinks are refused when their target leaves scripts/.
+// must name a regular file inside the skill folder skillDir. A bare name
+// ("run.py") is a file of the scripts/ folder, as is a path under it
+// ("scripts/run.py"); any other path with a slash ("ooxml/scripts/unpack.py",
+// as a SKILL.md may tell the agent to run it) is relative to the skill
+// folder, and, when no such file is there, to scripts/ (the older meaning
+// of "sub/x.sh"). Absolute paths and ".." elements are refused before
+// anything is resolved, and symlinks are refused when their target leaves
+// the folder the name is looked up in (scripts/ for a name in scripts/).
 func ResolveScript(skillDir, script string) (string, error) {
 	refuse := func(format string, a ...any) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrScriptRefused, fmt.Sprintf(format, a...))
@@ -135,30 +139,59 @@ func ResolveScript(skillDir, script string) (string, error) {
 	if err != nil {
 		return refuse("skill folder: %v", err)
 	}
+	rel := filepath.Clean(script)
+	first, rest, nested := strings.Cut(filepath.ToSlash(rel), "/")
+	if nested && first != "scripts" {
+		target, err := fileInside(root, rel, "the skill folder")
+		if err == nil {
+			return target, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return refuse("%q %v", script, err)
+		}
+		if _, err := fileInside(filepath.Join(root, "scripts"), rel, "scripts/"); errors.Is(err, os.ErrNotExist) {
+			return refuse("%q: no such file in the skill folder", script)
+		}
+	}
 	scriptsDir := filepath.Join(root, "scripts")
 	if st, err := os.Lstat(scriptsDir); err != nil || !st.IsDir() {
 		return refuse("%s: the skill has no scripts/ folder", skillDir)
 	}
-	rel := filepath.Clean(script)
-	if first, rest, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok && first == "scripts" {
+	if nested && first == "scripts" {
 		rel = rest
 	}
-	target, err := filepath.EvalSymlinks(filepath.Join(scriptsDir, rel))
+	target, err := fileInside(scriptsDir, rel, "scripts/")
+	if errors.Is(err, os.ErrNotExist) {
+		return refuse("%q: no such file in scripts/", script)
+	}
+	if err != nil {
+		return refuse("%q %v", script, err)
+	}
+	return target, nil
+}
+
+// fileInside resolves rel (clean, relative, no "..") against the real
+// folder base (named where in messages) and returns the target when it is
+// a regular file inside base. A missing file gives an error wrapping
+// os.ErrNotExist; every other error's text reads after the script's
+// quoted name ("is not a regular file", "resolves to ...").
+func fileInside(base, rel, where string) (string, error) {
+	target, err := filepath.EvalSymlinks(filepath.Join(base, rel))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return refuse("%q: no such file in scripts/", script)
+			return "", err
 		}
-		return refuse("%q: %v", script, err)
+		return "", fmt.Errorf("cannot be resolved: %v", WithoutPath(err))
 	}
-	if inside, _ := filepath.Rel(scriptsDir, target); inside == "." || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) || filepath.IsAbs(inside) {
-		return refuse("%q resolves to %s, outside scripts/", script, target)
+	if inside, _ := filepath.Rel(base, target); inside == "." || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) || filepath.IsAbs(inside) {
+		return "", fmt.Errorf("resolves to %s, outside %s", target, where)
 	}
 	st, err := os.Stat(target)
 	if err != nil {
-		return refuse("%q: %v", script, err)
+		return "", fmt.Errorf("cannot be read: %v", WithoutPath(err))
 	}
 	if !st.Mode().IsRegular() {
-		return refuse("%q is %s", script, notRegular(st.Mode()))
+		return "", fmt.Errorf("is %s", notRegular(st.Mode()))
 	}
 	return target, nil
 }

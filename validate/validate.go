@@ -45,9 +45,20 @@ func isAllowedField(key string) bool {
 // warnings). Skill never panics and touches nothing outside dir except to
 // resolve where symlinks in it point.
 func Skill(dir string, opts Options) Result {
-	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}}
+	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}, lenient: opts.Lenient}
 	c.run(dir)
 	r := c.res
+	if opts.Lenient {
+		var errs []Problem
+		for _, p := range r.Errors {
+			if p.Spec {
+				r.Warnings = append(r.Warnings, p)
+			} else {
+				errs = append(errs, p)
+			}
+		}
+		r.Errors = append([]Problem{}, errs...)
+	}
 	sortProblems(r.Errors)
 	sortProblems(r.Warnings)
 	r.Valid = len(r.Errors) == 0 && (!opts.Strict || len(r.Warnings) == 0)
@@ -144,7 +155,9 @@ func Each(dirs []string, opts Options, fn func(Result) error) error {
 // Find returns every skill folder under root: folders holding a SKILL.md
 // (or skill.md) file, root itself included. Symlinked folders are not
 // followed, folders inside a skill are not searched for more skills, and
-// hidden folders (".git") and node_modules are skipped. The order is
+// version-control folders (".git", ".hg", ".svn", ".bzr") and node_modules
+// are skipped. Other hidden folders are searched: collections keep skills
+// in them (".system", ".curated" in github.com/openai/skills). The order is
 // lexical, so it is the same on every run.
 func Find(root string) ([]string, error) {
 	st, err := os.Stat(root)
@@ -172,7 +185,7 @@ func Find(root string) ([]string, error) {
 		}
 		for _, e := range entries {
 			name := e.Name()
-			if !e.IsDir() || strings.HasPrefix(name, ".") || name == "node_modules" {
+			if !e.IsDir() || skippedFolder(name) {
 				continue
 			}
 			if err := walk(filepath.Join(dir, name), depth+1); err != nil {
@@ -187,11 +200,24 @@ func Find(root string) ([]string, error) {
 	return found, nil
 }
 
+// skippedFolder reports whether Find leaves the folder name unsearched:
+// version-control data and installed packages hold no skills of their own.
+func skippedFolder(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", "node_modules":
+		return true
+	}
+	return false
+}
+
 // checker accumulates the problems of one skill.
 type checker struct {
-	res  Result
-	root string // the skill folder, absolute
-	real string // root with symlinks resolved, computed on first need
+	res Result
+	// lenient is Options.Lenient: a frontmatter that does not parse is
+	// read line by line for a name (recoverFrontmatter).
+	lenient bool
+	root    string // the skill folder, absolute
+	real    string // root with symlinks resolved, computed on first need
 	// files maps the slash-separated relative path of every entry seen to
 	// whether it is safe to read.
 	files map[string]bool
@@ -199,6 +225,12 @@ type checker struct {
 
 func (c *checker) errorf(file string, line, col int, field, format string, a ...any) {
 	c.res.Errors = append(c.res.Errors, Problem{File: file, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, a...)})
+}
+
+// specf records a problem that breaks only the letter of the
+// specification: an error for validate, a warning under Options.Lenient.
+func (c *checker) specf(file string, line, col int, field, format string, a ...any) {
+	c.res.Errors = append(c.res.Errors, Problem{File: file, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, a...), Spec: true})
 }
 
 func (c *checker) warnf(file string, line, col int, field, format string, a ...any) {
@@ -460,12 +492,26 @@ func (c *checker) checkSkillMD(md string) {
 	}
 	fm, err := ParseFrontmatter(data)
 	if err != nil {
+		line, col, msg := 0, 0, err.Error()
 		var se *SyntaxError
 		if errors.As(err, &se) {
-			c.errorf(md, se.Line, se.Column, "", "%s", se.Msg)
-		} else {
-			c.errorf(md, 0, 0, "", "%v", err)
+			line, col, msg = se.Line, se.Column, se.Msg
 		}
+		// A frontmatter a line-oriented loader still reads a name from
+		// breaks only the specification (agents load such skills); one
+		// that yields no name is refused.
+		var recovered *Frontmatter
+		if c.lenient {
+			recovered = recoverFrontmatter(data)
+		}
+		if recovered == nil {
+			c.errorf(md, line, col, "", "%s", msg)
+			return
+		}
+		c.specf(md, line, col, "", "%s (read leniently: name and description taken from their own lines)", msg)
+		c.res.Frontmatter = recovered
+		c.checkName(md, recovered)
+		c.checkDescription(md, recovered)
 		return
 	}
 	c.res.Frontmatter = fm
@@ -474,16 +520,16 @@ func (c *checker) checkSkillMD(md string) {
 			c.warnf(md, n.Line, n.Column, p.Key, "flow-style %s: the reference validator (skills-ref, which parses with strictyaml) rejects it; write one \"- item\" or \"key: value\" per line", n.Kind)
 		}
 		if !isAllowedField(p.Key) {
-			c.errorf(md, p.Line, p.Column, p.Key, "Unexpected field in frontmatter: %s. Only %s are allowed.", p.Key, allowedFieldList)
+			c.specf(md, p.Line, p.Column, p.Key, "Unexpected field in frontmatter: %s. Only %s are allowed.", p.Key, allowedFieldList)
 		}
 	}
 	c.checkName(md, fm)
 	c.checkDescription(md, fm)
 	if p, ok := fm.Lookup("compatibility"); ok {
 		if p.Value.Kind != ScalarNode {
-			c.errorf(md, p.Value.Line, p.Value.Column, p.Key, "Field 'compatibility' must be a string")
+			c.specf(md, p.Value.Line, p.Value.Column, p.Key, "Field 'compatibility' must be a string")
 		} else if n := utf8.RuneCountInString(p.Value.Value); n > MaxCompatibilityLength {
-			c.errorf(md, p.Value.Line, p.Value.Column, p.Key, "Compatibility exceeds %d character limit (%d chars)", MaxCompatibilityLength, n)
+			c.specf(md, p.Value.Line, p.Value.Column, p.Key, "Compatibility exceeds %d character limit (%d chars)", MaxCompatibilityLength, n)
 		}
 	}
 	if p, ok := fm.Lookup("allowed-tools"); ok {
@@ -492,12 +538,12 @@ func (c *checker) checkSkillMD(md string) {
 		case ListNode:
 			for _, it := range p.Value.Items {
 				if it.Kind != ScalarNode {
-					c.errorf(md, it.Line, it.Column, p.Key, "Field 'allowed-tools' list items must all be strings")
+					c.specf(md, it.Line, it.Column, p.Key, "Field 'allowed-tools' list items must all be strings")
 					break
 				}
 			}
 		default:
-			c.errorf(md, p.Value.Line, p.Value.Column, p.Key, "Field 'allowed-tools' must be either a string or a list of strings")
+			c.specf(md, p.Value.Line, p.Value.Column, p.Key, "Field 'allowed-tools' must be either a string or a list of strings")
 		}
 	}
 	if p, ok := fm.Lookup("license"); ok && p.Value.Kind != ScalarNode {
@@ -561,11 +607,11 @@ func (c *checker) checkName(md string, fm *Frontmatter) {
 	c.res.Name = name
 	errs := NameProblems(name)
 	for _, e := range errs {
-		c.errorf(md, v.Line, v.Column, "name", "%s", e)
+		c.specf(md, v.Line, v.Column, "name", "%s", e)
 	}
 	base := filepath.Base(c.root)
 	if NFKC(base) != name {
-		c.errorf(md, v.Line, v.Column, "name", "Directory name '%s' must match skill name '%s'", base, name)
+		c.specf(md, v.Line, v.Column, "name", "Directory name '%s' must match skill name '%s'", base, name)
 	}
 	// Any tag findXMLTag could find holds both characters.
 	if strings.ContainsAny(v.Value, "<>") {
@@ -612,16 +658,16 @@ func NameProblems(name string) []string {
 func (c *checker) checkDescription(md string, fm *Frontmatter) {
 	p, ok := fm.Lookup("description")
 	if !ok {
-		c.errorf(md, 0, 0, "description", "Missing required field in frontmatter: description")
+		c.specf(md, 0, 0, "description", "Missing required field in frontmatter: description")
 		return
 	}
 	v := p.Value
 	if v.Kind != ScalarNode || strings.TrimSpace(v.Value) == "" {
-		c.errorf(md, v.Line, v.Column, "description", "Field 'description' must be a non-empty string")
+		c.specf(md, v.Line, v.Column, "description", "Field 'description' must be a non-empty string")
 		return
 	}
 	if n := utf8.RuneCountInString(v.Value); n > MaxDescriptionLength {
-		c.errorf(md, v.Line, v.Column, "description", "Description exceeds %d character limit (%d chars)", MaxDescriptionLength, n)
+		c.specf(md, v.Line, v.Column, "description", "Description exceeds %d character limit (%d chars)", MaxDescriptionLength, n)
 	}
 	if m := findXMLTag(v.Value); m != "" {
 		c.warnf(md, v.Line, v.Column, "description", "Field 'description' must not contain XML tags (found %s)", m)

@@ -15,15 +15,18 @@ import (
 const listUsage = `Usage: skill-sandbox list [--all] [--json] PATH
 
 List the scripts of the skill at PATH with the interpreter each runs under
-(from the shebang line, else the extension, else direct execution).
+(from the shebang line, else the extension, else direct execution). Only
+scripts/ is listed as scripts; run also runs a file elsewhere in the skill
+given as a path ("ooxml/scripts/unpack.py"), which --all lists.
 
 Flags:
     --all    also list references, assets and other files
     --json   print a JSON array instead of a table
 
 Exit status: 0 listed, 1 failure (no scripts/ folder without --all, PATH
-is not a readable folder, or the skill is invalid: the files are still
-listed, and the validation errors are printed on stderr), 2 usage error.
+is not a readable folder, or the skill is one run refuses: the files are
+still listed, and the errors are printed on stderr; departures from the
+specification that run allows are printed as warnings), 2 usage error.
 `
 
 // cmdList implements "skill-sandbox list".
@@ -56,14 +59,19 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "list: %v", err)
 		return 1
 	}
-	// A listing is no verdict: an invalid skill, which run would refuse,
-	// makes list fail too.
+	// A listing is no verdict: a skill that run would refuse makes list
+	// fail too, and its departures from the specification, which run
+	// warns about, are warned about here.
 	status := 0
-	if v := validate.Skill(paths[0], validate.Options{}); !v.Valid {
+	v := validate.Skill(paths[0], validate.Options{Lenient: true})
+	if !v.Valid {
 		for _, p := range v.Errors {
 			errorf(stderr, "list: %s: %s", audit.EscapeInvalid(paths[0]), oneLine(audit.EscapeInvalid(p.String())))
 		}
 		status = 1
+	}
+	for _, p := range v.SpecWarnings() {
+		fmt.Fprintf(stderr, "skill-sandbox: warning: %s: %s\n", oneLine(audit.EscapeInvalid(paths[0])), oneLine(audit.EscapeInvalid(p.String())))
 	}
 	// Names that are not UTF-8 are shown escaped, as in the records: JSON
 	// would turn their stray bytes into U+FFFD (two files, one name), and

@@ -71,7 +71,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	fs.Var(&skills, "skills", "serve the skills in `DIR` (repeatable)")
 	fs.StringVar(&policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
 	fs.StringVar(&auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
-	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also run_command's working directory; it may not overlap a skills folder")
+	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also the working directory of run_command and run_skill_script; it may not overlap a skills folder")
 	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
 	fs.IntVar(&prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
 	fs.Var(timeoutFlag{&timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")

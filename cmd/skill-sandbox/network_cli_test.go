@@ -57,7 +57,7 @@ func TestAllowHostCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("jq: %v on %s", err, line)
 	}
-	want := fmt.Sprintf("2\nallowlist\n%s\n3 1 2\n127.0.0.1 %s %s true allow %s true\n%s is not in the allow list: %q allows port %s only\n", addr, port, addr, addr, other, addr, port)
+	want := fmt.Sprintf("%s\nallowlist\n%s\n3 1 2\n127.0.0.1 %s %s true allow %s true\n%s is not in the allow list: %q allows port %s only\n", audit.SchemaVersion, addr, port, addr, addr, other, addr, port)
 	if string(out) != want {
 		t.Errorf("jq:\n%s\nwant:\n%s", out, want)
 	}

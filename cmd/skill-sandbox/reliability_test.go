@@ -316,12 +316,13 @@ func checkNoControls(t *testing.T, what string, r cliResult) {
 	}
 }
 
-// TestListInvalidSkill: list prints the files of an invalid skill but
-// exits 1 with the validation errors on stderr.
+// TestListInvalidSkill: list prints the files of a skill run refuses but
+// exits 1 with the validation errors on stderr; a name that breaks only
+// the specification's format is a warning (TestRunLenient).
 func TestListInvalidSkill(t *testing.T) {
-	skill := newSkill(t, map[string]string{"SKILL.md": "---\nname: Other-Name\ndescription: x\n---\n"})
+	skill := newSkill(t, map[string]string{"SKILL.md": "---\ndescription: x\n---\n"})
 	r := runCLI(t, "", "list", skill)
-	if r.Code != 1 || !strings.Contains(r.Stdout, "scripts/ok.sh") || !strings.Contains(r.Stderr, "must be lowercase") {
+	if r.Code != 1 || !strings.Contains(r.Stdout, "scripts/ok.sh") || !strings.Contains(r.Stderr, "Missing required field in frontmatter: name") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, "", "list", newSkill(t, nil))

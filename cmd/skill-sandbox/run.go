@@ -23,8 +23,12 @@ const runUsage = `Usage:
     skill-sandbox run [flags] PATH SCRIPT [--] [ARGS...]
     skill-sandbox audit [flags] PATH SCRIPT [--] [ARGS...]
 
-Run SCRIPT (a file in PATH/scripts/, e.g. "stats.py" or "scripts/stats.py")
-of the skill folder PATH in the sandbox. The script's stdout and stderr stream
+Run SCRIPT of the skill folder PATH in the sandbox: a bare name is a file of
+PATH/scripts/ ("stats.py"), a path with a slash is relative to PATH
+("scripts/stats.py", "ooxml/scripts/unpack.py"). A skill is refused only for
+what makes a run unsafe or impossible; its departures from the Agent Skills
+specification (unknown frontmatter keys, a long description, ...) are
+printed as warnings (docs/skills.md). The script's stdout and stderr stream
 through; stdin is passed on when it is a pipe or a file, never a terminal.
 Flags come before PATH; every word after SCRIPT is passed to the script (a
 "--" right after SCRIPT is dropped).
@@ -126,7 +130,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB`, 64 inodes per MiB (a private tmpfs; a kept one, or one without a mount namespace, is on the host disk: the run is killed past the cap)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (e.g. no user namespaces); by default such a run is refused, and stderr and the record name the missing layers")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse also when a missing layer is covered by another (e.g. landlock-net under a network namespace); refusing on missing layers is the default")
-	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors")
+	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors, departures from the specification included (as validate --strict)")
 	fs.IntVar(&f.outputCap, "output-cap", run.DefaultOutputCap, "`BYTES` of stdout and of stderr each kept in memory (all output is still streamed, counted and hashed)")
 	fs.Int64Var(&f.maxOutput, "max-output", 0, "`BYTES` streamed per stream at most; past it the run is killed (outcome output_limit; 0: no limit)")
 	fs.BoolVar(&f.rawOutput, "raw-output", false, "pass control characters (escape sequences) through to a terminal; by default they are shown as \\xNN")
@@ -137,7 +141,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.Var(&f.write, "write", "let the script create and change files in the folder `PATH`, created if missing (repeatable)")
 	fs.Var(&f.interpreters, "interpreter", "run scripts with the program at `PATH` (a venv's bin/python, a pyenv, conda or nvm python3 or node; repeatable): its folder comes first on the sandbox's PATH and its environment is readable (docs/run.md)")
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
-	fs.BoolVar(&f.quiet, "quiet", false, "do not print the warnings of a degraded run (--allow-degraded)")
+	fs.BoolVar(&f.quiet, "quiet", false, "do not print warnings: of a degraded run (--allow-degraded), of a skill's departures from the specification")
 	addPolicyFlags(fs, &f.policy)
 	return fs
 }

@@ -167,7 +167,7 @@ func TestRecordPerCall(t *testing.T) {
 	skill := newSkill(t, nil)
 	requireSandbox(t, skill)
 	invalid := newSkill(t, map[string]string{
-		"SKILL.md": "---\nname: Not-The-Folder\ndescription: x\n---\n",
+		"SKILL.md": "---\ndescription: a skill without a name, which run refuses\n---\n",
 	})
 	type want struct {
 		code      int

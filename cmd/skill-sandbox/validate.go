@@ -12,7 +12,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-const validateUsage = `Usage: skill-sandbox validate [--strict] [--json] [--recursive] PATH...
+const validateUsage = `Usage: skill-sandbox validate [--strict] [--lenient] [--json] [--recursive] PATH...
 
 Check skill folders against the Agent Skills rules (SKILL.md frontmatter,
 name, description, allowed fields, files that escape the folder). Every
@@ -20,6 +20,11 @@ problem is reported, not only the first. Many paths are checked concurrently.
 
 Flags:
     --strict      treat warnings as errors
+    --lenient     judge as run, audit, list and mcp do: problems that break
+                  only the letter of the specification (unknown frontmatter
+                  keys, a long description, ...) are warnings, and only what
+                  makes a run unsafe or impossible is an error
+                  (docs/skills.md)
     --json        print one JSON object per skill per line (JSONL): path,
                   name, valid, errors, warnings, files
     --recursive   treat each PATH as a folder to search for skills (any
@@ -34,6 +39,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	strict := fs.Bool("strict", false, "treat warnings as errors")
+	lenient := fs.Bool("lenient", false, "judge as run does")
 	jsonOut := fs.Bool("json", false, "print JSONL")
 	recursive := fs.Bool("recursive", false, "search folders for skills")
 	paths, err := parseInterspersed(fs, args)
@@ -74,7 +80,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	invalid, total := 0, 0
-	err = validate.Each(dirs, validate.Options{Strict: *strict}, func(r validate.Result) error {
+	err = validate.Each(dirs, validate.Options{Strict: *strict, Lenient: *lenient}, func(r validate.Result) error {
 		addRequestProblems(&r)
 		escapeResult(&r)
 		total++
