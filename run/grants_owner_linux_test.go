@@ -231,3 +231,43 @@ func TestOutputAttacks(t *testing.T) {
 		t.Run(string(a.layer)+"/"+a.name, func(t *testing.T) { runAttack(t, a) })
 	}
 }
+
+// TestScriptSymlinkGivenAway: a symlink a root caller's script leaves in
+// its id-mapped write grant belongs to root on disk while the run lasts;
+// afterwards it is given to uid 65534, so that a later grant through it
+// is refused as planted (TestGrantThroughPlantedSymlink).
+func TestScriptSymlinkGivenAway(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's write grants are id-mapped")
+	}
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"link.py": `import os, sys
+os.symlink(sys.argv[2], os.path.join(sys.argv[1], "charts"))
+os.mkdir(os.path.join(sys.argv[1], "sub"))
+os.symlink("../charts", os.path.join(sys.argv[1], "sub", "again"))
+print(os.lstat(os.path.join(sys.argv[1], "charts")).st_uid)
+`})
+	out := callerFolder(t)
+	private := filepath.Join(filepath.Dir(out), "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	o := runIn(t, Sandbox{WritePaths: []string{out}}, dir, "link.py", out, private)
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	for _, link := range []string{filepath.Join(out, "charts"), filepath.Join(out, "sub", "again")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(link, &st); err != nil || st.Uid != nobodyUID || st.Gid != nobodyUID {
+			t.Errorf("%s belongs to %d:%d (%v), want %d", link, st.Uid, st.Gid, err, nobodyUID)
+		}
+	}
+	sb := Sandbox{ReadPaths: []string{filepath.Join(out, "charts")}}
+	if _, err := sb.planGrants("", false); err == nil || !strings.Contains(err.Error(), "which belongs to uid 65534") {
+		t.Errorf("a grant through the script's symlink: err %v, want it refused as planted", err)
+	}
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(out, "sub"), &st) != nil || st.Uid != 0 {
+		t.Errorf("the script's folder was given away too: uid %d", st.Uid)
+	}
+}
