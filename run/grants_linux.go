@@ -88,7 +88,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		}
 		if !mapped && !grantAccessible(path, uid, gid, want) {
 			unix.Close(fd)
-			return 0, errGrantAccess(path, uid, want)
+			return 0, errGrantAccess(path, uid, want, want == "r" || ownedByCaller(fd))
 		}
 		files = append(files, os.NewFile(uintptr(fd), path))
 		return stageconfig.FirstTreeFD + len(files) - 1, nil
@@ -207,12 +207,12 @@ func accessWords(want, who string) (how, chmod string) {
 }
 
 // errGrantAccess names the path the sandbox identity cannot use, and the
-// fix.
-func errGrantAccess(path string, uid int, want string) error {
+// fix; unmapped says that it was to be id-mapped and could not be.
+func errGrantAccess(path string, uid int, want string, unmapped bool) error {
 	how, chmod := accessWords(want, "o")
-	why := ", and its file system cannot be id-mapped"
-	if want == "rw" {
-		why = ""
+	why := ""
+	if unmapped {
+		why = ", and it cannot be id-mapped here"
 	}
 	return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as%s (fix: chown %d %s, or chmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, uid, why, uid, path, chmod, path)
 }
@@ -230,7 +230,7 @@ func checkGrantReach(uid, gid int, reach map[string]string) error {
 			return errUnreachable(bad, uid)
 		}
 		if !grantAccessible(path, uid, gid, want) {
-			return errGrantAccess(path, uid, want)
+			return errGrantAccess(path, uid, want, false)
 		}
 	}
 	return nil
