@@ -81,14 +81,14 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 				return 0, err
 			}
 		}
-		mapped := false
-		if userns >= 0 && (want == "r" || ownedByCaller(fd)) {
+		mapped, toMap := false, want == "r" || ownedByCaller(fd)
+		if userns >= 0 && toMap {
 			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
 			mapped = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr) == nil
 		}
 		if !mapped && !grantAccessible(path, uid, gid, want) {
 			unix.Close(fd)
-			return 0, errGrantAccess(path, uid, want, want == "r" || ownedByCaller(fd))
+			return 0, errGrantAccess(path, uid, want, toMap)
 		}
 		files = append(files, os.NewFile(uintptr(fd), path))
 		return stageconfig.FirstTreeFD + len(files) - 1, nil

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -269,5 +270,45 @@ print(os.lstat(os.path.join(sys.argv[1], "charts")).st_uid)
 	var st unix.Stat_t
 	if unix.Lstat(filepath.Join(out, "sub"), &st) != nil || st.Uid != 0 {
 		t.Errorf("the script's folder was given away too: uid %d", st.Uid)
+	}
+}
+
+// TestWriteGrantUnmappable: on a file system that cannot be id-mapped
+// (ramfs), a root caller's own write folder is refused with the reason
+// and the fix, and a folder Run makes there is given to uid 65534, as
+// before write grants were mapped, so that the script can still write.
+func TestWriteGrantUnmappable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root caller's write grants are id-mapped")
+	}
+	needTool(t, "python3")
+	base := callerFolder(t)
+	if err := unix.Mount("none", base, "ramfs", 0, "mode=0755"); err != nil {
+		t.Skipf("cannot mount a ramfs to test on: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
+	uid, gid := sandboxIdentity()
+	if canMapWrite(base, uid, gid) {
+		t.Skip("this kernel id-maps ramfs")
+	}
+	dir := newSkill(t, map[string]string{"w.py": "import sys\nopen(sys.argv[1] + '/x', 'w').write('x')\n"})
+	own := filepath.Join(base, "own")
+	if err := os.Mkdir(own, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := runIn(t, Sandbox{WritePaths: []string{own}}, dir, "w.py", own)
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "cannot be id-mapped here") || !strings.Contains(o.err.Error(), "chown 65534 "+own) {
+		t.Errorf("root's folder on ramfs: err %v, want a refusal naming the reason and the fix", o.err)
+	}
+	made := filepath.Join(base, "made")
+	o = runIn(t, Sandbox{WritePaths: []string{made}}, dir, "w.py", made)
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("a folder made on ramfs: err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	for _, p := range []string{made, filepath.Join(made, "x")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil || st.Uid != nobodyUID {
+			t.Errorf("%s belongs to %d (%v), want %d", p, st.Uid, err, nobodyUID)
+		}
 	}
 }
