@@ -154,7 +154,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 						gp.grants.Created = append(gp.grants.Created, abs)
 					}
 				} else {
-					made, err := makeWriteFolder(abs)
+					made, err := makeWriteFolder(abs, !slices.Contains(s.Disable, LayerMountNS))
 					gp.made = append(gp.made, made...)
 					if err != nil {
 						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)

@@ -10,12 +10,13 @@ import (
 )
 
 // MakeWriteFolder creates dir (with its parents) when it is missing, the
-// way Run creates a missing WritePaths folder: owned by the identity the
-// sandbox runs as (uid 65534 for a root caller), so that scripts can write
-// in it without it being id-mapped (see docs/grants.md). It reports
+// way Run creates a missing WritePaths folder: owned by the caller. For a
+// root caller whose sandbox runs as uid 65534 that holds where the folder
+// can be handed over id-mapped (see docs/grants.md); where it cannot, dir
+// is given to uid 65534 so that scripts can write in it. It reports
 // whether it created dir.
 func MakeWriteFolder(dir string) (bool, error) {
-	made, err := makeWriteFolder(dir)
+	made, err := makeWriteFolder(dir, true)
 	return slices.Contains(made, dir), err
 }
 
@@ -23,8 +24,9 @@ func MakeWriteFolder(dir string) (bool, error) {
 // created itself, parents first, also on error. Each is made with one
 // mkdir, not MkdirAll, so that a folder a concurrent caller made first is
 // not counted as ours and never removed by removeMade; see mkdirs for
-// why by descriptors.
-func makeWriteFolder(dir string) ([]string, error) {
+// why by descriptors. mapped is false when the run will have no mount
+// namespace, so nothing is handed over id-mapped.
+func makeWriteFolder(dir string, mapped bool) ([]string, error) {
 	dir = filepath.Clean(dir)
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
@@ -40,7 +42,7 @@ func makeWriteFolder(dir string) ([]string, error) {
 	}
 	slices.Reverse(missing) // parents first
 	uid, gid := sandboxIdentity()
-	if uid == os.Geteuid() {
+	if uid == os.Geteuid() || len(missing) == 0 || (mapped && canMapWrite(filepath.Dir(missing[0]), uid, gid)) {
 		uid = -1 // the caller's own: no chown
 	}
 	return mkdirs(missing, uid, gid)

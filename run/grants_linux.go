@@ -27,9 +27,14 @@ const mountGrants = true
 // folders above it, such as a 0700 `mktemp -d` folder or /root, are then
 // never traversed. Read-only copies (the skill folder, read grants) are
 // also id-mapped so that files owned by root appear owned by the sandbox
-// identity (mount_setattr(2) with MOUNT_ATTR_IDMAP). Write grants are
-// not (see clone): a write grant must itself be writable by the sandbox
-// identity, and Run creates missing ones owned by it.
+// identity (mount_setattr(2) with MOUNT_ATTR_IDMAP). A write grant is
+// id-mapped the same way when it belongs to the caller (root): the
+// script then edits root's files in place and what it creates belongs
+// to root on the host. What such a file could carry that gives power
+// later (a set-id bit, a file capability, a device node) is stopped by
+// other layers (see docs/grants.md, "Outputs of a root caller"). A write
+// grant of another owner (uid 65534, as made before) is handed over as
+// it is and must be writable by the sandbox identity.
 //
 // The skill folder is handed over only with skillToo (when the sandbox
 // identity cannot reach it otherwise). It returns the files to pass to
@@ -76,17 +81,14 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 				return 0, err
 			}
 		}
-		mapped := false
-		// Never for a write grant: a file the script created there would
-		// belong to root on disk, and a setuid bit it set would make a
-		// setuid-root program on the host.
-		if userns >= 0 && want == "r" {
+		mapped, toMap := false, want == "r" || ownedByCaller(fd)
+		if userns >= 0 && toMap {
 			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
 			mapped = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr) == nil
 		}
 		if !mapped && !grantAccessible(path, uid, gid, want) {
 			unix.Close(fd)
-			return 0, errGrantAccess(path, uid, want)
+			return 0, errGrantAccess(path, uid, want, toMap)
 		}
 		files = append(files, os.NewFile(uintptr(fd), path))
 		return stageconfig.FirstTreeFD + len(files) - 1, nil
@@ -107,6 +109,38 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		}
 	}
 	return files, nil
+}
+
+// ownedByCaller reports whether the folder or file fd (a detached tree)
+// belongs to the caller: only then does mapping the caller to the sandbox
+// identity give the script what it would have as the caller. A folder of
+// uid 65534 (made for the sandbox before write grants were mapped) stays
+// unmapped, where it is writable as it is.
+func ownedByCaller(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && int(st.Uid) == os.Geteuid()
+}
+
+// canMapWrite reports whether a write grant made in the folder parent
+// would be handed over id-mapped (see handOver), so that Run can make it
+// the caller's own: the kernel and parent's file system support id-mapped
+// mounts and a user namespace can be had. Otherwise the folder is given
+// to the sandbox identity, as it was before. It is a guess taken once
+// before the folder is made; a wrong one costs a refused run, never
+// access: handOver checks again.
+func canMapWrite(parent string, uid, gid int) bool {
+	userns, err := idmapUserNS(uid, gid)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(userns)
+	fd, err := unix.OpenTree(unix.AT_FDCWD, parent, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
+	return unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr) == nil
 }
 
 // grantAccessible reports whether uid:gid may use path itself as want
@@ -173,12 +207,12 @@ func accessWords(want, who string) (how, chmod string) {
 }
 
 // errGrantAccess names the path the sandbox identity cannot use, and the
-// fix.
-func errGrantAccess(path string, uid int, want string) error {
+// fix; unmapped says that it was to be id-mapped and could not be.
+func errGrantAccess(path string, uid int, want string, unmapped bool) error {
 	how, chmod := accessWords(want, "o")
-	why := ", and its file system cannot be id-mapped"
-	if want == "rw" {
-		why = ""
+	why := ""
+	if unmapped {
+		why = ", and it cannot be id-mapped here"
 	}
 	return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as%s (fix: chown %d %s, or chmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, uid, why, uid, path, chmod, path)
 }
@@ -196,7 +230,7 @@ func checkGrantReach(uid, gid int, reach map[string]string) error {
 			return errUnreachable(bad, uid)
 		}
 		if !grantAccessible(path, uid, gid, want) {
-			return errGrantAccess(path, uid, want)
+			return errGrantAccess(path, uid, want, false)
 		}
 	}
 	return nil

@@ -241,14 +241,12 @@ print("home=" + ",".join(sorted(os.listdir(sys.argv[2]))))
 	if len(o.res.Grants.Masked) != 2 || o.res.Grants.Masked[1] != filepath.Join(real, "home", "alice", ".ssh") {
 		t.Errorf("masked %v", o.res.Grants.Masked)
 	}
-	if os.Geteuid() == 0 {
-		// Write grants are not id-mapped: what the script made belongs to
-		// the sandbox identity on disk, never to root (a setuid bit the
-		// script set would otherwise make a setuid-root program).
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(out, "report.csv"), &st); err != nil || st.Uid != nobodyUID {
-			t.Errorf("report.csv owner %d (%v), want %d", st.Uid, err, nobodyUID)
-		}
+	// The folder is the caller's: what the script made belongs to the
+	// caller on disk, also to root, whose sandbox runs as uid 65534
+	// (the grant is id-mapped; TestOutputAttacks for what that allows).
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(out, "report.csv"), &st); err != nil || int(st.Uid) != os.Geteuid() {
+		t.Errorf("report.csv owner %d (%v), want the caller %d", st.Uid, err, os.Geteuid())
 	}
 }
 
@@ -283,13 +281,15 @@ print("copied")
 	if b, _ := os.ReadFile(filepath.Join(out, "copy.txt")); string(b) != "private input\n" {
 		t.Errorf("copy %q", b)
 	}
-	// An existing write folder the sandbox identity cannot write in is
-	// refused with the fix; it is never id-mapped (see handOver).
-	rootOut := filepath.Join(private, "root-out")
-	os.Mkdir(rootOut, 0o755)
-	o = runIn(t, Sandbox{WritePaths: []string{rootOut}}, dir, "rw.py", in, rootOut)
-	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), rootOut+" is not writable by uid 65534") || !strings.Contains(o.err.Error(), "chown 65534") {
-		t.Errorf("root-owned write folder: err %v", o.err)
+	// A write folder of root's is id-mapped (TestWriteGrantOwnedByCaller);
+	// one of another user's that the sandbox identity cannot write in is
+	// not, and is refused with the fix.
+	otherOut := filepath.Join(private, "other-out")
+	os.Mkdir(otherOut, 0o755)
+	os.Chown(otherOut, 12345, 12345)
+	o = runIn(t, Sandbox{WritePaths: []string{otherOut}}, dir, "rw.py", in, otherOut)
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), otherOut+" is not writable by uid 65534") || !strings.Contains(o.err.Error(), "chown 65534") {
+		t.Errorf("another user's write folder: err %v", o.err)
 	}
 	sb.Disable = []Layer{LayerMountNS}
 	o = runIn(t, sb, dir, "rw.py", in, out)

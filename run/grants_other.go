@@ -24,3 +24,6 @@ func fileIDOf(fs.FileInfo) [2]uint64 { return [2]uint64{} }
 
 // mountIDOf has no mount to tell apart here.
 func mountIDOf(string) uint64 { return 0 }
+
+// canMapWrite: no id-mapped mounts here; the sandbox runs as the caller.
+func canMapWrite(string, int, int) bool { return false }

@@ -33,11 +33,16 @@ func TestRefusedRunMakesNoFolder(t *testing.T) {
 			return Sandbox{WritePaths: []string{made}, Cwd: base}
 		}},
 		{name: "another write folder is not writable by the sandbox identity", root: true, wantErr: ErrBadConfig, sb: func(base, made string) Sandbox {
-			rootOwned := filepath.Join(base, "root-owned")
-			if err := os.Mkdir(rootOwned, 0o755); err != nil {
+			// Root's own is id-mapped (TestWriteGrantOwnedByCaller);
+			// another user's is not.
+			others := filepath.Join(base, "others")
+			if err := os.Mkdir(others, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			return Sandbox{WritePaths: []string{made, rootOwned}}
+			if err := os.Chown(others, 12345, 12345); err != nil {
+				t.Fatal(err)
+			}
+			return Sandbox{WritePaths: []string{made, others}}
 		}},
 		{name: "a missing layer refuses the launched run", wantErr: ErrIsolation, sb: func(base, made string) Sandbox {
 			return Sandbox{WritePaths: []string{made}, Disable: []Layer{LayerUTSNS}, RequireIsolation: true}

@@ -171,8 +171,11 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 		return launch(ctx, p, res)
 	}
 	before := takeSnapshot(p.artifactRoots)
+	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {
+		uid, gid := sandboxIdentity()
+		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
 	}
 	return err

@@ -43,6 +43,7 @@ import (
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
 //	prlimit64 setting another process's limits     EPERM  (the run's reaper, PID 1)
 //	pidfd_getfd                                    EPERM  (another process's descriptors)
+//	set-id modes, device nodes, openat2            see seccomp_setid_linux.go
 //	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
 //	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
 //	everything else                                allowed
@@ -194,6 +195,11 @@ func rules(pol Policy) ([]block, error) {
 		return nil, err
 	}
 	bs = append(bs, policy...)
+	setID, err := setIDRules()
+	if err != nil {
+		return nil, err
+	}
+	bs = append(bs, setID...)
 	for _, s := range deniedSyscalls() {
 		bs = append(bs, block{s.nr, []unix.SockFilter{Stmt(BpfReturn, retEPERM)}})
 	}

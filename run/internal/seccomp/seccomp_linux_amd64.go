@@ -23,3 +23,14 @@ func archDeniedSyscalls() []sysno {
 		{"modify_ldt", unix.SYS_MODIFY_LDT},
 	}
 }
+
+// archSetIDCalls lists the calls with a mode argument that only amd64
+// has (see setIDRules); arm64 has only their *at forms.
+func archSetIDCalls() []modeCall {
+	return []modeCall{
+		{nr: unix.SYS_CHMOD, mode: seccompArg1, flags: -1},
+		{nr: unix.SYS_CREAT, mode: seccompArg1, flags: -1},
+		{nr: unix.SYS_OPEN, mode: seccompArg2, flags: seccompArg1},
+		{nr: unix.SYS_MKNOD, mode: seccompArg1, flags: -1, node: true},
+	}
+}

@@ -15,3 +15,7 @@ const (
 
 // archDeniedSyscalls lists denied calls that exist only on arm64: none.
 func archDeniedSyscalls() []sysno { return nil }
+
+// archSetIDCalls: arm64 has only the *at forms of the calls setIDRules
+// tests.
+func archSetIDCalls() []modeCall { return nil }
