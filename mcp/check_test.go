@@ -14,12 +14,17 @@ import (
 func TestCheck(t *testing.T) {
 	skills := skillsDir(t)
 	unwritable := filepath.Join(t.TempDir(), "ws")
-	// As root the sandbox runs as uid 65534, which cannot write a folder
-	// of root's; otherwise the caller itself cannot write a 0555 folder.
+	// As root the sandbox runs as uid 65534: root's own folders are
+	// id-mapped for it, another user's 0755 folder is not writable;
+	// otherwise the caller itself cannot write a 0555 folder.
 	if err := os.Mkdir(unwritable, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if os.Geteuid() != 0 {
+	if os.Geteuid() == 0 {
+		if err := os.Chown(unwritable, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+	} else {
 		if err := os.Chmod(unwritable, 0o555); err != nil {
 			t.Fatal(err)
 		}

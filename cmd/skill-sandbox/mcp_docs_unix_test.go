@@ -247,13 +247,18 @@ func TestMCPRefusesDeadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As root the sandbox runs as uid 65534, which cannot write a folder
-	// of root's; any other caller cannot write a 0555 folder of its own.
+	// As root the sandbox runs as uid 65534: root's own folders are
+	// id-mapped for it, another user's 0755 folder is not writable; any
+	// other caller cannot write a 0555 folder of its own.
 	ws := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if os.Geteuid() != 0 {
+	if os.Geteuid() == 0 {
+		if err := os.Chown(ws, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+	} else {
 		os.Chmod(ws, 0o555)
 		t.Cleanup(func() { os.Chmod(ws, 0o755) })
 	}
