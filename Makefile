@@ -17,6 +17,10 @@ GO       ?= go
 BIN      := bin/skill-sandbox
 EXAMPLE  := testdata/example/word-stats
 FUZZTIME ?= 30s
+# The version linked into the binary (--version, audit records, MCP
+# serverInfo); outside a git checkout the binary falls back to "devel".
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := -X main.version=$(VERSION)
 
 .PHONY: all build demo test security bench fuzz clean
 
@@ -38,7 +42,7 @@ STATIC := $(if $(filter linux,$(shell $(GO) env GOOS)),CGO_ENABLED=0)
 # performance"). install removes the old file first, so a binary that is
 # running is not rewritten.
 build:
-	$(STATIC) $(GO) build -o $(BIN).link ./cmd/skill-sandbox
+	$(STATIC) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/skill-sandbox
 	install -m 0755 $(BIN).link $(BIN)
 	rm -f $(BIN).link
 

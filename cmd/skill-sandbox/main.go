@@ -61,10 +61,6 @@ A script run by run/audit passes its own exit status through (128+N when
 killed by signal N, 124 when it timed out).
 `
 
-// Version is the tool version reported by "version" and in audit records.
-// Release builds set it with -ldflags "-X main.Version=...".
-var Version = "0.1.0-dev"
-
 func main() {
 	// On macOS the sandbox re-executes this binary as its init stage; that
 	// process must never reach the CLI below. (On Linux this does nothing.)
@@ -123,7 +119,7 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr, sigs)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "skill-sandbox %s\n", Version)
+		fmt.Fprintf(stdout, "skill-sandbox %s\n", toolVersion())
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)

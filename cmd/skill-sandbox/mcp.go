@@ -143,7 +143,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		Prestart:         prestart,
 		MaxMessageBytes:  maxMessage,
 		MaxBufferedBytes: maxBuffered,
-		Version:          Version,
+		Version:          toolVersion(),
 		Log:              stderr,
 	}
 	if set["timeout"] {

@@ -175,13 +175,13 @@ func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 	// relative to it even when the skills were named by absolute paths.
 	root, _ := os.Getwd()
 	if name == "-" {
-		return scan.WriteSARIF(stdout, results, Version, root)
+		return scan.WriteSARIF(stdout, results, toolVersion(), root)
 	}
 	f, err := run.OpenOutput(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}
-	if err := scan.WriteSARIF(f, results, Version, root); err != nil {
+	if err := scan.WriteSARIF(f, results, toolVersion(), root); err != nil {
 		f.Close()
 		return err
 	}
