@@ -13,6 +13,8 @@
 //	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
+//	skill-sandbox completion bash|zsh|fish
+//	skill-sandbox version
 //
 // Run "skill-sandbox COMMAND -h" for the flags of one command.
 package main
@@ -33,8 +35,10 @@ const usage = `Usage:
     skill-sandbox digest [--manifest] PATH
     skill-sandbox sign --key KEY [--signature FILE] PATH
     skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
+    skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
+    skill-sandbox completion bash|zsh|fish
     skill-sandbox version
 
 Commands:
@@ -53,6 +57,9 @@ Commands:
                (stdio), every script run in the sandbox.
     policy     Print the policy a run of a skill would get (limits, paths,
                hosts, environment) without running anything.
+    completion Print a completion script for bash, zsh or fish.
+    version    Print the version (also --version): the git describe of
+               the build, else its commit, else "devel".
 
 Run "skill-sandbox COMMAND -h" for the flags of a command.
 
@@ -118,6 +125,10 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		return cmdScan(args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr, sigs)
+	case "completion":
+		return cmdCompletion(args[1:], stdout, stderr)
+	case "man":
+		return cmdMan(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "skill-sandbox %s\n", toolVersion())
 		return 0

@@ -141,15 +141,23 @@ type policyJSON struct {
 	Sources []policy.Source `json:"sources"`
 }
 
-// cmdPolicy implements "skill-sandbox policy".
-func cmdPolicy(args []string, stdout, stderr io.Writer) int {
-	var f runFlags
-	fs := newRunFlagSet("policy", &f, stderr)
-	jsonOut := fs.Bool("json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
+// newPolicyFlagSet returns policy's flags: run's, bound to f, and --json,
+// bound to jsonOut.
+func newPolicyFlagSet(f *runFlags, jsonOut *bool, stderr io.Writer) *flag.FlagSet {
+	fs := newRunFlagSet("policy", f, stderr)
+	fs.BoolVar(jsonOut, "json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, policyUsage)
 		fs.PrintDefaults()
 	}
+	return fs
+}
+
+// cmdPolicy implements "skill-sandbox policy".
+func cmdPolicy(args []string, stdout, stderr io.Writer) int {
+	var f runFlags
+	var jsonOut bool
+	fs := newPolicyFlagSet(&f, &jsonOut, stderr)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -185,7 +193,7 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return 1
 	}
-	if *jsonOut {
+	if jsonOut {
 		canonical, sum := r.Encode()
 		out := policyJSON{Policy: canonical, SHA256: sum, Sources: r.Sources}
 		if out.Sources == nil {
