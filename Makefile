@@ -15,7 +15,8 @@
 #                  command-line quoting, the init stage's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep and the JSON
-#                  string writer of the audit record and canonical policy
+#                  string writer of the audit record and canonical policy, the
+#                  Debian version made of git describe
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -44,6 +45,7 @@ APPARMOR ?= $(if $(filter linux,$(GOOS)),1,0)
 # builds' SOURCE_DATE_EPOCH), the packages' Maintainer field MAINTAINER.
 DISTDIR  ?= dist
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
 .PHONY: all build install uninstall dist demo test security bench fuzz clean
@@ -73,10 +75,10 @@ build:
 # The man page and the completion scripts are written by the binary just
 # built, from its own usage texts and flag definitions.
 install: build
-	./$(BIN) man > $(BIN).1
-	./$(BIN) completion bash > $(BIN).bash
-	./$(BIN) completion zsh > $(BIN).zsh
-	./$(BIN) completion fish > $(BIN).fish
+	$(abspath $(BIN)) man > $(BIN).1
+	$(abspath $(BIN)) completion bash > $(BIN).bash
+	$(abspath $(BIN)) completion zsh > $(BIN).zsh
+	$(abspath $(BIN)) completion fish > $(BIN).fish
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/skill-sandbox
 	install -m 0644 $(BIN).1 $(DESTDIR)$(MANDIR)/skill-sandbox.1
@@ -103,7 +105,7 @@ endif
 # SHA256SUMS; two runs of the same commit write the same bytes
 # (scripts/dist, docs/install.md).
 dist:
-	$(GO) run ./scripts/dist -out $(DISTDIR) -version '$(VERSION)' -epoch '$(SOURCE_DATE_EPOCH)' -maintainer '$(MAINTAINER)'
+	$(GO) run ./scripts/dist -out $(DISTDIR) -version '$(VERSION)' -commit '$(COMMIT)' -epoch '$(SOURCE_DATE_EPOCH)' -maintainer '$(MAINTAINER)'
 
 demo: build
 	./$(BIN) validate $(EXAMPLE)
@@ -152,6 +154,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
 
 clean:
 	rm -rf bin dist
