@@ -32,7 +32,13 @@ func TestMakeInstall(t *testing.T) {
 	git := needTool(t, "git")
 	out, err := exec.Command(git, "-C", repoRoot(t), "describe", "--tags", "--always", "--dirty").Output()
 	if err != nil {
-		t.Skipf("not a git checkout: %v", err)
+		// Not a checkout, or one git will not read for this user (its
+		// safe.directory check), as make install's git describe would not.
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Skipf("git describe: %v: %s", err, stderr)
 	}
 	describe := strings.TrimSpace(string(out))
 	build := t.TempDir()
