@@ -117,6 +117,20 @@ func TestDistReproducible(t *testing.T) {
 	}
 }
 
+// TestDistBadVersion wants a version no Debian package can carry refused
+// before anything is built or written.
+func TestDistBadVersion(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	var log bytes.Buffer
+	err := dist(config{out: out, version: "release-1", targets: defaultTargets(), debArchs: []string{"amd64"}, root: repoRoot(t), log: &log})
+	if err == nil || !strings.Contains(err.Error(), `cannot make a Debian version of "release-1"`) {
+		t.Fatalf("dist: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output folder: %v", err)
+	}
+}
+
 // dirFiles returns the files of dir by name.
 func dirFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()

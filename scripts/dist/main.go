@@ -128,6 +128,12 @@ func parseTargets(s string) ([]target, error) {
 
 // dist builds and writes the release described by cfg.
 func dist(cfg config) error {
+	// A version no package can carry fails before anything is built.
+	if len(cfg.debArchs) > 0 {
+		if _, err := debVersion(cfg.version, cfg.commit, cfg.epoch); err != nil {
+			return err
+		}
+	}
 	tmp, err := os.MkdirTemp("", "skill-sandbox-dist-")
 	if err != nil {
 		return err
