@@ -28,6 +28,7 @@ import (
 // target is one platform the release is built for.
 type target struct{ goos, goarch string }
 
+// String returns t as GOOS/GOARCH.
 func (t target) String() string { return t.goos + "/" + t.goarch }
 
 // exe returns the binary's file name on t.
