@@ -3,6 +3,11 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
+#   make install   install the binary, man page, completions and (Linux) the
+#                  AppArmor profile under PREFIX (default /usr/local) and
+#                  DESTDIR; make uninstall removes them (docs/install.md)
+#   make dist      reproducible release archives, Debian packages and
+#                  SHA256SUMS in DISTDIR (default dist/)
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
@@ -10,15 +15,40 @@
 #                  command-line quoting, the init stage's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep and the JSON
-#                  string writer of the audit record and canonical policy
+#                  string writer of the audit record and canonical policy, the
+#                  Debian version made of git describe
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
-BIN      := bin/skill-sandbox
+BUILDDIR ?= bin
+BIN      := $(BUILDDIR)/skill-sandbox
 EXAMPLE  := testdata/example/word-stats
 FUZZTIME ?= 30s
+# The version linked into the binary (--version, audit records, MCP
+# serverInfo); outside a git checkout the binary falls back to "devel".
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build demo test mcpclient security bench fuzz clean
+# make install: the layout of docs/install.md. The AppArmor profile names
+# the installed binary's path; APPARMOR=0 leaves it out.
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BINDIR   := $(PREFIX)/bin
+MANDIR   := $(PREFIX)/share/man/man1
+BASHDIR  := $(PREFIX)/share/bash-completion/completions
+ZSHDIR   := $(PREFIX)/share/zsh/site-functions
+FISHDIR  := $(PREFIX)/share/fish/vendor_completions.d
+GOOS     := $(shell $(GO) env GOOS)
+APPARMOR ?= $(if $(filter linux,$(GOOS)),1,0)
+
+# make dist: the release's timestamps are the commit's (reproducible
+# builds' SOURCE_DATE_EPOCH), the packages' Maintainer field MAINTAINER.
+DISTDIR  ?= dist
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
+
+.PHONY: all build install uninstall dist demo test mcpclient security bench fuzz clean
 
 all: build
 
@@ -34,12 +64,47 @@ STATIC := $(if $(filter linux,$(shell $(GO) env GOOS)),CGO_ENABLED=0)
 # shared mapping, which leaves the file in the page cache in 4 KiB folios,
 # and a written copy is cached in large folios where the file system has
 # them (ext4 on Linux 6.18 here), which each start maps and its exit unmaps
-# in batches: 0.3-0.4 ms less per call (docs/bench.md). install removes the old file first, so a binary that is
-# running is not rewritten.
+# in batches: 0.3-0.4 ms less per call (docs/bench.md). install removes
+# the old file first, so a binary that is running is not rewritten.
 build:
-	$(STATIC) $(GO) build -o $(BIN).link ./cmd/skill-sandbox
+	$(STATIC) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/skill-sandbox
 	install -m 0755 $(BIN).link $(BIN)
 	rm -f $(BIN).link
+
+# The man page and the completion scripts are written by the binary just
+# built, from its own usage texts and flag definitions.
+install: build
+	$(abspath $(BIN)) man > $(BIN).1
+	$(abspath $(BIN)) completion bash > $(BIN).bash
+	$(abspath $(BIN)) completion zsh > $(BIN).zsh
+	$(abspath $(BIN)) completion fish > $(BIN).fish
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/skill-sandbox
+	install -m 0644 $(BIN).1 $(DESTDIR)$(MANDIR)/skill-sandbox.1
+	install -m 0644 $(BIN).bash $(DESTDIR)$(BASHDIR)/skill-sandbox
+	install -m 0644 $(BIN).zsh $(DESTDIR)$(ZSHDIR)/_skill-sandbox
+	install -m 0644 $(BIN).fish $(DESTDIR)$(FISHDIR)/skill-sandbox.fish
+	rm -f $(BIN).1 $(BIN).bash $(BIN).zsh $(BIN).fish
+ifeq ($(APPARMOR),1)
+	install -d $(DESTDIR)/etc/apparmor.d
+	sed 's|^profile skill-sandbox [^ ]*|profile skill-sandbox $(BINDIR)/skill-sandbox|' packaging/apparmor/skill-sandbox > $(BIN).apparmor
+	install -m 0644 $(BIN).apparmor $(DESTDIR)/etc/apparmor.d/skill-sandbox
+	rm -f $(BIN).apparmor
+	@echo "AppArmor 4 (Ubuntu 23.10+): load the profile with sudo apparmor_parser -r /etc/apparmor.d/skill-sandbox"
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/skill-sandbox $(DESTDIR)$(MANDIR)/skill-sandbox.1
+	rm -f $(DESTDIR)$(BASHDIR)/skill-sandbox $(DESTDIR)$(ZSHDIR)/_skill-sandbox $(DESTDIR)$(FISHDIR)/skill-sandbox.fish
+ifeq ($(APPARMOR),1)
+	rm -f $(DESTDIR)/etc/apparmor.d/skill-sandbox
+endif
+
+# Archives for five platforms, .deb packages for linux/amd64 and arm64 and
+# SHA256SUMS; two runs of the same commit write the same bytes
+# (scripts/dist, docs/install.md).
+dist:
+	$(GO) run ./scripts/dist -out $(DISTDIR) -version '$(VERSION)' -commit '$(COMMIT)' -epoch '$(SOURCE_DATE_EPOCH)' -maintainer '$(MAINTAINER)'
 
 demo: build
 	./$(BIN) validate $(EXAMPLE)
@@ -105,6 +170,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

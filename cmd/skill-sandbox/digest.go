@@ -22,11 +22,18 @@ Flags:
 Exit status: 0 printed, 1 the folder cannot be digested, 2 usage error.
 `
 
-// cmdDigest implements "skill-sandbox digest".
-func cmdDigest(args []string, stdout, stderr io.Writer) int {
+// newDigestFlagSet returns digest's flags, --manifest bound to manifest.
+func newDigestFlagSet(manifest *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	manifest := fs.Bool("manifest", false, "print the manifest")
+	fs.BoolVar(manifest, "manifest", false, "print the manifest the digest is the SHA-256 of")
+	return fs
+}
+
+// cmdDigest implements "skill-sandbox digest".
+func cmdDigest(args []string, stdout, stderr io.Writer) int {
+	var manifest bool
+	fs := newDigestFlagSet(&manifest)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, digestUsage)
@@ -40,7 +47,7 @@ func cmdDigest(args []string, stdout, stderr io.Writer) int {
 		seeHelp(stderr, "digest")
 		return 2
 	}
-	if *manifest {
+	if manifest {
 		m, err := sign.Manifest(paths[0])
 		if err != nil {
 			errorf(stderr, "%s: %v", paths[0], err)

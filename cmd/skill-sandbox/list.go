@@ -29,12 +29,22 @@ still listed, and the errors are printed on stderr; departures from the
 specification that run allows are printed as warnings), 2 usage error.
 `
 
-// cmdList implements "skill-sandbox list".
-func cmdList(args []string, stdout, stderr io.Writer) int {
+// listFlagValues are the parsed flags of list.
+type listFlagValues struct{ all, jsonOut bool }
+
+// newListFlagSet returns list's flags, bound to f.
+func newListFlagSet(f *listFlagValues) *flag.FlagSet {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	all := fs.Bool("all", false, "list every file")
-	jsonOut := fs.Bool("json", false, "print JSON")
+	fs.BoolVar(&f.all, "all", false, "also list references, assets and other files")
+	fs.BoolVar(&f.jsonOut, "json", false, "print a JSON array instead of a table")
+	return fs
+}
+
+// cmdList implements "skill-sandbox list".
+func cmdList(args []string, stdout, stderr io.Writer) int {
+	var f listFlagValues
+	fs := newListFlagSet(&f)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, listUsage)
@@ -50,7 +60,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		seeHelp(stderr, "list")
 		return 2
 	}
-	files, err := validate.List(paths[0], *all)
+	files, err := validate.List(paths[0], f.all)
 	if errors.Is(err, validate.ErrNoScripts) {
 		errorf(stderr, "list: %v (use --all to list the other files)", err)
 		return 1
@@ -80,7 +90,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		files[i].Path = audit.EscapeInvalid(files[i].Path)
 		files[i].Problem = audit.EscapeInvalid(files[i].Problem)
 	}
-	if *jsonOut {
+	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")

@@ -13,6 +13,8 @@
 //	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
+//	skill-sandbox completion bash|zsh|fish
+//	skill-sandbox version
 //
 // Run "skill-sandbox COMMAND -h" for the flags of one command.
 package main
@@ -39,6 +41,7 @@ const usage = `Usage:
     skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
+    skill-sandbox completion bash|zsh|fish
     skill-sandbox version
 
 Commands:
@@ -57,6 +60,9 @@ Commands:
                (stdio), every script run in the sandbox.
     policy     Print the policy a run of a skill would get (limits, paths,
                hosts, environment) without running anything.
+    completion Print a completion script for bash, zsh or fish.
+    version    Print the version (also --version): the git describe of
+               the build, else its commit, else "devel".
 
 Run "skill-sandbox COMMAND -h" for the flags of a command.
 
@@ -64,10 +70,6 @@ Exit status: 0 success, 1 failure (invalid skill, failed run), 2 usage error.
 A script run by run/audit passes its own exit status through (128+N when
 killed by signal N, 124 when it timed out).
 `
-
-// Version is the tool version reported by "version" and in audit records.
-// Release builds set it with -ldflags "-X main.Version=...".
-var Version = "0.1.0-dev"
 
 func main() {
 	// On macOS the sandbox re-executes this binary as its init stage; that
@@ -126,8 +128,12 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		return cmdScan(args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr, sigs)
+	case "completion":
+		return cmdCompletion(args[1:], stdout, stderr)
+	case "man":
+		return cmdMan(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "skill-sandbox %s\n", Version)
+		fmt.Fprintf(stdout, "skill-sandbox %s\n", toolVersion())
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)

@@ -12,6 +12,10 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
+// cliVersion is the version linked into cliBinary, as make build links
+// in git describe's.
+const cliVersion = "v9.8.7-6-gabcdef0-dirty"
+
 // cliBinary is the path of the skill-sandbox binary built once by TestMain
 // for the end-to-end tests of this package.
 var cliBinary string
@@ -37,7 +41,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	cliBinary = filepath.Join(dir, "skill-sandbox")
-	build := exec.Command("go", "build", "-o", cliBinary, ".")
+	build := exec.Command("go", "build", "-ldflags=-X main.version="+cliVersion, "-o", cliBinary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building skill-sandbox:", err)

@@ -46,45 +46,54 @@ Flags:
 // that many idle processes.
 const defaultPrestart = 2
 
+// mcpFlags are the parsed flags of mcp.
+type mcpFlags struct {
+	skills           listFlags
+	policyFile       string
+	allowDegraded    bool
+	allowHosts       listFlags
+	denyHosts        listFlags
+	requireSignature bool
+	allowedSigners   string
+	auditLog         string
+	workspace        string
+	maxRuns          int
+	timeout          time.Duration
+	memoryMB         int
+	allowNetwork     bool
+	requireIsolation bool
+	maxMessage       int
+	maxBuffered      int64
+	prestart         int
+}
+
+// newMCPFlagSet returns mcp's flags, bound to f.
+func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
+	fs := quietFlagSet("mcp")
+	fs.Var(&f.skills, "skills", "serve the skills in `DIR` (repeatable)")
+	fs.StringVar(&f.policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
+	fs.StringVar(&f.auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
+	fs.StringVar(&f.workspace, "workspace", "", "`DIR` runs may write (created when missing), also the working directory of run_command and run_skill_script; it may not overlap a skills folder")
+	fs.IntVar(&f.maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
+	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
+	fs.Var(timeoutFlag{&f.timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")
+	fs.IntVar(&f.memoryMB, "memory", 0, "memory limit of each run in `MiB` (default: the policy's, else 512)")
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
+	fs.Var(&f.allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
+	fs.Var(&f.denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
+	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused; the record names the missing layers)")
+	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
+	fs.BoolVar(&f.requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
+	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
+	fs.IntVar(&f.maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
+	fs.Int64Var(&f.maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
+	return fs
+}
+
 // cmdMCP implements "skill-sandbox mcp".
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
-	fs := quietFlagSet("mcp")
-	var (
-		skills           listFlags
-		policyFile       string
-		allowDegraded    bool
-		allowHosts       listFlags
-		denyHosts        listFlags
-		requireSignature bool
-		allowedSigners   string
-		auditLog         string
-		workspace        string
-		maxRuns          int
-		timeout          time.Duration
-		memoryMB         int
-		allowNetwork     bool
-		requireIsolation bool
-		maxMessage       int
-		maxBuffered      int64
-		prestart         int
-	)
-	fs.Var(&skills, "skills", "serve the skills in `DIR` (repeatable)")
-	fs.StringVar(&policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
-	fs.StringVar(&auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
-	fs.StringVar(&workspace, "workspace", "", "`DIR` runs may write (created when missing), also the working directory of run_command and run_skill_script; it may not overlap a skills folder")
-	fs.IntVar(&maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
-	fs.IntVar(&prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
-	fs.Var(timeoutFlag{&timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")
-	fs.IntVar(&memoryMB, "memory", 0, "memory limit of each run in `MiB` (default: the policy's, else 512)")
-	fs.BoolVar(&allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
-	fs.Var(&allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
-	fs.Var(&denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
-	fs.BoolVar(&allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused; the record names the missing layers)")
-	fs.BoolVar(&requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
-	fs.BoolVar(&requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
-	fs.StringVar(&allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
-	fs.IntVar(&maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
-	fs.Int64Var(&maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
+	var f mcpFlags
+	fs := newMCPFlagSet(&f)
 	usageErr := func(format string, a ...any) int {
 		errorf(stderr, "mcp: "+format, a...)
 		seeHelp(stderr, "mcp")
@@ -102,78 +111,78 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	set := setFlags(fs)
 	switch {
 	case fs.NArg() > 0:
-		return usageErr("unexpected argument %q (skills folders are given with --skills)", fs.Arg(0))
-	case len(skills) == 0:
+		return usageErr("unexpected argument %q (f.skills folders are given with --skills)", fs.Arg(0))
+	case len(f.skills) == 0:
 		return usageErr("want at least one --skills DIR")
-	case requireSignature && allowedSigners == "":
+	case f.requireSignature && f.allowedSigners == "":
 		return usageErr("--require-signature needs --allowed-signers FILE")
-	case allowedSigners != "" && !requireSignature:
+	case f.allowedSigners != "" && !f.requireSignature:
 		return usageErr("--allowed-signers is only used with --require-signature")
-	case allowDegraded && requireIsolation:
+	case f.allowDegraded && f.requireIsolation:
 		return usageErr("--allow-degraded and --require-isolation contradict each other")
-	case maxRuns <= 0:
-		return usageErr("--max-runs must be positive, got %d", maxRuns)
-	case prestart < 0:
-		return usageErr("--prestart must not be negative, got %d", prestart)
-	case set["timeout"] && timeout <= 0:
-		return usageErr("--timeout must be positive, got %v", timeout)
-	case set["memory"] && memoryMB <= 0:
-		return usageErr("--memory must be positive, got %d", memoryMB)
-	case maxMessage <= 0:
-		return usageErr("--max-message must be positive, got %d", maxMessage)
-	case maxBuffered <= 0:
-		return usageErr("--max-buffered must be positive, got %d", maxBuffered)
+	case f.maxRuns <= 0:
+		return usageErr("--max-runs must be positive, got %d", f.maxRuns)
+	case f.prestart < 0:
+		return usageErr("--prestart must not be negative, got %d", f.prestart)
+	case set["timeout"] && f.timeout <= 0:
+		return usageErr("--timeout must be positive, got %v", f.timeout)
+	case set["memory"] && f.memoryMB <= 0:
+		return usageErr("--memory must be positive, got %d", f.memoryMB)
+	case f.maxMessage <= 0:
+		return usageErr("--max-message must be positive, got %d", f.maxMessage)
+	case f.maxBuffered <= 0:
+		return usageErr("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
 
 	cfg := mcp.Config{
-		SkillDirs: skills,
+		SkillDirs: f.skills,
 		Sandbox: run.Sandbox{
-			AllowDegraded:    allowDegraded,
-			RequireIsolation: requireIsolation,
+			AllowDegraded:    f.allowDegraded,
+			RequireIsolation: f.requireIsolation,
 		},
 		Flags: policy.Flags{
-			AllowNetwork:  allowNetwork,
-			AllowHosts:    allowHosts,
-			DenyHosts:     denyHosts,
-			AllowDegraded: allowDegraded,
+			AllowNetwork:  f.allowNetwork,
+			AllowHosts:    f.allowHosts,
+			DenyHosts:     f.denyHosts,
+			AllowDegraded: f.allowDegraded,
 		},
-		AllowedSigners:   allowedSigners,
-		Workspace:        workspace,
-		MaxRuns:          maxRuns,
-		Prestart:         prestart,
-		MaxMessageBytes:  maxMessage,
-		MaxBufferedBytes: maxBuffered,
-		Version:          Version,
+		AllowedSigners:   f.allowedSigners,
+		Workspace:        f.workspace,
+		MaxRuns:          f.maxRuns,
+		Prestart:         f.prestart,
+		MaxMessageBytes:  f.maxMessage,
+		MaxBufferedBytes: f.maxBuffered,
+		Version:          toolVersion(),
 		Log:              stderr,
 	}
 	if set["timeout"] {
-		cfg.Flags.Timeout = timeout
+		cfg.Flags.Timeout = f.timeout
 	}
 	if set["memory"] {
-		cfg.Flags.MemoryMB = memoryMB
+		cfg.Flags.MemoryMB = f.memoryMB
 	}
-	if policyFile != "" {
-		op, err := policy.ParseFile(policyFile)
+	if f.policyFile != "" {
+		op, err := policy.ParseFile(f.policyFile)
 		if err != nil {
 			errorf(stderr, "mcp: %v", err)
 			return exitRefused
 		}
 		cfg.Policy = op
 	}
-	if auditLog != "" {
-		write := []string{workspace}
+	if f.auditLog != "" {
+		write := []string{f.workspace}
 		if cfg.Policy != nil {
 			write = append(write, cfg.Policy.Filesystem.Write...)
 		}
-		if err := auditLogOutsideGrants(auditLog, write); err != nil {
+		if err := auditLogOutsideGrants(f.auditLog, write); err != nil {
 			errorf(stderr, "mcp: %v", err)
 			return exitRefused
 		}
-		if err := prepareStateDir(auditLog); err != nil {
+		if err := prepareStateDir(f.auditLog); err != nil {
 			errorf(stderr, "mcp: audit log: %v", err)
 			return exitRefused
 		}
-		log, err := audit.OpenLog(auditLog)
+		log, err := audit.OpenLog(f.auditLog)
 		if err != nil {
 			errorf(stderr, "mcp: %v", err)
 			return exitRefused

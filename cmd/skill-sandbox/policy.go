@@ -144,11 +144,19 @@ type policyJSON struct {
 	Sources []policy.Source `json:"sources"`
 }
 
+// newPolicyFlagSet returns policy's flags: run's, bound to f, and --json,
+// bound to jsonOut.
+func newPolicyFlagSet(f *runFlags, jsonOut *bool) *flag.FlagSet {
+	fs := newRunFlagSet("policy", f)
+	fs.BoolVar(jsonOut, "json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
+	return fs
+}
+
 // cmdPolicy implements "skill-sandbox policy".
 func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
-	fs := newRunFlagSet("policy", &f)
-	jsonOut := fs.Bool("json", false, "print the resolved policy as JSON, with its SHA-256 and source files")
+	var jsonOut bool
+	fs := newPolicyFlagSet(&f, &jsonOut)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, fs, policyUsage)
@@ -185,7 +193,7 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return 1
 	}
-	if *jsonOut {
+	if jsonOut {
 		canonical, sum := r.Encode()
 		out := policyJSON{Policy: canonical, SHA256: sum, Sources: r.Sources}
 		if out.Sources == nil {

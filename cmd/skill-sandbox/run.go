@@ -189,7 +189,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 
 	var f runFlags
 	fs := newRunFlagSet(name, &f)
-	c := call{name: name, stderr: stderr, lineEnd: le, meta: audit.Meta{ToolVersion: Version}}
+	c := call{name: name, stderr: stderr, lineEnd: le, meta: audit.Meta{ToolVersion: toolVersion()}}
 
 	requestID, err := audit.NewRequestID()
 	if err != nil {

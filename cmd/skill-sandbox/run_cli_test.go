@@ -313,7 +313,7 @@ func TestRecordPerCall(t *testing.T) {
 		if !strings.Contains(stderrBefore, w.stderrHas) {
 			t.Errorf("stderr %q does not contain %q", stderrBefore, w.stderrHas)
 		}
-		if rec.RequestID == "" || rec.Tool.Name != "skill-sandbox" || rec.Tool.Version != Version || rec.UID != os.Getuid() {
+		if rec.RequestID == "" || rec.Tool.Name != "skill-sandbox" || rec.Tool.Version != cliVersion || rec.UID != os.Getuid() {
 			t.Errorf("request id %q tool %+v uid %d", rec.RequestID, rec.Tool, rec.UID)
 		}
 		if w.kind != audit.KindUsage && !filepath.IsAbs(rec.Skill.Path) {

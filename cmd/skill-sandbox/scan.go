@@ -39,14 +39,27 @@ Exit status: 0 no finding at or above --fail-on, 1 such a finding or a
 folder that cannot be scanned, 2 usage error.
 `
 
-// cmdScan implements "skill-sandbox scan".
-func cmdScan(args []string, stdout, stderr io.Writer) int {
+// scanFlags are the parsed flags of scan.
+type scanFlags struct {
+	recursive, jsonOut bool
+	sarifFile, failOn  string
+}
+
+// newScanFlagSet returns scan's flags, bound to f.
+func newScanFlagSet(f *scanFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	recursive := fs.Bool("recursive", false, "search folders for skills")
-	jsonOut := fs.Bool("json", false, "print JSONL")
-	sarifFile := fs.String("sarif", "", "write SARIF to FILE")
-	failOn := fs.String("fail-on", "high", "failing severity")
+	fs.BoolVar(&f.recursive, "recursive", false, "search each PATH for skill folders")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per skill per line")
+	fs.StringVar(&f.sarifFile, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (- for stdout)")
+	fs.StringVar(&f.failOn, "fail-on", "high", "lowest `SEVERITY` that fails the scan")
+	return fs
+}
+
+// cmdScan implements "skill-sandbox scan".
+func cmdScan(args []string, stdout, stderr io.Writer) int {
+	var f scanFlags
+	fs := newScanFlagSet(&f)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, scanUsage)
@@ -54,7 +67,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	}
 	var threshold scan.Severity
 	if err == nil {
-		threshold, err = scan.ParseSeverity(*failOn)
+		threshold, err = scan.ParseSeverity(f.failOn)
 	}
 	if err == nil && len(paths) == 0 {
 		err = errors.New("no PATH given")
@@ -66,7 +79,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	}
 	failed := false
 	dirs := paths
-	if *recursive {
+	if f.recursive {
 		dirs = nil
 		for _, root := range paths {
 			found, err := validate.Find(root)
@@ -94,7 +107,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := stdout
-	if *sarifFile == "-" {
+	if f.sarifFile == "-" {
 		out = io.Discard
 	}
 	enc := json.NewEncoder(out)
@@ -109,7 +122,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 				failed = true
 			}
 		}
-		if *jsonOut {
+		if f.jsonOut {
 			if err := enc.Encode(res); err != nil {
 				errorf(stderr, "scan: %v", err)
 				return 1
@@ -124,12 +137,12 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(out, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
 		}
 	}
-	if !*jsonOut {
+	if !f.jsonOut {
 		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above\n",
 			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold)
 	}
-	if *sarifFile != "" {
-		if err := writeSARIF(*sarifFile, ok, stdout); err != nil {
+	if f.sarifFile != "" {
+		if err := writeSARIF(f.sarifFile, ok, stdout); err != nil {
 			errorf(stderr, "scan: %v", err)
 			return 1
 		}
@@ -172,13 +185,13 @@ func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 	// relative to it even when the skills were named by absolute paths.
 	root, _ := os.Getwd()
 	if name == "-" {
-		return scan.WriteSARIF(stdout, results, Version, root)
+		return scan.WriteSARIF(stdout, results, toolVersion(), root)
 	}
 	f, err := run.OpenOutput(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}
-	if err := scan.WriteSARIF(f, results, Version, root); err != nil {
+	if err := scan.WriteSARIF(f, results, toolVersion(), root); err != nil {
 		f.Close()
 		return err
 	}

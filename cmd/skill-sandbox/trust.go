@@ -46,13 +46,32 @@ Flags:
 Exit status: 0 signed, 1 failed, 2 usage error.
 `
 
-// cmdVerify implements "skill-sandbox verify".
-func cmdVerify(args []string, stdout, stderr io.Writer) int {
+// trustFlags are the parsed flags of sign and verify.
+type trustFlags struct{ key, allowed, sigFile, principal string }
+
+// newVerifyFlagSet returns verify's flags, bound to f.
+func newVerifyFlagSet(f *trustFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	allowed := fs.String("allowed-signers", "", "allowed_signers file")
-	sigFile := fs.String("signature", "", "signature file")
-	principal := fs.String("principal", "", "required signer identity")
+	fs.StringVar(&f.allowed, "allowed-signers", "", "OpenSSH allowed_signers `FILE`")
+	fs.StringVar(&f.sigFile, "signature", "", "signature `FILE` (default PATH/SKILL.sig)")
+	fs.StringVar(&f.principal, "principal", "", "require the signer to be `NAME`")
+	return fs
+}
+
+// newSignFlagSet returns sign's flags, bound to f.
+func newSignFlagSet(f *trustFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.key, "key", "", "ssh-keygen signing key `FILE`")
+	fs.StringVar(&f.sigFile, "signature", "", "write the signature to `FILE` (default PATH/SKILL.sig)")
+	return fs
+}
+
+// cmdVerify implements "skill-sandbox verify".
+func cmdVerify(args []string, stdout, stderr io.Writer) int {
+	var f trustFlags
+	fs := newVerifyFlagSet(&f)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, verifyUsage)
@@ -62,7 +81,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 	case len(paths) != 1:
 		err = errors.New("exactly one PATH is needed")
-	case *allowed == "":
+	case f.allowed == "":
 		err = errors.New("--allowed-signers FILE is required")
 	}
 	if err != nil {
@@ -71,7 +90,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := paths[0]
-	s, err := sign.VerifySkillWith(dir, *allowed, sign.Options{SignatureFile: *sigFile, Principal: *principal})
+	s, err := sign.VerifySkillWith(dir, f.allowed, sign.Options{SignatureFile: f.sigFile, Principal: f.principal})
 	if err != nil {
 		errorf(stderr, "%s: %v", dir, err)
 		return 1
@@ -82,10 +101,8 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 
 // cmdSign implements "skill-sandbox sign".
 func cmdSign(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	key := fs.String("key", "", "signing key")
-	sigFile := fs.String("signature", "", "signature file")
+	var f trustFlags
+	fs := newSignFlagSet(&f)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, signUsage)
@@ -95,7 +112,7 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 	case len(paths) != 1:
 		err = errors.New("exactly one PATH is needed")
-	case *key == "":
+	case f.key == "":
 		err = errors.New("--key KEY is required")
 	}
 	if err != nil {
@@ -104,8 +121,8 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := paths[0]
-	if *sigFile == "" {
-		*sigFile = filepath.Join(dir, sign.SignatureFile)
+	if f.sigFile == "" {
+		f.sigFile = filepath.Join(dir, sign.SignatureFile)
 	}
 	keygen, err := exec.LookPath("ssh-keygen")
 	if err != nil {
@@ -117,7 +134,7 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%s: %v", dir, err)
 		return 1
 	}
-	cmd := exec.Command(keygen, "-Y", "sign", "-n", sign.Namespace, "-f", *key)
+	cmd := exec.Command(keygen, "-Y", "sign", "-n", sign.Namespace, "-f", f.key)
 	cmd.Stdin = bytes.NewReader(sign.Message(digest))
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -135,11 +152,11 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "sign: the new signature does not verify: %v", err)
 		return 1
 	}
-	if err := writeAtomic(*sigFile, out.Bytes()); err != nil {
+	if err := writeAtomic(f.sigFile, out.Bytes()); err != nil {
 		errorf(stderr, "sign: %v", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Signed %s (digest %s) with %s key %s: %s\n", dir, digest, sig.PublicKey.Type, sig.PublicKey.Fingerprint(), *sigFile)
+	fmt.Fprintf(stdout, "Signed %s (digest %s) with %s key %s: %s\n", dir, digest, sig.PublicKey.Type, sig.PublicKey.Fingerprint(), f.sigFile)
 	return 0
 }
 

@@ -34,14 +34,23 @@ Exit status: 0 all skills valid, 1 any skill invalid (or none found with
 --recursive), 2 usage error.
 `
 
+// validateFlags are the parsed flags of validate.
+type validateFlags struct{ strict, lenient, jsonOut, recursive bool }
+
+// newValidateFlagSet returns validate's flags, bound to f.
+func newValidateFlagSet(f *validateFlags) *flag.FlagSet {
+	fs := quietFlagSet("validate")
+	fs.BoolVar(&f.strict, "strict", false, "treat warnings as errors")
+	fs.BoolVar(&f.lenient, "lenient", false, "judge the skill as run, audit, list and mcp do: departures from the spec are warnings")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per skill per line")
+	fs.BoolVar(&f.recursive, "recursive", false, "search each PATH for skill folders")
+	return fs
+}
+
 // cmdValidate implements "skill-sandbox validate".
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	strict := fs.Bool("strict", false, "treat warnings as errors")
-	lenient := fs.Bool("lenient", false, "judge as run does")
-	jsonOut := fs.Bool("json", false, "print JSONL")
-	recursive := fs.Bool("recursive", false, "search folders for skills")
+	var f validateFlags
+	fs := newValidateFlagSet(&f)
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, validateUsage)
@@ -59,7 +68,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	dirs := paths
 	failed := false
-	if *recursive {
+	if f.recursive {
 		dirs = nil
 		for _, root := range paths {
 			found, err := validate.Find(root)
@@ -80,24 +89,24 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	invalid, total := 0, 0
-	err = validate.Each(dirs, validate.Options{Strict: *strict, Lenient: *lenient}, func(r validate.Result) error {
+	err = validate.Each(dirs, validate.Options{Strict: f.strict, Lenient: f.lenient}, func(r validate.Result) error {
 		addRequestProblems(&r)
 		escapeResult(&r)
 		total++
 		if !r.Valid {
 			invalid++
 		}
-		if *jsonOut {
+		if f.jsonOut {
 			return enc.Encode(r)
 		}
-		printResult(stdout, r, *strict)
+		printResult(stdout, r, f.strict)
 		return nil
 	})
 	if err != nil {
 		errorf(stderr, "validate: %v", err)
 		return 1
 	}
-	if !*jsonOut && total > 1 {
+	if !f.jsonOut && total > 1 {
 		fmt.Fprintf(stdout, "\n%d skills: %d valid, %d invalid\n", total, total-invalid, invalid)
 	}
 	if invalid > 0 || failed {
