@@ -163,6 +163,7 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 		return launch(ctx, p, res)
 	}
 	before := takeSnapshot(p.artifactRoots)
+	before.settle()
 	err := launch(ctx, p, res)
 	if res.Started {
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
