@@ -19,7 +19,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-const scanUsage = `Usage: skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
+const scanUsage = `Usage: skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 
 Scan skill folders before installing them: hidden Unicode, prompt injection
 in Markdown, downloads piped into a shell, credential reads, decoded and
@@ -37,6 +37,9 @@ Flags:
                         ("-" for stdout, replacing the normal output)
     --fail-on SEVERITY  exit 1 if any finding is at or above SEVERITY
                         (default high)
+    --accept-unscanned  do not fail on files that were not read through
+                        (not-scanned: a script or Markdown file over 1 MiB,
+                        an unreadable file); they are still reported
 
 Exit status: 0 no finding at or above --fail-on, 1 such a finding or a
 folder that cannot be scanned, 2 usage error.
@@ -50,6 +53,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print JSONL")
 	sarifFile := fs.String("sarif", "", "write SARIF to FILE")
 	failOn := fs.String("fail-on", "high", "failing severity")
+	acceptUnscanned := fs.Bool("accept-unscanned", false, "do not fail on not-scanned findings")
 	paths, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, scanUsage)
@@ -108,7 +112,9 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 		for _, f := range res.Findings {
 			counts[f.Severity]++
 			total++
-			if f.Severity >= threshold {
+			// A file nobody read through fails a pre-install check
+			// unless the caller accepts it explicitly.
+			if f.Severity >= threshold && !(*acceptUnscanned && f.Rule == scan.RuleNotScanned) {
 				failed = true
 			}
 		}
@@ -128,8 +134,12 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if !*jsonOut {
-		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above\n",
-			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold)
+		accepted := ""
+		if *acceptUnscanned {
+			accepted = " (files not read through accepted)"
+		}
+		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above%s\n",
+			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold, accepted)
 	}
 	if *sarifFile != "" {
 		if err := writeSARIF(*sarifFile, ok, stdout); err != nil {
