@@ -1,6 +1,9 @@
 package netproxy
 
-import "net/netip"
+import (
+	"net/netip"
+	"strings"
+)
 
 // blockedRange is an address range the proxy never dials unless an allow
 // pattern names the address itself (an explicit IP grant).
@@ -12,6 +15,15 @@ type blockedRange struct {
 // blockedRanges lists what a name must not resolve to: every range that
 // reaches the host itself, its LAN or its cloud provider rather than the
 // internet. IPv4-mapped IPv6 addresses are unmapped before the check.
+//
+// The clouds' metadata and platform services fall in these ranges
+// (169.254.169.254 of AWS, Azure, GCP, Oracle, DigitalOcean, Hetzner,
+// OpenStack and others; AWS's DNS 169.254.169.253, time 169.254.169.123,
+// ECS and EKS agents 169.254.170.2 and .23; Tencent 169.254.0.23;
+// Scaleway 169.254.42.42; Alibaba 100.100.100.200 in carrier-grade NAT;
+// Oracle's 192.0.0.192; the IPv6 endpoints fd00:ec2::254, fd20:ce::254,
+// fd00:42::42 and fd00:a9fe:a9fe::1 in unique-local), except Azure's
+// WireServer, which sits in public space and is listed by itself.
 func blockedRanges() []blockedRange {
 	r := func(s, why string) blockedRange { return blockedRange{netip.MustParsePrefix(s), why} }
 	return []blockedRange{
@@ -26,6 +38,7 @@ func blockedRanges() []blockedRange {
 		r("198.18.0.0/15", "benchmarking"),
 		r("224.0.0.0/4", "multicast"),
 		r("240.0.0.0/4", "reserved"),
+		r("168.63.129.16/32", "Azure WireServer (cloud platform)"),
 		r("::/128", "unspecified"),
 		r("::1/128", "loopback"),
 		r("::/96", "IPv4-compatible (deprecated)"),
@@ -88,4 +101,36 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, string) {
 		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), "Teredo"
 	}
 	return netip.Addr{}, ""
+}
+
+// metadataNames are the names clouds give their metadata services. They
+// are refused by name, whatever they resolve to and whatever allow entry
+// covers them: most lead to a refused address anyway, but a resolver
+// that answers otherwise (a split-horizon DNS, an /etc/hosts entry) or a
+// provider whose service has a public address (Equinix Metal) must not
+// make them reachable. A subdomain of one is refused with it.
+func metadataNames() []string {
+	return []string{
+		"metadata.google.internal",     // GCP
+		"metadata.goog",                // GCP
+		"metadata",                     // GCP's short name
+		"instance-data",                // AWS
+		"instance-data.ec2.internal",   // AWS
+		"metadata.tencentyun.com",      // Tencent Cloud
+		"api.metadata.cloud.ibm.com",   // IBM Cloud VPC
+		"metadata.platformequinix.com", // Equinix Metal (a public address)
+		"metadata.packet.net",          // Equinix Metal, formerly Packet
+		"rancher-metadata",             // Rancher
+	}
+}
+
+// metadataName returns the metadata name host is or is under, or "".
+// host is lower-case without a trailing dot, as parseTarget leaves it.
+func metadataName(host string) string {
+	for _, n := range metadataNames() {
+		if host == n || strings.HasSuffix(host, "."+n) {
+			return n
+		}
+	}
+	return ""
 }

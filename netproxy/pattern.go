@@ -354,6 +354,9 @@ func (p *Policy) Check(hostport string) (Decision, error) {
 }
 
 func (p *Policy) check(t target) Decision {
+	if n := metadataName(t.host); n != "" {
+		return Decision{Rule: "deny " + n + " (cloud metadata name)", Reason: fmt.Sprintf("%s is a cloud metadata service's name (%s); it is never reached by name", t, n)}
+	}
 	for _, d := range p.Deny {
 		// A deny entry without ":PORT" keeps its host out on every
 		// port: deny wins over "*.example.com:8443" too.

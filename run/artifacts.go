@@ -51,19 +51,48 @@ type Artifacts struct {
 	Truncated bool
 }
 
-// fileState is what a snapshot remembers of one entry.
+// fileState is what a snapshot remembers of one entry. The change time
+// decides: a script can reset mtime and atime (utimensat) and keep size,
+// mode and inode, but not ctime, which the kernel sets to its clock on
+// every write, truncation, chmod, chown, xattr change, link, unlink and
+// rename, and which only a change of the system clock could set back.
 type fileState struct {
 	size  int64
-	mtime time.Time
+	mtime int64 // Unix nanoseconds
+	ctime int64 // Unix nanoseconds; 0 where the platform has none
 	ino   uint64
 	mode  fs.FileMode
 }
 
 // snapshot maps paths to their state; truncated is set when the walk
-// stopped at maxSnapshotEntries or maxSnapshotPathBytes.
+// stopped at maxSnapshotEntries or maxSnapshotPathBytes. newest is the
+// latest ctime seen (see settle).
 type snapshot struct {
 	files     map[string]fileState
 	truncated bool
+	newest    int64
+}
+
+// maxSettle bounds how long settle waits: a few clock ticks (HZ=100 makes
+// them 10 ms). A ctime further ahead comes from a clock set back.
+const maxSettle = 50 * time.Millisecond
+
+// settle returns once the clock the kernel stamps ctimes with has passed
+// every ctime in s, so that any change made afterwards gets a ctime that
+// differs from the one s holds: without it a file changed just before
+// the snapshot and again by the script within the same clock tick (4 ms
+// at HZ=250, on a kernel without fine-grained timestamps) would keep its
+// ctime. It rarely waits at all: only when a file changed in the last
+// tick.
+func (s *snapshot) settle() {
+	now := fileClock()
+	if s.newest < now || s.newest-now > int64(maxSettle) {
+		return
+	}
+	deadline := time.Now().Add(maxSettle)
+	for fileClock() <= s.newest && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // takeSnapshot records every non-folder entry under roots, without
@@ -86,6 +115,7 @@ func takeSnapshot(roots []string) *snapshot {
 				return false
 			}
 			snap.files[p] = st
+			snap.newest = max(snap.newest, st.ctime)
 			return true
 		})
 		if err != nil {

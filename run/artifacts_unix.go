@@ -5,7 +5,6 @@ package run
 import (
 	"io/fs"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,8 +14,7 @@ import (
 func walkEntries(root string, visit func(p string, st fileState, folder bool) bool) error {
 	return walkNoFollow(root, func(p string, st *unix.Stat_t) bool {
 		mode := modeOf(uint32(st.Mode))
-		sec, nsec := st.Mtim.Unix()
-		return visit(p, fileState{size: st.Size, mtime: time.Unix(sec, nsec), ino: uint64(st.Ino), mode: mode}, mode.IsDir())
+		return visit(p, fileState{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino), mode: mode}, mode.IsDir())
 	})
 }
 

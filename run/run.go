@@ -171,6 +171,7 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 		return launch(ctx, p, res)
 	}
 	before := takeSnapshot(p.artifactRoots)
+	before.settle()
 	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {

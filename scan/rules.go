@@ -57,8 +57,8 @@ func Rules() []Rule {
 			"SKILL.md body lines starting with ! and inline !`command` run a shell command as the skill is loaded, before the agent or user sees the output. Code blocks are not reported."},
 		{RuleNetworkEndpoint, Info, "Network endpoint named in code",
 			"URLs and IP addresses in scripts and code files, listed so that an --allow-host list can be written. Not a problem by itself."},
-		{RuleNotScanned, Low, "File not scanned",
-			"A file larger than the scan limit: low for code and Markdown (it could hide anything), info for other files."},
+		{RuleNotScanned, High, "File not read through",
+			"A file larger than the scan limit (1 MiB), one that grew while it was read, one that cannot be read, or one past the skill's 64 MiB read budget. High for what runs or instructs: scripts and source files, files under scripts/, shebang files, executables, Markdown; nobody read all of it, so a check must not pass it (of a large one the first 1 MiB and the last 64 KiB are scanned, so padding on one side does not hide a payload; the middle is not read). A file that cannot be read is high whatever it is. Info for data (JSON, CSV, text); binary data such as images and fonts is never read as text and never reported. skill-sandbox scan --accept-unscanned reports these findings without failing on them."},
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
-// Bounds of a scan. MaxFileBytes is the most of one file that is read; a
-// larger file gets a not-scanned finding instead of text checks. After
+// Bounds of a scan. MaxFileBytes is the most of the start of one file that
+// is read; a larger file gets a not-scanned finding (high for a script or
+// Markdown, whose first MaxFileBytes and last tailBytes are scanned too). After
 // MaxSkillBytes of a skill's files were read, the remaining files get
 // not-scanned findings too, so a hostile folder cannot make a scan run for
 // hours.
@@ -131,29 +132,51 @@ func (r *Result) link(tree *sign.Tree, rel string) {
 	r.add(Finding{RuleLink, Medium, rel, 0, fmt.Sprintf("symlink to %q (a signed skill may not contain links)", truncate(target, 80))})
 }
 
-// file scans one regular file, reading at most MaxFileBytes+1 bytes.
-func (r *Result) file(tree *sign.Tree, rel string) {
-	if r.read >= MaxSkillBytes {
-		r.add(Finding{RuleNotScanned, Low, rel, 0, fmt.Sprintf("not scanned: the skill's first %d MiB were read already", MaxSkillBytes>>20)})
-		return
+// tailBytes is how much of the end of a file too large to scan is read
+// and scanned, besides its first MaxFileBytes: padding after a payload
+// or before it does not hide it. Only the middle of such a file goes
+// unread, which is why the file itself is a finding (unscannedSeverity).
+const tailBytes = 64 << 10
+
+// unscannedSeverity is the severity of a file that was not read through:
+// high for what runs or instructs (a script or source file, a file under
+// scripts/, a shebang, an execute bit, Markdown, compiled code), since
+// passing it would vouch for content nobody read; info for data.
+func unscannedSeverity(k fileKind, exec bool) Severity {
+	if k.code || exec || k.markdown || k.skillMD || k.binary == "native" {
+		return High
 	}
+	return Info
+}
+
+// file scans one regular file, reading at most MaxFileBytes+1 bytes, and
+// tailBytes more from the end of a larger script or Markdown file.
+func (r *Result) file(tree *sign.Tree, rel string) {
 	f, st, err := tree.Open(rel)
 	if err != nil {
-		r.add(Finding{RuleNotScanned, Low, rel, 0, "cannot be read: " + err.Error()})
+		r.add(Finding{RuleNotScanned, High, rel, 0, "cannot be read, so not scanned: " + err.Error()})
+		return
+	}
+	defer f.Close()
+	exec := st.Mode().Perm()&0o111 != 0
+	if r.read >= MaxSkillBytes {
+		// Its first bytes only, to tell a script from data.
+		head := make([]byte, 512)
+		n, _ := io.ReadFull(f, head)
+		k := classify(rel, head[:n], exec)
+		r.add(Finding{RuleNotScanned, unscannedSeverity(k, exec), rel, 0, fmt.Sprintf("not scanned: the skill's first %d MiB were read already", MaxSkillBytes>>20)})
 		return
 	}
 	// Sized from the file's size (which may change while it is read), so
 	// that small files do not pay for the largest one.
 	buf := make([]byte, min(max(st.Size(), 0), MaxFileBytes)+1)
 	n, err := io.ReadFull(f, buf)
-	f.Close()
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		r.add(Finding{RuleNotScanned, Low, rel, 0, "cannot be read: " + err.Error()})
+		r.add(Finding{RuleNotScanned, High, rel, 0, "cannot be read, so not scanned: " + err.Error()})
 		return
 	}
 	data := buf[:n]
 	r.read += int64(n)
-	exec := st.Mode().Perm()&0o111 != 0
 	kind := classify(rel, data, exec)
 	switch kind.binary {
 	case "native":
@@ -171,18 +194,64 @@ func (r *Result) file(tree *sign.Tree, rel string) {
 		return
 	}
 	if int64(n) > st.Size() && n <= MaxFileBytes {
-		r.add(Finding{RuleNotScanned, Low, rel, 0, "grew while being read: not scanned"})
+		r.add(Finding{RuleNotScanned, unscannedSeverity(kind, exec), rel, 0, "grew while being read: not scanned"})
 		return
 	}
 	if n > MaxFileBytes || st.Size() > MaxFileBytes {
-		sev := Info
-		if kind.code || kind.markdown {
-			sev = Low
+		sev := unscannedSeverity(kind, exec)
+		if sev < High {
+			r.add(Finding{RuleNotScanned, sev, rel, 0, fmt.Sprintf("larger than %d bytes (%d): not scanned", MaxFileBytes, st.Size())})
+			return
 		}
-		r.add(Finding{RuleNotScanned, sev, rel, 0, fmt.Sprintf("larger than %d bytes (%d): not scanned", MaxFileBytes, st.Size())})
+		r.add(Finding{RuleNotScanned, sev, rel, 0, fmt.Sprintf("larger than %d bytes (%d): only its first %d and last %d bytes were scanned", MaxFileBytes, st.Size(), MaxFileBytes, tailBytes)})
+		head := wholeLines(data[:MaxFileBytes], false)
+		r.text(rel, head, kind)
+		r.tail(f, rel, int64(len(head)), st.Size(), kind)
 		return
 	}
 	r.text(rel, data, kind)
+}
+
+// tail scans the last tailBytes of a file of size bytes, from headEnd at
+// the earliest (the head's whole lines end there). Its line numbers are
+// unknown, so its findings have none and say where they are.
+func (r *Result) tail(f io.ReaderAt, rel string, headEnd, size int64, kind fileKind) {
+	off := max(size-tailBytes, headEnd)
+	if off >= size {
+		return
+	}
+	buf := make([]byte, size-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return
+	}
+	r.read += int64(n)
+	before := len(r.Findings)
+	kind.skillMD = false // its frontmatter is in the head
+	data := buf[:n]
+	if off > headEnd { // it starts within a line
+		data = wholeLines(data, true)
+	}
+	r.text(rel, data, kind)
+	for i := before; i < len(r.Findings); i++ {
+		r.Findings[i].Line = 0
+		r.Findings[i].Reason = fmt.Sprintf("in the last %d KiB (line not counted): %s", tailBytes>>10, r.Findings[i].Reason)
+	}
+}
+
+// wholeLines drops the partial line at the end of b (fromEnd false) or at
+// its start (fromEnd true), where a read cut it, when b has a newline.
+func wholeLines(b []byte, fromEnd bool) []byte {
+	if fromEnd {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return b[i+1:]
+		}
+		return b
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[:i+1]
+	}
+	return b
 }
 
 // underScripts reports whether rel is inside a folder named scripts.

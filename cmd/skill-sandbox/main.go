@@ -10,7 +10,7 @@
 //	skill-sandbox digest [--manifest] PATH
 //	skill-sandbox sign --key KEY [--signature FILE] PATH
 //	skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
-//	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
+//	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
 //	skill-sandbox completion bash|zsh|fish
@@ -38,7 +38,7 @@ const usage = `Usage:
     skill-sandbox digest [--manifest] PATH
     skill-sandbox sign --key KEY [--signature FILE] PATH
     skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
-    skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
+    skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox completion bash|zsh|fish

@@ -16,7 +16,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-const scanUsage = `Usage: skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] PATH...
+const scanUsage = `Usage: skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 
 Scan skill folders before installing them: hidden Unicode, prompt injection
 in Markdown, downloads piped into a shell, credential reads, decoded and
@@ -34,6 +34,9 @@ Flags:
                         ("-" for stdout, replacing the normal output)
     --fail-on SEVERITY  exit 1 if any finding is at or above SEVERITY
                         (default high)
+    --accept-unscanned  do not fail on files that were not read through
+                        (not-scanned: a script or Markdown file over 1 MiB,
+                        an unreadable file); they are still reported
 
 Exit status: 0 no finding at or above --fail-on, 1 such a finding or a
 folder that cannot be scanned, 2 usage error.
@@ -41,8 +44,8 @@ folder that cannot be scanned, 2 usage error.
 
 // scanFlags are the parsed flags of scan.
 type scanFlags struct {
-	recursive, jsonOut bool
-	sarifFile, failOn  string
+	recursive, jsonOut, acceptUnscanned bool
+	sarifFile, failOn                   string
 }
 
 // newScanFlagSet returns scan's flags, bound to f.
@@ -53,6 +56,7 @@ func newScanFlagSet(f *scanFlags) *flag.FlagSet {
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per skill per line")
 	fs.StringVar(&f.sarifFile, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (- for stdout)")
 	fs.StringVar(&f.failOn, "fail-on", "high", "lowest `SEVERITY` that fails the scan")
+	fs.BoolVar(&f.acceptUnscanned, "accept-unscanned", false, "report files not read through (too large, unreadable) without failing on them")
 	return fs
 }
 
@@ -115,10 +119,12 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	counts := map[scan.Severity]int{}
 	total := 0
 	for _, res := range ok {
-		for _, f := range res.Findings {
-			counts[f.Severity]++
+		for _, fd := range res.Findings {
+			counts[fd.Severity]++
 			total++
-			if f.Severity >= threshold {
+			// A file nobody read through fails a pre-install check
+			// unless the caller accepts it explicitly.
+			if fd.Severity >= threshold && !(f.acceptUnscanned && fd.Rule == scan.RuleNotScanned) {
 				failed = true
 			}
 		}
@@ -138,8 +144,12 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if !f.jsonOut {
-		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above\n",
-			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold)
+		accepted := ""
+		if f.acceptUnscanned {
+			accepted = " (files not read through accepted)"
+		}
+		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above%s\n",
+			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold, accepted)
 	}
 	if f.sarifFile != "" {
 		if err := writeSARIF(f.sarifFile, ok, stdout); err != nil {
