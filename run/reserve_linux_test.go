@@ -42,7 +42,9 @@ print("joblib", sum(Parallel(n_jobs=32, prefer="threads")(delayed(pow)(i, 2) for
 		"java.sh":    "java -version 2>&1 && echo java ok\n",
 		"node.sh":    "node -e 'console.log(\"node ok\")'\n",
 		"soffice.sh": "cd \"$TMPDIR\" && printf 'hello\\n' > a.txt && soffice --headless --convert-to pdf a.txt >/dev/null 2>&1; test -s a.pdf && echo soffice ok\n",
-		"hog.py":     "b = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\nprint('allocated')\n",
+		// Holds what it touched for a while: the watch polls, and a
+		// loaded machine may see the allocation finish first.
+		"hog.py": "import time\nb = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\ntime.sleep(10)\nprint('allocated')\n",
 	}
 }
 
