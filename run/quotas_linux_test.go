@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +21,11 @@ import (
 // root's), then holds it until the test has tried to use the same counter
 // as the caller itself.
 type quotaAttack struct {
-	name   string
+	name  string
+	layer Layer // the layer that bounds it
+	// also are layers that stop the attack as well, disabled in every
+	// try so that layer is the decisive one (see attack).
+	also   []Layer
 	script string
 	// bound is what one run may take with the quotas layer, here: the
 	// test needs more than that free to tell the layer's effect apart.
@@ -79,7 +85,7 @@ sys.stdin.read(1)
 func quotaAttacks() []quotaAttack {
 	return []quotaAttack{
 		{
-			name: "inotify instances", script: inotifyHoldScript, bound: 16,
+			name: "inotify instances", layer: LayerQuotas, script: inotifyHoldScript, bound: 16,
 			free: func(t *testing.T, n int) bool {
 				var fds []int
 				defer func() {
@@ -107,7 +113,7 @@ func quotaAttacks() []quotaAttack {
 			},
 		},
 		{
-			name: "inotify watches", script: watchHoldScript, bound: 8192,
+			name: "inotify watches", layer: LayerQuotas, script: watchHoldScript, bound: 8192,
 			free: func(t *testing.T, n int) bool {
 				fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 				if err != nil {
@@ -147,7 +153,133 @@ func quotaAttacks() []quotaAttack {
 				}
 			},
 		},
+		{
+			name: "fanotify groups", layer: LayerQuotas, script: fanotifyHoldScript, bound: 4,
+			free: func(t *testing.T, n int) bool { return takeFDs(n+1, fanotifyGroup) },
+			prepare: func(*testing.T) func() error {
+				return func() error { return takeOne(fanotifyGroup) }
+			},
+		},
+		{
+			// One queue of the default size (10 messages of 8 KiB)
+			// takes about 80 KiB of RLIMIT_MSGQUEUE.
+			// Landlock refuses the queue's file in the namespace's
+			// mqueue file system (no rule grants it).
+			name: "POSIX message queues", layer: LayerRlimits, also: []Layer{LayerLandlockFS}, script: mqHoldScript, bound: 1,
+			free: func(t *testing.T, n int) bool { return takeFDs(n+1, hostQueue) },
+			prepare: func(*testing.T) func() error {
+				return func() error { return takeOne(hostQueue) }
+			},
+		},
+		{
+			name: "queued signals", layer: LayerRlimits, script: sigqueueHoldScript, bound: 1024,
+			free: func(t *testing.T, n int) bool {
+				// Each is delivered (and ignored: nothing asks the Go
+				// runtime for it) as soon as it is queued.
+				return queueSignal() == nil
+			},
+			prepare: func(*testing.T) func() error { return queueSignal },
+		},
 	}
+}
+
+// fanotifyHoldScript takes fanotify groups of the kind a process without
+// CAP_SYS_ADMIN may have until the kernel refuses one.
+const fanotifyHoldScript = `import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+held = 0
+while libc.fanotify_init(0x200, 0) >= 0:  # FAN_CLASS_NOTIF | FAN_REPORT_FID
+    held += 1
+print("held %d" % held, flush=True)
+sys.stdin.read(1)
+`
+
+// mqHoldScript makes POSIX message queues of the default size until the
+// kernel refuses one (EMFILE past RLIMIT_MSGQUEUE).
+const mqHoldScript = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+held = 0
+while libc.mq_open(b"/hold-%d" % held, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0:
+    held += 1
+print("held %d" % held, flush=True)
+sys.stdin.read(1)
+`
+
+// sigqueueHoldScript queues real-time signals to itself, blocked, until
+// the kernel refuses one (EAGAIN past RLIMIT_SIGPENDING).
+const sigqueueHoldScript = `import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sig = signal.SIGRTMIN + 6
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+held = 0
+while libc.sigqueue(os.getpid(), sig, ctypes.c_void_p(0)) == 0:
+    held += 1
+print("held %d" % held, flush=True)
+sys.stdin.read(1)
+`
+
+// takeFDs reports whether make gives n descriptors, closing them.
+func takeFDs(n int, make func() (int, error)) bool {
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for len(fds) < n {
+		fd, err := make()
+		if err != nil {
+			return false
+		}
+		fds = append(fds, fd)
+	}
+	return true
+}
+
+// takeOne makes one descriptor and closes it: the kernel's refusal, or nil.
+func takeOne(make func() (int, error)) error {
+	fd, err := make()
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// fanotifyGroup makes a fanotify group as an unprivileged process may.
+func fanotifyGroup() (int, error) {
+	return unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY|unix.O_CLOEXEC)
+}
+
+// hostQueue makes a POSIX message queue of the default size in the
+// caller's IPC namespace and unlinks it at once: its descriptor keeps it
+// (and its charge) until closed.
+func hostQueue() (int, error) {
+	var b [8]byte
+	if _, err := unix.Getrandom(b[:], 0); err != nil {
+		return -1, err
+	}
+	name, err := unix.BytePtrFromString(fmt.Sprintf("skill-sandbox-test-%x", b))
+	if err != nil {
+		return -1, err
+	}
+	fd, _, errno := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), unix.O_CREAT|unix.O_EXCL|unix.O_RDWR|unix.O_CLOEXEC, 0o600, 0, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(name)), 0, 0)
+	return int(fd), nil
+}
+
+// queueSignal queues a real-time signal to this process, which the
+// kernel refuses (EAGAIN) once the caller's queued signals reach its
+// RLIMIT_SIGPENDING.
+func queueSignal() error {
+	info := unix.Siginfo{Signo: 40, Code: -1} // SI_QUEUE
+	_, _, errno := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(os.Getpid()), 40, uintptr(unsafe.Pointer(&info)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // TestQuotaAttacks shows each quota attack taking all the caller has of
@@ -163,16 +295,24 @@ func TestQuotaAttacks(t *testing.T) {
 				t.Skipf("the caller has no more than %d %s free: a run within its bound could take them all", a.bound+1, a.name)
 			}
 			dir := newSkill(t, map[string]string{"hold.py": a.script})
-			held, err := holdQuota(t, a, Sandbox{Disable: []Layer{LayerQuotas}}, dir)
+			held, err := holdQuota(t, a, Sandbox{Disable: append([]Layer{a.layer}, a.also...)}, dir)
 			if err == nil {
-				t.Skipf("with the quotas layer disabled the run took %d %s and the caller still got one: this host's limit is beyond what a run can take", held, a.name)
+				t.Skipf("with %s disabled the run took %d %s and the caller still got one: this host's limit is beyond what a run can take", a.layer, held, a.name)
 			}
-			t.Logf("without the layer: the run took %d %s; the caller then got %v", held, a.name, err)
+			t.Logf("without %s: the run took %d %s; the caller then got %v", a.layer, held, a.name, err)
 			for _, c := range []struct {
-				name string
-				pool bool
-			}{{"own init process", false}, {"pooled init process", true}} {
-				sb := Sandbox{}
+				name    string
+				disable []Layer
+				pool    bool
+			}{
+				{"own init process", a.also, false},
+				{"pooled init process", a.also, true},
+				{"full sandbox", nil, false},
+			} {
+				if c.name == "full sandbox" && len(a.also) == 0 {
+					continue // the first try was that
+				}
+				sb := Sandbox{Disable: c.disable}
 				if c.pool {
 					sb.Pool = newTestPool(t, 1, time.Hour, sb)
 					waitIdle(t, sb.Pool, 1)
@@ -181,7 +321,7 @@ func TestQuotaAttacks(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s: the run took %d %s and the caller was refused: %v", c.name, held, a.name, err)
 				}
-				if held == 0 || held > a.bound {
+				if held > a.bound || held == 0 && len(a.also) == 0 {
 					t.Errorf("%s: the run took %d %s, want 1 to %d", c.name, held, a.name, a.bound)
 				}
 				if c.pool && sb.Pool.Stats().Taken != 1 {

@@ -417,7 +417,13 @@ func setupP37(e *env) error {
 }
 
 func judgeP37(e *env, o *outcome) judgement {
-	ev := stepEvidence(o, "inotify watches", "inotify instances", "fanotify groups")
+	var parts []string
+	for _, label := range []string{"inotify watches", "inotify instances", "fanotify groups"} {
+		if s, ok := o.find(label); ok {
+			parts = append(parts, strings.TrimSpace(s.Label+": "+s.Status+" "+s.Detail))
+		}
+	}
+	ev := strings.Join(parts, "; ")
 	if e.peak > 0 {
 		return judgement{verdict: vEffect, evidence: "the caller was refused a " + e.note + " while the run held them; " + ev}
 	}

@@ -251,6 +251,7 @@ func (c *compiler) installSeccomp() {
 			NoIPC:       !has(stageconfig.LayerIPCNS),
 			NoPID:       !has(stageconfig.LayerPIDNS),
 			NoMemCgroup: !cfg.MemoryCgroup,
+			NoQuotas:    !c.quotasOffered(),
 		}
 	}
 	// The variants: each namespace clone(2) made may still be missing.

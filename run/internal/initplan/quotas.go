@@ -110,6 +110,17 @@ func kernelAtLeast(wantMajor, wantMinor int) bool {
 	return major > wantMajor || major == wantMajor && minor >= wantMinor
 }
 
+// hasUserNS reports whether the init process is in a user namespace of
+// its own.
+func (c *compiler) hasUserNS() bool {
+	return stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerUserNS)
+}
+
+// quotasOffered reports whether capQuotas can cap the counters here
+// (whatever the config asks): else the seccomp filter refuses new
+// inotify instances and fanotify groups (seccomp.Policy.NoQuotas).
+func (c *compiler) quotasOffered() bool { return c.hasUserNS() && c.pf.quotaKernel }
+
 // capQuotas writes runQuotas into the run's user namespace, first thing
 // after its identity, through the /proc the init process has then (the
 // host's; the values are the namespace's all the same). Without a user
@@ -127,7 +138,7 @@ func (c *compiler) capQuotas() {
 		c.missing = append(c.missing, stageconfig.Missing{Layer: stageconfig.LayerQuotas, Reason: reason})
 	}
 	switch {
-	case !stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerUserNS):
+	case !c.hasUserNS():
 		missing("needs the user namespace: inotify, fanotify and namespace counts are the caller's own")
 		return
 	case !c.pf.quotaKernel:

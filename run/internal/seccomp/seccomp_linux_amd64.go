@@ -23,3 +23,6 @@ func archDeniedSyscalls() []sysno {
 		{"modify_ldt", unix.SYS_MODIFY_LDT},
 	}
 }
+
+// archInotifyInit is inotify_init, which arm64 lacks (inotify_init1 only).
+func archInotifyInit() []uint32 { return []uint32{unix.SYS_INOTIFY_INIT} }

@@ -15,3 +15,6 @@ const (
 
 // archDeniedSyscalls lists denied calls that exist only on arm64: none.
 func archDeniedSyscalls() []sysno { return nil }
+
+// archInotifyInit: arm64 has inotify_init1 only.
+func archInotifyInit() []uint32 { return nil }
