@@ -146,6 +146,53 @@ func (c *compiler) capQuotas() {
 		return
 	}
 	c.b.Begin(bit(stageconfig.LayerQuotas))
+	done := c.b.NewLabel()
+	if pre := c.in.Prefix; pre != nil && pre.quotas {
+		c.b.SkipIf(initproc.Eq, reg(regQuotas), imm(1), done)
+	}
+	c.quotaWrites(func(first bool) []initproc.Opt {
+		if first {
+			return []initproc.Opt{initproc.Unavailable(unix.EPERM, unix.EACCES, unix.EROFS, unix.ENOENT)}
+		}
+		return nil
+	}, nil)
+	c.b.Mark(done)
+	c.b.End()
+}
+
+// prefixQuotas sets the quotas in a pooled init process's prefix, where
+// a start costs nothing (a dozen files of /proc/sys/user: tens of
+// microseconds): regQuotas is then 1, and the run's program skips its
+// own writes. A failure leaves it 0, for the run's program to meet and
+// report as its own. It reports whether it emitted anything.
+func (c *compiler) prefixQuotas() bool {
+	if !c.quotasOffered() {
+		return false
+	}
+	failed, closeFD, done := c.b.NewLabel(), c.b.NewLabel(), c.b.NewLabel()
+	c.b.Or(regQuotas, imm(0), imm(0))
+	// An open that fails leaves its register as it was (ErrTo would
+	// take the register Into sets): -1 before, tested after.
+	c.quotaWrites(func(bool) []initproc.Opt {
+		c.b.Or(c.fd, num(-1), imm(0))
+		return []initproc.Opt{initproc.IgnoreErrors()}
+	}, []initproc.Opt{initproc.ErrTo(c.tmp, closeFD)}, func() {
+		c.b.SkipIf(initproc.Eq, reg(c.fd), num(-1), failed)
+	})
+	c.b.Or(regQuotas, imm(1), imm(0))
+	c.b.Jump(done)
+	c.b.Mark(closeFD)
+	c.closeReg(c.fd)
+	c.b.Mark(failed)
+	c.b.Mark(done)
+	return true
+}
+
+// quotaWrites emits, for each of runQuotas this kernel has, the open of
+// its /proc/sys/user file with the options open gives (first: the first
+// file's; it may emit operations before the open), then afterOpen's
+// operations, the write of its value with writeOpts, and the close.
+func (c *compiler) quotaWrites(open func(first bool) []initproc.Opt, writeOpts []initproc.Opt, afterOpen ...func()) {
 	first := true
 	for _, q := range runQuotas() {
 		caller, ok := c.pf.userLimits[q.name]
@@ -153,15 +200,14 @@ func (c *compiler) capQuotas() {
 			continue // a counter this kernel does not have
 		}
 		path := "/proc/sys/user/" + q.name
-		opts := []initproc.Opt{initproc.Into(c.fd)}
-		if first {
-			opts = append(opts, initproc.Unavailable(unix.EPERM, unix.EACCES, unix.EROFS, unix.ENOENT))
-			first = false
-		}
+		opts := append([]initproc.Opt{initproc.Into(c.fd)}, open(first)...)
 		c.b.Sys("open "+path, unix.SYS_OPENAT, []initproc.Arg{num(unix.AT_FDCWD), c.ref(path), imm(unix.O_WRONLY | unix.O_CLOEXEC)}, opts...)
+		for _, f := range afterOpen {
+			f()
+		}
+		first = false
 		v := strconv.FormatInt(quotaValue(q, caller), 10)
-		c.b.Sys(fmt.Sprintf("write %s to %s", v, path), unix.SYS_WRITE, []initproc.Arg{reg(c.fd), c.ref(v), imm(uint64(len(v)))})
+		c.b.Sys(fmt.Sprintf("write %s to %s", v, path), unix.SYS_WRITE, []initproc.Arg{reg(c.fd), c.ref(v), imm(uint64(len(v)))}, writeOpts...)
 		c.closeReg(c.fd)
 	}
-	c.b.End()
 }
