@@ -86,8 +86,10 @@ func checkFallbackRun(t *testing.T) {
 	if warn.Len() > 0 {
 		t.Errorf("a refused run printed warnings besides its error: %q", warn.String())
 	}
-	if len(res.Missing) != len(namespaceLayers(false)) {
-		t.Errorf("Missing = %+v, want exactly the namespaces", res.Missing)
+	// The quotas are set in the user namespace: they go with it.
+	withNS := append(namespaceLayers(false), LayerQuotas)
+	if len(res.Missing) != len(withNS) {
+		t.Errorf("Missing = %+v, want exactly the namespaces and the quotas", res.Missing)
 	}
 
 	o := runIn(t, Sandbox{AllowDegraded: true, Warnings: &warn}, dir, "ok.py")
@@ -104,7 +106,7 @@ func checkFallbackRun(t *testing.T) {
 	for _, m := range o.res.Missing {
 		missing[m.Layer] = m.Reason
 	}
-	for _, l := range namespaceLayers(false) {
+	for _, l := range withNS {
 		if !strings.Contains(missing[l], "user namespaces unavailable: disabled by the sysctl user.max_user_namespaces = 0") {
 			t.Errorf("%s: reason %q, want the sysctl named", l, missing[l])
 		}

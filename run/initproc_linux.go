@@ -69,11 +69,11 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 			return nil, err
 		}
 		reason := userNSCause(err, readHostFacts("/proc"))
-		for _, l := range p.wantNS {
+		for _, l := range withUserNS(p) {
 			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
 		}
 	} else {
-		for _, l := range p.wantNS {
+		for _, l := range withUserNS(p) {
 			st.missing = append(st.missing, Missing{Layer: l, Reason: "needs the user namespace, which is disabled"})
 		}
 	}
@@ -84,6 +84,17 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 	st.proc = newChild(pid)
 	enableSubreaper(false)
 	return st, nil
+}
+
+// withUserNS lists the layers that go missing with the user namespace, for
+// one reason: the namespaces, and the quotas (set in it) when the run
+// wants them.
+func withUserNS(p *plan) []Layer {
+	out := append([]Layer(nil), p.wantNS...)
+	if stageconfig.Has(p.cfg.Layers, LayerQuotas) {
+		out = append(out, LayerQuotas)
+	}
+	return out
 }
 
 // unshareWait bounds startSplit's wait for the init process's namespaces

@@ -19,7 +19,8 @@ const (
 	LayerNetNS         = stageconfig.LayerNetNS         // network namespace: only its own loopback, up (omitted with AllowNetwork)
 	LayerCgroup        = stageconfig.LayerCgroup        // per-run cgroup: memory.max (no swap), pids.max, cpu.max for the whole tree
 	LayerWatch         = stageconfig.LayerWatch         // supervisor's poll: work folder size and inodes on the host disk, memory without a cgroup
-	LayerRlimits       = stageconfig.LayerRlimits       // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE
+	LayerRlimits       = stageconfig.LayerRlimits       // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE, MSGQUEUE, SIGPENDING, MEMLOCK
+	LayerQuotas        = stageconfig.LayerQuotas        // per-user kernel counters (inotify, fanotify, namespaces) capped in the run's user namespace
 	LayerCaps          = stageconfig.LayerCaps          // every capability and the bounding set dropped
 	LayerNoNewPrivs    = stageconfig.LayerNoNewPrivs    // setuid binaries and file capabilities cannot raise privileges
 	LayerLandlockFS    = stageconfig.LayerLandlockFS    // read-only system dirs and skill, read-write work folder only

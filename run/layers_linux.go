@@ -14,7 +14,7 @@ func namespaceLayers(allowNetwork bool) []Layer {
 
 // processLayers are applied by the init stage itself.
 func processLayers(allowNetwork bool) []Layer {
-	ls := []Layer{LayerRlimits, LayerCaps, LayerNoNewPrivs, LayerLandlockFS}
+	ls := []Layer{LayerRlimits, LayerQuotas, LayerCaps, LayerNoNewPrivs, LayerLandlockFS}
 	if !allowNetwork {
 		ls = append(ls, LayerLandlockNet)
 	}

@@ -199,7 +199,8 @@ type Sandbox struct {
 	// AllowDegraded opts into running with the isolation layers that
 	// exist. By default (fail closed) Run refuses with ErrIsolation when a
 	// layer is missing: a namespace (user, PID, mount, IPC, UTS, network),
-	// Landlock, seccomp, the capability drop, no_new_privs or the rlimits.
+	// Landlock, seccomp, the capability drop, no_new_privs, the rlimits or
+	// the per-user kernel quotas (LayerQuotas).
 	// The error names the missing layers, the cause (user namespaces
 	// disabled by sysctl, by AppArmor, by a container's seccomp profile,
 	// an old kernel, Landlock absent) and the fix. With AllowDegraded the

@@ -56,6 +56,8 @@ func ablationCandidates(num int) []string {
 		return []string{"pidns", "cgroup"}
 	case 36:
 		return []string{"cgroup", "seccomp", "watch"}
+	case 37:
+		return []string{"quotas"}
 	}
 	return nil
 }

@@ -3,11 +3,15 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +30,7 @@ func classProbes() []probe {
 		{34, "p34-output-flood", "64 MiB to stdout, --max-output 1 MiB", mustBlock, setupP34, judgeP34},
 		{35, "p35-terminal-escape", "control sequences to a terminal", mustBlock, setupP35, judgeP35},
 		{36, "p36-memfd-memory", "1 GiB in memfds and SysV shm, --memory 512", mustBlock, nil, judgeP36},
+		{37, "p37-user-quotas", "hold the caller's inotify and fanotify quotas", mustBlock, setupP37, judgeP37},
 	}
 }
 
@@ -329,4 +334,101 @@ func judgeP36(e *env, o *outcome) judgement {
 		return judgement{verdict: vEffect, evidence: "held past --memory; " + strings.Join(ev, "; ")}
 	}
 	return judgement{verdict: vNone, evidence: strings.Join(ev, "; "), layer: layers(lay...)}
+}
+
+// quotaTries are the caller's own uses of the per-user counters probe 37
+// takes: each returns the kernel's refusal, or nil once it got one (and
+// gave it back). watchFD is an inotify instance the caller made before
+// the run, target a file of its own to watch.
+func quotaTries(watchFD int, target string) map[string]func() error {
+	return map[string]func() error{
+		"inotify instance": func() error {
+			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		},
+		"inotify watch": func() error {
+			wd, err := unix.InotifyAddWatch(watchFD, target, unix.IN_MODIFY)
+			if err == nil {
+				unix.InotifyRmWatch(watchFD, uint32(wd))
+			}
+			return err
+		},
+		"fanotify group": func() error {
+			fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID, unix.O_RDONLY)
+			if err == nil {
+				unix.Close(fd)
+			}
+			return err
+		},
+	}
+}
+
+// setupP37 makes the caller's inotify instance and file, checks that the
+// caller gets each counter before the run (a host already at a limit
+// would show nothing of the run), and tries them as the caller while the
+// probe holds what it took, noting each refusal in e.note.
+func setupP37(e *env) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("the caller's inotify instance: %w", err)
+	}
+	e.defer_(func() { unix.Close(fd) })
+	f, err := os.CreateTemp("", "skill-sandbox-p37-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	e.defer_(func() { os.Remove(f.Name()) })
+	tries := quotaTries(fd, f.Name())
+	for name, try := range tries {
+		if err := try(); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("the caller gets no %s before the run: %w", name, err)
+		}
+	}
+	e.inv.args = []string{"3"}
+	var mu sync.Mutex
+	refused := map[string]string{}
+	e.inv.during = func(ctx context.Context, _ int) {
+		poll(ctx, 50*time.Millisecond, func() {
+			for name, try := range tries {
+				if err := try(); errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENOSPC) {
+					mu.Lock()
+					refused[name] = unix.ErrnoName(err.(unix.Errno))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	e.after = func(*outcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		var names []string
+		for name, errno := range refused {
+			names = append(names, name+" ("+errno+")")
+		}
+		sort.Strings(names)
+		e.peak = len(names)
+		e.note = strings.Join(names, ", ")
+	}
+	return nil
+}
+
+func judgeP37(e *env, o *outcome) judgement {
+	var parts []string
+	for _, label := range []string{"inotify watches", "inotify instances", "fanotify groups"} {
+		if s, ok := o.find(label); ok {
+			parts = append(parts, strings.TrimSpace(s.Label+": "+s.Status+" "+s.Detail))
+		}
+	}
+	ev := strings.Join(parts, "; ")
+	if e.peak > 0 {
+		return judgement{verdict: vEffect, evidence: "the caller was refused a " + e.note + " while the run held them; " + ev}
+	}
+	if len(o.steps) == 0 {
+		return judgement{verdict: vNone, evidence: "no result"}
+	}
+	return judgement{verdict: vNone, evidence: "the caller still got each; " + ev, layer: "quotas"}
 }

@@ -43,7 +43,7 @@ type probeReport struct {
 // to anything else (validate, timeout, ...) are runner features.
 func layerNames() []string {
 	return []string{"userns", "pidns", "mountns", "ipcns", "utsns", "netns", "rlimits",
-		"capabilities", "no_new_privs", "landlock-fs", "landlock-net", "landlock-scope", "seccomp"}
+		"quotas", "capabilities", "no_new_privs", "landlock-fs", "landlock-net", "landlock-scope", "seccomp"}
 }
 
 // runSecurity runs every selected probe, prints the table and score, and

@@ -70,12 +70,17 @@ type procFacts struct {
 	landlockABI int    // 0 when Landlock is missing
 	landlockWhy string // why it is missing
 	lastCap     int    // the highest capability number the kernel knows
+	// quotaKernel: the kernel counts every one of runQuotas per user
+	// namespace; userLimits are the supervisor's own namespace's limits
+	// of /proc/sys/user, by name (see capQuotas).
+	quotaKernel bool
+	userLimits  map[string]int64
 }
 
 // processFacts reads the kernel's facts once per process: a lazily
 // computed constant, the same for every run.
 var processFacts = sync.OnceValue(func() *procFacts {
-	pf := &procFacts{lastCap: readLastCap()}
+	pf := &procFacts{lastCap: readLastCap(), quotaKernel: kernelAtLeast(quotaMajor, quotaMinor), userLimits: readUserLimits()}
 	pf.landlockABI, pf.landlockWhy = landlockABI()
 	return pf
 })

@@ -85,7 +85,7 @@ func (p *Plan) Bytes() []byte { return p.prog.Bytes }
 var layerOrder = [...]stageconfig.Layer{
 	stageconfig.LayerUserNS, stageconfig.LayerPIDNS, stageconfig.LayerMountNS,
 	stageconfig.LayerIPCNS, stageconfig.LayerUTSNS, stageconfig.LayerNetNS,
-	stageconfig.LayerRlimits, stageconfig.LayerCaps, stageconfig.LayerNoNewPrivs,
+	stageconfig.LayerRlimits, stageconfig.LayerQuotas, stageconfig.LayerCaps, stageconfig.LayerNoNewPrivs,
 	stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope,
 	stageconfig.LayerSeccomp,
 }
@@ -166,6 +166,7 @@ func Compile(in Input) (*Plan, error) {
 	}
 	c.step(stageconfig.LayerUserNS, func() {})
 	c.step(stageconfig.LayerPIDNS, c.checkPIDNS)
+	c.capQuotas()
 	c.step(stageconfig.LayerMountNS, c.setupMounts)
 	if in.MakeWorkDir {
 		c.makeHostWorkDir()

@@ -18,7 +18,8 @@ const (
 	regOOM     initproc.Register = 1 // the init process's oom_score_adj (see openOOMScore)
 	regBase    initproc.Register = 2 // the root's host folder (see mounter)
 	regRuleset initproc.Register = 3 // the Landlock ruleset
-	firstFree  initproc.Register = 4 // the rest are each program's own
+	regQuotas  initproc.Register = 4 // 1 once a prefix set the quotas (see prefixQuotas)
+	firstFree  initproc.Register = 5 // the rest are each program's own
 )
 
 // PoolShape is what every run of a pool shares, which its init processes
@@ -37,6 +38,9 @@ type PoolShape struct {
 type Prefix struct {
 	prog  *initproc.Program
 	shape PoolShape
+	// quotas: the prefix tried to set the quotas, regQuotas says
+	// whether it did (prefixQuotas).
+	quotas bool
 	// oom: regOOM holds the oom_score_adj descriptor; loopback: the
 	// network namespace's loopback is up; root: the root is built on
 	// rootBase, regBase holding its host folder's descriptor, writable
@@ -73,6 +77,7 @@ func CompilePrefix(shape PoolShape) (*Prefix, error) {
 	}
 	c.notDumpable()
 	c.credentials()
+	pre.quotas = c.prefixQuotas()
 	if stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) {
 		c.loopbackUp()
 		pre.loopback = true

@@ -99,33 +99,22 @@ func (c *compiler) handOverProxySocket() {
 // limits are equal so the script cannot raise them. Under a PID namespace
 // the init process stays PID 1 as the reaper: it must not run out of CPU
 // time, and counts against RLIMIT_NPROC, so those two are the script's
-// (launch) too.
+// (launch) too. The per-user ones (sharedRlimits) bound what the run may
+// take of the caller's shared counters.
 func (c *compiler) applyRlimits() {
 	l := c.cfg.Limits
-	list := []struct {
-		name     string
-		resource int
-		value    uint64
-	}{
+	list := []rlimit{
 		{"RLIMIT_CORE", unix.RLIMIT_CORE, 0},
 		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSize},
 		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, l.OpenFiles},
 	}
 	if !c.pidNS() {
-		list = append(list, struct {
-			name     string
-			resource int
-			value    uint64
-		}{"RLIMIT_CPU", unix.RLIMIT_CPU, l.CPUSeconds})
+		list = append(list, rlimit{"RLIMIT_CPU", unix.RLIMIT_CPU, l.CPUSeconds})
 		if l.Procs > 0 && stageconfig.NprocIsPerRun() {
-			list = append(list, struct {
-				name     string
-				resource int
-				value    uint64
-			}{"RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs})
+			list = append(list, rlimit{"RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs})
 		}
 	}
-	for _, r := range list {
+	for _, r := range append(list, sharedRlimits()...) {
 		if r.value == 0 && r.resource != unix.RLIMIT_CORE {
 			continue
 		}
@@ -137,6 +126,38 @@ func (c *compiler) applyRlimits() {
 		d := initproc.Struct(c.b, &lim)
 		c.b.Sys(fmt.Sprintf("%s=%d", r.name, v), unix.SYS_PRLIMIT64, []initproc.Arg{imm(0), imm(uint64(r.resource)), initproc.Ref(d), imm(0)})
 	}
+}
+
+// rlimit is one resource limit applyRlimits sets; value 0 leaves it as it
+// is (but RLIMIT_CORE's, which is set to 0).
+type rlimit struct {
+	name     string
+	resource int
+	value    uint64
+}
+
+// sharedRlimits are the limits of the counters the kernel keeps per user
+// (ucounts): POSIX message queue bytes, queued signals and SysV shared
+// memory locked with SHM_LOCK. A charge is checked against the charging
+// task's limit in the run's user namespace (the whole count there: that of
+// the caller itself without one), and against the limit its creator had
+// in each namespace above, the caller's: with the caller's own limit a run
+// could take all of it. Each is lowered to quotaShare of the caller's
+// soft limit, or the value here where that is less. (RLIMIT_NPROC, also
+// per user, is the run's process cap, Limits.Procs.)
+func sharedRlimits() []rlimit {
+	out := []rlimit{
+		{"RLIMIT_MSGQUEUE", unix.RLIMIT_MSGQUEUE, 100 << 10}, // one queue of the default size (10 × 8 KiB)
+		{"RLIMIT_SIGPENDING", unix.RLIMIT_SIGPENDING, 1024},
+		{"RLIMIT_MEMLOCK", unix.RLIMIT_MEMLOCK, 1 << 20},
+	}
+	for i, r := range out {
+		var cur unix.Rlimit
+		if unix.Getrlimit(r.resource, &cur) == nil && cur.Cur != unix.RLIM_INFINITY && cur.Cur/quotaShare < r.value {
+			out[i].value = cur.Cur / quotaShare
+		}
+	}
+	return out
 }
 
 // Securebits (linux/securebits.h; not in x/sys).
@@ -230,6 +251,7 @@ func (c *compiler) installSeccomp() {
 			NoIPC:       !has(stageconfig.LayerIPCNS),
 			NoPID:       !has(stageconfig.LayerPIDNS),
 			NoMemCgroup: !cfg.MemoryCgroup,
+			NoQuotas:    !c.quotasOffered(),
 		}
 	}
 	// The variants: each namespace clone(2) made may still be missing.

@@ -44,6 +44,8 @@ import (
 //	prlimit64 setting another process's limits     EPERM  (the run's reaper, PID 1)
 //	pidfd_getfd                                    EPERM  (another process's descriptors)
 //	set-id modes, device nodes, openat2            see seccomp_setid_linux.go
+//	inotify_init(1), fanotify_init where the       EMFILE (counters shared with the
+//	  user namespace cannot cap them                        caller, see Policy.NoQuotas)
 //	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
 //	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
 //	everything else                                allowed

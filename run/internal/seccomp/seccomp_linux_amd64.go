@@ -34,3 +34,6 @@ func archSetIDCalls() []modeCall {
 		{nr: unix.SYS_MKNOD, mode: seccompArg1, flags: -1, node: true},
 	}
 }
+
+// archInotifyInit is inotify_init, which arm64 lacks (inotify_init1 only).
+func archInotifyInit() []uint32 { return []uint32{unix.SYS_INOTIFY_INIT} }

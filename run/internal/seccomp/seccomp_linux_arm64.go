@@ -19,3 +19,6 @@ func archDeniedSyscalls() []sysno { return nil }
 // archSetIDCalls: arm64 has only the *at forms of the calls setIDRules
 // tests.
 func archSetIDCalls() []modeCall { return nil }
+
+// archInotifyInit: arm64 has inotify_init1 only.
+func archInotifyInit() []uint32 { return nil }

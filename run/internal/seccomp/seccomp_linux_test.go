@@ -84,10 +84,11 @@ func reference(bs []block, data []byte) (uint32, error) {
 // allPolicies returns every combination of Policy's fields.
 func allPolicies() []Policy {
 	var out []Policy
-	for bits := 0; bits < 1<<6; bits++ {
+	for bits := 0; bits < 1<<7; bits++ {
 		out = append(out, Policy{
 			HostNet: bits&1 != 0, SharedNet: bits&2 != 0, NoMount: bits&4 != 0,
 			NoIPC: bits&8 != 0, NoPID: bits&16 != 0, NoMemCgroup: bits&32 != 0,
+			NoQuotas: bits&64 != 0,
 		})
 	}
 	return out

@@ -75,6 +75,7 @@ const (
 	tcpFOConnect = unix.TCP_FASTOPEN_CONNECT
 	atEmptyPath  = unix.AT_EMPTY_PATH
 	retEAFNOSUPP = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
+	retEMFILE    = unix.SECCOMP_RET_ERRNO | uint32(unix.EMFILE)
 	bpfAndK      = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 	seccompArg3  = 40
 	seccompArg4  = 48
@@ -177,6 +178,11 @@ func policyBlocks(a *bpfAsm, pol Policy) {
 	}
 	if pol.NoMemCgroup {
 		a.ifSyscall(unix.SYS_MEMFD_CREATE, func() { a.ret(retENOSYS) })
+	}
+	if pol.NoQuotas {
+		for _, nr := range append(archInotifyInit(), unix.SYS_INOTIFY_INIT1, unix.SYS_FANOTIFY_INIT) {
+			a.ifSyscall(nr, func() { a.ret(retEMFILE) })
+		}
 	}
 }
 

@@ -13,4 +13,9 @@ type Policy struct {
 	// no System V shared memory segments (pages that no process's
 	// RLIMIT_AS or resident size counts).
 	NoMemCgroup bool
+	// NoQuotas: the run's user namespace does not cap the inotify and
+	// fanotify counters the run shares with its caller (no user
+	// namespace, or a kernel that counts them per user): no new inotify
+	// instance or fanotify group (EMFILE, as at the limit).
+	NoQuotas bool
 }

@@ -20,7 +20,8 @@ const (
 	LayerNetNS         Layer = "netns"          // network namespace: only its own loopback, up (omitted with AllowNetwork)
 	LayerCgroup        Layer = "cgroup"         // per-run cgroup: memory.max (no swap), pids.max, cpu.max for the whole tree
 	LayerWatch         Layer = "watch"          // supervisor's poll: work folder size and inodes on the host disk, memory without a cgroup
-	LayerRlimits       Layer = "rlimits"        // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE
+	LayerRlimits       Layer = "rlimits"        // RLIMIT_AS, CPU, NPROC, FSIZE, NOFILE, CORE, MSGQUEUE, SIGPENDING, MEMLOCK
+	LayerQuotas        Layer = "quotas"         // per-user kernel counters (inotify, fanotify, namespaces) capped in the run's user namespace
 	LayerCaps          Layer = "capabilities"   // every capability and the bounding set dropped
 	LayerNoNewPrivs    Layer = "no_new_privs"   // setuid binaries and file capabilities cannot raise privileges
 	LayerLandlockFS    Layer = "landlock-fs"    // read-only system dirs and skill, read-write work folder only
