@@ -157,7 +157,8 @@ type Record struct {
 	// LimitExceeded is set when the supervisor's watch killed the run:
 	// "workdir_bytes" or "workdir_inodes" (a work folder on the host disk
 	// passed its cap), "memory" (the processes passed memory_limit_mb
-	// without a cgroup); else "" (version 2).
+	// without a cgroup), "write_bytes" (the write grants grew by more
+	// than --write-size or the policy's write_mb allow); else "" (version 2).
 	LimitExceeded string `json:"limit_exceeded"`
 	WorkDir       string `json:"workdir,omitempty"`
 
@@ -561,6 +562,8 @@ func limitText(limit string) string {
 		return "the work folder on the host disk passed its inode cap (64 per MiB of --workdir-size)"
 	case run.LimitMemory:
 		return "the run's processes passed the memory limit (--memory; no cgroup)"
+	case run.LimitWriteBytes:
+		return "the write grants grew past their cap (--write-size)"
 	}
 	return "a resource limit was passed: " + limit
 }

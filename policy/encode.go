@@ -38,6 +38,7 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = num(b, "cpu_seconds", int64(res.CPUSeconds), false)
 	b = num(b, "max_file_mb", int64(res.MaxFileMB), false)
 	b = num(b, "workdir_mb", int64(res.WorkDirMB), false)
+	b = num(b, "write_mb", int64(res.WriteMB), false)
 	fs := &r.Filesystem
 	b = append(append(b, '}'), `,"filesystem":{`...)
 	b = strs(b, "read", fs.Read, true)

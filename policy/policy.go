@@ -67,6 +67,7 @@ type Resources struct {
 	CPUSeconds int           // CPU time, seconds
 	MaxFileMB  int           // largest file written, MiB
 	WorkDirMB  int           // size of the work folder, MiB
+	WriteMB    int           // growth of the write grants during a run, MiB
 }
 
 // Filesystem are the [filesystem] paths.
@@ -204,7 +205,7 @@ type schema struct {
 // sections lists the keys of each section.
 func sections() map[string][]string {
 	return map[string][]string{
-		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb"},
+		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb", "write_mb"},
 		"filesystem": {"read", "write", "deny_read", "deny_write"},
 		"network":    {"allowed_domains", "denied_domains"},
 		"env":        {"pass", "set"},
@@ -287,6 +288,8 @@ func (s *schema) entry(section string, e entry) error {
 		return s.positive(section, e, &p.Resources.MaxFileMB)
 	case "resources.workdir_mb":
 		return s.positive(section, e, &p.Resources.WorkDirMB)
+	case "resources.write_mb":
+		return s.positive(section, e, &p.Resources.WriteMB)
 	case "filesystem.read":
 		return s.paths(section, e, &p.Filesystem.Read)
 	case "filesystem.write":

@@ -21,6 +21,7 @@ type Flags struct {
 	CPUSeconds int
 	MaxFileMB  int
 	WorkDirMB  int
+	WriteMB    int
 
 	Read  []string // --read, absolute paths
 	Write []string // --write, absolute paths
@@ -76,6 +77,7 @@ type ResolvedResources struct {
 	CPUSeconds int   `json:"cpu_seconds"`
 	MaxFileMB  int   `json:"max_file_mb"`
 	WorkDirMB  int   `json:"workdir_mb"`
+	WriteMB    int   `json:"write_mb"`
 }
 
 // ResolvedFilesystem are the path grants in force, sorted. AllowDenied are
@@ -273,6 +275,7 @@ func (r *Resolved) resources(flags Flags, op, req *Policy) []Missing {
 	res.CPUSeconds = limit(flags.CPUSeconds, op.Resources.CPUSeconds, req.Resources.CPUSeconds, int(timeout.Seconds())+1, "cpu_seconds", "--cpu-time %d", w("cpu_seconds"), &missing)
 	res.MaxFileMB = limit(flags.MaxFileMB, op.Resources.MaxFileMB, req.Resources.MaxFileMB, run.DefaultMaxFileMB, "max_file_mb", "--max-file-size %d", w("max_file_mb"), &missing)
 	res.WorkDirMB = limit(flags.WorkDirMB, op.Resources.WorkDirMB, req.Resources.WorkDirMB, run.DefaultWorkDirMB, "workdir_mb", "--workdir-size %d", w("workdir_mb"), &missing)
+	res.WriteMB = limit(flags.WriteMB, op.Resources.WriteMB, req.Resources.WriteMB, run.DefaultWriteMB, "write_mb", "--write-size %d", w("write_mb"), &missing)
 	return missing
 }
 
@@ -429,6 +432,7 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 	sb.CPUSeconds = r.Resources.CPUSeconds
 	sb.MaxFileMB = r.Resources.MaxFileMB
 	sb.WorkDirMB = r.Resources.WorkDirMB
+	sb.WriteMB = r.Resources.WriteMB
 	sb.AllowNetwork = r.Network.AllowAll
 	// The whole network covers every allowed host; Resolve has refused a
 	// denied host with it.

@@ -50,14 +50,14 @@ func TestPrecedence(t *testing.T) {
 	}{
 		{"1 limit: default without flag or policy", Flags{}, "", "",
 			ok(func(r *Resolved) (any, any) {
-				return r.Resources, ResolvedResources{run.DefaultTimeout.Milliseconds(), run.DefaultMemoryMB, run.DefaultMaxProcs, int(run.DefaultTimeout.Seconds()) + 1, run.DefaultMaxFileMB, run.DefaultWorkDirMB}
+				return r.Resources, ResolvedResources{run.DefaultTimeout.Milliseconds(), run.DefaultMemoryMB, run.DefaultMaxProcs, int(run.DefaultTimeout.Seconds()) + 1, run.DefaultMaxFileMB, run.DefaultWorkDirMB, run.DefaultWriteMB}
 			})},
-		{"1 limit: operator policy over the default", Flags{}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11", "",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{5000, 100, 7, 2, 9, 11} })},
-		{"1 limit: flag over the operator policy", Flags{Timeout: 3 * time.Second, MemoryMB: 300, MaxProcs: 30, CPUSeconds: 4, MaxFileMB: 5, WorkDirMB: 6}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11", "",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{3000, 300, 30, 4, 5, 6} })},
-		{"2 limit: a lower request applies", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"10s\"\nmemory_mb = 200\nmax_procs = 3\ncpu_seconds = 1\nmax_file_mb = 1\nworkdir_mb = 2",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{10000, 200, 3, 1, 1, 2} })},
+		{"1 limit: operator policy over the default", Flags{}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{5000, 100, 7, 2, 9, 11, 12} })},
+		{"1 limit: flag over the operator policy", Flags{Timeout: 3 * time.Second, MemoryMB: 300, MaxProcs: 30, CPUSeconds: 4, MaxFileMB: 5, WorkDirMB: 6, WriteMB: 8}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{3000, 300, 30, 4, 5, 6, 8} })},
+		{"2 limit: a lower request applies", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"10s\"\nmemory_mb = 200\nmax_procs = 3\ncpu_seconds = 1\nmax_file_mb = 1\nworkdir_mb = 2\nwrite_mb = 3",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{10000, 200, 3, 1, 1, 2, 3} })},
 		{"3 limit: a higher request is refused, naming the flag", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"2m\"\nmemory_mb = 400\nmax_procs = 999\ncpu_seconds = 999\nmax_file_mb = 999\nworkdir_mb = 999",
 			refused("skill-sandbox.toml asks for more than is granted (6)",
 				"skill-sandbox.toml:2:1: timeout = 2m0s (the limit is 1m0s); grant it with --timeout 2m0s",
@@ -167,7 +167,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestApplyLimits(t *testing.T) {
-	op := mustParse(t, "[resources]\ntimeout = \"1500ms\"\nmemory_mb = 64\nmax_procs = 5\ncpu_seconds = 1\nmax_file_mb = 2\nworkdir_mb = 3", "/ops")
+	op := mustParse(t, "[resources]\ntimeout = \"1500ms\"\nmemory_mb = 64\nmax_procs = 5\ncpu_seconds = 1\nmax_file_mb = 2\nworkdir_mb = 3\nwrite_mb = 4", "/ops")
 	r, err := Resolve(Flags{AllowNetwork: true}, op, nil, "/skill")
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestApplyLimits(t *testing.T) {
 	sb := &run.Sandbox{}
 	r.Apply(sb, func(string) (string, bool) { return "", false })
 	none := []string{}
-	want := run.Sandbox{Timeout: 1500 * time.Millisecond, MemoryMB: 64, MaxProcs: 5, CPUSeconds: 1, MaxFileMB: 2, WorkDirMB: 3, AllowNetwork: true, Env: map[string]string{},
+	want := run.Sandbox{Timeout: 1500 * time.Millisecond, MemoryMB: 64, MaxProcs: 5, CPUSeconds: 1, MaxFileMB: 2, WorkDirMB: 3, WriteMB: 4, AllowNetwork: true, Env: map[string]string{},
 		ReadPaths: none, WritePaths: none, DenyPaths: none, AllowDenied: none}
 	if !reflect.DeepEqual(*sb, want) {
 		t.Errorf("Apply:\n got %+v\nwant %+v", *sb, want)

@@ -81,7 +81,18 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 				return 0, err
 			}
 		}
-		mapped, toMap := false, want == "r" || ownedByCaller(fd)
+		mapped, toMap := false, ownedByCaller(fd)
+		if want == "r" {
+			// The skill folder is the skill's own: always mapped. A read
+			// grant only when the sandbox identity could not use the
+			// granted path itself otherwise (a 0700 folder, a 0600 file
+			// named exactly): the mapping makes every root-owned file
+			// below it the script's, so a folder others may enter
+			// (--read /etc) is handed over unmapped and the kernel checks
+			// each file inside against its "other" bits
+			// (/etc/ssl/private stays closed).
+			toMap = g == nil || !othersMayUse(fd)
+		}
 		if userns >= 0 && toMap {
 			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
 			mapped = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr) == nil
@@ -119,6 +130,21 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 func ownedByCaller(fd int) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && int(st.Uid) == os.Geteuid()
+}
+
+// othersMayUse reports whether the file or folder fd may be read (and,
+// a folder, searched) by anyone: its mode's "other" bits, which is what
+// the sandbox identity has of a root-owned path that is not id-mapped.
+func othersMayUse(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	want := uint32(0o004)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		want = 0o005
+	}
+	return st.Mode&want == want
 }
 
 // canMapWrite reports whether a write grant made in the folder parent

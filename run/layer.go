@@ -44,6 +44,11 @@ type Missing = stageconfig.Missing
 // (Sandbox.WorkDirMB).
 const DefaultWorkDirMB = stageconfig.DefaultWorkDirMB
 
+// DefaultWriteMB is how much the write grants may grow during a run by
+// default (Sandbox.WriteMB): enough for documents, media and builds, not
+// enough to fill a disk unnoticed.
+const DefaultWriteMB = 1024
+
 // DefaultDenyPaths returns the built-in deny list: places holding
 // credentials, keys, tokens, shell and REPL history or browser profiles.
 // See stageconfig.DefaultDenyPaths for how entries apply.

@@ -67,7 +67,10 @@ type plan struct {
 	// watchWorkDirMB caps a work folder on the host disk (see planWatch):
 	// Sandbox.WorkDirMB or its default, also when the folder is kept.
 	watchWorkDirMB int
-	cgroup         cgroupLimits // limits of the run's cgroup
+	// watchWriteMB caps the growth of the write grants (see planWatch):
+	// Sandbox.WriteMB or its default.
+	watchWriteMB int
+	cgroup       cgroupLimits // limits of the run's cgroup
 
 	// extraFiles are passed to the init stage after its fixed
 	// descriptors: the detached trees of handOver.
@@ -400,6 +403,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
 	p.memoryMB = memoryMB
 	p.watchWorkDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
+	p.watchWriteMB = orDefault(s.WriteMB, DefaultWriteMB)
 	p.cgroup = cgroupLimits{
 		MemoryBytes: int64(memoryMB+workDirMB) << 20,
 		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroupInitAllowance),
@@ -480,6 +484,7 @@ func (s *Sandbox) checkNumbers() error {
 	for name, v := range map[string]int{
 		"MemoryMB": s.MemoryMB, "MaxProcs": s.MaxProcs, "MaxFileMB": s.MaxFileMB,
 		"MaxOpenFiles": s.MaxOpenFiles, "OutputCap": s.OutputCap, "WorkDirMB": s.WorkDirMB,
+		"WriteMB": s.WriteMB,
 	} {
 		if v < 0 {
 			return fmt.Errorf("%w: %s is negative (%d)", ErrBadConfig, name, v)

@@ -196,6 +196,16 @@ type Sandbox struct {
 	// writes in that time.
 	WorkDirMB int
 
+	// WriteMB caps how much the write grants (WritePaths, an MCP server's
+	// workspace) may grow during the run, in MiB of disk blocks added over
+	// all of them: DefaultWriteMB when zero. What a grant held before the
+	// run does not count, and deleting files makes room. The watch
+	// (LayerWatch) adds their size up every few tens of milliseconds and
+	// kills the run past the cap (Result.LimitExceeded "write_bytes"), so
+	// it can overshoot by what the run writes in that time; RLIMIT_FSIZE
+	// still caps each file.
+	WriteMB int
+
 	// AllowDegraded opts into running with the isolation layers that
 	// exist. By default (fail closed) Run refuses with ErrIsolation when a
 	// layer is missing: a namespace (user, PID, mount, IPC, UTS, network),

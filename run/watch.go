@@ -5,6 +5,7 @@ const (
 	LimitWorkDirBytes  = "workdir_bytes"  // the work folder passed WorkDirMB on the host disk
 	LimitWorkDirInodes = "workdir_inodes" // the work folder passed its inode cap on the host disk
 	LimitMemory        = "memory"         // the run's processes passed MemoryMB without a cgroup
+	LimitWriteBytes    = "write_bytes"    // the write grants grew by more than WriteMB
 )
 
 // watchPlan is what the watch checks; a zero cap is not checked.
@@ -14,10 +15,15 @@ type watchPlan struct {
 	maxInodes int64  // entries under dir, dir itself included
 	maxMemory int64  // private resident bytes of the run's processes; 0 with a cgroup
 	pidNSLink string // the init stage's PID namespace (started.pidNSLink), with one
+	// grants are the write grants, whose disk blocks may grow by at most
+	// maxGrowth over grantBase, what they held when the run started.
+	grants    []string
+	grantBase int64
+	maxGrowth int64
 }
 
 // active reports whether there is anything to watch.
-func (w watchPlan) active() bool { return w.dir != "" || w.maxMemory > 0 }
+func (w watchPlan) active() bool { return w.dir != "" || w.maxMemory > 0 || len(w.grants) > 0 }
 
 // watchInodes matches the inode cap of the work folder's tmpfs
 // (tmpfsOptions), so a run gets the same caps with either.

@@ -3,7 +3,9 @@ package run
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +62,21 @@ func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
 	if cg == nil {
 		w.maxMemory = int64(p.memoryMB) << 20
 	}
+	for _, g := range p.cfg.Grants {
+		if g.Write {
+			w.grants = append(w.grants, g.Path)
+		}
+	}
+	if len(w.grants) > 0 {
+		// Taken before the script has its program: what the grants held
+		// before the run is not the run's to answer for.
+		base, ok := grantsUsage(w.grants, math.MaxInt64)
+		if !ok {
+			st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "a write grant could not be walked to cap its growth"})
+			w.grants = nil
+		}
+		w.grantBase, w.maxGrowth = base, int64(p.watchWriteMB)<<20
+	}
 	if !w.active() {
 		return w
 	}
@@ -96,6 +113,13 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 			dev = st.Dev
 		}
 	}
+	var grantDevs []uint64
+	for _, g := range w.grants {
+		var st unix.Stat_t
+		if unix.Stat(g, &st) == nil && !slices.Contains(grantDevs, st.Dev) && (w.dir == "" || st.Dev != dev) {
+			grantDevs = append(grantDevs, st.Dev)
+		}
+	}
 	procs := newProcSet(initPID, pidns, w.pidNSLink)
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
@@ -128,14 +152,30 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 			exceeded(LimitMemory)
 			return
 		}
+		reaper := -1 // without a PID namespace the init stage is the script
+		if pidns {
+			reaper = initPID
+		}
 		if w.dir != "" && n%watchProcEvery == 0 {
-			reaper := -1 // without a PID namespace the init stage is the script
-			if pidns {
-				reaper = initPID
-			}
 			held, hidden := heldDeleted(pids, dev, reaper)
 			if hidden || used+held > w.maxBytes {
 				exceeded(LimitWorkDirBytes)
+				return
+			}
+		}
+		// The write grants may be large trees: walked every
+		// watchProcEvery ticks, with the files held deleted on their
+		// file systems.
+		if len(w.grants) > 0 && n%watchProcEvery == 0 {
+			limit := w.grantBase + w.maxGrowth
+			used, ok := grantsUsage(w.grants, limit)
+			for _, d := range grantDevs {
+				held, hidden := heldDeleted(pids, d, reaper)
+				used += held
+				ok = ok && !hidden
+			}
+			if !ok || used > limit {
+				exceeded(LimitWriteBytes)
 				return
 			}
 		}
@@ -161,6 +201,20 @@ func treeUsage(dir string, maxBytes, maxInodes int64) (bytes, inodes int64, over
 		return bytes <= maxBytes && inodes <= maxInodes
 	})
 	return bytes, inodes, err != nil || bytes > maxBytes || inodes > maxInodes
+}
+
+// grantsUsage adds up the disk blocks under the write grants, stopping
+// once past limit; ok is false past it, or when a grant could not be
+// walked (what it hides cannot be counted).
+func grantsUsage(grants []string, limit int64) (used int64, ok bool) {
+	for _, g := range grants {
+		b, _, over := treeUsage(g, limit-used, math.MaxInt64)
+		used += b
+		if over {
+			return used, false
+		}
+	}
+	return used, true
 }
 
 // procSet lists the host pids of the run: with a PID namespace the

@@ -100,6 +100,9 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	if set["workdir-size"] {
 		flags.WorkDirMB = f.workdirMB
 	}
+	if set["write-size"] {
+		flags.WriteMB = f.writeMB
+	}
 	for _, p := range f.read {
 		flags.Read = append(flags.Read, absPath(p))
 	}
@@ -244,6 +247,7 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 	fmt.Fprintf(w, "  cpu_seconds  %d\n", res.CPUSeconds)
 	fmt.Fprintf(w, "  max_file_mb  %d\n", res.MaxFileMB)
 	fmt.Fprintf(w, "  workdir_mb   %d\n", res.WorkDirMB)
+	fmt.Fprintf(w, "  write_mb     %d\n", res.WriteMB)
 	list := func(name string, v []string) {
 		if len(v) == 0 {
 			fmt.Fprintf(w, "  %-15s (none)\n", name)

@@ -97,6 +97,7 @@ type runFlags struct {
 	module           bool
 	keepWorkdir      bool
 	workdirMB        int
+	writeMB          int
 	requireIsolation bool
 	allowDegraded    bool
 	strict           bool
@@ -127,6 +128,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
 	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder")
 	fs.BoolVar(&f.keepWorkdir, "keep-workdir", false, "keep the work folder after the run and print its path on stderr")
+	fs.IntVar(&f.writeMB, "write-size", run.DefaultWriteMB, "how much the --write folders (and an MCP workspace) may grow during the run, `MiB` of disk over all of them: the run is killed past the cap")
 	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB`, 64 inodes per MiB (a private tmpfs; a kept one, or one without a mount namespace, is on the host disk: the run is killed past the cap)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (e.g. no user namespaces); by default such a run is refused, and stderr and the record name the missing layers")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse also when a missing layer is covered by another (e.g. landlock-net under a network namespace); refusing on missing layers is the default")
@@ -246,6 +248,8 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		return c.usage(fmt.Sprintf("--output-cap must be positive, got %d", f.outputCap))
 	case f.workdirMB <= 0:
 		return c.usage(fmt.Sprintf("--workdir-size must be positive, got %d", f.workdirMB))
+	case f.writeMB <= 0:
+		return c.usage(fmt.Sprintf("--write-size must be positive, got %d", f.writeMB))
 	case f.requireSignature && f.allowedSigners == "":
 		return c.usage("--require-signature needs --allowed-signers FILE")
 	case f.allowedSigners != "" && !f.requireSignature:
@@ -401,6 +405,8 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	switch res.LimitExceeded {
 	case run.LimitWorkDirBytes, run.LimitWorkDirInodes:
 		errorf(stderr, "the work folder on the host disk passed --workdir-size (%d MiB, 64 inodes per MiB): the run was stopped", f.workdirMB)
+	case run.LimitWriteBytes:
+		errorf(stderr, "the --write folders grew by more than --write-size (%d MiB): the run was stopped", sb.WriteMB)
 	case run.LimitMemory:
 		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", res.MemoryLimitMB)
 	}

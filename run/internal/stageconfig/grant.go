@@ -26,8 +26,20 @@ func DefaultDenyPaths() []string {
 		"~/.s3cfg", "~/.boto", "~/.config/rclone", "~/.local/share/keyrings", "~/.pki",
 		"~/.pgpass", "~/.my.cnf", "~/.oci", "~/.config/doctl", "~/.config/hcloud", "~/.fly",
 		"~/.databrickscfg", "~/.kaggle", "~/.huggingface/token", "~/.cache/huggingface/token",
+		// More tools' logins (docs/grants.md names where each stores it):
+		// registries, build tools, infrastructure and hosting CLIs.
+		"~/.config/containers/auth.json", "~/.m2/settings-security.xml",
+		"~/.config/glab-cli", "~/.pulumi/credentials.json", "~/.config/composer/auth.json",
+		"~/.composer/auth.json", "~/.terraformrc", "~/.config/ngrok", "~/.ngrok2",
+		"~/.wrangler", "~/.config/.wrangler", "~/.config/netlify", "~/.netlify",
+		"~/.local/share/com.vercel.cli", "~/.config/stripe", "~/.config/helm/registry",
+		"~/.sentryclirc", "~/.config/configstore/firebase-tools.json", "~/.supabase",
+		"~/.railway", "~/.config/linode-cli", "~/.cloudflared", "~/.tsh", "~/.jfrog",
+		"~/.snowflake", "~/.config/pypoetry/auth.toml", "~/.config/sops/age",
+		"~/.config/tea", "~/.local/share/atuin",
 		// Tokens of the coding agents that run skills, and of their helpers.
 		"~/.claude/.credentials.json", "~/.codex/auth.json", "~/.config/github-copilot",
+		"~/.gemini", "~/.continue", "~/.aider.conf.yml",
 		// Shell and REPL history.
 		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.sh_history", "~/.history",
 		"~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history",
