@@ -358,6 +358,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			FileSize:     uint64(orDefault(s.MaxFileMB, DefaultMaxFileMB)) << 20,
 			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
 		},
+		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
 	}
 	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
 	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases

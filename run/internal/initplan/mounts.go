@@ -369,7 +369,8 @@ func (c *compiler) makeHostWorkDir() {
 
 // mountRunParts mounts what is the run's in the new root: the private
 // /tmp, the grants, the skill and the work folders, the masks of the
-// deny-list entries inside grants, and makes the skill folder read-only.
+// deny-list entries inside grants, makes the skill folder read-only, and
+// shows the machine at the run's size (machineView).
 func (m *mounter) mountRunParts() {
 	cfg := m.cfg
 	// A private /tmp: programs that write /tmp by name, ignoring TMPDIR
@@ -414,6 +415,7 @@ func (m *mounter) mountRunParts() {
 	m.makeAliases("/tmp", nil)
 	m.maskDenied()
 	m.b.Remount(fmt.Sprintf("remount (flags %#x) %s", unix.MS_RDONLY, cfg.Skill), m.b.String(m.at(cfg.Skill)), unix.MS_RDONLY)
+	m.machineView()
 }
 
 // rebind bind-mounts the host folder path onto itself in the new root,

@@ -85,6 +85,21 @@ type Config struct {
 	// the seccomp filter refuses the memory no process's size shows
 	// (seccomp.Policy.NoMemCgroup).
 	MemoryCgroup bool
+
+	// Machine is the size of the machine programs inside are shown.
+	Machine Machine
+}
+
+// Machine is the machine a run's programs see where they look for its
+// size (/proc/meminfo, /proc/cpuinfo, /proc/stat, their CPU affinity):
+// the run's own limits rather than the host's (see initplan's machine.go).
+type Machine struct {
+	// MemoryMB is the memory shown as the machine's (MemTotal); 0
+	// shows the host's.
+	MemoryMB int
+	// CPUs are the host CPUs the run is pinned to (its affinity) and
+	// shows; none leaves the affinity and the CPU files as they are.
+	CPUs []int
 }
 
 // Limits are the resource limits applied by the init stage. Zero means
