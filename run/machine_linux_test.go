@@ -21,6 +21,7 @@ print("cpu_count", os.cpu_count())
 print("cpuinfo", len(re.findall(r"(?m)^processor\s*:", open("/proc/cpuinfo").read())))
 print("cmdline", repr(open("/proc/cmdline").read()))
 print("boot_id", open("/proc/sys/kernel/random/boot_id").read().strip())
+print("cgroup", " ".join(open("/proc/self/cgroup").read().split()))
 try:
     open("/proc/meminfo", "w").write("MemTotal: 1 kB\n")
     print("meminfo writable")
@@ -32,8 +33,8 @@ except OSError as e:
 // memory limit as MemTotal, the CPUs of --cpus (rounded up) in its
 // affinity, os.cpu_count (glibc counts /proc/stat's lines) and
 // /proc/cpuinfo; no kernel command line and a boot_id that is neither
-// the host's nor another run's; the files read-only. Without --cpus the
-// host's CPUs stay.
+// the host's nor another run's; the files read-only; not the caller's
+// cgroup path in /proc/self/cgroup. Without --cpus the host's CPUs stay.
 func TestMachineSize(t *testing.T) {
 	fullIsolation(t)
 	var host unix.CPUSet
@@ -60,6 +61,13 @@ func TestMachineSize(t *testing.T) {
 	for k, want := range map[string]string{"memtotal": "307200", "affinity": hostCPUs, "cpu_count": hostCPUs, "cpuinfo": hostCPUs, "cmdline": `'\n'`, "meminfo": "Read-only file system"} {
 		if a[k] != want {
 			t.Errorf("--memory 300: %s %q, want %q", k, a[k], want)
+		}
+	}
+	// The caller's cgroup path on the host is not the run's to see.
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	for line := range strings.Lines(string(own)) {
+		if f := strings.SplitN(strings.TrimSpace(line), ":", 3); len(f) == 3 && f[2] != "/" && strings.Contains(a["cgroup"], f[2]) {
+			t.Errorf("the run sees the caller's cgroup %s: %s", f[2], a["cgroup"])
 		}
 	}
 	b := seen(Sandbox{MemoryMB: 300})

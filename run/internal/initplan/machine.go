@@ -228,3 +228,18 @@ func (c *compiler) pinCPUs() {
 	c.b.Sys(fmt.Sprintf("sched_setaffinity %v", cpus), unix.SYS_SCHED_SETAFFINITY,
 		[]initproc.Arg{imm(0), imm(uint64(len(mask))), initproc.Ref(c.b.Bytes(mask))}, initproc.IgnoreErrors())
 }
+
+// cgroupNS moves the init process, and so the script, into a cgroup
+// namespace of its own: /proc/self/cgroup then names cgroups from where
+// the process is at this point (the run's cgroup when it was born in it,
+// "0::/"; else the caller's, and a cgroup v1 run cgroup joined later
+// shows as "/skill-sandbox-ID"), never the caller's path on the host
+// (a container's ID, a user's session). Before the capabilities are
+// dropped: unshare(2) needs CAP_SYS_ADMIN in the user namespace. Errors
+// are ignored, as for machineView.
+func (c *compiler) cgroupNS() {
+	if !stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerUserNS) {
+		return
+	}
+	c.b.Sys("unshare(CLONE_NEWCGROUP)", unix.SYS_UNSHARE, []initproc.Arg{imm(unix.CLONE_NEWCGROUP)}, initproc.IgnoreErrors())
+}

@@ -174,6 +174,7 @@ func Compile(in Input) (*Plan, error) {
 	c.step(stageconfig.LayerIPCNS, func() {})
 	c.step(stageconfig.LayerUTSNS, c.setHostname)
 	c.pinCPUs()
+	c.cgroupNS()
 	c.step(stageconfig.LayerNetNS, c.setupNetNS)
 	c.step(stageconfig.LayerRlimits, c.applyRlimits)
 	c.step(stageconfig.LayerCaps, c.dropCapabilities)
