@@ -68,39 +68,65 @@ func randomUUID() string {
 }
 
 // shapeMeminfo returns host, the text of /proc/meminfo, as a machine of
-// memKB KiB of memory and no swap would show it: MemTotal is memKB, every
-// other amount in kB at most memKB (MemFree and MemAvailable the host's
-// when smaller), SwapTotal and SwapFree 0; lines without a kB amount
-// (HugePages_Total) stay. An error for text that is not meminfo's.
+// memKB KiB of memory (the host's when that is less) and no swap would
+// show it: MemTotal that size, MemAvailable the host's when smaller,
+// every other amount the host's scaled by the two sizes, so that the
+// lines stay consistent (free(1)'s used, free and buff/cache add up to
+// the total); sizes that are not amounts of memory (Hugepagesize,
+// Vmalloc*, DirectMap*) and lines without a kB amount (HugePages_Total)
+// stay as they are. An error for text that is not meminfo's.
 func shapeMeminfo(host []byte, memKB uint64) (string, error) {
-	var out strings.Builder
-	total := false
+	type entry struct {
+		key, line string
+		v         uint64
+		kB        bool
+	}
+	var entries []entry
+	var hostTotal uint64
 	for line := range strings.Lines(string(host)) {
 		key, rest, ok := strings.Cut(strings.TrimSuffix(line, "\n"), ":")
 		if !ok || key == "" || strings.ContainsAny(key, " \t") {
 			return "", fmt.Errorf("meminfo line %q", line)
 		}
+		// "Key: N kB" or "Key: N", nothing else.
 		field := strings.Fields(rest)
-		if len(field) != 2 || field[1] != "kB" {
-			out.WriteString(line)
-			continue
+		if len(field) == 0 || len(field) > 2 || len(field) == 2 && field[1] != "kB" {
+			return "", fmt.Errorf("meminfo line %q", line)
 		}
 		v, err := strconv.ParseUint(field[0], 10, 64)
 		if err != nil {
 			return "", fmt.Errorf("meminfo line %q: %w", line, err)
 		}
-		switch key {
-		case "MemTotal":
-			v, total = memKB, true
-		case "SwapTotal", "SwapFree", "SwapCached", "Zswap", "Zswapped":
-			v = 0
-		default:
-			v = min(v, memKB)
+		e := entry{key: key, line: line, v: v, kB: len(field) == 2}
+		if key == "MemTotal" && e.kB {
+			hostTotal = e.v
 		}
-		fmt.Fprintf(&out, "%-16s%8d kB\n", key+":", v)
+		entries = append(entries, e)
 	}
-	if !total {
+	if hostTotal == 0 {
 		return "", fmt.Errorf("no MemTotal in meminfo")
+	}
+	total := min(memKB, hostTotal)
+	scale := float64(total) / float64(hostTotal)
+	var out strings.Builder
+	for _, e := range entries {
+		if !e.kB {
+			out.WriteString(e.line)
+			continue
+		}
+		v := e.v
+		switch {
+		case e.key == "MemTotal":
+			v = total
+		case e.key == "MemAvailable":
+			v = min(v, total)
+		case strings.HasPrefix(e.key, "Swap") || strings.HasPrefix(e.key, "Zswap"):
+			v = 0
+		case e.key == "Hugepagesize" || strings.HasPrefix(e.key, "Vmalloc") || strings.HasPrefix(e.key, "DirectMap"):
+		default:
+			v = min(uint64(float64(v)*scale), total)
+		}
+		fmt.Fprintf(&out, "%-16s%8d kB\n", e.key+":", v)
 	}
 	return out.String(), nil
 }
