@@ -369,28 +369,37 @@ func anonResident(pids []int) int64 {
 	return total
 }
 
-// anonResidentOf is anonResident of one process; statm is readable
-// whatever the process's dumpable flag. 0 when it is gone.
+// anonResidentOf is anonResident of one process: its resident anonymous
+// and shared-memory pages (RssAnon plus RssShmem: a MAP_SHARED anonymous
+// mapping is shmem, which statm counts as shared with the files); status
+// is readable whatever the process's dumpable flag. 0 when it is gone.
 func anonResidentOf(pid int) int64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return 0
+	return sumKB(string(data), "RssAnon:", "RssShmem:")
+}
+
+// sumKB adds up the "Name: N kB" lines of text named in names, in bytes.
+func sumKB(text string, names ...string) int64 {
+	var total int64
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || !slices.Contains(names, f[0]) {
+			continue
+		}
+		if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb > 0 {
+			total += kb << 10
+		}
 	}
-	resident, err1 := strconv.ParseInt(f[1], 10, 64)
-	shared, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || resident <= shared {
-		return 0
-	}
-	return (resident - shared) * int64(os.Getpagesize())
+	return total
 }
 
 // privateMemory adds up the anonymous memory of the processes, each page
-// shared after fork split among its sharers (smaps_rollup: Pss_Anon, plus
-// SwapPss for what was swapped out), so the sum is what the run really
+// shared after fork split among its sharers (smaps_rollup: Pss_Anon and
+// Pss_Shmem, the pages of MAP_SHARED anonymous mappings and of mapped
+// tmpfs files, plus SwapPss for what was swapped out), so the sum is what the run really
 // holds and a forked worker pool is not counted once per worker. Files
 // mapped in (libraries, the host's) do not count; memory in tmpfs files
 // counts under the tmpfs caps, and memfd_create and System V shared memory
@@ -408,15 +417,7 @@ func privateMemory(pids []int) int64 {
 			total += anonResidentOf(pid)
 			continue
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Fields(line)
-			if len(f) != 3 || (f[0] != "Pss_Anon:" && f[0] != "SwapPss:") {
-				continue
-			}
-			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				total += kb << 10
-			}
-		}
+		total += sumKB(string(data), "Pss_Anon:", "Pss_Shmem:", "SwapPss:")
 	}
 	return total
 }
