@@ -154,6 +154,9 @@ func parseMessage(line []byte) (*request, json.RawMessage, *rpcError) {
 		return nil, id, errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	var m wireMessage
+	if err := jsonkeys.Exact(trimmed, &m); err != nil {
+		return nil, idOf(trimmed), errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
 	if err := json.Unmarshal(trimmed, &m); err != nil {
 		// Valid JSON of the wrong shape: the id may still be readable.
 		return nil, idOf(trimmed), errorf(CodeInvalidRequest, "invalid request: %v", err)

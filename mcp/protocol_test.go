@@ -44,6 +44,10 @@ func TestFraming(t *testing.T) {
 		{"tool name twice", `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"list_skills","name":"run_command","arguments":{}}}`, CodeInvalidRequest, float64(21)},
 		{"method twice", `{"jsonrpc":"2.0","id":22,"method":"ping","Method":"tools/call"}`, CodeInvalidRequest, float64(22)},
 		{"id twice", `{"jsonrpc":"2.0","id":23,"ID":24,"method":"ping"}`, CodeInvalidRequest, nil},
+		// One key that only folds to a field's name: a client reading
+		// the key exactly sees none.
+		{"method in another case", `{"jsonrpc":"2.0","id":25,"Method":"ping"}`, CodeInvalidRequest, float64(25)},
+		{"tool name in another case", `{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"NAME":"list_skills","arguments":{}}}`, CodeInvalidParams, float64(26)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.sendLine(tc.line)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -393,6 +394,9 @@ func (s *Server) callTool(ctx context.Context, info callInfo, req *request) (map
 	if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
+	if err := jsonkeys.Exact(req.Params, &p); err != nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
 	if p.Name == "" {
 		return nil, errorf(CodeInvalidParams, `invalid params: "name" is required`)
 	}
@@ -417,6 +421,9 @@ func (s *Server) callTool(ctx context.Context, info callInfo, req *request) (map
 // decodeArgs decodes tool arguments strictly: unknown keys are refused, so
 // that a misspelt option is an error and not silently ignored.
 func decodeArgs(raw json.RawMessage, v any) error {
+	if err := jsonkeys.Exact(raw, v); err != nil {
+		return fmt.Errorf("invalid arguments: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(orEmpty(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode"
 )
@@ -123,4 +124,58 @@ func fold(s string) string {
 		b.WriteRune(min)
 	}
 	return b.String()
+}
+
+// Exact returns an error naming the first key of the JSON object data
+// that is not exactly the name of a field of the struct v points to (its
+// json tag, or its Go name without one). encoding/json matches keys to
+// fields without regard to case, so {"SCRIPT": ...} or {"ſcript": ...}
+// sets a field named script while a reader that matches keys exactly
+// (JavaScript, Python) sees no script at all. Unknown keys pass: the
+// decoder's DisallowUnknownFields is the place for them. data that is not
+// an object passes too.
+func Exact(data []byte, v any) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return nil
+	}
+	names := fieldNames(reflect.TypeOf(v))
+	for key := range obj {
+		if names[key] {
+			continue
+		}
+		for name := range names {
+			if strings.EqualFold(name, key) {
+				return fmt.Errorf("key %q is not %q: keys must match exactly", key, name)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldNames returns the JSON names of the fields of struct type t (or of
+// what t points to).
+func fieldNames(t reflect.Type) map[string]bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	names := map[string]bool{}
+	if t == nil || t.Kind() != reflect.Struct {
+		return names
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
 }

@@ -72,3 +72,31 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestExact(t *testing.T) {
+	type args struct {
+		Script string `json:"script"`
+		Skill  string `json:"skill,omitempty"`
+		Note   string
+		Hidden string `json:"-"`
+	}
+	for _, c := range []struct {
+		in   string
+		want string // in the error; "" for none
+	}{
+		{`{"script":"a","skill":"b","Note":"c"}`, ""},
+		{`{"unknown":1}`, ""},
+		{`[1,2]`, ""},
+		{`{"SCRIPT":"a"}`, `"SCRIPT" is not "script"`},
+		{`{"\u017fcript":"a"}`, `is not "script"`},
+		{`{"note":"a"}`, `"note" is not "Note"`},
+	} {
+		err := Exact([]byte(c.in), &args{})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.in, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
