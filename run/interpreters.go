@@ -28,6 +28,7 @@ func (s *Sandbox) searchPath() string {
 // always shows are left out.
 func (s *Sandbox) interpreterRoots() ([]string, error) {
 	var roots []string
+	var refused error
 	add := func(dir string) {
 		root := dir
 		if filepath.Base(dir) == "bin" {
@@ -35,6 +36,9 @@ func (s *Sandbox) interpreterRoots() ([]string, error) {
 		}
 		if systemFolder(root) {
 			return
+		}
+		if wholeFolder(root) && refused == nil {
+			refused = fmt.Errorf("%w: interpreter in %s: its environment would be %s, a home or temporary folder, made readable and executable whole; use one in a folder of its own (a venv, a pyenv or nvm version)", ErrBadConfig, dir, root)
 		}
 		for _, r := range roots {
 			if r == root {
@@ -58,7 +62,21 @@ func (s *Sandbox) interpreterRoots() ([]string, error) {
 		add(filepath.Dir(p))
 		add(filepath.Dir(real))
 	}
-	return roots, nil
+	return roots, refused
+}
+
+// wholeFolder reports whether dir is a folder no interpreter's
+// environment may be: a home folder (/root, /home/NAME, $HOME) or one
+// for temporary files, which hold far more than an interpreter.
+func wholeFolder(dir string) bool {
+	if home, err := os.UserHomeDir(); err == nil && dir == filepath.Clean(home) {
+		return true
+	}
+	switch dir {
+	case "/root", "/home", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var":
+		return true
+	}
+	return filepath.Dir(dir) == "/home"
 }
 
 // systemFolder reports whether dir is, or lies in, a folder every sandbox

@@ -115,11 +115,22 @@ func TestInterpreterRefused(t *testing.T) {
 	dir := newSkill(t, map[string]string{"ok.py": "print('ok')\n"})
 	notExec := filepath.Join(t.TempDir(), "python3")
 	os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	homePython := filepath.Join(home, "bin", "python3")
+	if err := os.Mkdir(filepath.Dir(homePython), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/usr/bin/python3", homePython); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		path string
 		want error
 	}{
 		{"venv/bin/python3", ErrBadConfig},
+		// Its environment would be the whole home folder.
+		{homePython, ErrBadConfig},
 		{"/no/such/bin/python3", ErrNoInterpreter},
 		{notExec, ErrNoInterpreter},
 	} {
