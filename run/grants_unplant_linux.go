@@ -2,6 +2,7 @@ package run
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ import (
 // (made, or moved, by the script), less a second for the coarse clock of
 // file times: one of root's a moment before is given away too, which only
 // refuses grants through it. It runs when every process of the run is
-// gone, and goes by descriptors (walkNoFollow, openParentNoFollow), as
+// gone, and goes by descriptors (unplantIn, openParentNoFollow), as
 // another run sharing the grant may still be changing it.
 func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	if os.Geteuid() != 0 || uid == 0 {
@@ -27,30 +28,67 @@ func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
-		walkNoFollow(root, func(p string, st *unix.Stat_t) bool {
-			if st.Mode&unix.S_IFMT != unix.S_IFLNK || st.Uid != 0 || time.Unix(st.Ctim.Unix()).Before(since) {
-				return true
-			}
-			if giveSymlink(p, st, uid, gid) == nil {
-				n++
-			}
-			return true
-		})
+		parent, name, err := openParentNoFollow(strings.TrimSuffix(root, "/"))
+		if err != nil {
+			continue
+		}
+		n += unplantIn(parent, name, 0, since, uid, gid)
+		unix.Close(parent)
 	}
 	return n
 }
 
-// giveSymlink changes the owner of the symlink p, still the inode st
-// describes, to uid:gid. The link itself is opened (O_PATH|O_NOFOLLOW)
-// and changed through that descriptor, so an entry swapped in at its
-// name meanwhile is not the one changed.
-func giveSymlink(p string, st *unix.Stat_t, uid, gid int) error {
-	dir, name, err := openParentNoFollow(p)
-	if err != nil {
-		return err
+// maxUnplantDepth bounds unplantIn's descent: one descriptor is open per
+// level. A script's symlink deeper than this stays root's; a grant
+// through it would name a path of more than this many folders.
+const maxUnplantDepth = 2048
+
+// unplantIn gives away the script's symlinks at name in the folder parent
+// and below it (see unplantSymlinks). It goes by descriptors only, so no
+// path length limits it, and an entry it cannot read is skipped, not the
+// rest of the walk: a script cannot end it early with a deep or long tree.
+func unplantIn(parent int, name string, depth int, since time.Time, uid, gid int) int {
+	var st unix.Stat_t
+	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return 0
 	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		if st.Uid == 0 && !time.Unix(st.Ctim.Unix()).Before(since) && giveSymlink(parent, name, &st, uid, gid) == nil {
+			return 1
+		}
+		return 0
+	case unix.S_IFDIR:
+	default:
+		return 0
+	}
+	if depth >= maxUnplantDepth {
+		return 0
+	}
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	n := 0
+	for {
+		names, err := f.Readdirnames(256)
+		for _, c := range names {
+			n += unplantIn(fd, c, depth+1, since, uid, gid)
+		}
+		if err != nil { // io.EOF, or a folder removed meanwhile
+			return n
+		}
+	}
+}
+
+// giveSymlink changes the owner of the symlink name in the folder dir,
+// still the inode st describes, to uid:gid. The link itself is opened
+// (O_PATH|O_NOFOLLOW) and changed through that descriptor, so an entry
+// swapped in at its name meanwhile is not the one changed.
+func giveSymlink(dir int, name string, st *unix.Stat_t, uid, gid int) error {
 	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	unix.Close(dir)
 	if err != nil {
 		return err
 	}
