@@ -160,10 +160,26 @@ func policyBlocks(a *bpfAsm, pol Policy) {
 	a.ifSyscall(unix.SYS_SENDMSG, func() { a.denyFlag(seccompArg2, msgFastOpen) })
 	a.ifSyscall(unix.SYS_SETSOCKOPT, func() {
 		a.load(seccompArg1)
+		if pol.NoMemCgroup {
+			a.jeq(unix.SOL_SOCKET, "sol_socket")
+		}
 		a.jne(unix.IPPROTO_TCP, "allow")
 		a.load(seccompArg2)
 		a.jne(tcpFOConnect, "allow")
 		a.ret(retEPERM)
+		if pol.NoMemCgroup {
+			// Socket buffers past the defaults: kernel memory that no
+			// process's size shows, which only a cgroup would charge
+			// (126 socket pairs raised to a 4 MiB wmem_max held 1 GiB).
+			a.label("sol_socket")
+			a.load(seccompArg2)
+			a.jeq(unix.SO_SNDBUF, "deny_buf")
+			a.jeq(unix.SO_RCVBUF, "deny_buf")
+			a.jeq(unix.SO_SNDBUFFORCE, "deny_buf")
+			a.jne(unix.SO_RCVBUFFORCE, "allow")
+			a.label("deny_buf")
+			a.ret(retEPERM)
+		}
 	})
 	a.ifSyscall(unix.SYS_EXECVEAT, func() { a.denyFlag(seccompArg4, atEmptyPath) })
 	if pol.NoPID {
