@@ -74,6 +74,9 @@ build:
 # The man page and the completion scripts are written by the binary just
 # built, from its own usage texts and flag definitions.
 install: build
+ifeq ($(APPARMOR),1)
+	@case '$(BINDIR)' in *[!A-Za-z0-9/._+-]*) echo "make install: PREFIX $(PREFIX) holds characters an AppArmor profile path would read as a pattern; use plain characters or APPARMOR=0" >&2; exit 2;; esac
+endif
 	$(abspath $(BIN)) man > $(BIN).1
 	$(abspath $(BIN)) completion bash > $(BIN).bash
 	$(abspath $(BIN)) completion zsh > $(BIN).zsh
