@@ -70,6 +70,9 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 			}
 		}
 	}
+	if err := s.planAutorun(gp); err != nil {
+		return err
+	}
 	switch {
 	case !mountGrants:
 		// macOS: the Seatbelt profile denies the deny entries inside

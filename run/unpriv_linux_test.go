@@ -11,7 +11,7 @@ import (
 )
 
 // unprivilegedTests are re-run as an unprivileged user by TestUnprivileged.
-const unprivilegedTests = "^(TestLayerAttacks|TestUnusableGrantRefused|TestGrantTypedThroughSymlink|TestSandboxRoot|TestWatchAttacks|TestReadOnlyInsideWriteGrant|TestDenyInsideExemptedWriteGrant|TestGrantAttacks|TestGrantsWork|TestNoNewPrivsFlag|TestEnvironmentAllowlist|TestExitStatus|TestNothingOutlivesTheRun|TestResourceLimits|TestInheritedDescriptors|TestIdleStageOutOfReach|TestReservedAddressSpaceRuns|TestInterpreterEnvironment|TestWriteGrantOwnedByCaller|TestMadeWriteFolderOwnedByCaller|TestOutputAttacks)$"
+const unprivilegedTests = "^(TestLayerAttacks|TestUnusableGrantRefused|TestGrantTypedThroughSymlink|TestSandboxRoot|TestWatchAttacks|TestReadOnlyInsideWriteGrant|TestDenyInsideExemptedWriteGrant|TestGrantAttacks|TestGrantsWork|TestNoNewPrivsFlag|TestEnvironmentAllowlist|TestExitStatus|TestNothingOutlivesTheRun|TestResourceLimits|TestInheritedDescriptors|TestIdleStageOutOfReach|TestReservedAddressSpaceRuns|TestInterpreterEnvironment|TestWriteGrantOwnedByCaller|TestMadeWriteFolderOwnedByCaller|TestOutputAttacks|TestPlantedForCallerTools|TestOutputTrapsNeutralised)$"
 
 // TestUnprivileged runs part of this suite again as nobody when the suite
 // runs as root, so both kinds of caller are exercised in one `go test`.
