@@ -88,8 +88,8 @@ func TestRecordLayers(t *testing.T) {
 
 func TestAllProbesMatchTestdata(t *testing.T) {
 	probes := allProbes()
-	if len(probes) != 36 {
-		t.Fatalf("%d probes, want 36", len(probes))
+	if len(probes) != 38 {
+		t.Fatalf("%d probes, want 38", len(probes))
 	}
 	for i, p := range probes {
 		if p.num != i+1 {
