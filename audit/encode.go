@@ -194,6 +194,8 @@ func appendGrants(b []byte, g *Grants) []byte {
 	b = appendStringField(b, "cwd", g.Cwd, false)
 	b = appendStringsField(b, "created", g.Created)
 	b = appendStringsField(b, "masked", g.Masked)
+	b = appendStringsField(b, "autorun", g.Autorun)
+	b = appendStringsField(b, "autorun_writable", g.AutorunWritable)
 	b = appendBoolField(b, "truncated", g.Truncated)
 	return append(b, '}')
 }
@@ -207,6 +209,14 @@ func appendArtifacts(b []byte, a *Artifacts) []byte {
 		b = appendStringField(b, "sha256", f.SHA256, false)
 		b = appendStringField(b, "action", f.Action, false)
 		b = appendStringField(b, "type", f.Type, false)
+		return append(b, '}')
+	})
+	b = appendArray(appendKey(b, "neutralised", false), a.Neutralised, func(b []byte, n *NeutralisedEntry) []byte {
+		b = append(b, '{')
+		b = appendStringField(b, "path", n.Path, true)
+		b = appendStringField(b, "kind", n.Kind, false)
+		b = appendStringField(b, "target", n.Target, false)
+		b = appendStringField(b, "action", n.Action, false)
 		return append(b, '}')
 	})
 	b = appendIntField(b, "count", int64(a.Count))

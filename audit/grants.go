@@ -19,6 +19,11 @@ type Grants struct {
 	Cwd     string   `json:"cwd"`
 	Created []string `json:"created"`
 	Masked  []string `json:"masked"`
+	// Autorun are the files that tools run on their own kept read-only
+	// in write grants; AutorunWritable the write grants exempted
+	// (--allow-autorun).
+	Autorun         []string `json:"autorun"`
+	AutorunWritable []string `json:"autorun_writable"`
 	// Truncated is set when a list or a path was cut to fit the line.
 	Truncated bool `json:"truncated"`
 }
@@ -26,9 +31,12 @@ type Grants struct {
 // Artifacts list what the run changed under its write grants and in a kept
 // work folder.
 type Artifacts struct {
-	Files       []ArtifactFile `json:"files"`
-	Count       int            `json:"count"`
-	BytesHashed int64          `json:"bytes_hashed"`
+	Files []ArtifactFile `json:"files"`
+	// Neutralised lists what the run left that was removed or renamed
+	// aside before the run returned (run.Neutralised).
+	Neutralised []NeutralisedEntry `json:"neutralised"`
+	Count       int                `json:"count"`
+	BytesHashed int64              `json:"bytes_hashed"`
 	// Truncated is set when the run's bounds were reached (run.MaxArtifacts
 	// changes, run.MaxArtifactBytes hashed, a folder too large to walk) or
 	// when files were left out of the record to fit the line.
@@ -44,6 +52,15 @@ type ArtifactFile struct {
 	Type   string `json:"type"`
 }
 
+// NeutralisedEntry is a symlink leading out of a write grant, a special
+// file, or an auto-run file the run left, and what was done with it.
+type NeutralisedEntry struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Action string `json:"action"`
+}
+
 // grantsOf returns the record's grants: the run's, or those asked for
 // when the run did not resolve them (a refused call).
 func grantsOf(asked, resolved run.Grants) Grants {
@@ -52,11 +69,13 @@ func grantsOf(asked, resolved run.Grants) Grants {
 		g = asked
 	}
 	return Grants{
-		Read:    nonNil(g.Read),
-		Write:   nonNil(g.Write),
-		Cwd:     g.Cwd,
-		Created: nonNil(g.Created),
-		Masked:  nonNil(g.Masked),
+		Read:            nonNil(g.Read),
+		Write:           nonNil(g.Write),
+		Cwd:             g.Cwd,
+		Created:         nonNil(g.Created),
+		Masked:          nonNil(g.Masked),
+		Autorun:         nonNil(g.Autorun),
+		AutorunWritable: nonNil(g.AutorunWritable),
 	}
 }
 
@@ -65,6 +84,10 @@ func artifactsOf(a run.Artifacts) Artifacts {
 	for _, f := range a.Files {
 		out.Files = append(out.Files, ArtifactFile{Path: f.Path, Size: f.Size, SHA256: f.SHA256, Action: f.Action, Type: f.Type})
 	}
+	out.Neutralised = make([]NeutralisedEntry, 0, len(a.Neutralised))
+	for _, n := range a.Neutralised {
+		out.Neutralised = append(out.Neutralised, NeutralisedEntry{Path: n.Path, Kind: n.Kind, Target: n.Target, Action: n.Action})
+	}
 	return out
 }
 
@@ -72,7 +95,7 @@ func artifactsOf(a run.Artifacts) Artifacts {
 // pathLen bytes each, setting the truncation flags when it cuts.
 func (r *Record) capGrants(n, files, pathLen int) {
 	g := &r.Grants
-	for _, l := range []*[]string{&g.Read, &g.Write, &g.Created, &g.Masked} {
+	for _, l := range []*[]string{&g.Read, &g.Write, &g.Created, &g.Masked, &g.Autorun, &g.AutorunWritable} {
 		if len(*l) > n {
 			*l, g.Truncated = (*l)[:n], true
 		}
@@ -94,4 +117,14 @@ func (r *Record) capGrants(n, files, pathLen int) {
 		kept[i] = f
 	}
 	a.Files = kept
+	if len(a.Neutralised) > files {
+		a.Neutralised, a.Truncated = a.Neutralised[:files], true
+	}
+	cut := make([]NeutralisedEntry, len(a.Neutralised))
+	for i, n := range a.Neutralised {
+		a.Truncated = a.Truncated || len(n.Path) > pathLen || len(n.Target) > pathLen
+		n.Path, n.Target = truncate(n.Path, pathLen), truncate(n.Target, pathLen)
+		cut[i] = n
+	}
+	a.Neutralised = cut
 }

@@ -46,6 +46,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = strs(b, "deny_read", fs.DenyRead, false)
 	b = strs(b, "deny_write", fs.DenyWrite, false)
 	b = strs(b, "allow_denied", fs.AllowDenied, false)
+	if len(fs.AllowAutorun) > 0 {
+		b = strs(b, "allow_autorun", fs.AllowAutorun, false)
+	}
 	b = append(append(b, '}'), `,"network":{`...)
 	b = boolean(b, "allow_all", r.Network.AllowAll, true)
 	b = strs(b, "allowed_domains", r.Network.AllowedDomains, false)

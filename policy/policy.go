@@ -76,6 +76,10 @@ type Filesystem struct {
 	Write     []string // folders the script may create and change files in
 	DenyRead  []string // neither read nor written, whatever grants them
 	DenyWrite []string // never written, whatever grants them
+	// AllowAutorun are write grants whose files the caller's tools run on
+	// their own (.git, .envrc, ...) stay writable (run's --allow-autorun);
+	// only the operator policy's count.
+	AllowAutorun []string
 }
 
 // Network are the [network] host patterns, in netproxy.Pattern's forms:
@@ -206,7 +210,7 @@ type schema struct {
 func sections() map[string][]string {
 	return map[string][]string{
 		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb", "write_mb"},
-		"filesystem": {"read", "write", "deny_read", "deny_write"},
+		"filesystem": {"read", "write", "deny_read", "deny_write", "allow_autorun"},
 		"network":    {"allowed_domains", "denied_domains"},
 		"env":        {"pass", "set"},
 		"sandbox":    {"allow_degraded", "interpreters"},
@@ -298,6 +302,8 @@ func (s *schema) entry(section string, e entry) error {
 		return s.paths(section, e, &p.Filesystem.DenyRead)
 	case "filesystem.deny_write":
 		return s.paths(section, e, &p.Filesystem.DenyWrite)
+	case "filesystem.allow_autorun":
+		return s.paths(section, e, &p.Filesystem.AllowAutorun)
 	case "network.allowed_domains":
 		return s.hosts(section, e, &p.Network.AllowedDomains)
 	case "network.denied_domains":

@@ -89,6 +89,9 @@ type ResolvedFilesystem struct {
 	DenyRead    []string `json:"deny_read"`
 	DenyWrite   []string `json:"deny_write"`
 	AllowDenied []string `json:"allow_denied"`
+	// AllowAutorun are the operator policy's allow_autorun paths that are
+	// write grants: their auto-run files stay writable.
+	AllowAutorun []string `json:"allow_autorun,omitempty"`
 }
 
 // ResolvedNetwork is the network in force: any host with AllowAll, else
@@ -330,6 +333,16 @@ func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []M
 			r.Notes = append(r.Notes, fmt.Sprintf("deny_write %s lies inside the write grant %s: it is read-only there (it must exist; needs the mount namespace)", d, w))
 		}
 	}
+	for _, p := range op.Filesystem.AllowAutorun {
+		if slices.Contains(fs.Write, p) {
+			fs.AllowAutorun = append(fs.AllowAutorun, p)
+		} else {
+			r.Notes = append(r.Notes, fmt.Sprintf("allow_autorun %s dropped: not a write grant", p))
+		}
+	}
+	if len(req.Filesystem.AllowAutorun) > 0 {
+		r.Notes = append(r.Notes, "the request's allow_autorun is ignored: only the operator policy may keep auto-run files writable")
+	}
 	fs.AllowDenied = []string{}
 	for _, p := range union(op.Filesystem.Read, op.Filesystem.Write) {
 		if slices.Contains(fs.Read, p) || slices.Contains(fs.Write, p) {
@@ -447,6 +460,11 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 	sb.ReadPaths = slices.Clone(fs.Read)
 	sb.WritePaths = slices.Clone(fs.Write)
 	sb.AllowDenied = slices.Clone(fs.AllowDenied)
+	for _, p := range fs.AllowAutorun {
+		if !slices.Contains(sb.AutorunWritable, p) {
+			sb.AutorunWritable = append(sb.AutorunWritable, p)
+		}
+	}
 	// deny_read joins run's deny list, which hides a path entirely;
 	// deny_write matters only inside a write grant (elsewhere nothing is
 	// writable), where it becomes a read-only part of the grant.

@@ -142,6 +142,16 @@ func TestPrecedence(t *testing.T) {
 			refused("skill-sandbox.toml:2:1: interpreters, which only the operator policy or --interpreter may name")},
 		{"16 allow_denied: a request inside a path the operator policy names is met", Flags{}, "[filesystem]\nread = [\"/etc/ssh\"]", "[filesystem]\nread = [\"/etc/ssh/ssh_config\"]",
 			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/etc/ssh"} })},
+		{"19 allow_autorun: the operator policy's write grants, applied", Flags{Write: []string{"/repo"}}, "[filesystem]\nallow_autorun = [\"/repo\", \"/other\"]", "",
+			ok(func(r *Resolved) (any, any) {
+				sb := &run.Sandbox{}
+				r.Apply(sb, func(string) (string, bool) { return "", false })
+				return []any{sb.AutorunWritable, r.Notes}, []any{[]string{"/repo"}, []string{"allow_autorun /other dropped: not a write grant"}}
+			})},
+		{"19 allow_autorun: a request's is ignored", Flags{Write: []string{"/repo"}}, "", "[filesystem]\nwrite = [\"/repo\"]\nallow_autorun = [\"/repo\"]",
+			ok(func(r *Resolved) (any, any) {
+				return []any{r.Filesystem.AllowAutorun, r.Notes}, []any{[]string(nil), []string{"the request's allow_autorun is ignored: only the operator policy may keep auto-run files writable"}}
+			})},
 		{"16 allow_denied: the operator policy's exact paths only", Flags{Read: []string{"/home/u/.aws"}}, "[filesystem]\nread = [\"~/.ssh/known_hosts\"]", "",
 			ok(func(r *Resolved) (any, any) { return r.Filesystem.AllowDenied, []string{"/home/u/.ssh/known_hosts"} })},
 	}

@@ -41,8 +41,30 @@ type Artifact struct {
 	Type   string // "file", "symlink" or "other"
 }
 
+// Actions of a Neutralised entry.
+const (
+	NeutralisedRemoved     = "removed"
+	NeutralisedQuarantined = "quarantined"
+	NeutralisedFailed      = "failed" // left in place: it changed under us
+)
+
+// Neutralised is an entry a run left in a write grant that was removed or
+// renamed aside before Run returned (docs/grants.md, "Outputs that lead
+// elsewhere"): a symlink leading out of the grant, a FIFO, socket or
+// device node, or a file the caller's tools run on their own.
+type Neutralised struct {
+	Path   string // absolute host path where the run left it
+	Kind   string // "symlink", "fifo", "socket", "device" or "autorun"
+	Target string // a symlink's target; for "autorun", the path it was renamed to
+	Action string // NeutralisedRemoved, NeutralisedQuarantined or NeutralisedFailed
+}
+
 // Artifacts is the bounded list of what a run changed on the host.
 type Artifacts struct {
+	// Neutralised lists what the run left that was removed or renamed
+	// aside before Run returned (at most MaxArtifacts; Truncated is set
+	// past it).
+	Neutralised []Neutralised
 	Files       []Artifact
 	Count       int   // changes found, including any left out of Files
 	BytesHashed int64 // bytes read to compute the hashes

@@ -31,6 +31,12 @@ type Grants struct {
 	// ReadOnly lists the ReadOnlyPaths that lie inside Write grants: the
 	// script reads them but cannot change them.
 	ReadOnly []string
+	// Autorun lists the files and folders inside Write grants that the
+	// caller's tools run on their own (.git, .envrc, .vscode, ...: see
+	// isAutorun), kept read-only; AutorunWritable the Write grants
+	// exempted (Sandbox.AutorunWritable).
+	Autorun         []string
+	AutorunWritable []string
 }
 
 // maxGrantRules bounds the Landlock rules one run's grants may need (a
@@ -60,6 +66,12 @@ type grantPlan struct {
 	readOnly      []stageconfig.GrantMount
 	maskedInWrite []string
 	mountOnly     error
+	// autorun maps the auto-run entries of write grants that existed when
+	// the run was planned to their inodes; sweepAutorun lists the write
+	// grants whose new auto-run entries are quarantined after the run
+	// (see planAutorun).
+	autorun      map[string]uint64
+	sweepAutorun []string
 	// made lists the folders Run created for missing write grants
 	// (parents before children), so that a run refused before its script
 	// started can remove them again (removeMade).

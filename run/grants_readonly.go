@@ -70,6 +70,9 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 			}
 		}
 	}
+	if err := s.planAutorun(gp); err != nil {
+		return err
+	}
 	switch {
 	case !mountGrants:
 		// macOS: the Seatbelt profile denies the deny entries inside
@@ -79,7 +82,11 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 			return fmt.Errorf("%w: read-only paths inside write grants (%s) are kept by a Linux mount namespace only", ErrUnsupported, gp.readOnly[0].Path)
 		}
 	case len(gp.readOnly) > 0:
-		gp.mountOnly = fmt.Errorf("%w: %s must stay read-only inside a write grant, which needs the mount namespace (Landlock cannot take access back from part of a granted folder)", ErrIsolation, gp.readOnly[0].Path)
+		hint := ""
+		if len(gp.grants.Autorun) > 0 {
+			hint = "; files that tools run on their own (.git, .envrc, ...) are read-only by default: --allow-autorun GRANT keeps them writable"
+		}
+		gp.mountOnly = fmt.Errorf("%w: %s must stay read-only inside a write grant, which needs the mount namespace (Landlock cannot take access back from part of a granted folder)%s", ErrIsolation, gp.readOnly[0].Path, hint)
 	case len(gp.maskedInWrite) > 0:
 		gp.mountOnly = fmt.Errorf("%w: %s on the deny list lies inside a write grant and can be hidden only by the mount namespace (Landlock cannot take access back from part of a granted folder)", ErrIsolation, gp.maskedInWrite[0])
 	}

@@ -133,7 +133,9 @@ func TestReadOnlyParentPinned(t *testing.T) {
 		}
 		os.Chmod(path, 0o666)
 	}
-	sb := Sandbox{WritePaths: []string{w}, ReadOnlyPaths: []string{hooks}, AllowDenied: []string{w}, DenyPaths: []string{gh}}
+	// AutorunWritable: only .git/hooks read-only, not the whole .git
+	// (TestPlantedForCallerTools).
+	sb := Sandbox{WritePaths: []string{w}, ReadOnlyPaths: []string{hooks}, AllowDenied: []string{w}, DenyPaths: []string{gh}, AutorunWritable: []string{w}}
 	o := runIn(t, sb, dir, "move.py", w)
 	if o.err != nil || o.res.ExitCode != 0 {
 		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)

@@ -82,6 +82,10 @@ type plan struct {
 	// artifactRoots are the folders whose changes are listed in
 	// Result.Artifacts.
 	artifactRoots []string
+	// sweepAutorun and autorun are the grant plan's (see planAutorun),
+	// for sweepGrants.
+	sweepAutorun []string
+	autorun      map[string]uint64
 	// proxy is the host allowlist; nil without one.
 	proxy *proxyPlan
 	// teardown, when set, runs once the sandbox is gone: the work
@@ -178,9 +182,12 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {
+		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
+		res.Artifacts.Neutralised = neutralised
+		res.Artifacts.Truncated = res.Artifacts.Truncated || truncated
 	}
 	return err
 }
@@ -363,6 +370,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
 	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
 	p.artifactRoots = append([]string(nil), gp.grants.Write...)
+	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
 	if s.KeepWorkDir {
 		p.artifactRoots = append(p.artifactRoots, work)
 	}

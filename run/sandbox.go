@@ -171,6 +171,16 @@ type Sandbox struct {
 	// not. Linux only; elsewhere Run refuses them.
 	ReadOnlyPaths []string
 
+	// AutorunWritable are write grants (each named exactly as in
+	// WritePaths) in which the files the caller's own tools run on their
+	// own (.git, .envrc, .vscode, shell start-up files, ...: see
+	// docs/grants.md) stay writable, for a script trusted to commit or
+	// configure the project. In every other write grant the existing ones
+	// are read-only (a Linux mount namespace; a run without one is
+	// refused when any exists) and those the script creates are renamed
+	// aside when the run is over.
+	AutorunWritable []string
+
 	// Cwd, when set, is the script's working directory instead of
 	// scripts/ (or the work folder); it must lie inside a grant.
 	Cwd string

@@ -54,14 +54,40 @@ const maxWalkDepth = 256
 // above root, is an error; a folder above root that vanished is skipped,
 // as root itself is.
 func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
+	return walkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) walkStep {
+		if !visit(p, st) {
+			return walkStop
+		}
+		return walkOn
+	})
+}
+
+// walkStep is what a walkNoFollowAt visit function asks for next.
+type walkStep int
+
+// Steps of walkNoFollowAt.
+const (
+	walkOn   walkStep = iota // go on, into the entry when it is a folder
+	walkSkip                 // go on, but not into this folder
+	walkStop                 // end the walk
+)
+
+// walkNoFollowAt is walkNoFollow, with visit also given the descriptor of
+// the folder holding the entry and the entry's name in it (so that it can
+// act on the entry without going by its path), and able to skip a folder.
+// The descriptor is valid only during the call.
+func walkNoFollowAt(root string, visit func(parent int, name, p string, st *unix.Stat_t) walkStep) error {
 	var walk func(parent int, name, p string, depth int) error
 	walk = func(parent int, name, p string, depth int) error {
 		var st unix.Stat_t
 		if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return walkErr(p, err)
 		}
-		if !visit(p, &st) {
+		switch visit(parent, name, p, &st) {
+		case walkStop:
 			return errStopWalk
+		case walkSkip:
+			return nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return nil

@@ -109,6 +109,7 @@ type runFlags struct {
 	requireSignature bool
 	allowedSigners   string
 	read, write      listFlags
+	allowAutorun     listFlags
 	interpreters     listFlags
 	cwd              string
 	policy           policyFlags
@@ -141,6 +142,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.Var(&f.read, "read", "let the script read `PATH`, a file or folder, at the same path (repeatable; see docs/grants.md)")
 	fs.Var(&f.write, "write", "let the script create and change files in the folder `PATH`, created if missing (repeatable)")
+	fs.Var(&f.allowAutorun, "allow-autorun", "keep writable, in the --write folder `PATH`, the files the caller's tools run on their own (.git, .envrc, .vscode, ...), which are otherwise read-only, and those the script makes renamed aside (repeatable; docs/grants.md)")
 	fs.Var(&f.interpreters, "interpreter", "run scripts with the program at `PATH` (a venv's bin/python, a pyenv, conda or nvm python3 or node; repeatable): its folder comes first on the sandbox's PATH and its environment is readable (docs/run.md)")
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not print warnings: of a degraded run (--allow-degraded), of a skill's departures from the specification")
@@ -382,6 +384,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		RequestID:        requestID,
 		Strict:           f.strict,
 		Cwd:              f.cwd,
+		AutorunWritable:  f.allowAutorun,
 	}
 	pol.Apply(sb, os.LookupEnv)
 	c.meta.Timeout, c.meta.MemoryLimitMB = sb.Timeout, sb.MemoryMB

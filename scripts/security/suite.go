@@ -95,7 +95,7 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 			row.Evidence = j.evidence
 			row.StoppedBy = checkLayers(j.layer, a)
 			row.Sandboxed = sandboxWord(p.policy, j.verdict)
-			if !probeRan(p, o) && j.verdict != vEffect && row.StoppedBy != "validate" {
+			if !probeRan(p, o) && j.verdict != vEffect && row.StoppedBy != "validate" && row.StoppedBy != "refused" {
 				row.Sandboxed = "ERROR"
 				row.RunnerError = fmt.Sprintf("probe did not run (exit %d): %s", o.exitCode, truncate(o.stderr, 300))
 				row.Evidence = row.RunnerError

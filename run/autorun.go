@@ -1,0 +1,73 @@
+package run
+
+import (
+	"path"
+	"strings"
+)
+
+// Files that the caller's own tools run, or load code or commands from,
+// without being asked to, when the caller works in a folder a script
+// could write (docs/grants.md, "Files the caller's tools run"): the
+// version-control metadata (hooks, core.hooksPath, core.fsmonitor and
+// filter drivers in .git/config, a .git file naming another git folder),
+// shell start-up files, direnv and mise, editors' and agents' workspace
+// settings and tasks, package managers' configuration that names commands
+// or preloads code, and Python's start-up hooks. Project content that
+// runs only when the caller runs it (a Makefile, package.json scripts,
+// setup.py) is not on the list.
+
+// autorunNames are matched against an entry's name, file or folder, at
+// any depth of a write grant. A folder matches as a whole.
+var autorunNames = map[string]bool{
+	// Version control: hooks, configuration, a .git file pointing
+	// elsewhere; .husky is the usual core.hooksPath.
+	".git": true, ".hg": true, ".husky": true, ".pre-commit-config.yaml": true,
+	// Shells and per-folder environments.
+	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
+	".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
+	".zlogout": true, ".kshrc": true, ".mkshrc": true, ".envrc": true,
+	"mise.toml": true, ".mise.toml": true, "mise.local.toml": true, ".mise.local.toml": true,
+	// Editors, debuggers and coding agents: tasks that run on opening the
+	// folder, settings naming programs, hooks and MCP servers.
+	".vscode": true, ".idea": true, ".devcontainer": true, ".zed": true,
+	".exrc": true, ".vimrc": true, ".nvimrc": true, ".nvim.lua": true, ".gvimrc": true,
+	".gdbinit": true, ".lldbinit": true,
+	".claude": true, ".cursor": true, ".gemini": true, ".mcp.json": true,
+	// Package managers: node-options, script-shell, yarnPath, preloads,
+	// pnpm's install hooks, cargo's runners and wrappers, pip's index.
+	".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true, ".pnpmfile.cjs": true,
+	"bunfig.toml": true, ".bunfig.toml": true, ".cargo": true, "pip.conf": true,
+	// Python runs these at every start when they lie in site-packages.
+	"sitecustomize.py": true, "usercustomize.py": true,
+}
+
+// autorunSuffixes are matched against the end of an entry's name.
+var autorunSuffixes = []string{
+	".pth",            // Python: a line starting "import" runs at start-up
+	".code-workspace", // VS Code: settings and tasks of a workspace
+}
+
+// quarantineSuffix is added to the name of an auto-run file a run
+// created; no tool looks for the name it makes.
+const quarantineSuffix = ".skill-sandbox-quarantine"
+
+// isAutorun reports whether the entry with the slash-separated path rel
+// (relative to a write grant) is a file the caller's tools run on their
+// own. Only its last name counts: the folders above a match are matched
+// themselves, and what lies inside a matching folder goes with it. A
+// quarantined name never matches.
+func isAutorun(rel string) bool {
+	name := path.Base(rel)
+	if rel == "" || rel == "." || strings.HasSuffix(name, quarantineSuffix) {
+		return false
+	}
+	if autorunNames[name] {
+		return true
+	}
+	for _, s := range autorunSuffixes {
+		if strings.HasSuffix(name, s) && len(name) > len(s) {
+			return true
+		}
+	}
+	return false
+}

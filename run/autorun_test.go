@@ -1,0 +1,52 @@
+package run
+
+import "testing"
+
+// TestIsAutorun checks the names matched, at any depth, and the names
+// that must not match (quarantined ones, look-alikes, project content).
+func TestIsAutorun(t *testing.T) {
+	tests := []struct {
+		rel  string
+		want bool
+	}{
+		{".git", true},
+		{"sub/.git", true},
+		{".envrc", true},
+		{"a/b/.vscode", true},
+		{".bashrc", true},
+		{"venv/lib/python3.11/site-packages/evil.pth", true},
+		{"proj.code-workspace", true},
+		{".npmrc", true},
+		{".claude", true},
+		{"", false},
+		{".", false},
+		{".pth", false},
+		{".git" + quarantineSuffix, false},
+		{".envrc" + quarantineSuffix, false},
+		{"x.pth" + quarantineSuffix, false},
+		{".github", false},
+		{".gitignore", false},
+		{"Makefile", false},
+		{"package.json", false},
+		{".env", false},
+		{"git", false},
+		{"envrc", false},
+	}
+	for _, tc := range tests {
+		if got := isAutorun(tc.rel); got != tc.want {
+			t.Errorf("isAutorun(%q) = %v, want %v", tc.rel, got, tc.want)
+		}
+	}
+}
+
+// TestInAutorun checks that a grant inside a matching folder is found.
+func TestInAutorun(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/srv/repo/.git/hooks": true, "/srv/repo/.vscode": true,
+		"/srv/repo/out": false, "/": false,
+	} {
+		if got := inAutorun(p); got != want {
+			t.Errorf("inAutorun(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

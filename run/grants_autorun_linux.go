@@ -1,0 +1,47 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// errTooMany ends findAutorun past its bound.
+var errTooMany = errors.New("too many")
+
+// findAutorun walks the write grant root (by descriptors, following no
+// symlink: walkNoFollowAt) for entries isAutorun matches, not going into
+// a matching folder, and returns them; more than max of them, or more
+// than maxSnapshotEntries entries walked, is an error, as is a folder
+// it cannot read: a file left unseen would stay writable.
+func findAutorun(root string, max int) ([]autorunFound, error) {
+	var out []autorunFound
+	n := 0
+	var stop error
+	err := walkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) walkStep {
+		if n++; n > maxSnapshotEntries {
+			stop = fmt.Errorf("more than %d entries", maxSnapshotEntries)
+			return walkStop
+		}
+		if p == root || !isAutorun(p[len(root)+1:]) {
+			return walkOn
+		}
+		if len(out) == max {
+			stop = fmt.Errorf("%w: more than %d", errTooMany, max)
+			return walkStop
+		}
+		t := st.Mode & unix.S_IFMT
+		out = append(out, autorunFound{
+			GrantMount: stageconfig.GrantMount{Path: p, Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
+			mount:      t == unix.S_IFREG || t == unix.S_IFDIR,
+		})
+		return walkSkip
+	})
+	if stop != nil {
+		return nil, stop
+	}
+	return out, err
+}
