@@ -45,7 +45,11 @@ os.symlink(target, os.path.join(out, "charts"))
 		filepath.Join(out, strings.Repeat("d/", 300)+"charts"),
 	} {
 		var st unix.Stat_t
-		if err := unix.Lstat(link, &st); err != nil || st.Uid != nobodyUID {
+		err := unix.Lstat(link, &st)
+		if err == unix.ENOENT {
+			continue // removed as a link out of the grant: harmless too
+		}
+		if err != nil || st.Uid != nobodyUID {
 			t.Errorf("%s belongs to uid %d (%v), want %d: a later grant through it is taken as root's own", link[len(out):min(len(link), len(out)+40)], st.Uid, err, nobodyUID)
 		}
 	}
