@@ -301,6 +301,11 @@ func TestRecordPerCall(t *testing.T) {
 			t.Errorf("outcome/kind/exit_code = %s/%q/%d, want %s/%q/%d (message: %s)",
 				rec.Outcome, rec.ErrorKind, rec.ExitCode, w.outcome, w.kind, w.exitCode, rec.Message)
 		}
+		if w.level == audit.LevelInfo && len(rec.Layers.Missing) > 0 {
+			// A host without a layer (no cgroup for an unprivileged
+			// caller) makes a good run a warning.
+			w.level = audit.LevelWarn
+		}
 		switch {
 		case w.level != "" && rec.Level != w.level:
 			t.Errorf("level %s, want %s", rec.Level, w.level)

@@ -41,9 +41,9 @@ func TestStopExplained(t *testing.T) {
 		})
 	}
 	t.Run("script's own exit", func(t *testing.T) {
-		r := runCLI(t, "", "run", skill, "fail.sh")
-		if r.Code != 3 || strings.Contains(r.Stderr, "skill-sandbox:") {
-			t.Errorf("exit %d, want 3 and nothing from skill-sandbox:\n%s", r.Code, r.Stderr)
+		r := runCLI(t, "", "run", "--quiet", skill, "fail.sh")
+		if r.Code != 3 || strings.Contains(r.Stderr, "skill-sandbox: error") {
+			t.Errorf("exit %d, want 3 and no error from skill-sandbox:\n%s", r.Code, r.Stderr)
 		}
 	})
 }
