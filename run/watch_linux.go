@@ -264,6 +264,12 @@ func (ps *procSet) list() []int {
 			case ps.pidns:
 				ns, err := os.Readlink("/proc/" + name + "/ns/pid")
 				ours = err == nil && ps.pidNS != "" && ns == ps.pidNS
+				if err != nil && !errors.Is(err, os.ErrNotExist) && ownProcess(name) {
+					// One of this user's that cannot be read yet (caught
+					// mid-exec, say): looked at again next time rather
+					// than taken as another run's for good.
+					continue
+				}
 			default:
 				ours = sessionOf(pid) == sid
 			}
@@ -279,6 +285,12 @@ func (ps *procSet) list() []int {
 		}
 	}
 	return out
+}
+
+// ownProcess reports whether /proc/NAME belongs to this process's user.
+func ownProcess(name string) bool {
+	var st unix.Stat_t
+	return unix.Stat("/proc/"+name, &st) == nil && int(st.Uid) == os.Geteuid()
 }
 
 // sessionOf returns the session id field of /proc/PID/stat, "" when it
