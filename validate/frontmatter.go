@@ -129,18 +129,9 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 	if err := checkUTF8(data); err != nil {
 		return nil, err
 	}
-	// CRLF, LF and a lone CR all end a line (YAML 1.2, 5.4).
-	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
-	lines := strings.Split(text, "\n")
-	if len(text) == 0 || !isDelimiter(lines[0]) {
+	lines, end := splitFrontmatter(data)
+	if !isDelimiter(lines[0]) {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "SKILL.md must start with YAML frontmatter (---)"}
-	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if isDelimiter(lines[i]) {
-			end = i
-			break
-		}
 	}
 	if end < 0 {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "SKILL.md frontmatter not properly closed with ---"}
@@ -165,6 +156,24 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 
 // isDelimiter reports whether line is a frontmatter delimiter "---",
 // trailing blanks allowed.
+// splitFrontmatter splits data into lines (CRLF, LF and a lone CR all end
+// a line, YAML 1.2, 5.4) and returns them with the index of the line that
+// closes a frontmatter opened on the first: -1 when none does (or the
+// first line opens none).
+func splitFrontmatter(data []byte) (lines []string, end int) {
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	lines = strings.Split(text, "\n")
+	if !isDelimiter(lines[0]) {
+		return lines, -1
+	}
+	for i := 1; i < len(lines); i++ {
+		if isDelimiter(lines[i]) {
+			return lines, i
+		}
+	}
+	return lines, -1
+}
+
 func isDelimiter(line string) bool {
 	return strings.TrimRight(line, " \t") == "---"
 }

@@ -20,18 +20,7 @@ func recoverFrontmatter(data []byte) *Frontmatter {
 	if !utf8.Valid(data) {
 		return nil
 	}
-	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
-	lines := strings.Split(text, "\n")
-	if !isDelimiter(lines[0]) {
-		return nil
-	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if isDelimiter(lines[i]) {
-			end = i
-			break
-		}
-	}
+	lines, end := splitFrontmatter(data)
 	if end < 0 {
 		return nil
 	}
