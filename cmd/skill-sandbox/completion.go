@@ -29,9 +29,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) != 1 {
-		errorf(stderr, "completion: want one shell: bash, zsh or fish")
-		fmt.Fprint(stderr, "\n"+completionUsage)
-		return exitUsage
+		return misuse(stderr, "completion", "want one shell: bash, zsh or fish")
 	}
 	cmds := commands()
 	summaries := commandSummaries(usage)
@@ -44,8 +42,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) int {
 	case "fish":
 		script = fishCompletion(cmds, summaries)
 	default:
-		errorf(stderr, "completion: unknown shell %q (want bash, zsh or fish)", args[0])
-		return exitUsage
+		return misuse(stderr, "completion", "unknown shell %q (want bash, zsh or fish)", args[0])
 	}
 	fmt.Fprint(stdout, script)
 	return 0

@@ -43,9 +43,7 @@ func cmdDigest(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("exactly one PATH is needed")
 	}
 	if err != nil {
-		errorf(stderr, "digest: %v", err)
-		seeHelp(stderr, "digest")
-		return 2
+		return misuse(stderr, "digest", "%v", err)
 	}
 	if manifest {
 		m, err := sign.Manifest(paths[0])

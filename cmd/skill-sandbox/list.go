@@ -51,14 +51,10 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		errorf(stderr, "list: %v", err)
-		seeHelp(stderr, "list")
-		return 2
+		return misuse(stderr, "list", "%v", err)
 	}
 	if len(paths) != 1 {
-		errorf(stderr, "list: want exactly one PATH, got %d", len(paths))
-		seeHelp(stderr, "list")
-		return 2
+		return misuse(stderr, "list", "want exactly one PATH, got %d", len(paths))
 	}
 	files, err := validate.List(paths[0], f.all)
 	if errors.Is(err, validate.ErrNoScripts) {

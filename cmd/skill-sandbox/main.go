@@ -162,10 +162,13 @@ func printHelp(w io.Writer, fs *flag.FlagSet, text string) {
 	fs.SetOutput(io.Discard)
 }
 
-// seeHelp ends a usage error's message: after the one error line, where
-// the command's help is, rather than all of it (exit status 2 follows).
-func seeHelp(stderr io.Writer, cmd string) {
+// misuse reports a command-line mistake of cmd in the tool's one voice:
+// one error line, then where the command's help is rather than all of it.
+// It returns the exit status of a usage error.
+func misuse(stderr io.Writer, cmd, format string, a ...any) int {
+	errorf(stderr, "%s: "+format, append([]any{cmd}, a...)...)
 	fmt.Fprintf(stderr, "see skill-sandbox %s -h\n", cmd)
+	return exitUsage
 }
 
 // errorf prints an error in the tool's one format.

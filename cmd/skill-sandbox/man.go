@@ -11,8 +11,7 @@ import (
 // page, skill-sandbox(1), in troff. make install and make dist write it.
 func cmdMan(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
-		errorf(stderr, "man: takes no arguments")
-		return exitUsage
+		return misuse(stderr, "man", "takes no arguments")
 	}
 	fmt.Fprint(stdout, manPage(toolVersion()))
 	return 0

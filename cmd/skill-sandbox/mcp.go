@@ -94,11 +94,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
 	var f mcpFlags
 	fs := newMCPFlagSet(&f)
-	usageErr := func(format string, a ...any) int {
-		errorf(stderr, "mcp: "+format, a...)
-		seeHelp(stderr, "mcp")
-		return exitUsage
-	}
+	usageErr := func(format string, a ...any) int { return misuse(stderr, "mcp", format, a...) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(stderr, fs, mcpUsage) // stdout carries only protocol messages

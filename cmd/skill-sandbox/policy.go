@@ -169,9 +169,7 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("want one skill PATH")
 	}
 	if err != nil {
-		errorf(stderr, "policy: %v", err)
-		seeHelp(stderr, "policy")
-		return 2
+		return misuse(stderr, "policy", "%v", err)
 	}
 	if msg := checkPolicyFlags(fs, &f.policy); msg != "" {
 		errorf(stderr, "policy: %s", msg)

@@ -495,10 +495,9 @@ type call struct {
 // usage reports a usage error, writes its record if one was asked for and
 // returns exit status 2.
 func (c *call) usage(msg string) int {
-	errorf(c.stderr, "%s: %s", c.name, msg)
-	seeHelp(c.stderr, c.name)
+	code := misuse(c.stderr, c.name, "%s", msg)
 	if !c.wantsRecord() {
-		return exitUsage
+		return code
 	}
 	err := usageError{msg: msg}
 	rec := audit.FromRun(c.meta, nil, err)

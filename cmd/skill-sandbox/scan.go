@@ -77,9 +77,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("no PATH given")
 	}
 	if err != nil {
-		errorf(stderr, "scan: %v", err)
-		seeHelp(stderr, "scan")
-		return 2
+		return misuse(stderr, "scan", "%v", err)
 	}
 	failed := false
 	dirs := paths

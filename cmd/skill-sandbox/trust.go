@@ -85,9 +85,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("--allowed-signers FILE is required")
 	}
 	if err != nil {
-		errorf(stderr, "verify: %v", err)
-		seeHelp(stderr, "verify")
-		return 2
+		return misuse(stderr, "verify", "%v", err)
 	}
 	dir := paths[0]
 	s, err := sign.VerifySkillWith(dir, f.allowed, sign.Options{SignatureFile: f.sigFile, Principal: f.principal})
@@ -116,9 +114,7 @@ func cmdSign(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("--key KEY is required")
 	}
 	if err != nil {
-		errorf(stderr, "sign: %v", err)
-		seeHelp(stderr, "sign")
-		return 2
+		return misuse(stderr, "sign", "%v", err)
 	}
 	dir := paths[0]
 	if f.sigFile == "" {

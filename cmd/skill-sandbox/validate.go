@@ -57,14 +57,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		errorf(stderr, "validate: %v", err)
-		seeHelp(stderr, "validate")
-		return 2
+		return misuse(stderr, "validate", "%v", err)
 	}
 	if len(paths) == 0 {
-		errorf(stderr, "validate: no PATH given")
-		seeHelp(stderr, "validate")
-		return 2
+		return misuse(stderr, "validate", "no PATH given")
 	}
 	dirs := paths
 	failed := false
