@@ -90,8 +90,8 @@ func TestParseTargets(t *testing.T) {
 }
 
 func TestProfileFor(t *testing.T) {
-	in := "# profile skill-sandbox /x\nprofile skill-sandbox /usr/{local/,}bin/skill-sandbox flags=(unconfined) {\n"
-	want := "# profile skill-sandbox /x\nprofile skill-sandbox /opt/ss/bin/skill-sandbox flags=(unconfined) {\n"
+	in := "# profile skill-sandbox /x\nprofile skill-sandbox /usr/{local/,}bin/skill-sandbox flags=(attach_disconnected) {\n"
+	want := "# profile skill-sandbox /x\nprofile skill-sandbox /opt/ss/bin/skill-sandbox flags=(attach_disconnected) {\n"
 	if got := string(profileFor([]byte(in), "/opt/ss/bin/skill-sandbox")); got != want {
 		t.Errorf("profileFor = %q, want %q", got, want)
 	}

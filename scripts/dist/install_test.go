@@ -71,7 +71,7 @@ func TestMakeInstall(t *testing.T) {
 		}
 	}
 	profile, err := os.ReadFile(filepath.Join(dest, "etc/apparmor.d/skill-sandbox"))
-	if err != nil || !strings.Contains(string(profile), "\nprofile skill-sandbox /opt/skill-sandbox/bin/skill-sandbox flags=(unconfined) {\n") {
+	if err != nil || !strings.Contains(string(profile), "\nprofile skill-sandbox /opt/skill-sandbox/bin/skill-sandbox flags=(attach_disconnected,mediate_deleted) {\n") {
 		t.Errorf("AppArmor profile: %v\n%s", err, profile)
 	}
 	makeIn(t, build, "uninstall", "PREFIX=/opt/skill-sandbox", "DESTDIR="+dest, "APPARMOR=1")
