@@ -297,6 +297,9 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		return nil, err
 	}
 	sort.Strings(gp.grants.Masked)
+	if err := alias.checkSubmounts(gp.grants.Read, gp.grants.Write, gp.grants.Masked); err != nil {
+		return nil, err
+	}
 	// Refused here, with the reason, rather than by the exec failing in
 	// a folder the script may not enter.
 	for _, m := range gp.grants.Masked {
