@@ -203,7 +203,7 @@ func checkDeb(t *testing.T, deb string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(profile, []byte("profile skill-sandbox /usr/bin/skill-sandbox flags=(unconfined)")) {
+	if !bytes.Contains(profile, []byte("profile skill-sandbox /usr/bin/skill-sandbox flags=(attach_disconnected,mediate_deleted)")) {
 		t.Error("the packaged AppArmor profile does not name /usr/bin/skill-sandbox")
 	}
 	installDeb(t, deb)
