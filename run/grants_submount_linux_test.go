@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,4 +120,46 @@ func TestGrantHoldingMountPoints(t *testing.T) {
 			t.Errorf("the granted tmpfs's file: want ok data.txt in\n%s", o.stdout)
 		}
 	})
+}
+
+// writeProbe writes each path argument.
+const writeProbe = `import sys
+for p in sys.argv[1:]:
+    open(p, "w").write("x")
+`
+
+// TestWriteGrantOfAMountPoint: a tmpfs inside a write grant, granted for
+// writing on its own, is treated as every write grant: what the script
+// writes there is in the record's artifacts, and an auto-run file it
+// leaves there (.envrc) is renamed aside. Without the second grant the run
+// is refused (TestGrantHoldingMountPoints).
+func TestWriteGrantOfAMountPoint(t *testing.T) {
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"write.py": writeProbe})
+	base, err := os.MkdirTemp("", "skill-sandbox-submount-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	g := filepath.Join(base, "out")
+	if err := os.MkdirAll(g, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(g, "cache")
+	mountIn(t, sub, "")
+	os.Chmod(sub, 0o700)
+	made, envrc := filepath.Join(sub, "made.txt"), filepath.Join(sub, ".envrc")
+	o := runIn(t, Sandbox{WritePaths: []string{g, sub}}, dir, "write.py", made, envrc)
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("err %v exit %d stderr %s", o.err, o.res.ExitCode, o.stderr)
+	}
+	if !slices.ContainsFunc(o.res.Artifacts.Files, func(a Artifact) bool { return a.Path == made && a.Action == ArtifactCreated }) {
+		t.Errorf("%s not among the artifacts %+v", made, o.res.Artifacts.Files)
+	}
+	if _, err := os.Lstat(envrc); err == nil {
+		t.Errorf("%s is still there", envrc)
+	}
+	if !slices.ContainsFunc(o.res.Artifacts.Neutralised, func(n Neutralised) bool { return n.Path == envrc && n.Kind == "autorun" }) {
+		t.Errorf("%s not in Neutralised %+v", envrc, o.res.Artifacts.Neutralised)
+	}
 }
