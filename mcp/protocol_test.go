@@ -86,6 +86,8 @@ func TestLegacyEra(t *testing.T) {
 	if got := dig(r, "result", "protocolVersion"); got != "2025-06-18" {
 		t.Errorf("2025-06-18 not kept: %v", got)
 	}
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c = newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
 	r = c.request("initialize", map[string]any{"protocolVersion": "2099-01-01", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x"}})
 	if got := dig(r, "result", "protocolVersion"); got != VersionLegacy {
 		t.Errorf("unknown version answered with %v, want %s", got, VersionLegacy)
@@ -93,7 +95,7 @@ func TestLegacyEra(t *testing.T) {
 	if dig(r, "result", "capabilities", "tools") == nil || dig(r, "result", "serverInfo", "name") != "skill-sandbox" {
 		t.Errorf("initialize result: %v", r)
 	}
-	c.initialize()
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if r := c.request("ping", nil); r["result"] == nil {
 		t.Errorf("ping: %v", r)
 	}
@@ -258,5 +260,35 @@ func TestPing(t *testing.T) {
 				t.Errorf("result %s (response %v), want %s", got, r, tc.result)
 			}
 		})
+	}
+}
+
+// TestSecondInitialize: the handshake happens once per connection. A
+// second initialize is refused and leaves the negotiated revision as it
+// was; an initialize refused for its params does not count.
+func TestSecondInitialize(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	if r := c.request("initialize", map[string]any{}); dig(r, "error", "code") != float64(CodeInvalidParams) {
+		t.Fatalf("initialize without params: %v", r)
+	}
+	r := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "first"}})
+	if got := dig(r, "result", "protocolVersion"); got != "2025-06-18" {
+		t.Fatalf("first initialize: %v", r)
+	}
+	for _, rev := range []string{VersionFirst, "2025-06-18", VersionLegacy} {
+		r := c.request("initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "second"}})
+		msg, _ := dig(r, "error", "message").(string)
+		if dig(r, "error", "code") != float64(CodeInvalidRequest) || r["id"] == nil || !strings.Contains(msg, "already initialized (protocol revision 2025-06-18)") {
+			t.Errorf("second initialize asking %s: %v", rev, r)
+		}
+	}
+	// Still 2025-06-18: tools have titles (not in 2024-11-05) and
+	// serverInfo has no description (2025-11-25).
+	l := c.request("tools/list", nil)
+	if dig(l, "result", "tools", 0, "title") == nil {
+		t.Errorf("tools/list after a refused initialize lost the negotiated revision: %v", l)
+	}
+	if p := c.request("ping", nil); p["result"] == nil {
+		t.Errorf("ping: %v", p)
 	}
 }
