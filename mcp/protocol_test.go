@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
 )
 
 // TestFraming sends malformed and invalid messages and checks each error
@@ -290,5 +293,32 @@ func TestSecondInitialize(t *testing.T) {
 	}
 	if p := c.request("ping", nil); p["result"] == nil {
 		t.Errorf("ping: %v", p)
+	}
+}
+
+// TestKeyFlood: a message with more object keys, or nested deeper, than
+// the duplicate-key check examines is refused with the limit it passed,
+// its id kept, and the server goes on.
+func TestKeyFlood(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	var keys strings.Builder
+	for i := range jsonkeys.DefaultMaxKeys {
+		fmt.Fprintf(&keys, `"k%d":0,`, i)
+	}
+	for _, tc := range []struct{ name, line, want string }{
+		{"keys", `{"jsonrpc":"2.0","id":"flood","method":"ping","params":{` + strings.TrimSuffix(keys.String(), ",") + `}}`,
+			fmt.Sprintf("more than %d object keys", jsonkeys.DefaultMaxKeys)},
+		{"depth", `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`,
+			fmt.Sprintf("nest more than %d deep", jsonkeys.DefaultMaxDepth)},
+	} {
+		c.sendLine(tc.line)
+		r := c.read()
+		msg, _ := dig(r, "error", "message").(string)
+		if dig(r, "error", "code") != float64(CodeInvalidRequest) || r["id"] == nil || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %v", tc.name, r)
+		}
+	}
+	if p := c.request("ping", nil); p["result"] == nil {
+		t.Errorf("ping after the floods: %v", p)
 	}
 }
