@@ -434,6 +434,7 @@ func (s *Server) serverInfo(rev revision) map[string]any {
 
 const instructions = "Agent Skills served by skill-sandbox. Call list_skills, then read_skill for a skill's instructions and read_skill_file for its references. " +
 	"run_skill_script runs one of a skill's scripts in a kernel sandbox; run_command runs a bash command line in the same sandbox. " +
+	"With a workspace, write_workspace_file puts an input file into it and read_workspace_file reads an output back. " +
 	"The operator's policy fixes what a run may read, write and reach; no argument can widen it."
 
 func orEmpty(raw json.RawMessage) json.RawMessage {
