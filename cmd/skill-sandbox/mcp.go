@@ -29,10 +29,12 @@ sandbox cannot write, missing kernel layers) does not start. See
 docs/mcp.md.
 
 Tools: list_skills, read_skill, read_skill_file, run_skill_script,
-run_command. Every script or command runs in the sandbox with the limits
+run_command; with --workspace also write_workspace_file and
+read_workspace_file, which put a file into the workspace and read one
+back. Every script or command runs in the sandbox with the limits
 given here and in the operator policy (--policy; a skill's own
 skill-sandbox.toml may only lower them); no tool call can widen them. Each call that runs something
-writes one audit record, refused calls too.
+or touches a workspace file writes one audit record, refused calls too.
 
 The server stops at EOF on stdin (or SIGINT/SIGTERM), after stopping every
 run in progress. Exit status: 0 after EOF, 128+N after signal N, 1 on a
