@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // newWorkspace makes a workspace folder and a folder beside it, outside
@@ -293,6 +294,18 @@ func TestWorkspacePolicy(t *testing.T) {
 		t.Errorf("allow_autorun: %v", r)
 	}
 	readAndWrite(t, c, "private.txt", "policy", "deny_read")
+}
+
+// TestWorkspaceAllowAutorun: the command line's exemption of the
+// workspace (mcp --allow-autorun, Sandbox.AutorunWritable) lets the tool
+// write what runs may then write too.
+func TestWorkspaceAllowAutorun(t *testing.T) {
+	ws, _ := newWorkspace(t)
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, Workspace: ws, Sandbox: run.Sandbox{AutorunWritable: []string{ws}}})
+	c.initialize()
+	if r := dig(c.call(ToolWriteWorkspaceFile, map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}), "structuredContent"); dig(r, "outcome") != "completed" {
+		t.Errorf("--allow-autorun: %v", r)
+	}
 }
 
 // TestWorkspaceToolsNeedWorkspace: without a workspace the tools are not
