@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,19 @@ func TestLogAppendFile(t *testing.T) {
 		if err := l.AppendFile(NewFileRecord(EventWorkspaceRead, "", File{Path: "x"}, false, nil, "", nil, "test")); err != nil {
 			t.Fatal(err)
 		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for _, line := range lines {
+		if err := CheckLine([]byte(line)); err != nil {
+			t.Error(err)
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("%d lines, want 2", len(lines))
 	}
 	var buf bytes.Buffer
 	if err := WriteFileRecord(&buf, NewFileRecord(EventWorkspaceRead, "", File{Path: "x"}, false, nil, "", nil, "test")); err != nil || CheckLine(buf.Bytes()) != nil {
