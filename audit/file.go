@@ -69,7 +69,7 @@ type File struct {
 // NewFileRecord returns the record of a workspace call of event that
 // ended with err (nil: completed) of kind (one of the Kind constants; ""
 // for err nil), with the time, host and identity of this process filled
-// in. refused says the call stopped before the file was touched.
+// in. refused says nothing was written or returned.
 func NewFileRecord(event, requestID string, f File, refused bool, err error, kind string, m *MCP, version string) FileRecord {
 	host, _ := os.Hostname()
 	rec := FileRecord{

@@ -27,7 +27,7 @@ const (
 const maxWorkspacePath = 4096
 
 // fileError is a workspace call that was refused or failed: kind is the
-// record's error_kind, refused says that nothing was written or read.
+// record's error_kind, refused says that nothing was written or returned.
 type fileError struct {
 	kind    string
 	refused bool
