@@ -41,6 +41,66 @@ func refusal(kind, format string, a ...any) *fileError {
 	return &fileError{kind: kind, refused: true, err: fmt.Errorf(format, a...)}
 }
 
+// workspaceTools are the tools that put a file into the workspace and read
+// one back, offered only with a workspace.
+func (s *Server) workspaceTools(str func(string) map[string]any, obj func(map[string]any, ...string) map[string]any) []tool {
+	encoding := func(desc string) map[string]any {
+		return map[string]any{"type": "string", "enum": []string{"text", "base64"}, "description": desc}
+	}
+	destructive := true
+	closed := false
+	fileOut := func(props map[string]any) map[string]any {
+		p := map[string]any{
+			"request_id": str("id of the call, also in its audit record"),
+			"outcome":    map[string]any{"type": "string", "enum": []string{audit.OutcomeCompleted, audit.OutcomeRefused, audit.OutcomeFailed}},
+			"path":       str("the path asked for"),
+			"size":       map[string]any{"type": "integer", "description": "size of the file"},
+			"bytes":      map[string]any{"type": "integer", "description": "bytes written or returned"},
+			"sha256":     str("SHA-256 of those bytes"),
+			"error":      str("why the call was refused or failed"),
+			"error_kind": str("usage, unsafe_path, policy, io or internal"),
+		}
+		for k, v := range props {
+			p[k] = v
+		}
+		return map[string]any{"type": "object", "properties": p, "required": []string{"request_id", "outcome", "path", "size", "bytes", "sha256"}}
+	}
+	return []tool{
+		{
+			Name:        ToolWriteWorkspaceFile,
+			Title:       "Write a file into the workspace",
+			Annotations: &toolAnnotations{Title: "Write a file into the workspace", DestructiveHint: &destructive, IdempotentHint: true, OpenWorldHint: &closed},
+			Description: fmt.Sprintf("Write a file into the workspace %s (an input for a script or command), replacing one of that name; missing folders on the way are created. "+
+				"The path is relative to the workspace; it may not leave it, go through a symbolic link, or name a file the caller's tools run on their own (.git, .envrc, editor settings). "+
+				"Content is text, or base64 for binary files; at most %d MiB, and one message holds at most %d bytes.", s.cfg.Workspace, s.workspaceWriteCap()>>20, s.cfg.MaxMessageBytes),
+			InputSchema: obj(map[string]any{
+				"path":     str("file path relative to the workspace, e.g. in/data.csv"),
+				"content":  str("the file's content: text, or base64 with encoding base64"),
+				"encoding": encoding(`"text" (the default) or "base64"`),
+			}, "path", "content"),
+			OutputSchema: fileOut(map[string]any{"created": map[string]any{"type": "boolean", "description": "no file of that name was there"}}),
+		},
+		{
+			Name:        ToolReadWorkspaceFile,
+			Title:       "Read a file of the workspace",
+			Annotations: readOnly("Read a file of the workspace"),
+			Description: fmt.Sprintf("Read a file of the workspace %s (an output of a script or command), at most %d bytes per call: page through a larger one with offset (next_offset, until eof). "+
+				"The path is relative to the workspace; it may not leave it or go through a symbolic link, and only regular files are read. "+
+				"Text is returned as it is (a page ends on a whole character); use encoding base64 for binary files.", s.cfg.Workspace, s.cfg.MaxFileBytes),
+			InputSchema: obj(map[string]any{
+				"path":      str("file path relative to the workspace, e.g. out/report.md"),
+				"offset":    map[string]any{"type": "integer", "minimum": 0, "description": "where to start, in bytes (default 0)"},
+				"max_bytes": map[string]any{"type": "integer", "exclusiveMinimum": 0, "description": fmt.Sprintf("at most this many bytes (default and cap %d)", s.cfg.MaxFileBytes)},
+				"encoding":  encoding(`"text" (the default; refused for bytes that are not UTF-8) or "base64"`),
+			}, "path"),
+			OutputSchema: fileOut(map[string]any{
+				"offset": map[string]any{"type": "integer"}, "next_offset": map[string]any{"type": "integer"}, "eof": map[string]any{"type": "boolean"},
+				"encoding": map[string]any{"type": "string"}, "content": str("the bytes read, as text or base64"),
+			}),
+		},
+	}
+}
+
 // workspacePath checks the path argument of a workspace call: relative to
 // the workspace, without a ".." element, naming a file in it. The kernel
 // checks it again when it is opened (RESOLVE_BENEATH); this gives the
