@@ -41,6 +41,11 @@ func (l *Log) Append(rec Record) error {
 	if err != nil {
 		return err
 	}
+	return l.appendLine(line)
+}
+
+// appendLine writes one marshalled record with a single write(2) call.
+func (l *Log) appendLine(line []byte) error {
 	n, err := writeOnce(l.f, line)
 	if err != nil {
 		return fmt.Errorf("audit log %s: %w", l.f.Name(), err)

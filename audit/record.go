@@ -21,12 +21,12 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-// Constants of schema version 1.
+// Constants of the record schema.
 const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "3"
+	SchemaVersion = "4"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -770,6 +770,11 @@ func Write(w io.Writer, rec Record) error {
 	if err != nil {
 		return err
 	}
+	return writeLine(w, line)
+}
+
+// writeLine writes one marshalled record to w.
+func writeLine(w io.Writer, line []byte) error {
 	if _, err := w.Write(line); err != nil {
 		return fmt.Errorf("writing audit record: %w", err)
 	}

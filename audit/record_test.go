@@ -428,22 +428,28 @@ func TestCheckLineRejects(t *testing.T) {
 }
 
 func TestSchemaIsTheShippedFile(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("schema", "v3.json"))
+	onDisk, err := os.ReadFile(filepath.Join("schema", "v4.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(onDisk, Schema()) {
-		t.Error("Schema() differs from schema/v3.json")
+		t.Error("Schema() differs from schema/v4.json")
 	}
-	var s struct {
-		Schema   string          `json:"$schema"`
-		Required []string        `json:"required"`
-		Props    map[string]any  `json:"properties"`
-		Extra    json.RawMessage `json:"additionalProperties"`
+	var schema struct {
+		Schema string `json:"$schema"`
+		Defs   struct {
+			Run struct {
+				Props map[string]any `json:"properties"`
+			} `json:"run_record"`
+		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(Schema(), &s); err != nil {
+	if err := json.Unmarshal(Schema(), &schema); err != nil {
 		t.Fatal(err)
 	}
+	s := struct {
+		Schema string
+		Props  map[string]any
+	}{schema.Schema, schema.Defs.Run.Props}
 	if s.Schema != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %q", s.Schema)
 	}

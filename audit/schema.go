@@ -12,14 +12,14 @@ import (
 	"strings"
 )
 
-//go:embed schema/v3.json
-var schemaV3 string
+//go:embed schema/v4.json
+var schemaV4 string
 
 // Schema returns the JSON Schema (draft 2020-12) of record schema version
-// SchemaVersion, as shipped in audit/schema/v3.json (v1.json and v2.json
+// SchemaVersion, as shipped in audit/schema/v4.json (v1.json to v3.json
 // are kept for reference).
 func Schema() []byte {
-	return []byte(schemaV3)
+	return []byte(schemaV4)
 }
 
 // ErrSchema is wrapped by CheckLine when a line does not match the schema.
@@ -28,12 +28,14 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // CheckLine checks that line (one JSON value, a trailing newline allowed)
 // matches the record schema. It implements the part of JSON Schema that the
 // schema uses: type, const, enum, required, properties,
-// additionalProperties (false), items, minimum, pattern and local $ref into
-// $defs; any other keyword in the schema is an error rather than being
-// silently skipped. Every mismatch is reported, with its JSON pointer.
+// additionalProperties (false), items, minimum, pattern, oneOf and local
+// $ref into $defs; any other keyword in the schema is an error rather than
+// being silently skipped. Every mismatch is reported, with its JSON
+// pointer; where no branch of a oneOf matches, those of the branch that
+// came closest (a run record or a workspace record).
 func CheckLine(line []byte) error {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(schemaV3), &schema); err != nil {
+	if err := json.Unmarshal([]byte(schemaV4), &schema); err != nil {
 		return fmt.Errorf("audit schema: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -80,6 +82,8 @@ func (c *checker) check(schema map[string]any, v any, at string) {
 		switch kw {
 		case "$ref", "$schema", "$id", "$defs", "title", "description":
 			// $ref is handled above; the rest are annotations.
+		case "oneOf":
+			c.oneOf(arg.([]any), v, at)
 		case "type":
 			if !hasType(v, arg.(string)) {
 				c.fail(at, "want type %s, got %s", arg, typeOf(v))
@@ -143,6 +147,30 @@ func (c *checker) check(schema map[string]any, v any, at string) {
 		default:
 			c.fail(at, "schema: unsupported keyword %q", kw)
 		}
+	}
+}
+
+// oneOf checks v against each branch: exactly one must match. None
+// matching reports the problems of the branch with the fewest.
+func (c *checker) oneOf(branches []any, v any, at string) {
+	var best []string
+	matched := 0
+	for i, b := range branches {
+		sub := checker{root: c.root}
+		sub.check(b.(map[string]any), v, at)
+		if len(sub.problems) == 0 {
+			matched++
+			continue
+		}
+		if i == 0 || len(sub.problems) < len(best) {
+			best = sub.problems
+		}
+	}
+	switch {
+	case matched > 1:
+		c.fail(at, "matches %d of the schemas of oneOf, want one", matched)
+	case matched == 0:
+		c.problems = append(c.problems, best...)
 	}
 }
 

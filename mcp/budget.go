@@ -119,7 +119,7 @@ func (s *Server) reserveFor(req *request) int64 {
 	switch p.Name {
 	case ToolRunScript, ToolRunCommand:
 		return 2*int64(s.cfg.Sandbox.OutputCap)*escapeFactor + listsReserve
-	case ToolReadSkillFile, ToolReadSkill:
+	case ToolReadSkillFile, ToolReadSkill, ToolReadWorkspaceFile:
 		// read_skill returns SKILL.md, which may be larger (up to
 		// validate.MaxSkillMDSize): the operator's file, not the
 		// client's; its excess is charged when its response is queued.

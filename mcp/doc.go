@@ -20,5 +20,8 @@
 // What a run may do is fixed when the Server is made (Config.Sandbox, the
 // operator's policy): a tool call chooses the skill, script, arguments,
 // stdin and a shorter time limit, never a wider grant. Every tool call that
-// runs something, refused calls included, writes exactly one audit record.
+// runs something, refused calls included, writes exactly one audit record;
+// so does every call of the workspace file tools (write_workspace_file,
+// read_workspace_file; offered with Config.Workspace), which reach the
+// workspace's files through openat2 without following any symbolic link.
 package mcp

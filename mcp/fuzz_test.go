@@ -22,6 +22,9 @@ func FuzzFraming(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"method":"x","params":[1]}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"id":{"a":1}}`,
 		"\xff\xfe{\"jsonrpc\":\"2.0\"}\n" + string(bytes.Repeat([]byte("["), 300)),
+		// Past the key check's nesting limit, and keys that fold alike.
+		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_command","NAME":"x","arguments":{"k":1,"\u212a":2}}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -145,13 +145,19 @@ func parseMessage(line []byte) (*request, json.RawMessage, *rpcError) {
 	// Two keys that json.Unmarshal would take for one (a repeated or
 	// case-variant "script", "command", "name"...) could show a reader
 	// one value while another runs.
+	// The check's work is bounded (jsonkeys.Limits): a message with too
+	// many keys or nested too deep is refused before it costs more.
 	var ke *jsonkeys.Error
-	if err := jsonkeys.Check(trimmed); errors.As(err, &ke) {
+	var le *jsonkeys.LimitError
+	switch err := jsonkeys.Check(trimmed); {
+	case errors.As(err, &ke):
 		id := idOf(trimmed)
 		if ke.Depth == 1 && strings.EqualFold(ke.First, "id") {
 			id = nil // which id is meant is the question
 		}
 		return nil, id, errorf(CodeInvalidRequest, "invalid request: %v", err)
+	case errors.As(err, &le):
+		return nil, idOf(trimmed), errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	var m wireMessage
 	if err := jsonkeys.Exact(trimmed, &m); err != nil {

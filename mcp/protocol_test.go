@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
 )
 
 // TestFraming sends malformed and invalid messages and checks each error
@@ -86,6 +89,8 @@ func TestLegacyEra(t *testing.T) {
 	if got := dig(r, "result", "protocolVersion"); got != "2025-06-18" {
 		t.Errorf("2025-06-18 not kept: %v", got)
 	}
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c = newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
 	r = c.request("initialize", map[string]any{"protocolVersion": "2099-01-01", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x"}})
 	if got := dig(r, "result", "protocolVersion"); got != VersionLegacy {
 		t.Errorf("unknown version answered with %v, want %s", got, VersionLegacy)
@@ -93,7 +98,7 @@ func TestLegacyEra(t *testing.T) {
 	if dig(r, "result", "capabilities", "tools") == nil || dig(r, "result", "serverInfo", "name") != "skill-sandbox" {
 		t.Errorf("initialize result: %v", r)
 	}
-	c.initialize()
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if r := c.request("ping", nil); r["result"] == nil {
 		t.Errorf("ping: %v", r)
 	}
@@ -258,5 +263,62 @@ func TestPing(t *testing.T) {
 				t.Errorf("result %s (response %v), want %s", got, r, tc.result)
 			}
 		})
+	}
+}
+
+// TestSecondInitialize: the handshake happens once per connection. A
+// second initialize is refused and leaves the negotiated revision as it
+// was; an initialize refused for its params does not count.
+func TestSecondInitialize(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	if r := c.request("initialize", map[string]any{}); dig(r, "error", "code") != float64(CodeInvalidParams) {
+		t.Fatalf("initialize without params: %v", r)
+	}
+	r := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "first"}})
+	if got := dig(r, "result", "protocolVersion"); got != "2025-06-18" {
+		t.Fatalf("first initialize: %v", r)
+	}
+	for _, rev := range []string{VersionFirst, "2025-06-18", VersionLegacy} {
+		r := c.request("initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "second"}})
+		msg, _ := dig(r, "error", "message").(string)
+		if dig(r, "error", "code") != float64(CodeInvalidRequest) || r["id"] == nil || !strings.Contains(msg, "already initialized (protocol revision 2025-06-18)") {
+			t.Errorf("second initialize asking %s: %v", rev, r)
+		}
+	}
+	// Still 2025-06-18: tools have titles (not in 2024-11-05) and
+	// serverInfo has no description (2025-11-25).
+	l := c.request("tools/list", nil)
+	if dig(l, "result", "tools", 0, "title") == nil {
+		t.Errorf("tools/list after a refused initialize lost the negotiated revision: %v", l)
+	}
+	if p := c.request("ping", nil); p["result"] == nil {
+		t.Errorf("ping: %v", p)
+	}
+}
+
+// TestKeyFlood: a message with more object keys, or nested deeper, than
+// the duplicate-key check examines is refused with the limit it passed,
+// its id kept, and the server goes on.
+func TestKeyFlood(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	var keys strings.Builder
+	for i := range jsonkeys.DefaultMaxKeys {
+		fmt.Fprintf(&keys, `"k%d":0,`, i)
+	}
+	for _, tc := range []struct{ name, line, want string }{
+		{"keys", `{"jsonrpc":"2.0","id":"flood","method":"ping","params":{` + strings.TrimSuffix(keys.String(), ",") + `}}`,
+			fmt.Sprintf("more than %d object keys", jsonkeys.DefaultMaxKeys)},
+		{"depth", `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`,
+			fmt.Sprintf("nest more than %d deep", jsonkeys.DefaultMaxDepth)},
+	} {
+		c.sendLine(tc.line)
+		r := c.read()
+		msg, _ := dig(r, "error", "message").(string)
+		if dig(r, "error", "code") != float64(CodeInvalidRequest) || r["id"] == nil || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %v", tc.name, r)
+		}
+	}
+	if p := c.request("ping", nil); p["result"] == nil {
+		t.Errorf("ping after the floods: %v", p)
 	}
 }

@@ -372,7 +372,8 @@ func supportedVersions() []string {
 // asking for one of them gets it; a client asking for any other version
 // (2026-07-28 has no handshake) gets the newest handshake version, as the
 // spec's version negotiation says. Later answers on the connection are
-// shaped for the negotiated revision.
+// shaped for the negotiated revision; a second initialize is refused
+// (-32600) and changes nothing.
 func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcError) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -390,6 +391,14 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 		version = p.ProtocolVersion
 	}
 	sess.mu.Lock()
+	// One handshake per connection: a second one would change the
+	// revision (and the client name in the records) under requests
+	// already shaped for the first.
+	if sess.version != "" {
+		done := sess.version
+		sess.mu.Unlock()
+		return nil, errorf(CodeInvalidRequest, "invalid request: the connection is already initialized (protocol revision %s); initialize may be sent once per connection, open a new connection to negotiate again", done)
+	}
 	sess.client = p.ClientInfo
 	sess.version = version
 	sess.mu.Unlock()
@@ -425,6 +434,7 @@ func (s *Server) serverInfo(rev revision) map[string]any {
 
 const instructions = "Agent Skills served by skill-sandbox. Call list_skills, then read_skill for a skill's instructions and read_skill_file for its references. " +
 	"run_skill_script runs one of a skill's scripts in a kernel sandbox; run_command runs a bash command line in the same sandbox. " +
+	"With a workspace, write_workspace_file puts an input file into it and read_workspace_file reads an output back. " +
 	"The operator's policy fixes what a run may read, write and reach; no argument can widen it."
 
 func orEmpty(raw json.RawMessage) json.RawMessage {

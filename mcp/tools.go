@@ -269,7 +269,7 @@ func (s *Server) tools() []tool {
 		workspace = fmt.Sprintf("Its working directory is the workspace %s, the one folder it may write; files written there stay after the call and are listed in artifacts.", s.cfg.Workspace)
 		scriptOut = fmt.Sprintf("write access to the workspace %s, where outputs stay after the run (pass paths there as arguments; changes are listed in artifacts)", s.cfg.Workspace)
 	}
-	return []tool{
+	tools := []tool{
 		{
 			Name:        ToolListSkills,
 			Title:       "List skills",
@@ -329,6 +329,10 @@ func (s *Server) tools() []tool {
 			OutputSchema: runOutputSchema(),
 		},
 	}
+	if s.cfg.Workspace != "" {
+		tools = append(tools, s.workspaceTools(str, obj)...)
+	}
+	return tools
 }
 
 // readOnly are the hints of a tool that only reads the skills folders.
@@ -414,6 +418,14 @@ func (s *Server) callTool(ctx context.Context, info callInfo, req *request) (map
 		return s.toolRunScript(ctx, info, p.Arguments), nil
 	case ToolRunCommand:
 		return s.toolRunCommand(ctx, info, p.Arguments), nil
+	case ToolWriteWorkspaceFile, ToolReadWorkspaceFile:
+		if s.cfg.Workspace == "" {
+			return nil, errorf(CodeInvalidParams, "unknown tool: %q: the workspace file tools are offered only when the server has a workspace (--workspace)", p.Name)
+		}
+		if p.Name == ToolWriteWorkspaceFile {
+			return s.toolWriteWorkspaceFile(info, p.Arguments), nil
+		}
+		return s.toolReadWorkspaceFile(info, p.Arguments), nil
 	}
 	return nil, errorf(CodeInvalidParams, "unknown tool: %q", oneLine(p.Name, 200))
 }

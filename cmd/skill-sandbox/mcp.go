@@ -29,10 +29,12 @@ sandbox cannot write, missing kernel layers) does not start. See
 docs/mcp.md.
 
 Tools: list_skills, read_skill, read_skill_file, run_skill_script,
-run_command. Every script or command runs in the sandbox with the limits
+run_command; with --workspace also write_workspace_file and
+read_workspace_file, which put a file into the workspace and read one
+back. Every script or command runs in the sandbox with the limits
 given here and in the operator policy (--policy; a skill's own
 skill-sandbox.toml may only lower them); no tool call can widen them. Each call that runs something
-writes one audit record, refused calls too.
+or touches a workspace file writes one audit record, refused calls too.
 
 The server stops at EOF on stdin (or SIGINT/SIGTERM), after stopping every
 run in progress. Exit status: 0 after EOF, 128+N after signal N, 1 on a
@@ -57,6 +59,7 @@ type mcpFlags struct {
 	allowedSigners   string
 	auditLog         string
 	workspace        string
+	allowAutorun     bool
 	maxRuns          int
 	timeout          time.Duration
 	memoryMB         int
@@ -74,6 +77,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.StringVar(&f.policyFile, "policy", "", "operator policy `FILE` (docs/policy.md): limits, grants, hosts, environment of every run; the flags below override it")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append one audit record per run to `FILE` instead of writing it on stderr")
 	fs.StringVar(&f.workspace, "workspace", "", "`DIR` runs may write (created when missing), also the working directory of run_command and run_skill_script; it may not overlap a skills folder")
+	fs.BoolVar(&f.allowAutorun, "allow-autorun", false, "keep writable, in the --workspace, the files the caller's tools run on their own (.git, .envrc, .vscode, ...), for runs and write_workspace_file alike; by default runs see them read-only and the tool refuses them (docs/grants.md)")
 	fs.IntVar(&f.maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
 	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
 	fs.Var(timeoutFlag{&f.timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")
@@ -116,6 +120,8 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		return usageErr("--allowed-signers is only used with --require-signature")
 	case f.allowDegraded && f.requireIsolation:
 		return usageErr("--allow-degraded and --require-isolation contradict each other")
+	case f.allowAutorun && f.workspace == "":
+		return usageErr("--allow-autorun needs --workspace DIR (it exempts the workspace)")
 	case f.maxRuns <= 0:
 		return usageErr("--max-runs must be positive, got %d", f.maxRuns)
 	case f.prestart < 0:
@@ -150,6 +156,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		MaxBufferedBytes: f.maxBuffered,
 		Version:          toolVersion(),
 		Log:              stderr,
+	}
+	if f.allowAutorun {
+		cfg.Sandbox.AutorunWritable = []string{f.workspace}
 	}
 	if set["timeout"] {
 		cfg.Flags.Timeout = f.timeout

@@ -33,6 +33,7 @@ func TestMCPUsage(t *testing.T) {
 		{"bad max-buffered", []string{"mcp", "--skills", skills, "--max-buffered", "-1"}, 2, "--max-buffered must be positive"},
 		{"zero timeout", []string{"mcp", "--skills", skills, "--timeout", "0s"}, 2, "--timeout must be positive"},
 		{"zero memory", []string{"mcp", "--skills", skills, "--memory", "0"}, 2, "--memory must be positive"},
+		{"allow-autorun without a workspace", []string{"mcp", "--skills", skills, "--allow-autorun"}, 2, "--allow-autorun needs --workspace"},
 		{"max-buffered below one request", []string{"mcp", "--skills", skills, "--max-buffered", "1000"}, 1, "cannot hold the largest request"},
 		{"missing policy", []string{"mcp", "--skills", skills, "--policy", filepath.Join(t.TempDir(), "none.toml")}, 1, "none.toml"},
 		{"degraded and required", []string{"mcp", "--skills", skills, "--allow-degraded", "--require-isolation"}, 2, "contradict"},

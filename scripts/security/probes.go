@@ -58,6 +58,10 @@ type env struct {
 	peak      int      // highest count seen by a watcher
 	note      string
 	after     func(o *outcome) // runs right after the process exits
+	// drive, when a probe's setup sets it, replaces the run of the probe
+	// skill: the harness itself plays the attacker (probe 40 is an MCP
+	// client), sandboxed or as the baseline.
+	drive func(sandboxed bool) *outcome
 }
 
 func (e *env) defer_(f func()) { e.cleanups = append(e.cleanups, f) }
@@ -243,7 +247,7 @@ func allProbes() []probe {
 		{26, "p26-unix-socket", "host unix sockets", mustBlock, setupP26, judgeP26},
 		{27, "p27-inherited-fd", "inherited file descriptor", mustBlock, setupP27, judgeP27},
 		{28, "p28-daemonise", "outlive the run", mustBlock, setupP28, judgeP28},
-	}, append(classProbes(), outputProbes()...)...)
+	}, append(append(classProbes(), outputProbes()...), mcpProbes()...)...)
 }
 
 func judgeP01(e *env, o *outcome) judgement {

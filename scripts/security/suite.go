@@ -162,9 +162,12 @@ func runProbe(cfg *config, p probe, sandboxed bool) (judgement, *outcome, error)
 		}
 	}
 	var o *outcome
-	if sandboxed {
+	switch {
+	case e.drive != nil:
+		o = e.drive(sandboxed)
+	case sandboxed:
 		o = runSandboxed(cfg, e.inv)
-	} else {
+	default:
 		tmp, err := os.MkdirTemp("", "skill-sandbox-baseline-")
 		if err != nil {
 			return judgement{}, nil, err

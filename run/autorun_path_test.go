@@ -1,0 +1,26 @@
+package run
+
+import "testing"
+
+func TestIsAutorunPath(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{
+		{"data.csv", false},
+		{"out/report.md", false},
+		{".git/hooks/pre-commit", true},
+		{".git/config", true},
+		{"sub/repo/.git/config", true},
+		{".envrc", true},
+		{"pkg/.vscode/tasks.json", true},
+		{"lib/site-packages/evil.pth", true},
+		{".pth", false},
+		{"x.skill-sandbox-quarantine", false},
+		{"notes/.gitignore", false},
+	} {
+		if got := IsAutorunPath(c.rel); got != c.want {
+			t.Errorf("IsAutorunPath(%q) = %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
