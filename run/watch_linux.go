@@ -362,12 +362,37 @@ func heldDeleted(pids []int, dev uint64, reaper int) (total int64, hidden bool) 
 	return total, hidden
 }
 
-// holdsFiles reports whether process pid may still hold descriptors: it
-// is not a zombie (whose descriptors are closed, and whose /proc/PID/fd an
-// unprivileged reader is refused all the same).
+// holdsFiles reports whether process pid may still hold descriptors it
+// can use: it is not a zombie (whose descriptors are closed, and whose
+// /proc/PID/fd an unprivileged reader is refused all the same), nor a
+// process in its exit past the release of its memory. /proc shows the
+// latter as root's, so an unprivileged supervisor is refused its
+// descriptors too, for the moment before the kernel closes them; it runs
+// no more code. Taken for hidden, it stopped ordinary runs at their end
+// (a matplotlib plot saved into a write grant, about one run in three, as
+// uid 65534 without a cgroup).
 func holdsFiles(pid int) bool {
 	f := statFields(strconv.Itoa(pid))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	if len(f) == 0 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	statm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	return err == nil && statmHasMemory(statm)
+}
+
+// statmHasMemory reports whether a /proc/PID/statm line may show an
+// address space: false only for a total size of 0, which the kernel
+// prints for a process without one (exiting, or a zombie); anything it
+// cannot read counts as memory, so that a doubt keeps the process hidden.
+// statm is readable by every user whatever the process's owner or
+// dumpable flag.
+func statmHasMemory(statm []byte) bool {
+	f := strings.Fields(string(statm))
+	if len(f) == 0 {
+		return true
+	}
+	size, err := strconv.ParseUint(f[0], 10, 64)
+	return err != nil || size > 0
 }
 
 // anonResident adds up the anonymous resident memory of the processes

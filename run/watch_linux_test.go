@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -258,4 +260,66 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 			t.Errorf("%s: no PID namespace link in the plan", c.name)
 		}
 	}
+}
+
+// TestStatmHasMemory checks which statm lines mark a process without an
+// address space (one in its exit, which the watch must not take for a
+// process hiding its descriptors), and that a doubt counts as memory.
+func TestStatmHasMemory(t *testing.T) {
+	cases := []struct {
+		statm string
+		want  bool
+	}{
+		{"0 0 0 0 0 0 0\n", false},
+		{"6425 3120 1510 1 0 2330 0\n", true},
+		{"", true},
+		{"x 0 0\n", true},
+		{"-1 0\n", true},
+	}
+	for _, c := range cases {
+		if got := statmHasMemory([]byte(c.statm)); got != c.want {
+			t.Errorf("statmHasMemory(%q) = %v, want %v", c.statm, got, c.want)
+		}
+	}
+}
+
+// TestHoldsFiles checks holdsFiles on real processes: a live one may hold
+// descriptors, a zombie (no memory, descriptors closed) may not.
+func TestHoldsFiles(t *testing.T) {
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	defer live.Wait()
+	defer live.Process.Kill()
+	if !holdsFiles(live.Process.Pid) {
+		t.Errorf("a live process does not count as holding files")
+	}
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	// WNOWAIT waits for its exit and leaves it a zombie until Wait.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, zombie.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	if holdsFiles(zombie.Process.Pid) {
+		t.Errorf("a zombie counts as holding files")
+	}
+}
+
+// FuzzStatmHasMemory checks that no statm line makes the reader panic,
+// and that only a leading 0 means no memory.
+func FuzzStatmHasMemory(f *testing.F) {
+	for _, s := range []string{"0 0 0 0 0 0 0\n", "12 3 4 1 0 5 0\n", "", " ", "0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fields := strings.Fields(s)
+		if !statmHasMemory([]byte(s)) && (len(fields) == 0 || strings.TrimLeft(fields[0], "0") != "") {
+			t.Fatalf("%q reads as no memory", s)
+		}
+	})
 }
