@@ -288,3 +288,41 @@ func TestEtcReaderGroupACL(t *testing.T) {
 		t.Errorf("0640 with an ACL naming uid 65534: not counted readable")
 	}
 }
+
+// TestOwnEtcRules checks the Landlock rules on the sandbox's /etc: one on
+// the whole folder when nothing of the run lies there, else one per entry
+// but those that are or hold a part of the run, and one per file a link
+// of /etc leads to.
+func TestOwnEtcRules(t *testing.T) {
+	listed := map[string]uint8{"fonts": 4, "docker": 4, "ssl": 4, "hosts": 8}
+	for _, tc := range []struct {
+		name  string
+		whole bool
+		mod   func(*stageconfig.Config)
+		want  []string
+	}{
+		{"whole", true, func(*stageconfig.Config) {}, []string{"/etc", "/run/r.conf"}},
+		{"grant in an entry", false, func(c *stageconfig.Config) {
+			c.Grants = []stageconfig.GrantMount{{Path: "/etc/docker/daemon.json"}}
+		}, []string{"/etc/fonts", "/etc/hosts", "/etc/ssl", "/run/r.conf"}},
+		{"grant rule on an entry", false, func(c *stageconfig.Config) {
+			c.GrantRules = []stageconfig.GrantRule{{Path: "/etc/ssl", Access: "l"}}
+		}, []string{"/etc/docker", "/etc/fonts", "/etc/hosts", "/run/r.conf"}},
+		{"grant of /", false, func(c *stageconfig.Config) { c.Grants = []stageconfig.GrantMount{{Path: "/"}} },
+			[]string{"/etc/docker", "/etc/fonts", "/etc/hosts", "/etc/ssl", "/run/r.conf"}},
+	} {
+		cfg := benchConfig()
+		tc.mod(cfg)
+		c := &compiler{cfg: cfg, etcListed: listed, etcTargets: []string{"/run/r.conf"}}
+		var got []string
+		for _, r := range c.llOwnEtcRules(tc.whole) {
+			if r.access != llRead {
+				t.Errorf("%s: %s access %#x, want read", tc.name, r.path, r.access)
+			}
+			got = append(got, r.path)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: rules %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
