@@ -113,19 +113,20 @@ func etcLinkTargets(allowNetwork bool) []string {
 	return out
 }
 
-// etcLink returns e, a symlink of /etc, as the sandbox shows it.
-// A link into what the sandbox shows anyway (the system folders, /etc,
-// its own /proc and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or
-// /etc/mtab -> ../proc/self/mounts) is re-created as it is. A link
-// elsewhere would dangle there: systemd-resolved's /etc/resolv.conf ->
+// etcLink returns e, a symlink of /etc, as the sandbox shows it. The
+// sandbox's /etc is the host's, so the link is there as it is: one into
+// what the sandbox shows anyway (the system folders, /etc, its own /proc
+// and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or /etc/mtab ->
+// ../proc/self/mounts) works. One elsewhere would dangle:
+// systemd-resolved's /etc/resolv.conf ->
 // ../run/systemd/resolve/stub-resolv.conf, and DNS with it. The file it
-// leads to is then bound at its own path (see etcLinkTargets; read-only,
-// as all of /etc), when it is a regular file anyone may read and lies outside the
-// places that hold a user's or a session's data or the deny list's entries
-// (etcLinkTargetOK); else the link is re-created, dangling, and nothing
-// more is shown. The init process opens the target without following
-// symlinks and checks it is a regular file again, so the file checked is
-// the file bound.
+// leads to (target) is then shown at its own path (see etcLinkTargets;
+// read-only, as all of /etc), when it is a regular file anyone may read
+// and lies outside the places that hold a user's or a session's data or
+// the deny list's entries (etcLinkTargetOK); else the link dangles and
+// nothing more is shown. The init process opens the target without
+// following symlinks and checks it is a regular file again, so the file
+// checked is the file bound.
 func etcLink(e hostEntry) hostEntry {
 	target, err := filepath.EvalSymlinks(e.path)
 	if err != nil || !etcLinkTargetOK(target) {
@@ -138,8 +139,8 @@ func etcLink(e hostEntry) hostEntry {
 	return hostEntry{path: e.path, target: target}
 }
 
-// etcLinkTargetOK reports whether target, where a symlink of the /etc list
-// leads (resolved), may be bound in its place. Not what the sandbox shows
+// etcLinkTargetOK reports whether target, where a symlink of /etc
+// (etcNetwork) leads (resolved), may be shown at its own path. Not what the sandbox shows
 // anyway (the link works as it is, and /proc/<pid> or /dev must stay the
 // sandbox's own), nor home folders, users' runtime folders (/run/user),
 // the shared temporary folders, /sys, nor a deny-list entry: an absolute
