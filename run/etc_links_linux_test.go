@@ -32,8 +32,8 @@ type etcLinkView struct {
 }
 
 // etcLinkLayout is the fake host of TestEtcLinks: files made under the
-// fake /run, /home and /root (path → mode, content), then /etc entries
-// of the list made symlinks (name → target).
+// fake /etc, /run, /home and /root (path → content; /run/private.conf
+// 0600, the rest 0644), then /etc entries made symlinks (name → target).
 func etcLinkLayout() (files map[string]string, links map[string]string) {
 	return map[string]string{
 			"/run/systemd/resolve/stub-resolv.conf": "nameserver 127.0.0.53\n",
@@ -42,6 +42,9 @@ func etcLinkLayout() (files map[string]string, links map[string]string) {
 			"/run/app/.netrc":                       "machine example.com password NETRC\n",
 			"/run/private.conf":                     "private\n", // made 0600
 			"/etc/unlisted.conf":                    "unlisted\n",
+			// Deny-listed, though anyone may read them here: masked.
+			"/etc/passwd":            "root:x:0:0:SECRET-PASSWD\n",
+			"/etc/ssl/private/k.pem": "SECRET-KEY\n",
 		}, map[string]string{
 			"resolv.conf":   "../run/systemd/resolve/stub-resolv.conf",
 			"hosts":         "/home/alice/hosts",
@@ -57,11 +60,14 @@ func etcLinkLayout() (files map[string]string, links map[string]string) {
 
 // TestEtcLinks builds, in a helper process's private mount namespace, a
 // fake host whose /etc entries are symlinks leading out of /etc, and runs
-// setupMounts on it. A link to a world-readable regular file outside what
-// the sandbox shows (systemd-resolved's resolv.conf) must work, read-only;
-// links into home folders, /root, the deny list, to a file others may not
-// read, to a socket or to an /etc entry not on the list must show nothing;
-// links into /usr and /proc stay links and work.
+// setupMounts on it. The sandbox's /etc is the host's, so every link is
+// there as a link, resolved in the sandbox's root. systemd-resolved's
+// resolv.conf (a world-readable regular file outside what the sandbox
+// shows, with the network) must work, read-only, its file shown at its own
+// path; links into home folders, /root, the deny list, to a file others
+// may not read or to a socket must show nothing; links into /usr, /proc
+// and to another entry of /etc work. Deny-listed entries anyone may read
+// (passwd, a key in ssl/private) are masked: empty.
 func TestEtcLinks(t *testing.T) {
 	if degradedRerun() {
 		t.Skip("needs user namespaces")
@@ -81,13 +87,15 @@ func TestEtcLinks(t *testing.T) {
 	for _, c := range []struct {
 		name, kind, read, write string // "" read: must fail
 	}{
-		{"resolv.conf", "file", "nameserver 127.0.0.53\n", "EROFS"},
+		{"resolv.conf", "link", "nameserver 127.0.0.53\n", "EROFS"},
 		{"hosts", "link", "", ""},
 		{"protocols", "link", "", ""},
 		{"services", "link", "", ""},
 		{"gai.conf", "link", "", ""},
 		{"host.conf", "link", "", ""},
-		{"nsswitch.conf", "link", "", ""},
+		{"nsswitch.conf", "link", "unlisted\n", "EROFS"},
+		{"passwd", "file", "=", "EROFS"},
+		{"ssl/private/k.pem", "missing", "", ""},
 		{"mime.types", "link", "/proc/self/mounts", ""},
 		{"localtime", "link", "TZif", ""},
 	} {
@@ -100,6 +108,8 @@ func TestEtcLinks(t *testing.T) {
 				t.Errorf("kind %q, want %q (%+v)", v.Kind, c.kind, v)
 			}
 			switch {
+			case c.read == "=" && v.Read != "ok:":
+				t.Errorf("read %q, want the empty mask", v.Read)
 			case c.read == "" && strings.HasPrefix(v.Read, "ok:"):
 				t.Errorf("read %q through the link; want nothing shown", v.Read)
 			case c.read == "/proc/self/mounts":
@@ -107,7 +117,7 @@ func TestEtcLinks(t *testing.T) {
 				if !strings.HasPrefix(v.Read, "ok:tmpfs / tmpfs ro,") {
 					t.Errorf("read %q, want the sandbox's mount table", v.Read)
 				}
-			case c.read != "" && !strings.HasPrefix(v.Read, "ok:"+c.read):
+			case c.read != "" && c.read != "=" && !strings.HasPrefix(v.Read, "ok:"+c.read):
 				t.Errorf("read %q, want %q", v.Read, c.read)
 			}
 			if c.write != "" && v.Write != c.write {
@@ -176,7 +186,11 @@ func TestEtcLinksChild(t *testing.T) {
 		fail("setupMounts", err)
 	}
 	seen := map[string]etcLinkView{}
+	names := []string{"passwd", "ssl/private/k.pem"}
 	for name := range links {
+		names = append(names, name)
+	}
+	for _, name := range names {
 		p := "/etc/" + name
 		v := etcLinkView{Kind: "missing"}
 		if st, err := os.Lstat(p); err == nil {

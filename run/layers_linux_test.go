@@ -49,7 +49,7 @@ func attacks() []attack {
 	return []attack{
 		{
 			layer: LayerLandlockFS, name: "read /etc/passwd",
-			also:   []Layer{LayerMountNS}, // which leaves passwd out of /etc too
+			also:   []Layer{LayerMountNS}, // which masks passwd too
 			script: "print(open('/etc/passwd').read())\n",
 			setup:  printed("root:"),
 		},

@@ -271,8 +271,8 @@ func TestAllowHostsGit(t *testing.T) {
 	dir := netSkill(t, fi, map[string]string{"clone.sh": `#!/bin/sh
 cd "$HOME"
 export GIT_SSL_CAINFO="$OLDPWD/../references/ca.pem"
-# /etc/gitconfig is not readable in the sandbox (Landlock), and git
-# treats that as fatal.
+# /etc/gitconfig is the host's: unreadable where its mode or the run's
+# layers say so, which git treats as fatal.
 export GIT_CONFIG_NOSYSTEM=1
 git clone -q -b main "$1" out && cat out/f && echo cloned
 git ls-remote https://badexample.com/git/repo.git 2>&1 || echo "denied as expected"

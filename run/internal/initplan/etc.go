@@ -14,13 +14,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// etcReadable lists (as globs) the parts of /etc the script may read: what
-// the C library, TLS, interpreters and common programs (fontconfig,
-// LibreOffice, file(1), locales) need to run. It is the one list behind
-// both the mount layout (buildRoot builds /etc from it) and the Landlock
-// rules (applyLandlock: one rule on the /etc so built, one per entry of
-// the host's /etc where the run has no root of its own), so the two layers
-// agree.
+// etcReadable lists (as globs) the parts of the host's /etc the script
+// may read where the run has no root of its own (no mount namespace): the
+// Landlock rules there are one per entry of the host's /etc
+// (applyLandlock), and a rule cannot say "what anyone may read, minus a
+// deny list" of entries that do not exist yet, so this list of what the C
+// library, TLS, interpreters and common programs (fontconfig, LibreOffice,
+// matplotlib, file(1), locales) need stays for that case. With the mount
+// namespace the sandbox's /etc is the host's by a rule instead (see
+// etc_rule.go).
 //
 // Left out on purpose, because they describe the host or hold secrets:
 // passwd, group, shadow, gshadow, sudoers*, ssh/ (host keys), ssl/private,
@@ -42,14 +44,14 @@ func etcReadable() []string {
 		"/etc/python3", "/etc/python3.*", "/etc/perl", "/etc/bash.bashrc", "/etc/inputrc",
 		// fonts and office programs
 		"/etc/fonts", "/etc/libreoffice", "/etc/papersize", "/etc/ImageMagick-*",
-		// distribution name (os-release points into /usr)
-		"/etc/os-release",
+		// distribution name (os-release points into /usr), plotting
+		"/etc/os-release", "/etc/matplotlibrc",
 	}
 }
 
 // sharedCaches lists the system caches outside /etc the script may read,
-// shown read-only like /etc's entries (etcEntries, and the Landlock read
-// rules of applyLandlock) when they exist: /var/cache/fontconfig, without
+// shown read-only like /etc (buildEtc, and the Landlock read rules of
+// applyLandlock) when they exist: /var/cache/fontconfig, without
 // which fontconfig (LibreOffice, matplotlib, ImageMagick) rebuilds its
 // cache into $HOME on every run, seconds with many fonts. Only caches
 // built from what the sandbox shows anyway (the fonts under /usr/share)
@@ -59,6 +61,9 @@ func sharedCaches() []string {
 }
 
 // etcNetwork are added to etcReadable with AllowNetwork: name resolution.
+// With the mount namespace they are the host's /etc's anyway, and a
+// symlink among them that leads outside what the sandbox shows has its
+// file shown at its own path (etcLinkTargets).
 func etcNetwork() []string {
 	return []string{"/etc/resolv.conf", "/etc/hosts"}
 }
@@ -72,7 +77,7 @@ func etcNetwork() []string {
 const etcOwnHosts = "127.0.0.1\tlocalhost\n127.0.1.1\t" + sandboxHostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 // etcOwn returns the files the sandbox's /etc holds that are written by
-// the init stage (buildRoot) rather than bound from the host's, by path:
+// the init stage (buildEtc) and mounted over the host's, by path:
 // /etc/hosts unless allowNetwork shows the host's.
 func etcOwn(allowNetwork bool) map[string]string {
 	if allowNetwork {
@@ -89,44 +94,39 @@ func etcPatterns(allowNetwork bool) []string {
 	return etcReadable()
 }
 
-// etcEntries returns the entries of matches (etcMatches) found on the host, as
-// they are shown in the sandbox's /etc (see buildRoot): folders and files
-// to be bind-mounted read-only, symlinks by their target, to be
-// re-created, unless the link leads outside what the sandbox shows (see
-// etcLink). Without Landlock the secrets of /etc are then still out of
-// sight. The folders of sharedCaches follow, shown the same way (a
-// symlink among them is left out).
-func etcEntries(matches []etcMatch) []hostEntry {
-	var entries []hostEntry
-	for _, m := range matches {
-		if e, ok := m.hostEntry(); ok {
-			if e.link != "" {
-				e = etcLink(e)
+// etcLinkTargets returns the files the symlinks of etcNetwork lead to
+// that the sandbox shows at their own paths, so that the links, which are
+// the host's /etc's, resolve in the sandbox (see etcLink): none without
+// allowNetwork.
+func etcLinkTargets(allowNetwork bool) []string {
+	if !allowNetwork {
+		return nil
+	}
+	var out []string
+	for _, p := range etcNetwork() {
+		if e, ok := lookHostEntry(p); ok && e.link != "" {
+			if t := etcLink(e).target; t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
 			}
-			entries = append(entries, e)
 		}
 	}
-	for _, p := range sharedCaches() {
-		if e, ok := lookHostEntry(p); ok && e.folder {
-			entries = append(entries, e)
-		}
-	}
-	return entries
+	return out
 }
 
-// etcLink returns e, a symlink of the /etc list, as the sandbox shows it.
-// A link into what the sandbox shows anyway (the system folders, /etc,
-// its own /proc and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or
-// /etc/mtab -> ../proc/self/mounts) is re-created as it is. A link
-// elsewhere would dangle there: systemd-resolved's /etc/resolv.conf ->
+// etcLink returns e, a symlink of /etc, as the sandbox shows it. The
+// sandbox's /etc is the host's, so the link is there as it is: one into
+// what the sandbox shows anyway (the system folders, /etc, its own /proc
+// and /dev, as /etc/localtime -> /usr/share/zoneinfo/... or /etc/mtab ->
+// ../proc/self/mounts) works. One elsewhere would dangle:
+// systemd-resolved's /etc/resolv.conf ->
 // ../run/systemd/resolve/stub-resolv.conf, and DNS with it. The file it
-// leads to is then bound at the link's path instead (read-only, as all of
-// /etc), when it is a regular file anyone may read and lies outside the
-// places that hold a user's or a session's data or the deny list's entries
-// (etcLinkTargetOK); else the link is re-created, dangling, and nothing
-// more is shown. The init process opens the target without following
-// symlinks and checks it is a regular file again, so the file checked is
-// the file bound.
+// leads to (target) is then shown at its own path (see etcLinkTargets;
+// read-only, as all of /etc), when it is a regular file anyone may read
+// and lies outside the places that hold a user's or a session's data or
+// the deny list's entries (etcLinkTargetOK); else the link dangles and
+// nothing more is shown. The init process opens the target without
+// following symlinks and checks it is a regular file again, so the file
+// checked is the file bound.
 func etcLink(e hostEntry) hostEntry {
 	target, err := filepath.EvalSymlinks(e.path)
 	if err != nil || !etcLinkTargetOK(target) {
@@ -139,8 +139,8 @@ func etcLink(e hostEntry) hostEntry {
 	return hostEntry{path: e.path, target: target}
 }
 
-// etcLinkTargetOK reports whether target, where a symlink of the /etc list
-// leads (resolved), may be bound in its place. Not what the sandbox shows
+// etcLinkTargetOK reports whether target, where a symlink of /etc
+// (etcNetwork) leads (resolved), may be shown at its own path. Not what the sandbox shows
 // anyway (the link works as it is, and /proc/<pid> or /dev must stay the
 // sandbox's own), nor home folders, users' runtime folders (/run/user),
 // the shared temporary folders, /sys, nor a deny-list entry: an absolute
@@ -169,53 +169,16 @@ func etcLinkTargetOK(target string) bool {
 	return true
 }
 
-// etcMatch is a path of /etc that etcMatches found, with the type /etc's
-// listing gave its name (a d_type of getdents(2)): unix.DT_UNKNOWN for a
-// nested path (/etc/ssl/certs), whose last component was not listed, or
-// where the file system does not say.
-type etcMatch struct {
-	path  string
-	dtype uint8
-}
-
-// hostEntry is lookHostEntry(m.path), without its lstat(2) when the
-// listing said m is a folder or a regular file: a start looks at some 30
-// entries of /etc. What the listing said is what lstat would have said
-// then; the init process opens each entry again without following a
-// symlink and binds the descriptor, so an entry swapped since fails its
-// bind (a folder onto a file's mount point, or the reverse) rather than
-// showing something else.
-func (m etcMatch) hostEntry() (hostEntry, bool) {
-	switch m.dtype {
-	case unix.DT_DIR:
-		return hostEntry{path: m.path, folder: true}, true
-	case unix.DT_REG:
-		return hostEntry{path: m.path}, true
-	case unix.DT_LNK, unix.DT_UNKNOWN:
-		return lookHostEntry(m.path)
-	}
-	return hostEntry{}, false // a device, FIFO or socket: never shown
-}
-
-// etcPaths returns the paths of matches.
-func etcPaths(matches []etcMatch) []string {
-	paths := make([]string, len(matches))
-	for i, m := range matches {
-		paths[i] = m.path
-	}
-	return paths
-}
-
 // etcMatches returns the paths etcPatterns(allowNetwork) name in /etc,
-// as filepath.Glob would for each pattern, except that a nested path
-// (/etc/ssl/certs) is returned when its first component exists: callers
-// open each path and skip the missing ones anyway. /etc is listed once
-// and each pattern's first component looked up in that list, instead of
-// one Glob (a stat or a listing) per pattern: this runs on every start,
-// for the mount layout and for the Landlock rules.
-func etcMatches(allowNetwork bool) []etcMatch {
-	listed := listDir("/etc")
-	var out []etcMatch
+// whose names and types listed holds (listDir), as filepath.Glob would
+// for each pattern, except that a nested path (/etc/ssl/certs) is returned
+// when its first component exists: callers open each path and skip the
+// missing ones anyway. Each pattern's first component is looked up in the
+// one listing, instead of one Glob (a stat or a listing) per pattern: this
+// runs on every start, for the Landlock rules of a run without a mount
+// namespace.
+func etcMatches(listed map[string]uint8, allowNetwork bool) []string {
+	var out []string
 	for _, pattern := range etcPatterns(allowNetwork) {
 		// No pattern has a wildcard below its first component
 		// (TestEtcMatchesGlob checks).
@@ -238,11 +201,10 @@ func etcMatches(allowNetwork bool) []etcMatch {
 			names = []string{first}
 		}
 		for _, n := range names {
-			m := etcMatch{path: "/etc/" + n, dtype: listed[n]}
 			if nested {
-				m = etcMatch{path: m.path + "/" + rest, dtype: unix.DT_UNKNOWN}
+				n += "/" + rest
 			}
-			out = append(out, m)
+			out = append(out, "/etc/"+n)
 		}
 	}
 	return out

@@ -19,7 +19,7 @@ import (
 type hostEntry struct {
 	path   string
 	link   string // symlink target, or ""
-	target string // the file a symlink leads to, bound at path (see etcLink)
+	target string // the file a symlink of /etc leads to, bound at path (see etcLink)
 	folder bool
 }
 

@@ -72,10 +72,11 @@ func landlockABI() (int, string) {
 //   - read and execute: /usr, /bin, /sbin, /lib*, the interpreter, the
 //     skill folder;
 //   - read: the caches of sharedCaches, /proc (private with the PID
-//     namespace), and /etc: with the mount namespace the sandbox's own
-//     /etc as a whole, which holds only the parts of etcReadable and the
-//     files of etcOwn, else each part of etcReadable in the host's (the
-//     lists the mount layout uses too);
+//     namespace), and /etc: with the mount namespace the sandbox's /etc
+//     (the host's by a rule, see buildEtc) as a whole, or each of its
+//     entries but those that hold a part of the run (llOwnEtcRules), and
+//     the files of etcLinkTargets; without it each part of etcReadable in
+//     the host's /etc;
 //   - read and write: /dev/null, zero, full, random, urandom, and the
 //     private /dev/shm and /tmp when the mount namespace provides them;
 //   - everything but execute and device nodes: the work folder;
@@ -181,7 +182,7 @@ func (c *compiler) applyLandlock() {
 		c.b.SkipUnlessApplied(mountNS, hostEtc)
 		private := []llRule{{"/tmp", llReadWrite}}
 		if !prebuilt {
-			private = append(private, llPrivateSharedRules(etcPaths(c.etc), cfg.AllowNetwork, wholeEtc)...)
+			private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
 		}
 		for _, r := range private {
 			c.landlockRule(ruleset, r, attr.handledFS)
@@ -189,7 +190,7 @@ func (c *compiler) applyLandlock() {
 		c.b.Jump(done)
 		c.b.Mark(hostEtc)
 		if !prebuilt { // a prebuilt root is a mount namespace's
-			for _, r := range llEtcEntryRules(etcPaths(c.etc)) {
+			for _, r := range llEtcEntryRules(c.etc) {
 				c.landlockRule(ruleset, r, attr.handledFS)
 			}
 		}
@@ -253,31 +254,43 @@ func llSharedRules(ownProc bool) []llRule {
 }
 
 // llPrivateSharedRules are the rules on what setupMounts made private for
-// every run (the private /tmp is the run's): /dev/shm, and the sandbox's
-// own /etc. With wholeEtc that folder is granted as a whole: it holds only
-// the entries of etcReadable found on the host and the files of etcOwn
-// (see buildRoot), so one rule grants what one per entry would, listing
-// /etc aside, for the cost of one (each rule is three system calls in the
-// init process, on every start). Only where nothing of the run's lies
-// there (etcOnlyOurs): a read rule on /etc would override a grant's
-// narrower rules below it. Otherwise each entry of etc (etcMatches) and
-// each file of etcOwn(allowNetwork) gets its own rule.
-func llPrivateSharedRules(etc []string, allowNetwork, wholeEtc bool) []llRule {
-	rules := []llRule{{"/dev/shm", llReadWrite}}
+// every run (the private /tmp is the run's): /dev/shm, and etc, the rules
+// on the sandbox's /etc (llOwnEtcRules).
+func llPrivateSharedRules(etc []llRule) []llRule {
+	return append([]llRule{{"/dev/shm", llReadWrite}}, etc...)
+}
+
+// llOwnEtcRules are the rules on the sandbox's /etc (buildEtc) and on the
+// files its links lead to (etcTargets). With wholeEtc the folder is
+// granted as a whole, one rule (each rule is three system calls in the
+// init process, on every start): what the script's identity may not read
+// there the kernel refuses, and the deny list's entries are masks. Only
+// where nothing of the run's lies there (etcOnlyOurs): a read rule on /etc
+// would override a grant's narrower rules below it. Otherwise each entry
+// of the host's /etc gets its own rule, but those that are or hold a part
+// of the run (runPaths), which get only the run's own rules: one may then
+// reach the part through them but not list them.
+func (c *compiler) llOwnEtcRules(wholeEtc bool) []llRule {
+	var rules []llRule
 	if wholeEtc {
-		return append(rules, llRule{"/etc", llRead})
+		rules = append(rules, llRule{"/etc", llRead})
+	} else {
+		run := runPaths(c.cfg)
+		for _, n := range slices.Sorted(maps.Keys(c.etcListed)) {
+			if p := "/etc/" + n; !holdsAny(p, run) {
+				rules = append(rules, llRule{p, llRead})
+			}
+		}
 	}
-	rules = append(rules, llEtcEntryRules(etc)...)
-	for _, path := range slices.Sorted(maps.Keys(etcOwn(allowNetwork))) {
-		rules = append(rules, llRule{path, llRead})
+	for _, t := range c.etcTargets {
+		rules = append(rules, llRule{t, llRead})
 	}
 	return rules
 }
 
 // llEtcEntryRules grant the entries etc (etcMatches) of /etc one by one:
 // the host's /etc where the run has no root of its own (no mount
-// namespace), which holds secrets and facts about the host, or the
-// sandbox's own when a part of the run lies there (etcOnlyOurs).
+// namespace), which holds secrets and facts about the host.
 func llEtcEntryRules(etc []string) []llRule {
 	rules := make([]llRule, 0, len(etc))
 	for _, p := range etc {
@@ -294,6 +307,18 @@ func llEtcEntryRules(etc []string) []llRule {
 // sibling present when the run was planned), which a read rule on /etc
 // would override for files created there later.
 func etcOnlyOurs(cfg *stageconfig.Config) bool {
+	for _, p := range runPaths(cfg) {
+		if p == "/" || underEtc(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// runPaths are the paths of the run's parts: the skill, work and working
+// folders, grants, their read-only parts, masks, rules and aliases (both
+// ends).
+func runPaths(cfg *stageconfig.Config) []string {
 	paths := []string{cfg.Skill, cfg.WorkDir, cfg.Dir}
 	for _, gs := range [][]stageconfig.GrantMount{cfg.Grants, cfg.ReadOnly, cfg.Masked} {
 		for _, g := range gs {
@@ -306,12 +331,7 @@ func etcOnlyOurs(cfg *stageconfig.Config) bool {
 	for _, a := range cfg.Aliases {
 		paths = append(paths, a.Path, a.Target)
 	}
-	for _, p := range paths {
-		if p == "/" || underEtc(p) {
-			return false
-		}
-	}
-	return true
+	return paths
 }
 
 // llRunRules are the run's own rules listed on applyLandlock: the

@@ -47,8 +47,8 @@ type mounter struct {
 //   - the new root is a tmpfs mounted on a host folder (rootBase) and
 //     built there while the host's tree is still the root, because bind
 //     mounts need their sources in this mount namespace;
-//   - buildRoot puts in the system folders read-only, /etc rebuilt from
-//     etcReadable, a minimal /dev, a private /proc (fresh with a PID
+//   - buildRoot puts in the system folders read-only, the host's /etc
+//     by a rule (buildEtc), a minimal /dev, a private /proc (fresh with a PID
 //     namespace), and mount points for what follows; no other host folder
 //     or file of "/" exists in it, and its cost does not grow with their
 //     number;
@@ -204,8 +204,7 @@ func (m *mounter) openBeneath(desc, dir, path string, r initproc.Register, flags
 //
 //   - the system folders of llSystemDirs, bound in (recursively) or
 //     re-created as the host's symlinks (/bin -> usr/bin);
-//   - /etc, a folder holding only the entries of etcPatterns and the
-//     files of etcOwn;
+//   - /etc, the host's, with masks and the files of etcOwn (buildEtc);
 //   - /dev, a folder holding the devices of llDevices (bound in), the
 //     /dev/fd and /dev/std* links and the pts and shm folders;
 //   - the mount points of the skill folder, the work folder and the
@@ -228,9 +227,8 @@ func (m *mounter) buildRoot(system []hostEntry) {
 	for _, e := range system {
 		m.place(e, true, &bound)
 	}
-	// Before the /etc entries: a folder made on the way must not meet a
-	// symlink that resolves against the host's root, as an absolute one
-	// would here.
+	// Before /etc: a folder made on the way must not meet a symlink that
+	// resolves against the host's root, as an absolute one would here.
 	m.runMountPoints(system)
 	bound = m.etcAndDev(bound)
 	m.readOnlyTree(bound)
@@ -239,7 +237,7 @@ func (m *mounter) buildRoot(system []hostEntry) {
 
 // folders creates the root's own folders.
 func (m *mounter) folders() {
-	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm", "/etc"} {
+	for _, d := range []string{"/tmp", "/proc", "/dev", "/dev/pts", "/dev/shm"} {
 		m.mkdir("mkdir "+d, m.at(d), 0o755, false)
 	}
 }
@@ -251,24 +249,20 @@ func (m *mounter) runMountPoints(system []hostEntry) {
 	for _, mt := range m.outsideMountPoints(system) {
 		m.mkMountPoint("mount point "+mt.path, m.root, m.at(mt.path), mt.folder)
 	}
-	m.makeAliases("/", []string{"/tmp"})
+	// The host's symlinks in /etc are there as they are.
+	m.makeAliases("/", []string{"/tmp", "/etc"})
 }
 
-// etcAndDev places the /etc entries and writes the files of etcOwn, then
-// places the devices and the /dev links; it returns bound with its bind
-// mounts added.
+// etcAndDev builds /etc (buildEtc) and shows the caches of sharedCaches,
+// then places the devices and the /dev links; it returns bound with its
+// bind mounts added.
 func (m *mounter) etcAndDev(bound []string) []string {
-	made := map[string]bool{"/etc": true} // see folders
-	for _, e := range etcEntries(m.etc) {
-		if dir := filepath.Dir(e.path); !made[dir] {
-			m.mkdirAll("mkdir "+dir, m.root, m.at(dir), 0o755)
-			made[dir] = true
+	bound = m.buildEtc(bound)
+	for _, p := range sharedCaches() {
+		if e, ok := lookHostEntry(p); ok && e.folder {
+			m.mkdirAll("mkdir "+filepath.Dir(p), m.root, m.at(filepath.Dir(p)), 0o755)
+			m.place(e, true, &bound)
 		}
-		m.place(e, true, &bound)
-	}
-	own := etcOwn(m.cfg.AllowNetwork)
-	for _, path := range slices.Sorted(maps.Keys(own)) {
-		m.writeFile("write "+path, m.at(path), own[path])
 	}
 	for _, dev := range devicesPresent() {
 		m.place(hostEntry{path: dev}, false, &bound)
@@ -280,6 +274,76 @@ func (m *mounter) etcAndDev(bound []string) []string {
 		m.symlink("symlink "+l[0], l[1], m.at(l[0]))
 	}
 	return bound
+}
+
+// Sources of the /etc masks and of etcOwn's files in the root's tmpfs,
+// removed once mounted (a mount keeps its source).
+const (
+	etcEmptyFile = "/.skill-sandbox-etc-empty"
+	etcEmptyDir  = "/.skill-sandbox-etc-empty.d"
+	etcOwnSource = "/.skill-sandbox-etc-own"
+)
+
+// buildEtc shows the host's /etc by a rule (see etc_rule.go): one
+// recursive bind of it, read-only at once, so that nothing made in the
+// root afterwards can land in the host's /etc; not id-mapped, so the
+// kernel checks the script's identity on the host against its owners and
+// modes. Over it: the masks of etcMasks (an empty file, or an empty folder
+// mode 0555, bound on each), the files of etcOwn (written in the root's
+// tmpfs and bound on the host's file, when that is a regular file), and
+// with AllowNetwork the files etcLinkTargets names, at their own paths.
+// The masks are found when the program is compiled (for a pooled init
+// process, when it starts, see CompilePrefix) and mounted by path: /etc
+// and its folders are root's, so no one the masks guard against can swap
+// them meanwhile; an entry swapped anyway fails its mount (a folder onto
+// a file) and refuses the run. It returns bound with its mounts added.
+func (m *mounter) buildEtc(bound []string) []string {
+	m.place(hostEntry{path: "/etc", folder: true}, true, &bound)
+	m.b.Remount(fmt.Sprintf("remount (flags %#x) /etc", unix.MS_RDONLY), m.b.String(m.at("/etc")), unix.MS_RDONLY)
+	masks := etcMasks("/etc", m.etcListed, m.cfg.AllowNetwork, m.etcReader(), runPaths(m.cfg))
+	made := map[bool]bool{}
+	for _, mk := range masks {
+		src := etcEmptyFile
+		if mk.folder {
+			src = etcEmptyDir
+		}
+		if !made[mk.folder] {
+			made[mk.folder] = true
+			if mk.folder {
+				m.mkdir("mkdir "+src, m.at(src), 0o555, false)
+			} else {
+				m.createFile("create "+src, m.at(src))
+			}
+		}
+		m.mount("mask "+mk.path, m.at(src), m.at(mk.path), "", unix.MS_BIND, "")
+		bound = append(bound, m.at(mk.path))
+	}
+	own := etcOwn(m.cfg.AllowNetwork)
+	for _, path := range slices.Sorted(maps.Keys(own)) {
+		if e, ok := lookHostEntry(path); !ok || e.folder || e.link != "" {
+			continue // nothing to mount on (see docs/security.md)
+		}
+		m.writeFile("write "+path, m.at(etcOwnSource), own[path])
+		m.mount("bind "+path, m.at(etcOwnSource), m.at(path), "", unix.MS_BIND, "")
+		m.unlink("remove "+etcOwnSource, etcOwnSource, 0)
+		bound = append(bound, m.at(path))
+	}
+	if made[false] {
+		m.unlink("remove "+etcEmptyFile, etcEmptyFile, 0)
+	}
+	if made[true] {
+		m.unlink("remove "+etcEmptyDir, etcEmptyDir, unix.AT_REMOVEDIR)
+	}
+	for _, t := range m.etcTargets {
+		m.mkdirAll("mkdir "+filepath.Dir(t), m.root, m.at(filepath.Dir(t)), 0o755)
+		m.place(hostEntry{path: t, target: t}, false, &bound)
+	}
+	return bound
+}
+
+// unlink removes path (in the new root) with unlinkat(2) flags.
+func (m *mounter) unlink(desc, path string, flags uint64) {
+	m.b.Sys(desc, unix.SYS_UNLINKAT, []initproc.Arg{num(unix.AT_FDCWD), m.ref(m.at(path)), imm(flags)})
 }
 
 // mountProc mounts the root's /proc: a fresh proc with a PID namespace
@@ -332,9 +396,9 @@ type mountTarget struct {
 // outsideMountPoints lists the mount points buildRoot must create: the
 // skill folder, the work folder (unless it is a folder of the private
 // /tmp) and the grants, except those in /tmp or /proc (mounted over
-// later) and in the system folders (bound in whole).
+// later) and in the system folders and /etc (bound in whole).
 func (m *mounter) outsideMountPoints(system []hostEntry) []mountTarget {
-	skip := []string{"/tmp", "/proc"}
+	skip := []string{"/tmp", "/proc", "/etc"}
 	for _, e := range system {
 		skip = append(skip, e.path)
 	}

@@ -129,9 +129,14 @@ type compiler struct {
 	statBuf, fdBuf                initproc.Data
 	tmp, tmp2, fd, dir, tree, top initproc.Register
 	null                          initproc.Register
-	// etc are the paths of /etc the sandbox shows (etcMatches), listed
-	// once for the mounts and the Landlock rules.
-	etc []etcMatch
+	// etcListed holds the names and types of the host's /etc, listed
+	// once (listDir) for the masks, the Landlock rules and etc, the paths
+	// of etcReadable found there (etcMatches), which the Landlock rules of
+	// a run without a mount namespace grant one by one. etcTargets are
+	// etcLinkTargets'.
+	etcListed  map[string]uint8
+	etc        []string
+	etcTargets []string
 	// prebuiltRoot: setupMounts used the root a pooled prefix built;
 	// prefixDiscarded: it detached it, as it did not fit the run.
 	prebuiltRoot, prefixDiscarded bool
@@ -202,14 +207,21 @@ func Compile(in Input) (*Plan, error) {
 func newCompiler(in Input) *compiler {
 	c := &compiler{
 		b: initproc.NewBuilder(firstFree), cfg: in.Config, in: in, pf: processFacts(),
-		changed: map[int]string{}, etc: etcMatches(in.Config.AllowNetwork),
+		changed: map[int]string{}, etcListed: listDir("/etc"), etcTargets: etcLinkTargets(in.Config.AllowNetwork),
 	}
+	c.etc = etcMatches(c.etcListed, in.Config.AllowNetwork)
 	c.statBuf = c.b.Zero(int(unsafe.Sizeof(unix.Stat_t{})))
 	c.fdBuf = c.b.Zero(32)
 	for _, r := range []*initproc.Register{&c.tmp, &c.tmp2, &c.fd, &c.dir, &c.tree, &c.top, &c.null} {
 		*r = c.b.NewReg()
 	}
 	return c
+}
+
+// etcReader is the identity the run's processes have on the host (see
+// Input.RootCaller).
+func (c *compiler) etcReader() etcReader {
+	return etcReader{rootCaller: c.in.RootCaller, uid: c.in.HostUID, gid: c.in.HostGID}
 }
 
 // wants reports whether the init process builds layer l: a namespace

@@ -164,7 +164,7 @@ func (c *compiler) prebuildRules(root string) *llRulesetAttr {
 		initproc.Into(regRuleset))
 	rootFD := c.fd
 	c.b.Sys("open "+root, unix.SYS_OPENAT, []initproc.Arg{num(unix.AT_FDCWD), c.ref(root), imm(unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC)}, initproc.Into(rootFD))
-	for _, r := range append(llSharedRules(true), llPrivateSharedRules(etcPaths(c.etc), c.cfg.AllowNetwork, true)...) {
+	for _, r := range append(llSharedRules(true), llPrivateSharedRules(c.llOwnEtcRules(true))...) {
 		access := r.access & attr.handledFS
 		c.b.LandlockRule("landlock rule for "+r.path, reg(rootFD), true, c.b.String(r.path), reg(regRuleset), access, access&llFileRights, true)
 	}
@@ -180,6 +180,10 @@ func (c *compiler) prebuildRules(root string) *llRulesetAttr {
 func (m *mounter) prebuiltFits() bool {
 	pre := m.in.Prefix
 	if pre.shape.AllowNetwork != m.cfg.AllowNetwork || stageconfig.Has(pre.shape.Namespaces, stageconfig.LayerPIDNS) != m.pidNS() {
+		return false
+	}
+	// The prefix's /etc masks knew nothing of the run (see etcMasks).
+	if !etcOnlyOurs(m.cfg) {
 		return false
 	}
 	for _, mt := range m.outsideMountPoints(systemEntries()) {
