@@ -431,7 +431,7 @@ func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.Fi
 	}
 	if len(rep.Incomplete) > 0 {
 		kill()
-		return incompleteError(rep.Incomplete)
+		return incompleteError(explainIncomplete(rep.Incomplete))
 	}
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		// The init stage waits for the go-ahead whenever a layer is

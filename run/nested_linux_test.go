@@ -25,6 +25,10 @@ const nestedEnv = "SKILL_SANDBOX_TEST_NESTED"
 // namespace under the old /proc: it mounts its own after the first run.
 const procSuffix = "+proc"
 
+// maskSuffix ends nestedEnv's value when the re-run masks part of /proc
+// first, as a container does.
+const maskSuffix = "+mask"
+
 // TestNestedUserNamespace runs the sandbox from inside a user and mount
 // namespace that the test makes, as a rootless container, a pod with
 // hostUsers: false, a sandboxed CI runner or unshare -rm would. Where
@@ -63,6 +67,7 @@ func TestNestedUserNamespace(t *testing.T) {
 	}{
 		{"unshare -rm", syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS, own(uid), own(gid), false, ownWant, false},
 		{"unshare -rmp", syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, own(uid), own(gid), false, ownWant + procSuffix, false},
+		{"unshare -rm, masked /proc", syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS, own(uid), own(gid), false, ownWant + maskSuffix, false},
 		{"root and nobody mapped",
 			syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
 			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobodyUID, HostID: nobodyUID, Size: 1}},
@@ -102,6 +107,35 @@ func checkNestedRun(t *testing.T, want string) {
 	dir := newSkill(t, map[string]string{"who.py": "print(open('/proc/self/uid_map').read().split()[1])\n"})
 	var out bytes.Buffer
 	sb := Sandbox{SkillDir: dir, Stdout: &out}
+	if want, ok := strings.CutSuffix(want, maskSuffix); ok {
+		// A container's /proc, with mounts over parts of it: the
+		// sandbox's PID namespace cannot have a proc of its own, and
+		// the refusal must say why and how to unmask it.
+		masked := ""
+		for _, p := range []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sysrq-trigger"} {
+			if unix.Mount("/dev/null", p, "", unix.MS_BIND, "") == nil {
+				masked = p
+				break
+			}
+		}
+		if masked == "" {
+			t.Skip("no file of /proc to mask here")
+		}
+		res, err := sb.Run(context.Background(), "who.py", nil)
+		if !errors.Is(err, ErrIsolation) || res.Started || out.Len() > 0 {
+			t.Fatalf("ran under a masked /proc: err %v started %v", err, res.Started)
+		}
+		for _, w := range []string{"mountns", procMountDesc, "mounts over " + masked, "unmask"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("refusal %q does not say %q", err, w)
+			}
+		}
+		if err := unix.Unmount(masked, 0); err != nil {
+			t.Fatalf("unmasking %s: %v", masked, err)
+		}
+		checkNestedRun(t, want)
+		return
+	}
 	if want, ok := strings.CutSuffix(want, procSuffix); ok {
 		// A new PID namespace under the old /proc: the start must say
 		// so, and work once a proc of its own is mounted (unshare
