@@ -29,6 +29,10 @@ const procSuffix = "+proc"
 // first, as a container does.
 const maskSuffix = "+mask"
 
+// noatimeSuffix ends nestedEnv's value when the re-run remounts /proc
+// noatime first.
+const noatimeSuffix = "+noatime"
+
 // TestNestedUserNamespace runs the sandbox from inside a user and mount
 // namespace that the test makes, as a rootless container, a pod with
 // hostUsers: false, a sandboxed CI runner or unshare -rm would. Where
@@ -73,6 +77,7 @@ func TestNestedUserNamespace(t *testing.T) {
 			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobodyUID, HostID: nobodyUID, Size: 1}},
 			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobodyUID, HostID: nobodyUID, Size: 1}},
 			true, "runs:" + strconv.Itoa(nobodyUID), true},
+		{"host /proc noatime", syscall.CLONE_NEWNS, nil, nil, false, "runs:" + strconv.Itoa(nobodyUID) + noatimeSuffix, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,6 +112,28 @@ func checkNestedRun(t *testing.T, want string) {
 	dir := newSkill(t, map[string]string{"who.py": "print(open('/proc/self/uid_map').read().split()[1])\n"})
 	var out bytes.Buffer
 	sb := Sandbox{SkillDir: dir, Stdout: &out}
+	if want, ok := strings.CutSuffix(want, noatimeSuffix); ok {
+		// A /proc mounted noatime (not the usual relatime), in a
+		// mount namespace of the host's user namespace: the run's
+		// namespace copies it with its atime locked, and the fresh
+		// proc must be mounted noatime too.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Statfs_t
+		if err := unix.Statfs("/proc", &st); err != nil {
+			t.Fatal(err)
+		}
+		keep := uintptr(st.Flags) & (unix.ST_RDONLY | unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC)
+		if err := unix.Mount("", "/proc", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOATIME|keep, ""); err != nil {
+			t.Fatalf("remounting /proc noatime: %v", err)
+		}
+		if err := unix.Statfs("/proc", &st); err != nil || st.Flags&unix.ST_NOATIME == 0 {
+			t.Fatalf("/proc is not noatime: %v, flags %#x", err, st.Flags)
+		}
+		checkNestedRun(t, want)
+		return
+	}
 	if want, ok := strings.CutSuffix(want, maskSuffix); ok {
 		// A container's /proc, with mounts over parts of it: the
 		// sandbox's PID namespace cannot have a proc of its own, and

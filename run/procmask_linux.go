@@ -21,7 +21,7 @@ const procMountDesc = "mount /proc"
 // only once the mount failed, so the usual start pays nothing for it.
 func explainIncomplete(incomplete []Missing) []Missing {
 	for i, m := range incomplete {
-		if m.Layer != LayerMountNS || !strings.HasPrefix(m.Reason, procMountDesc+": ") || !strings.Contains(m.Reason, "(EPERM)") {
+		if m.Layer != LayerMountNS || !strings.HasPrefix(m.Reason, procMountDesc) || !strings.Contains(m.Reason, "(EPERM)") {
 			continue
 		}
 		b, err := proc.ReadFile(procMountinfo, maxMountinfo)
