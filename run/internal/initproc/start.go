@@ -142,6 +142,9 @@ func writeIDMaps(pid int, at *Attr) error {
 			continue
 		}
 		fd, err := unix.Open(dir+w.file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err == unix.EROFS {
+			return fmt.Errorf("open %s: %w: /proc is mounted read-only here, and the maps of the run's user namespace are written there", w.file, err)
+		}
 		if err != nil {
 			return fmt.Errorf("open %s: %w", w.file, err)
 		}
