@@ -14,7 +14,7 @@
 #                  framing, batches and workspace paths, the macOS profile quoting, the Windows
 #                  command-line quoting, the init stage's config decoder and
 #                  report encoder, the init process's program check, the
-#                  /proc stat parser of the run's process sweep and the JSON
+#                  /proc stat parser of the run's process sweep, the uid_map and /proc mount parsers and the JSON
 #                  string writer of the audit record and canonical policy, the
 #                  Debian version made of git describe
 #                  for FUZZTIME each (default 30s)
@@ -174,6 +174,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
 
 clean:

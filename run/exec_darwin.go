@@ -239,3 +239,11 @@ func countProcs(uid int) int {
 
 // explainMissing has nothing to add here: each reason is the whole cause.
 func explainMissing(missing []Missing) []Missing { return missing }
+
+// explainIncomplete is the Linux explanation of a refused /proc: macOS
+// mounts none.
+func explainIncomplete(incomplete []Missing) []Missing { return incomplete }
+
+// rootKept is the Linux check for a root caller's user namespace: macOS
+// has none.
+func rootKept(int) string { return "" }

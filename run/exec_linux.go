@@ -219,14 +219,6 @@ func holdMember(n int, sid, self string) (member, bool) {
 	return member{pid: n, pidfd: fd, ours: ours}, true
 }
 
-// sandboxIdentity returns the host uid and gid the script runs as.
-func sandboxIdentity() (int, int) {
-	if os.Geteuid() == 0 {
-		return nobodyUID, nobodyUID
-	}
-	return os.Geteuid(), os.Getegid()
-}
-
 // maxRSSKB converts ru_maxrss, which Linux reports in KiB.
 func maxRSSKB(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
 

@@ -431,7 +431,7 @@ func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.Fi
 	}
 	if len(rep.Incomplete) > 0 {
 		kill()
-		return incompleteError(rep.Incomplete)
+		return incompleteError(explainIncomplete(rep.Incomplete))
 	}
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		// The init stage waits for the go-ahead whenever a layer is
@@ -472,8 +472,11 @@ func handshake(p *plan, st *started, startErr error, cfgW, repR, proxySup *os.Fi
 func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
 	var applied []Layer
 	var missing []Missing
+	kept := rootKept(p.hostUID)
 	for _, l := range allLayers(p.cfg.AllowNetwork) {
 		switch {
+		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.disabled, l):
+			missing = append(missing, Missing{Layer: l, Reason: kept})
 		case stageconfig.Has(rep.Applied, l), stageconfig.Has(st.supervised, l):
 			applied = append(applied, l)
 		case stageconfig.Has(p.disabled, l):

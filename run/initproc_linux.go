@@ -154,18 +154,19 @@ func initName(id string) string {
 const pooledName = "ss-pooled"
 
 // nsAttr clones into the namespaces of flags. The namespace's uid 0 maps
-// to uid (the caller, or nobody when the caller is root, see nobodyUID);
-// a root caller's init process then becomes that uid 0 and drops its
-// supplementary groups (see initplan's credentials), which setgroups
-// "allow" permits: root writes gid_map with CAP_SETGID in the parent
-// namespace.
+// to uid (the caller, or nobody when the caller is root, see
+// sandboxIdentity); a root caller's init process then becomes that uid 0
+// and drops its supplementary groups (see initplan's credentials), which
+// setgroups "allow" permits: root writes gid_map with CAP_SETGID in the
+// parent namespace. A root caller that keeps its own uid (a namespace
+// without nobody) leaves setgroups denied, as its parent may have it.
 func nsAttr(flags uintptr, files []int, uid, gid int) *initproc.Attr {
 	return &initproc.Attr{
 		Cloneflags:     flags,
 		Files:          files,
 		UIDMap:         fmt.Sprintf("0 %d 1\n", uid),
 		GIDMap:         fmt.Sprintf("0 %d 1\n", gid),
-		SetgroupsAllow: os.Geteuid() == 0,
+		SetgroupsAllow: dropsToNobody(uid),
 		ReportFD:       stageconfig.ReportFD,
 	}
 }
@@ -223,7 +224,7 @@ func sendStage(w io.Writer, p *plan) error {
 func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.Input {
 	return initplan.Input{
 		Config:         cfg,
-		RootCaller:     os.Geteuid() == 0,
+		RootCaller:     dropsToNobody(p.hostUID),
 		HostUID:        p.hostUID,
 		HostGID:        p.hostGID,
 		GrantFolders:   grantFolders(p),
@@ -409,7 +410,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	// process can.
 	pre, err := initplan.CompilePrefix(initplan.PoolShape{
 		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
-		RootCaller: os.Geteuid() == 0, HostUID: shape.uid, HostGID: shape.gid,
+		RootCaller: dropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
 	})
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)

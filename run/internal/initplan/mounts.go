@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -349,13 +350,50 @@ func (m *mounter) unlink(desc, path string, flags uint64) {
 // mountProc mounts the root's /proc: a fresh proc with a PID namespace
 // (which needs the host's proc to be visible, hence before pivot_root),
 // else the host's, bound in; it stays writable (/proc/self/oom_score_adj).
+//
+// The kernel mounts a new proc only where a visible one has the same
+// atime flags when they are locked (a mount copied into a less privileged
+// namespace: every host mount, for an unprivileged caller or inside a
+// container). A /proc mounted noatime or strictatime, not the usual
+// relatime, so refuses the first mount with EPERM; it is then mounted
+// again with the host /proc's atime flags, read with statfs(2). The usual
+// start runs the first mount alone.
 func (m *mounter) mountProc() {
-	if stageconfig.Has(m.cfg.Namespaces, stageconfig.LayerPIDNS) {
-		m.mount("mount /proc", "proc", m.at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-	} else {
+	if !stageconfig.Has(m.cfg.Namespaces, stageconfig.LayerPIDNS) {
 		m.mount("bind /proc", "/proc", m.at("/proc"), "", unix.MS_BIND|unix.MS_REC, "")
+		return
 	}
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	retry, notRel, strict, done := m.b.NewLabel(), m.b.NewLabel(), m.b.NewLabel(), m.b.NewLabel()
+	m.mount(procMountDesc, "proc", m.at("/proc"), "proc", flags, "", initproc.ErrTo(m.tmp, retry))
+	m.b.Jump(done)
+	m.b.Mark(retry)
+	// statBuf holds a struct statfs as well (see statfsFits).
+	m.b.Sys("statfs /proc", unix.SYS_STATFS, []initproc.Arg{m.ref("/proc"), initproc.Ref(m.statBuf)})
+	m.b.Load(m.tmp2, m.statBuf+initproc.Data(unsafe.Offsetof(unix.Statfs_t{}.Flags)), 8)
+	// ST_NOATIME and ST_NODIRATIME are MS_NOATIME and MS_NODIRATIME;
+	// ST_RELATIME is not MS_RELATIME; neither of noatime and relatime
+	// is strictatime.
+	m.b.And(m.tmp, reg(m.tmp2), imm(unix.ST_NOATIME|unix.ST_NODIRATIME))
+	m.b.SkipIf(initproc.MaskClr, reg(m.tmp2), imm(unix.ST_RELATIME), notRel)
+	m.b.Or(m.tmp, reg(m.tmp), imm(unix.MS_RELATIME))
+	m.b.Mark(notRel)
+	m.b.SkipIf(initproc.MaskSet, reg(m.tmp2), imm(unix.ST_NOATIME|unix.ST_RELATIME), strict)
+	m.b.Or(m.tmp, reg(m.tmp), imm(unix.MS_STRICTATIME))
+	m.b.Mark(strict)
+	m.b.Or(m.tmp, reg(m.tmp), imm(flags))
+	m.b.Sys(procMountDesc+" (with the host /proc's atime flags)", unix.SYS_MOUNT,
+		[]initproc.Arg{m.ref("proc"), m.ref(m.at("/proc")), m.ref("proc"), reg(m.tmp), imm(0)})
+	m.b.Mark(done)
 }
+
+// procMountDesc names the mount of a fresh /proc in failures; run's
+// explanation of a refused one (explainIncomplete) looks for it.
+const procMountDesc = "mount /proc"
+
+// statfsFits fails to compile where a struct statfs does not fit in the
+// struct stat buffer that mountProc reuses for it.
+const statfsFits = uint(unsafe.Sizeof(unix.Stat_t{}) - unsafe.Sizeof(unix.Statfs_t{}))
 
 // readOnlyTree makes the root's mount and every mount below it read-only
 // and nosuid with one mount_setattr(2). Where that fails (before Linux

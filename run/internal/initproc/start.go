@@ -127,6 +127,9 @@ func Start(at *Attr) (int, error) {
 
 // writeIDMaps writes the child's user namespace maps.
 func writeIDMaps(pid int, at *Attr) error {
+	if !ownProc() {
+		return ErrForeignProc
+	}
 	dir := "/proc/" + strconv.Itoa(pid) + "/"
 	setgroups := "deny"
 	if at.SetgroupsAllow {
@@ -139,6 +142,9 @@ func writeIDMaps(pid int, at *Attr) error {
 			continue
 		}
 		fd, err := unix.Open(dir+w.file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err == unix.EROFS {
+			return fmt.Errorf("open %s: %w: /proc is mounted read-only here, and the maps of the run's user namespace are written there", w.file, err)
+		}
 		if err != nil {
 			return fmt.Errorf("open %s: %w", w.file, err)
 		}
@@ -149,6 +155,21 @@ func writeIDMaps(pid int, at *Attr) error {
 		}
 	}
 	return nil
+}
+
+// ErrForeignProc is Start's error when /proc shows another PID namespace
+// than the caller's, where the child's ID maps cannot be found.
+var ErrForeignProc = errors.New("/proc belongs to another PID namespace than this process " +
+	"(a PID namespace made without mounting its own proc, as unshare -p without --mount-proc): " +
+	"the sandbox reaches its processes through /proc; mount a proc for this PID namespace")
+
+// ownProc reports whether /proc shows this process's PID namespace: its
+// "self" is this process's pid. Else /proc/<pid> would be another
+// process, whose maps are not the child's to write. One readlink, about a
+// microsecond of a start's milliseconds.
+func ownProc() bool {
+	self, err := os.Readlink("/proc/self")
+	return err != nil || self == strconv.Itoa(os.Getpid())
 }
 
 // procFacts is what Start needs to know of this process, which does not
