@@ -2,6 +2,7 @@ package stageconfig
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	}{
 		{"every field set", full},
 		{"minimal", Config{Argv: []string{"/bin/true"}}},
-		{"extremes", Config{Argv: []string{""}, WorkDirMB: -1 << 63, Limits: Limits{AddressSpace: 1<<64 - 1}}},
+		{"extremes", Config{Argv: []string{""}, WorkDirMB: math.MinInt, Limits: Limits{AddressSpace: 1<<64 - 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := Encode(nil, &tc.cfg)
