@@ -266,7 +266,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if runErr == nil && statusErr != nil {
 		runErr = statusErr
 	}
-	if runErr == nil && st.pidns && res.Started && status == nil && !res.TimedOut && !res.Canceled {
+	if runErr == nil && st.pidns && res.Started && status == nil && !res.TimedOut && !res.Canceled && res.LimitExceeded == "" {
 		// The reaper did not report: the script's own status is unknown,
 		// and the exit code or signal is PID 1's, not the script's.
 		if res.Signal != "" {
@@ -285,9 +285,9 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if !reported && runErr == nil && waitErr != nil && !proc.hasExitState() {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
-	if runErr != nil && (res.TimedOut || res.Canceled) && !errors.Is(runErr, ErrIsolation) {
+	if runErr != nil && (res.TimedOut || res.Canceled || res.LimitExceeded != "") && !errors.Is(runErr, ErrIsolation) {
 		// The handshake broke because we killed the sandbox; that is a
-		// timeout or a cancellation, not a start failure.
+		// timeout, a cancellation or a limit, not a start failure.
 		runErr = nil
 	}
 	return runErr
