@@ -7,14 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/ordered"
 )
 
 // Limits of the Agent Skills specification and of Claude, as the reference
@@ -87,86 +86,16 @@ func Skills(dirs []string, opts Options) []Result {
 // Each validates every folder in dirs concurrently and calls fn with each
 // result in the order of dirs, as soon as that result and all before it are
 // ready. A pool of runtime.GOMAXPROCS(0) workers does the work, taking
-// batches of up to 64 consecutive folders: validating a folder takes
-// tens of microseconds, so handing folders over one by one spent as much
-// in channel wake-ups (futex calls) as in validation, and validation's
-// file-system calls are too short for more workers than CPUs to help
-// (BenchmarkValidateRealistic). At most 2 batches per worker are started
-// and not yet passed to fn, so memory stays bounded however many folders
-// there are. If fn returns an error, no more batches are started and
-// Each returns it once the started ones are done.
+// batches of up to 64 consecutive folders (internal/ordered): validation's
+// file-system calls are too short for more workers than CPUs to help, and
+// handing folders over one by one cost as much in wake-ups as validating
+// them (BenchmarkValidateRealistic). At most 2 batches per worker are
+// started and not yet passed to fn, so memory stays bounded however many
+// folders there are. If fn returns an error, no more batches are started
+// and Each returns it once the started ones are done.
 func Each(dirs []string, opts Options, fn func(Result) error) error {
-	workers := min(runtime.GOMAXPROCS(0), len(dirs))
-	if workers == 0 {
-		return nil
-	}
-	// Small inputs get batches of one folder, so that every worker has
-	// some; large ones batches of 64 (a few milliseconds of work).
-	size := max(1, min(64, len(dirs)/(8*workers)))
-	batches := (len(dirs) + size - 1) / size
-	type done struct {
-		i  int
-		rs []Result
-	}
-	window := 2 * workers
-	slots := make(chan struct{}, window) // one per batch started and not yet passed to fn
-	out := make(chan done, window)
-	stop := make(chan struct{})
-	var next atomic.Int64
 	euid := os.Geteuid()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				// The slot is taken before the batch's number, so the
-				// batches in flight are always the next ones fn needs.
-				select {
-				case slots <- struct{}{}:
-				case <-stop:
-					return
-				}
-				i := int(next.Add(1) - 1)
-				if i >= batches {
-					return
-				}
-				lo, hi := i*size, min((i+1)*size, len(dirs))
-				rs := make([]Result, hi-lo)
-				for k := range rs {
-					rs[k] = skill(dirs[lo+k], opts, euid)
-				}
-				out <- done{i, rs}
-			}
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
-	pending := make(map[int][]Result, window)
-	want := 0
-	var err error
-	for d := range out {
-		pending[d.i] = d.rs
-		for {
-			rs, ok := pending[want]
-			if !ok {
-				break
-			}
-			delete(pending, want)
-			want++
-			for _, r := range rs {
-				if err == nil {
-					if err = fn(r); err != nil {
-						close(stop)
-					}
-				}
-			}
-			<-slots
-		}
-	}
-	return err
+	return ordered.Each(len(dirs), func(i int) Result { return skill(dirs[i], opts, euid) }, fn)
 }
 
 // Find returns every skill folder under root: folders holding a SKILL.md
