@@ -310,7 +310,10 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 		if p.cfg.Dial != nil {
 			c, err = p.cfg.Dial(ctx, ap)
 		} else {
-			var d net.Dialer
+			// No TCP keep-alive: the relay's idle timeout ends a dead
+			// connection first, and its four setsockopt calls were a
+			// cost of every request.
+			d := net.Dialer{KeepAlive: -1}
 			c, err = d.DialContext(ctx, "tcp", ap.String())
 		}
 		if err == nil {
