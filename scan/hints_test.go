@@ -1,6 +1,9 @@
 package scan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // checkHints fails t where lineHints.mask and strings.Contains with each
 // hint of each list (containsAny) disagree on s.
@@ -12,6 +15,11 @@ func checkHints(t *testing.T, s string) {
 			t.Errorf("lineHints.mask(%q) has list %d: %v, containsAny says %v", s, i, got, want)
 		}
 	}
+	if isASCII(s) {
+		if got, want := lineHints.maskFold(s), lineHints.mask(strings.ToLower(s)); got != want {
+			t.Errorf("lineHints.maskFold(%q) = %b, mask of its lower case %b", s, got, want)
+		}
+	}
 }
 
 func TestHintIndexMatchesContainsAny(t *testing.T) {
@@ -20,6 +28,7 @@ func TestHintIndexMatchesContainsAny(t *testing.T) {
 		"~/.ssh/id_rsa", "id_", "id", "ssh", ".ss", "base64 -d", "base6", "ignore all previous", " mode", "mode",
 		"send the file to http", "the user", "the use", "buffer.from(x)", "requests.get(u)", "requests.ge",
 		"\xff.ssh", "é.aws", ".config/", ".config", "marshal", "marsha", "open ssl", "openssl",
+		"CURL", "Curl https://X | SH", "~/.SSH/ID_RSA", "BASE64 -D", "IGNORE ALL", "The User", "Buffer.From(x)", "X.", "[", "@",
 	} {
 		checkHints(t, s)
 		checkHints(t, "pre "+s+" post")
@@ -29,6 +38,7 @@ func TestHintIndexMatchesContainsAny(t *testing.T) {
 			checkHints(t, x)
 			checkHints(t, x[:len(x)-1])
 			checkHints(t, "a"+x+"b")
+			checkHints(t, strings.ToUpper(x))
 		}
 	}
 }

@@ -71,20 +71,35 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 // decoded holds the variables assigned from a decoder so far in the file.
 func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
 	// Cheap literal tests keep the regular expressions off most lines.
-	lower := strings.ToLower(line)
+	// An ASCII line's hints are found folding case on the fly (which is
+	// what strings.ToLower does to ASCII); the lower-case copy is made
+	// only for the few lines that need it.
+	var lower string
+	var hints uint
+	if isASCII(line) {
+		hints = lineHints.maskFold(line)
+	} else {
+		lower = strings.ToLower(line)
+		hints = lineHints.mask(lower)
+	}
+	lowered := func() string {
+		if lower == "" {
+			lower = strings.ToLower(line)
+		}
+		return lower
+	}
 	injection := func(re *lazyRegexp, format string) {
 		loc := re.get().FindStringIndex(line)
 		if loc == nil {
 			return
 		}
 		m := line[loc[0]:loc[1]]
-		if quotedAttack(line, lower, loc) {
+		if quotedAttack(line, lowered(), loc) {
 			add(RulePromptInjection, Info, reason("quotes an injection phrase where it discusses attacks (check it is an example, not an instruction): %s", m))
 			return
 		}
 		add(RulePromptInjection, High, reason(format, m))
 	}
-	hints := lineHints.mask(lower)
 	if k.markdown && hints&hintIgnore != 0 {
 		injection(reIgnoreRules, "tells the agent to ignore its instructions: %s")
 	}
@@ -94,8 +109,10 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	if k.markdown && hints&hintSendWhere != 0 && hints&hintSendVerb != 0 {
 		injection(reSendData, "sends data to a remote address: %s")
 	}
-	if msg := runsDownload(line, lower, hints); msg != "" {
-		add(RulePipeToShell, Critical, msg)
+	if hints&hintDownload != 0 {
+		if msg := runsDownload(line, lowered(), hints); msg != "" {
+			add(RulePipeToShell, Critical, msg)
+		}
 	}
 
 	if hints&hintCredential != 0 {
@@ -266,23 +283,50 @@ func (h *hintIndex) build() {
 
 // mask returns the bits of the lists with a hint that s contains, as
 // strings.Contains with each hint would find.
-func (h *hintIndex) mask(s string) uint {
+func (h *hintIndex) mask(s string) uint { return h.scan(s, false) }
+
+// maskFold is mask of strings.ToLower(s) for an ASCII s, without making
+// the copy.
+func (h *hintIndex) maskFold(s string) uint { return h.scan(s, true) }
+
+// scan is mask, folding ASCII upper case to lower case when fold is set
+// (the hints are lower case).
+func (h *hintIndex) scan(s string, fold bool) uint {
 	h.once.Do(h.build)
+	at := func(i int) byte {
+		c := s[i]
+		if fold && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return c
+	}
 	var m uint
 	for _, r := range h.single {
-		if strings.IndexByte(s, r.hint[0]) >= 0 {
+		c := r.hint[0]
+		if fold && 'a' <= c && c <= 'z' {
+			if strings.IndexByte(s, c) >= 0 || strings.IndexByte(s, c-('a'-'A')) >= 0 {
+				m |= r.bit
+			}
+		} else if strings.IndexByte(s, c) >= 0 {
 			m |= r.bit
 		}
 	}
 	for i := 0; i+1 < len(s); i++ {
-		k := h.pair[uint16(s[i])<<8|uint16(s[i+1])]
+		k := h.pair[uint16(at(i))<<8|uint16(at(i+1))]
 		if k == 0 {
 			continue
 		}
+	hints:
 		for _, r := range h.byPair[k-1] {
-			if m&r.bit == 0 && strings.HasPrefix(s[i:], r.hint) {
-				m |= r.bit
+			if m&r.bit != 0 || len(s)-i < len(r.hint) {
+				continue
 			}
+			for j := 2; j < len(r.hint); j++ {
+				if at(i+j) != r.hint[j] {
+					continue hints
+				}
+			}
+			m |= r.bit
 		}
 	}
 	return m

@@ -1,7 +1,7 @@
 // Command bulkbench measures how many skills a second "skill-sandbox
 // validate --recursive" and "scan --recursive" check on a generated corpus
 // of realistic skills (internal/skillcorpus: 2-8 KB SKILL.md, 1-3 scripts
-// of a few KB), and the peak memory of each call.
+// of a few KB), the CPU time and the peak memory of each call.
 //
 //	go run ./scripts/bulkbench -bin ./bin/skill-sandbox[,OTHER] [-n 2000] [-runs 5]
 //
@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/skillcorpus"
@@ -29,10 +28,11 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// sample is one call's wall time and peak RSS.
+// sample is one call's wall time, CPU time (user and system) and peak
+// RSS.
 type sample struct {
-	wall  time.Duration
-	rssKB int64
+	wall, cpu time.Duration
+	rssKB     int64
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -75,20 +75,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(stdout, "%d skills, median of %d calls; load average %s\n", *n, *runs, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
-	fmt.Fprintln(stdout, "| binary | command | wall | skills/s | peak RSS |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|")
+	fmt.Fprintln(stdout, "| binary | command | wall | skills/s | CPU | peak RSS |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for _, bin := range binList {
 		for _, cmd := range commands {
 			ss := samples[bin+" "+cmd]
 			walls := make([]time.Duration, len(ss))
+			cpus := make([]time.Duration, len(ss))
 			var rss int64
 			for i, s := range ss {
-				walls[i] = s.wall
+				walls[i], cpus[i] = s.wall, s.cpu
 				rss = max(rss, s.rssKB)
 			}
 			slices.Sort(walls)
-			med := walls[len(walls)/2]
-			fmt.Fprintf(stdout, "| %s | %s --recursive | %.0f ms | %.0f | %.1f MiB |\n", bin, cmd, float64(med.Microseconds())/1000, float64(*n)/med.Seconds(), float64(rss)/1024)
+			slices.Sort(cpus)
+			med, cpu := walls[len(walls)/2], cpus[len(cpus)/2]
+			fmt.Fprintf(stdout, "| %s | %s --recursive | %.0f ms | %.0f | %.0f ms | %.1f MiB |\n", bin, cmd, float64(med.Microseconds())/1000, float64(*n)/med.Seconds(), float64(cpu.Microseconds())/1000, float64(rss)/1024)
 		}
 	}
 	return 0
@@ -109,9 +111,7 @@ func measure(bin, cmd, root string) (sample, error) {
 	if err != nil && !(cmd == "validate" && errors.As(err, &exit) && exit.ExitCode() == 1) {
 		return sample{}, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
 	}
-	var rss int64
-	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss // KiB on Linux
-	}
-	return sample{wall: wall, rssKB: rss}, nil
+	rss := peakRSSKB(c.ProcessState)
+	cpu := c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+	return sample{wall: wall, cpu: cpu, rssKB: rss}, nil
 }
