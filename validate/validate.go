@@ -113,37 +113,76 @@ func Find(root string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", root)
 	}
-	var found []string
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if (e.Name() == "SKILL.md" || e.Name() == "skill.md") && !e.IsDir() {
-				found = append(found, dir)
-				return nil
-			}
-		}
-		if depth >= maxDepth {
-			return nil
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.IsDir() || skippedFolder(name) {
-				continue
-			}
-			if err := walk(filepath.Join(dir, name), depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+	// The folders under root are searched concurrently, their finds
+	// joined in order (internal/ordered): in a collection each is a
+	// skill, and listing it is most of Find's time.
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
 	}
-	if err := walk(root, 0); err != nil {
+	if holdsSkillMD(entries) {
+		return []string{root}, nil
+	}
+	var subs []string
+	for _, e := range entries {
+		if e.IsDir() && !skippedFolder(e.Name()) {
+			subs = append(subs, filepath.Join(root, e.Name()))
+		}
+	}
+	type finds struct {
+		dirs []string
+		err  error
+	}
+	var found []string
+	err = ordered.Each(len(subs), func(i int) finds {
+		var f finds
+		f.err = findUnder(subs[i], 1, &f.dirs)
+		return f
+	}, func(f finds) error {
+		found = append(found, f.dirs...)
+		return f.err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return found, nil
+}
+
+// holdsSkillMD reports whether a folder's entries include a SKILL.md (or
+// skill.md) that is not a folder.
+func holdsSkillMD(entries []fs.DirEntry) bool {
+	for _, e := range entries {
+		if (e.Name() == "SKILL.md" || e.Name() == "skill.md") && !e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// findUnder appends to found the skill folders at or under dir, at depth
+// depth below Find's root, in lexical order.
+func findUnder(dir string, depth int, found *[]string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if holdsSkillMD(entries) {
+		*found = append(*found, dir)
+		return nil
+	}
+	if depth >= maxDepth {
+		return nil
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || skippedFolder(name) {
+			continue
+		}
+		if err := findUnder(filepath.Join(dir, name), depth+1, found); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // skippedFolder reports whether Find leaves the folder name unsearched:
