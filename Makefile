@@ -3,6 +3,7 @@
 #   make test      vet and run every test (what CI runs)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
+#   make bench-bulk  validate and scan --recursive on realistic skills
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
@@ -48,7 +49,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test mcpclient security bench fuzz clean
+.PHONY: all build install uninstall dist demo test mcpclient security bench bench-bulk fuzz clean
 
 all: build
 
@@ -147,6 +148,12 @@ security: build
 
 bench: build
 	$(GO) run ./scripts/bench -bin ./$(BIN)
+
+# validate and scan --recursive on 2,000 generated realistic skills
+# (2-8 KB SKILL.md, 1-3 scripts): skills/s and peak memory
+# (scripts/bulkbench, docs/bench.md).
+bench-bulk: build
+	$(GO) run ./scripts/bulkbench -bin ./$(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate

@@ -70,6 +70,10 @@ type Proxy struct {
 	denials int // lines written to cfg.Denied
 	slots   chan struct{}
 	running sync.WaitGroup
+
+	dns   dnsCache
+	bufs  sync.Pool        // *[]byte of relayBufSize, the relay's buffers
+	clock func() time.Time // the resolution cache's clock; nil: time.Now (tests set it)
 }
 
 // New returns a Proxy for cfg, applying the defaults to zero limits.
@@ -276,11 +280,7 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 		addrs = []netip.Addr{t.addr}
 	} else {
 		var err error
-		if p.cfg.Resolve != nil {
-			addrs, err = p.cfg.Resolve(ctx, t.host)
-		} else {
-			addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", t.host)
-		}
+		addrs, err = p.resolve(ctx, t.host)
 		if err != nil || len(addrs) == 0 {
 			return nil, netip.AddrPort{}, 502, fmt.Sprintf("cannot resolve %s", t.host)
 		}
@@ -310,7 +310,10 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 		if p.cfg.Dial != nil {
 			c, err = p.cfg.Dial(ctx, ap)
 		} else {
-			var d net.Dialer
+			// No TCP keep-alive: the relay's idle timeout ends a dead
+			// connection first, and its four setsockopt calls were a
+			// cost of every request.
+			d := net.Dialer{KeepAlive: -1}
 			c, err = d.DialContext(ctx, "tcp", ap.String())
 		}
 		if err == nil {

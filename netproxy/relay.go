@@ -25,8 +25,9 @@ import (
 // not reached it yet, which clients take as a cue to retry on a new one.
 // An error from head ends the connection before anything more reaches
 // the server, after a TLS alert to the client when head refused with one.
-// Each direction uses one fixed buffer, so a peer that never reads costs
-// no memory: its direction blocks until the idle timeout. It returns the
+// Each direction uses one fixed buffer (and, for a bulk transfer on
+// Linux, one pipe of at most bigPipe bytes), so a peer that never reads
+// costs no more memory: its direction blocks until the idle timeout. It returns the
 // bytes sent each way and head's error.
 func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head func(last *atomic.Int64) ([]byte, io.Reader, error)) (up, down int64, err error) {
 	var last atomic.Int64 // unix nanoseconds of the last progress either way
@@ -63,7 +64,13 @@ func (p *Proxy) relay(client net.Conn, br *bufio.Reader, server net.Conn, head f
 		return up, down, err
 	}
 	if body == nil {
-		n, _ := p.pipe(client, br, server, &last, abort, true)
+		// Once br holds nothing more, the client's connection itself is
+		// read, which lets pipe splice it.
+		var r io.Reader = br
+		if br.Buffered() == 0 {
+			r = client
+		}
+		n, _ := p.pipe(client, r, server, &last, abort, true)
 		up += n
 	} else {
 		n, ended := p.pipe(client, body, server, &last, abort, false)
@@ -99,8 +106,15 @@ func (noMoreRequests) SetWriteDeadline(time.Time) error { return nil }
 // error or an idle timeout it aborts the whole connection.
 func (p *Proxy) pipe(src net.Conn, r io.Reader, dst writeConn, last *atomic.Int64, abort func(), halfClose bool) (int64, bool) {
 	idle := p.cfg.IdleTimeout
-	buf := make([]byte, relayBufSize)
+	bp, _ := p.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, relayBufSize)
+		bp = &b
+	}
+	defer p.bufs.Put(bp)
+	buf := *bp
 	var n int64
+	spliced := false
 	for {
 		src.SetReadDeadline(time.Now().Add(idle))
 		k, err := r.Read(buf)
@@ -116,6 +130,15 @@ func (p *Proxy) pipe(src net.Conn, r io.Reader, dst writeConn, last *atomic.Int6
 			last.Store(time.Now().UnixNano())
 		}
 		if err == nil {
+			// A full buffer is a bulk transfer: the rest goes by splice
+			// where it can (splice_linux.go). Small exchanges never get
+			// there, so they do not pay for the pipe it needs.
+			if k == len(buf) && !spliced {
+				spliced = true
+				if m, ended, ok := p.splice(src, r, dst, last, abort, halfClose); ok {
+					return n + m, ended
+				}
+			}
 			continue
 		}
 		if isTimeout(err) && time.Since(time.Unix(0, last.Load())) < idle {

@@ -182,6 +182,9 @@ var (
 // checksum or signature check on the line; "" if none. lower is line in
 // lower case.
 func downloadThenRun(line, lower string) string {
+	if !strings.Contains(lower, "curl") && !strings.Contains(lower, "wget") {
+		return "" // reSavedDownload needs one
+	}
 	if containsAny(lower, "sha256sum", "sha512sum", "shasum", "sha1sum", "md5sum", "gpg ", "gpgv", "cosign", "minisign", "signify", "openssl dgst") {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/ordered"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -391,4 +392,22 @@ func hasSuffixAny(s string, suffixes ...string) bool {
 		}
 	}
 	return false
+}
+
+// Each scans every folder in dirs concurrently and calls fn with each
+// folder, its result and the error scanning it (as Skill returns them) in
+// the order of dirs, as soon as that folder's scan and all before it are
+// done. Workers and memory are bounded as in validate.Each
+// (internal/ordered): at most a few hundred results wait for fn. If fn
+// returns an error, no more folders are started and Each returns it.
+func Each(dirs []string, fn func(dir string, r *Result, err error) error) error {
+	type scanned struct {
+		r   *Result
+		err error
+		dir string
+	}
+	return ordered.Each(len(dirs), func(i int) scanned {
+		r, err := Skill(dirs[i])
+		return scanned{r, err, dirs[i]}
+	}, func(s scanned) error { return fn(s.dir, s.r, s.err) })
 }

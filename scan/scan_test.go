@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/skillcorpus"
+
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -326,4 +328,24 @@ func TestRepeatedFindingsBounded(t *testing.T) {
 	if m, _ := r.Max(); m != Critical {
 		t.Errorf("Max = %v, want critical", m)
 	}
+}
+
+// BenchmarkSkillRealistic scans 2,000 skills shaped like published ones
+// (internal/skillcorpus: 2-8 KB SKILL.md, 1-3 scripts) with Each, as scan
+// --recursive does, and reports skills/s. Target (issue 32): over 15,000
+// skills/s on 2 cores.
+func BenchmarkSkillRealistic(b *testing.B) {
+	const n = 2000
+	dirs, err := skillcorpus.Write(b.TempDir(), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		for _, d := range dirs {
+			if _, err := Skill(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "skills/s")
 }

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"strings"
+	"sync"
 )
 
 // text runs the line rules over a text file.
@@ -33,7 +34,7 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 				inFence, fence = true, trimmed[:3]
 			case inFence && strings.HasPrefix(trimmed, fence):
 				inFence = false
-			case k.skillMD && !inFence:
+			case k.skillMD && !inFence && strings.IndexByte(line, '!') >= 0: // both expressions need a "!"
 				if m := reBangInline.get().FindString(line); m != "" {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", m))
 				} else if reBangLine.get().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
@@ -58,7 +59,8 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 			hit = hit || f.Rule == RulePipeToShell
 		}
 		if joined, start := cont.add(line, n, hit); joined != "" {
-			if msg := runsDownload(joined, strings.ToLower(joined)); msg != "" {
+			lower := strings.ToLower(joined)
+			if msg := runsDownload(joined, lower, lineHints.mask(lower)); msg != "" {
 				r.add(Finding{RulePipeToShell, Critical, rel, start, msg})
 			}
 		}
@@ -69,40 +71,59 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 // decoded holds the variables assigned from a decoder so far in the file.
 func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
 	// Cheap literal tests keep the regular expressions off most lines.
-	lower := strings.ToLower(line)
+	// An ASCII line's hints are found folding case on the fly (which is
+	// what strings.ToLower does to ASCII); the lower-case copy is made
+	// only for the few lines that need it.
+	var lower string
+	var hints uint
+	if isASCII(line) {
+		hints = lineHints.maskFold(line)
+	} else {
+		lower = strings.ToLower(line)
+		hints = lineHints.mask(lower)
+	}
+	lowered := func() string {
+		if lower == "" {
+			lower = strings.ToLower(line)
+		}
+		return lower
+	}
 	injection := func(re *lazyRegexp, format string) {
 		loc := re.get().FindStringIndex(line)
 		if loc == nil {
 			return
 		}
 		m := line[loc[0]:loc[1]]
-		if quotedAttack(line, lower, loc) {
+		if quotedAttack(line, lowered(), loc) {
 			add(RulePromptInjection, Info, reason("quotes an injection phrase where it discusses attacks (check it is an example, not an instruction): %s", m))
 			return
 		}
 		add(RulePromptInjection, High, reason(format, m))
 	}
-	if k.markdown && containsAny(lower, "ignore", "disregard", "forget", "override", "bypass", " mode") {
+	if k.markdown && hints&hintIgnore != 0 {
 		injection(reIgnoreRules, "tells the agent to ignore its instructions: %s")
 	}
-	if k.markdown && containsAny(lower, "the user", "silently", "secretly", "covertly") {
+	if k.markdown && hints&hintHide != 0 {
 		injection(reHideFromUser, "keeps actions from the user: %s")
 	}
-	if k.markdown && containsAny(lower, "http", "webhook", "ngrok", "requestbin", "pastebin", ".") && containsAny(lower, "send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak") {
+	if k.markdown && hints&hintSendWhere != 0 && hints&hintSendVerb != 0 {
 		injection(reSendData, "sends data to a remote address: %s")
 	}
-	if msg := runsDownload(line, lower); msg != "" {
-		add(RulePipeToShell, Critical, msg)
+	if hints&hintDownload != 0 {
+		if msg := runsDownload(line, lowered(), hints); msg != "" {
+			add(RulePipeToShell, Critical, msg)
+		}
 	}
 
-	if containsAny(lower, credentialHints...) {
+	if hints&hintCredential != 0 {
 		if m := reCredential.get().FindString(line); m != "" {
 			add(RuleCredentialRead, High, reason("names a credential location: %s", m))
 		}
 	}
 
+	decodes := hints&hintDecode != 0
 	switch {
-	case !containsAny(lower, decodeHints...) && len(decoded) == 0:
+	case !decodes && len(decoded) == 0:
 	case reShellDecode.get().MatchString(line) && pipedInto(line, reShellDecode.get()) != "":
 		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode.get()))
 	case reShellDecode.get().MatchString(line) && reDecodeSubst.get().MatchString(line):
@@ -117,7 +138,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 			}
 		}
 	}
-	if containsAny(lower, decodeHints...) {
+	if decodes {
 		if m := reDecodeAssign.get().FindStringSubmatch(line); m != nil {
 			decoded[m[1]] = true
 		}
@@ -128,16 +149,22 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 // runsDownload describes how line runs downloaded code (piped into a
 // shell or interpreter, a process or command substitution, or saved to a
 // file that the same line then runs without checking it), or returns "".
-// lower is line in lower case.
-func runsDownload(line, lower string) string {
-	if !containsAny(lower, "curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring") {
+// lower is line in lower case, hints lineHints.mask(lower).
+func runsDownload(line, lower string, hints uint) string {
+	if hints&hintDownload == 0 {
 		return ""
 	}
-	if name := pipedInto(line, reDownloader.get()); name != "" {
-		return "pipes a download into " + name
+	// pipedInto needs a "|" after the download; every branch of
+	// reSubstitution one of the literals tested before it.
+	if strings.IndexByte(line, '|') >= 0 {
+		if name := pipedInto(line, reDownloader.get()); name != "" {
+			return "pipes a download into " + name
+		}
 	}
-	if m := reSubstitution.get().FindString(line); m != "" {
-		return reason("runs downloaded code: %s", m)
+	if containsAny(lower, "<(", "$(", "`", "exec", "eval", "iex") {
+		if m := reSubstitution.get().FindString(line); m != "" {
+			return reason("runs downloaded code: %s", m)
+		}
 	}
 	if f := downloadThenRun(line, lower); f != "" {
 		return "downloads " + f + " and runs it without checking it"
@@ -185,16 +212,125 @@ func (c *continued) add(line string, n int, hit bool) (string, int) {
 }
 
 // Literal hints, lowercase, that a line must contain before the
-// corresponding expressions are tried.
-var (
-	credentialHints = []string{".ssh", ".aws", "id_", ".gnupg", ".kube", ".docker", "gcloud", ".netrc", "credentials",
+// corresponding expressions are tried: one list per rule, in lineHints,
+// which finds which lists a line has a hint of in one pass.
+const (
+	hintIgnore = 1 << iota
+	hintHide
+	hintSendWhere
+	hintSendVerb
+	hintDownload
+	hintCredential
+	hintDecode
+)
+
+// lineHints holds the hint lists, indexed by the bit of each (hintIgnore
+// is list 0).
+var lineHints = &hintIndex{lists: [][]string{
+	{"ignore", "disregard", "forget", "override", "bypass", " mode"},
+	{"the user", "silently", "secretly", "covertly"},
+	{"http", "webhook", "ngrok", "requestbin", "pastebin", "."},
+	{"send", "upload", "post", "transmit", "exfiltrate", "forward", "copy", "leak"},
+	{"curl", "wget", "fetch", "iwr", "irm", "invoke-web", "invoke-rest", "urlopen", "requests.get", "httpx.get", "downloadstring"},
+	{".ssh", ".aws", "id_", ".gnupg", ".kube", ".docker", "gcloud", ".netrc", "credentials",
 		"chrome", "chromium", "brave", "edge", "firefox", "login data", "logins.json", "key3", "key4", "cookies",
 		"keychain", "security", "keyring", "kwallet", "secret-tool", "shadow", ".pgpass",
 		".azure", ".password-store", ".pypirc", ".npmrc", ".yarnrc", ".vault-token", ".s3cfg", ".boto", ".my.cnf",
 		".oci", ".fly", ".databrickscfg", ".kaggle", ".pki", ".config/", ".cargo", ".gem", ".m2", ".gradle",
-		".terraform.d", "huggingface", ".claude", ".codex"}
-	decodeHints = []string{"base64", "xxd", "openssl", "decode", "fromhex", "unhexlify", "atob", "buffer.from", "zlib", "marshal"}
-)
+		".terraform.d", "huggingface", ".claude", ".codex"},
+	{"base64", "xxd", "openssl", "decode", "fromhex", "unhexlify", "atob", "buffer.from", "zlib", "marshal"},
+}}
+
+// hintIndex finds which of its lists of literal hints a line holds a hint
+// of, in one pass over the line: a strings.Contains per hint made about
+// a hundred passes over every line, half of a scan's time. It is built
+// on first use, as lazyRegexp is, so that no program start pays for it.
+type hintIndex struct {
+	lists [][]string
+	once  sync.Once
+	// pair maps the first two bytes of the hints of two bytes or more
+	// to 1 + the index in byPair of the hints that start with them (0:
+	// none do); single are the one-byte hints.
+	pair   [1 << 16]uint8
+	byPair [][]hintRef
+	single []hintRef
+}
+
+// hintRef is one hint and the bit of its list.
+type hintRef struct {
+	hint string
+	bit  uint
+}
+
+// build fills the tables.
+func (h *hintIndex) build() {
+	for i, list := range h.lists {
+		for _, x := range list {
+			r := hintRef{x, 1 << i}
+			if len(x) == 1 {
+				h.single = append(h.single, r)
+				continue
+			}
+			p := uint16(x[0])<<8 | uint16(x[1])
+			if h.pair[p] == 0 {
+				h.byPair = append(h.byPair, nil)
+				h.pair[p] = uint8(len(h.byPair)) // fewer than 255 pairs
+			}
+			h.byPair[h.pair[p]-1] = append(h.byPair[h.pair[p]-1], r)
+		}
+	}
+}
+
+// mask returns the bits of the lists with a hint that s contains, as
+// strings.Contains with each hint would find.
+func (h *hintIndex) mask(s string) uint { return h.scan(s, false) }
+
+// maskFold is mask of strings.ToLower(s) for an ASCII s, without making
+// the copy.
+func (h *hintIndex) maskFold(s string) uint { return h.scan(s, true) }
+
+// scan is mask, folding ASCII upper case to lower case when fold is set
+// (the hints are lower case).
+func (h *hintIndex) scan(s string, fold bool) uint {
+	h.once.Do(h.build)
+	at := func(i int) byte {
+		c := s[i]
+		if fold && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return c
+	}
+	var m uint
+	for _, r := range h.single {
+		c := r.hint[0]
+		if fold && 'a' <= c && c <= 'z' {
+			if strings.IndexByte(s, c) >= 0 || strings.IndexByte(s, c-('a'-'A')) >= 0 {
+				m |= r.bit
+			}
+		} else if strings.IndexByte(s, c) >= 0 {
+			m |= r.bit
+		}
+	}
+	for i := 0; i+1 < len(s); i++ {
+		k := h.pair[uint16(at(i))<<8|uint16(at(i+1))]
+		if k == 0 {
+			continue
+		}
+	hints:
+		for _, r := range h.byPair[k-1] {
+			if m&r.bit != 0 || len(s)-i < len(r.hint) {
+				continue
+			}
+			for j := 2; j < len(r.hint); j++ {
+				if at(i+j) != r.hint[j] {
+					continue hints
+				}
+			}
+			m |= r.bit
+		}
+	}
+	return m
+}
 
 // containsAny reports whether s contains any of the substrings.
 func containsAny(s string, subs ...string) bool {

@@ -129,7 +129,7 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 	if err := checkUTF8(data); err != nil {
 		return nil, err
 	}
-	lines, end := splitFrontmatter(data)
+	lines, end, body := splitFrontmatter(data)
 	if !isDelimiter(lines[0]) {
 		return nil, &SyntaxError{Line: 1, Column: 1, Msg: "SKILL.md must start with YAML frontmatter (---)"}
 	}
@@ -150,28 +150,36 @@ func ParseFrontmatter(data []byte) (*Frontmatter, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := strings.Join(lines[end+1:], "\n")
 	return &Frontmatter{Pairs: root.Pairs, EndLine: end + 1, Body: body}, nil
 }
 
 // isDelimiter reports whether line is a frontmatter delimiter "---",
 // trailing blanks allowed.
 // splitFrontmatter splits data into lines (CRLF, LF and a lone CR all end
-// a line, YAML 1.2, 5.4) and returns them with the index of the line that
-// closes a frontmatter opened on the first: -1 when none does (or the
-// first line opens none).
-func splitFrontmatter(data []byte) (lines []string, end int) {
-	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
-	lines = strings.Split(text, "\n")
-	if !isDelimiter(lines[0]) {
-		return lines, -1
+// a line, YAML 1.2, 5.4) up to the line that closes a frontmatter opened
+// on the first, and returns them with that line's index and the text
+// after it (the body, line ends as LF). end is -1 when no line closes the
+// frontmatter (or the first line opens none). The body is not split:
+// only the frontmatter's lines are needed, and the body is most of the
+// file.
+func splitFrontmatter(data []byte) (lines []string, end int, body string) {
+	text := string(data)
+	if strings.IndexByte(text, '\r') >= 0 {
+		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	}
-	for i := 1; i < len(lines); i++ {
-		if isDelimiter(lines[i]) {
-			return lines, i
+	for i := 0; ; i++ {
+		line, rest, more := strings.Cut(text, "\n")
+		lines = append(lines, line)
+		switch {
+		case i == 0 && !isDelimiter(line):
+			return lines, -1, ""
+		case i > 0 && isDelimiter(line):
+			return lines, i, rest
+		case !more:
+			return lines, -1, ""
 		}
+		text = rest
 	}
-	return lines, -1
 }
 
 func isDelimiter(line string) bool {
@@ -180,6 +188,9 @@ func isDelimiter(line string) bool {
 
 // checkUTF8 rejects invalid UTF-8 anywhere in the file.
 func checkUTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil // the common case, without counting lines and columns
+	}
 	line, col := 1, 1
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
@@ -211,6 +222,18 @@ func checkControl(lines []string) error {
 // should not hold) and returns its 1-based line and column, and the
 // character.
 func ControlChar(text string) (line, col int, r rune, ok bool) {
+	// Every such character is one byte (a UTF-8 sequence of several
+	// bytes holds none below 0x80), so a walk over bytes tells whether
+	// there is one, cheaper than decoding runes and counting columns.
+	i := 0
+	for ; i < len(text); i++ {
+		if b := text[i]; b < 0x20 && b != '\n' && b != '\t' && b != '\r' || b == 0x7f {
+			break
+		}
+	}
+	if i == len(text) {
+		return 0, 0, 0, false
+	}
 	line, col = 1, 1
 	for _, r := range text {
 		switch {

@@ -151,6 +151,17 @@ func mdLinkAt(line string, p int) (start, end, next int) {
 func barePathRanges(line string) [][2]int {
 	var out [][2]int
 	for p := 0; p < len(line); {
+		// Every path starts with a folder name ending in "s/", so no
+		// match begins before the next "s/" less the longest prefix
+		// ("references/") and its context ("./"): skip there rather than
+		// try each byte of prose.
+		k := strings.Index(line[p:], "s/")
+		if k < 0 {
+			return out
+		}
+		if skip := k + 2 - len("references/") - len("./"); skip > 0 {
+			p += skip
+		}
 		// The alternatives in the expression's order: the start of the
 		// line, one delimiter, "./".
 		end := -1
@@ -193,11 +204,21 @@ func barePathEnd(line string, i int) int {
 		return -1
 	}
 	j := i + n
-	for j < len(line) && !isSpace(line[j]) && strings.IndexByte("`'\"()[]<>{}|,;*$", line[j]) < 0 {
+	for j < len(line) && !endsBarePath(line[j]) {
 		j++
 	}
 	if j == i+n {
 		return -1
 	}
 	return j
+}
+
+// endsBarePath reports whether b ends a bare path: \s or one of
+// `'"()[]<>{}|,;*$.
+func endsBarePath(b byte) bool {
+	switch b {
+	case '\t', '\n', '\f', '\r', ' ', '`', '\'', '"', '(', ')', '[', ']', '<', '>', '{', '}', '|', ',', ';', '*', '$':
+		return true
+	}
+	return false
 }

@@ -42,8 +42,9 @@ func notRegular(m fs.FileMode) string {
 // would validate as root and then be unreadable to anyone else, the
 // sandbox's uid included. The rule applies to every caller (a non-root
 // caller is refused by open(2) anyway): at least one read bit must be set.
-func checkReadable(st os.FileInfo) error {
-	if os.Geteuid() == 0 && st.Mode().Perm()&0o444 == 0 {
+// euid is the caller's effective uid.
+func checkReadable(st os.FileInfo, euid int) error {
+	if euid == 0 && st.Mode().Perm()&0o444 == 0 {
 		return fmt.Errorf("not readable (mode %04o): only root's permission override could read it", st.Mode().Perm())
 	}
 	return nil

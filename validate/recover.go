@@ -20,11 +20,11 @@ func recoverFrontmatter(data []byte) *Frontmatter {
 	if !utf8.Valid(data) {
 		return nil
 	}
-	lines, end := splitFrontmatter(data)
+	lines, end, body := splitFrontmatter(data)
 	if end < 0 {
 		return nil
 	}
-	fm := &Frontmatter{EndLine: end + 1, Body: strings.Join(lines[end+1:], "\n")}
+	fm := &Frontmatter{EndLine: end + 1, Body: body}
 	for i := 1; i < end; i++ {
 		key, _, ok := strings.Cut(lines[i], ":")
 		if !ok || key != "name" && key != "description" {

@@ -14,12 +14,14 @@ import (
 // barePathRanges in match.go).
 func (c *checker) checkBody(md string, fm *Frontmatter) {
 	body := strings.TrimRight(fm.Body, " \t\r\n")
-	lines := strings.Split(body, "\n")
-	if body != "" && len(lines) >= MaxBodyLines {
-		c.warnf(md, fm.EndLine+1, 0, "", "SKILL.md body has %d lines; keep it under %d and move details to references/", len(lines), MaxBodyLines)
+	if n := strings.Count(body, "\n") + 1; body != "" && n >= MaxBodyLines {
+		c.warnf(md, fm.EndLine+1, 0, "", "SKILL.md body has %d lines; keep it under %d and move details to references/", n, MaxBodyLines)
 	}
 	reported := map[string]bool{}
-	for i, l := range lines {
+	// Line by line without splitting the body into a slice first.
+	for i, rest, more := 0, body, true; more; i++ {
+		var l string
+		l, rest, more = strings.Cut(rest, "\n")
 		lineNo := fm.EndLine + 1 + i
 		for _, m := range mdLinkTargets(l) {
 			c.checkRef(md, l, lineNo, m[0], l[m[0]:m[1]], true, reported)

@@ -7,12 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/ordered"
 )
 
 // Limits of the Agent Skills specification and of Claude, as the reference
@@ -45,7 +46,13 @@ func isAllowedField(key string) bool {
 // warnings). Skill never panics and touches nothing outside dir except to
 // resolve where symlinks in it point.
 func Skill(dir string, opts Options) Result {
-	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}, lenient: opts.Lenient}
+	return skill(dir, opts, os.Geteuid())
+}
+
+// skill is Skill for a caller whose effective uid is euid (asked once by
+// Each rather than once per folder: it is a system call).
+func skill(dir string, opts Options, euid int) Result {
+	c := &checker{res: Result{Path: dir, Errors: []Problem{}, Warnings: []Problem{}}, lenient: opts.Lenient, euid: euid}
 	c.run(dir)
 	r := c.res
 	if opts.Lenient {
@@ -78,78 +85,17 @@ func Skills(dirs []string, opts Options) []Result {
 
 // Each validates every folder in dirs concurrently and calls fn with each
 // result in the order of dirs, as soon as that result and all before it are
-// ready. A bounded pool of 4×runtime.GOMAXPROCS(0) workers does the work:
-// validation is mostly small file-system calls that block their thread, so
-// more workers than CPUs keep the CPUs busy (on 2 cores, 4× validates a
-// 10,000-skill corpus about 1.5 times faster than 1×; see
-// BenchmarkValidateCorpus). At most 4 results per worker wait for fn at
-// any time, so memory stays bounded however many folders there are. If fn
-// returns an error, no more folders are started and Each returns it once
-// the started ones are done.
+// ready. A pool of runtime.GOMAXPROCS(0) workers does the work, taking
+// batches of up to 64 consecutive folders (internal/ordered): validation's
+// file-system calls are too short for more workers than CPUs to help, and
+// handing folders over one by one cost as much in wake-ups as validating
+// them (BenchmarkValidateRealistic). At most 2 batches per worker are
+// started and not yet passed to fn, so memory stays bounded however many
+// folders there are. If fn returns an error, no more batches are started
+// and Each returns it once the started ones are done.
 func Each(dirs []string, opts Options, fn func(Result) error) error {
-	workers := min(4*runtime.GOMAXPROCS(0), len(dirs))
-	if workers == 0 {
-		return nil
-	}
-	type done struct {
-		i int
-		r Result
-	}
-	window := 4 * workers
-	slots := make(chan struct{}, window) // one per folder started and not yet passed to fn
-	out := make(chan done, window)
-	jobs := make(chan int)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				out <- done{i, Skill(dirs[i], opts)}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for i := range dirs {
-			select {
-			case slots <- struct{}{}:
-			case <-stop:
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-stop:
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
-	pending := make(map[int]Result, window)
-	next := 0
-	var err error
-	for d := range out {
-		pending[d.i] = d.r
-		for {
-			r, ok := pending[next]
-			if !ok {
-				break
-			}
-			delete(pending, next)
-			next++
-			<-slots
-			if err == nil {
-				if err = fn(r); err != nil {
-					close(stop)
-				}
-			}
-		}
-	}
-	return err
+	euid := os.Geteuid()
+	return ordered.Each(len(dirs), func(i int) Result { return skill(dirs[i], opts, euid) }, fn)
 }
 
 // Find returns every skill folder under root: folders holding a SKILL.md
@@ -167,37 +113,76 @@ func Find(root string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", root)
 	}
-	var found []string
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if (e.Name() == "SKILL.md" || e.Name() == "skill.md") && !e.IsDir() {
-				found = append(found, dir)
-				return nil
-			}
-		}
-		if depth >= maxDepth {
-			return nil
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.IsDir() || skippedFolder(name) {
-				continue
-			}
-			if err := walk(filepath.Join(dir, name), depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+	// The folders under root are searched concurrently, their finds
+	// joined in order (internal/ordered): in a collection each is a
+	// skill, and listing it is most of Find's time.
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
 	}
-	if err := walk(root, 0); err != nil {
+	if holdsSkillMD(entries) {
+		return []string{root}, nil
+	}
+	var subs []string
+	for _, e := range entries {
+		if e.IsDir() && !skippedFolder(e.Name()) {
+			subs = append(subs, filepath.Join(root, e.Name()))
+		}
+	}
+	type finds struct {
+		dirs []string
+		err  error
+	}
+	var found []string
+	err = ordered.Each(len(subs), func(i int) finds {
+		var f finds
+		f.err = findUnder(subs[i], 1, &f.dirs)
+		return f
+	}, func(f finds) error {
+		found = append(found, f.dirs...)
+		return f.err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return found, nil
+}
+
+// holdsSkillMD reports whether a folder's entries include a SKILL.md (or
+// skill.md) that is not a folder.
+func holdsSkillMD(entries []fs.DirEntry) bool {
+	for _, e := range entries {
+		if (e.Name() == "SKILL.md" || e.Name() == "skill.md") && !e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// findUnder appends to found the skill folders at or under dir, at depth
+// depth below Find's root, in lexical order.
+func findUnder(dir string, depth int, found *[]string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if holdsSkillMD(entries) {
+		*found = append(*found, dir)
+		return nil
+	}
+	if depth >= maxDepth {
+		return nil
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || skippedFolder(name) {
+			continue
+		}
+		if err := findUnder(filepath.Join(dir, name), depth+1, found); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // skippedFolder reports whether Find leaves the folder name unsearched:
@@ -221,6 +206,11 @@ type checker struct {
 	// files maps the slash-separated relative path of every entry seen to
 	// whether it is safe to read.
 	files map[string]bool
+	// plainMD names SKILL.md or skill.md when the walk saw it in the
+	// folder itself as a regular file, not a symlink (readSkillMD); with
+	// both, the one listed last.
+	plainMD string
+	euid    int // the caller's effective uid (checkReadable)
 }
 
 func (c *checker) errorf(file string, line, col int, field, format string, a ...any) {
@@ -242,19 +232,25 @@ func (c *checker) run(dir string) {
 	if abs, err := filepath.Abs(c.root); err == nil {
 		c.root = abs
 	}
-	st, err := os.Stat(c.root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		c.errorf("", 0, 0, "", "Path does not exist: %s", dir)
-		return
-	case err != nil:
-		c.errorf("", 0, 0, "", "cannot read the skill folder: %v", err)
-		return
-	case !st.IsDir():
-		c.errorf("", 0, 0, "", "Not a directory: %s", dir)
-		return
+	// The folder is listed first and looked at only when that fails: one
+	// system call less per skill (a file or FIFO is not opened: the
+	// listing opens with O_DIRECTORY).
+	entries, listErr := os.ReadDir(c.root)
+	if listErr != nil {
+		st, err := os.Stat(c.root)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			c.errorf("", 0, 0, "", "Path does not exist: %s", dir)
+			return
+		case err != nil:
+			c.errorf("", 0, 0, "", "cannot read the skill folder: %v", err)
+			return
+		case !st.IsDir():
+			c.errorf("", 0, 0, "", "Not a directory: %s", dir)
+			return
+		}
 	}
-	files := c.walk()
+	files := c.walk(entries, listErr)
 	c.files = files
 	md := ""
 	for _, name := range []string{"SKILL.md", "skill.md"} {
@@ -279,16 +275,20 @@ const (
 	maxDepth = 32
 )
 
-// walk checks every entry of the skill folder, counts scripts, references
-// and assets, and returns the slash-separated relative paths it saw, each
+// walk checks every entry of the skill folder, whose listing (or the error
+// listing it) is rootEntries (rootErr), counts scripts, references and
+// assets, and returns the slash-separated relative paths it saw, each
 // mapped to whether it is safe to read (a regular file or a folder, or a
 // symlink to one inside the skill).
-func (c *checker) walk() map[string]bool {
+func (c *checker) walk(rootEntries []fs.DirEntry, rootErr error) map[string]bool {
 	seen := map[string]bool{}
 	count := 0
 	var visit func(dir, rel string, depth int) bool
 	visit = func(dir, rel string, depth int) bool {
-		entries, err := os.ReadDir(dir)
+		entries, err := rootEntries, rootErr
+		if rel != "" {
+			entries, err = os.ReadDir(dir)
+		}
 		if err != nil {
 			c.errorf(relOrDot(rel), 0, 0, "", "cannot read folder: %v", WithoutPath(err))
 			return true
@@ -341,6 +341,9 @@ func (c *checker) walk() map[string]bool {
 				safe = false
 			case mode.IsRegular():
 				c.count(r)
+				if rel == "" && (name == "SKILL.md" || name == "skill.md") {
+					c.plainMD = name
+				}
 			default:
 				c.errorf(r, 0, 0, "", "unsupported file type %v", mode)
 				safe = false
@@ -447,18 +450,22 @@ func WithoutPath(err error) error {
 	return err
 }
 
-// readSkillMD reads SKILL.md with the size cap.
-func readSkillMD(path string) ([]byte, error) {
-	// Stat before opening: opening a FIFO (possibly behind a symlink) for
-	// reading would block.
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s", notRegular(st.Mode()))
-	} else if err := checkReadable(st); err != nil {
-		return nil, err
+// readSkillMD reads SKILL.md with the size cap. plain says the walk saw
+// it as a regular file (not a symlink): then it is opened without the
+// Stat before, which is there to keep a FIFO or device behind a symlink
+// from being opened. The open is non-blocking all the same, so that a FIFO
+// swapped in meanwhile cannot make it block (and on Linux os.OpenFile then
+// spares the four fcntl calls that would make the descriptor non-blocking
+// and back); the Stat of the open file judges what was opened.
+func readSkillMD(path string, plain bool, euid int) ([]byte, error) {
+	if !plain {
+		if st, err := os.Stat(path); err != nil {
+			return nil, err
+		} else if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s", notRegular(st.Mode()))
+		}
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -470,22 +477,38 @@ func readSkillMD(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s", notRegular(st.Mode()))
 	}
+	if err := checkReadable(st, euid); err != nil {
+		return nil, err
+	}
 	if st.Size() > MaxSkillMDSize {
 		return nil, fmt.Errorf("file is %d bytes; the limit is %d bytes (1 MiB)", st.Size(), MaxSkillMDSize)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSkillMDSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxSkillMDSize {
-		return nil, fmt.Errorf("file is larger than the limit of %d bytes (1 MiB)", MaxSkillMDSize)
+	// Sized from the Stat (plus one byte, to see growth past the limit
+	// and reach the end in one more read), not grown by halves from 512
+	// bytes: a 5 KB file in two reads rather than eight.
+	data := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF || n == 0 && err == nil {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxSkillMDSize {
+			return nil, fmt.Errorf("file is larger than the limit of %d bytes (1 MiB)", MaxSkillMDSize)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew: make room
+		}
 	}
 	return data, nil
 }
 
 // checkSkillMD parses SKILL.md (named md) and applies the field rules.
 func (c *checker) checkSkillMD(md string) {
-	data, err := readSkillMD(filepath.Join(c.root, md))
+	data, err := readSkillMD(filepath.Join(c.root, md), c.plainMD == md, c.euid)
 	if err != nil {
 		c.errorf(md, 0, 0, "", "%v", WithoutPath(err))
 		return

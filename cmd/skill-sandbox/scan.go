@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -8,8 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/scan"
@@ -97,26 +96,32 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 			dirs = append(dirs, found...)
 		}
 	}
-	results, errs := scanAll(dirs)
-	var ok []*scan.Result
-	for i, res := range results {
-		if errs[i] != nil {
-			errorf(stderr, "%v", errs[i])
-			failed = true
-			continue
-		}
-		ok = append(ok, res)
-	}
-
 	out := stdout
 	if f.sarifFile == "-" {
 		out = io.Discard
 	}
-	enc := json.NewEncoder(out)
+	// Results are printed as they come, in the order of dirs, so that
+	// memory stays bounded for any number of skills (the SARIF log,
+	// written at the end, keeps them all).
+	bw := bufio.NewWriter(out)
+	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	counts := map[scan.Severity]int{}
-	total := 0
-	for _, res := range ok {
+	total, scanned := 0, 0
+	var ok []*scan.Result
+	err = scan.Each(dirs, func(_ string, res *scan.Result, err error) error {
+		if err != nil {
+			if ferr := bw.Flush(); ferr != nil {
+				return ferr
+			}
+			errorf(stderr, "%v", err)
+			failed = true
+			return nil
+		}
+		scanned++
+		if f.sarifFile != "" {
+			ok = append(ok, res)
+		}
 		for _, fd := range res.Findings {
 			counts[fd.Severity]++
 			total++
@@ -127,19 +132,23 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if f.jsonOut {
-			if err := enc.Encode(res); err != nil {
-				errorf(stderr, "scan: %v", err)
-				return 1
-			}
-			continue
+			return enc.Encode(res)
 		}
 		for _, f := range res.Findings {
 			loc := filepath.Join(res.Path, filepath.FromSlash(f.File))
 			if f.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", loc, f.Line)
 			}
-			fmt.Fprintf(out, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
+			fmt.Fprintf(bw, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
 		}
+		return nil
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		errorf(stderr, "scan: %v", err)
+		return 1
 	}
 	if !f.jsonOut {
 		accepted := ""
@@ -147,7 +156,7 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 			accepted = " (files not read through accepted)"
 		}
 		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above%s\n",
-			len(ok), total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold, accepted)
+			scanned, total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold, accepted)
 	}
 	if f.sarifFile != "" {
 		if err := writeSARIF(f.sarifFile, ok, stdout); err != nil {
@@ -159,29 +168,6 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// scanAll scans dirs concurrently, keeping their order.
-func scanAll(dirs []string) ([]*scan.Result, []error) {
-	results := make([]*scan.Result, len(dirs))
-	errs := make([]error, len(dirs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(dirs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i], errs[i] = scan.Skill(dirs[i])
-			}
-		}()
-	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return results, errs
 }
 
 // writeSARIF writes the SARIF log to name, or to stdout for "-". The file

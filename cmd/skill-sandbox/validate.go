@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -81,8 +82,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	// Results are printed as they come, in the order of dirs, so that
-	// memory stays bounded for any number of skills.
-	enc := json.NewEncoder(stdout)
+	// memory stays bounded for any number of skills; through a buffer,
+	// not a write(2) per line.
+	bw := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	invalid, total := 0, 0
 	err = validate.Each(dirs, validate.Options{Strict: f.strict, Lenient: f.lenient}, func(r validate.Result) error {
@@ -95,9 +98,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if f.jsonOut {
 			return enc.Encode(r)
 		}
-		printResult(stdout, r, f.strict)
+		printResult(bw, r, f.strict)
 		return nil
 	})
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		errorf(stderr, "validate: %v", err)
 		return 1
