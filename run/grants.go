@@ -112,7 +112,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 			allowed[r] = true
 		}
 	}
-	deny := denyEntries(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
+	deny := newDenyList(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
 	alias := denyAliases(deny, allowed)
 	var typed []typedPath
 
@@ -228,7 +228,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		typed = append(typed, typedPath{flag, abs, real})
 		if write && !allowed[real] {
 			// The script could create any of these inside the folder.
-			for _, d := range deny {
+			for _, d := range deny.entries {
 				base := denyBase(d)
 				if (pathUnder(base, real) || base == real && hasMeta(d)) && !allowed[d] {
 					return "", fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list; grant a folder that holds no home folder or credential path", ErrBadConfig, p, d)
@@ -287,7 +287,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 	// Deny entries inside read grants are masked; write grants hold none,
 	// except those AllowDenied exempted (planReadOnly).
 	for _, r := range gp.grants.Read {
-		for _, m := range append(denyMatches(deny, r, allowed), alias.inside(r)...) {
+		for _, m := range append(deny.matchesUnder(r, allowed), alias.inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}
