@@ -155,11 +155,9 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 		return nil, "", release, fmt.Errorf("%w: %w", ErrNotVerified, err)
 	}
 	name := filepath.Base(abs)
-	src, srcErr := treeStamp(abs)
-	if srcErr == nil {
-		if s, cp, ok := c.reuse(abs, name, src, allowedSigners, opts); ok {
-			return s, cp, release, nil
-		}
+	s, cp, src, srcErr := c.reuse(abs, name, allowedSigners, opts)
+	if s != nil {
+		return s, cp, release, nil
 	}
 	tmp, err := os.MkdirTemp(c.dir, "tmp-")
 	if err != nil {
@@ -171,7 +169,7 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 	if err != nil {
 		return nil, "", release, err
 	}
-	cp, err := c.store(tmp, name, s.Digest)
+	cp, err = c.store(tmp, name, s.Digest)
 	if err != nil {
 		return nil, "", release, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
 	}
@@ -184,31 +182,37 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 	return s, cp, release, nil
 }
 
-// reuse returns the cached copy of the skill folder abs when its stamp is
-// src's, the copy is intact and its signature verifies now. Otherwise the
-// caller verifies in full, which also names why a signature fails.
-func (c *VerifiedCache) reuse(abs, name string, src stamp, allowedSigners string, opts Options) (s *Signer, cp string, ok bool) {
-	digest, ok := c.readSource(abs, src.sum)
-	if !ok {
-		return nil, "", false
+// reuse returns the cached copy of the skill folder abs (named name) when
+// the folder's stamp is the one recorded, the copy is intact and its
+// signature verifies now; otherwise s is nil and the caller verifies in
+// full, which also names why a signature fails. It returns the folder's
+// stamp either way. The two walks, of the folder and of the copy, run
+// side by side: they are most of a cached run's cost.
+func (c *VerifiedCache) reuse(abs, name, allowedSigners string, opts Options) (s *Signer, cp string, src stamp, srcErr error) {
+	recSum, digest, recorded := c.readSource(abs)
+	if !recorded {
+		src, srcErr = treeStamp(abs)
+		return nil, "", src, srcErr
 	}
 	entry := c.entry(digest, name)
-	cp = filepath.Join(entry, name)
-	if !c.intact(entry) {
-		return nil, "", false
+	intact := make(chan bool, 1)
+	go func() { intact <- c.intact(entry) }()
+	src, srcErr = treeStamp(abs)
+	if !<-intact || srcErr != nil || src.sum != recSum {
+		return nil, "", src, srcErr
 	}
 	if opts.Recorded != "" && opts.Recorded != digest {
-		return nil, "", false // changed since the record's digest: verify in full
+		return nil, "", src, nil // changed since the record's digest: verify in full
 	}
+	cp = filepath.Join(entry, name)
 	sig, err := readBounded(filepath.Join(cp, SignatureFile), maxSignature, true)
 	if err != nil {
-		return nil, "", false
+		return nil, "", src, nil
 	}
-	s, err = checkSignature(allowedSigners, sig, digest, opts)
-	if err != nil {
-		return nil, "", false
+	if s, err = checkSignature(allowedSigners, sig, digest, opts); err != nil {
+		return nil, "", src, nil
 	}
-	return s, cp, true
+	return s, cp, src, nil
 }
 
 // entry is the folder of the copy of a skill named name with digest.
@@ -291,24 +295,24 @@ func (c *VerifiedCache) sourceFile(abs string) string {
 	return filepath.Join(c.dir, "s-"+hex.EncodeToString(h[:16]))
 }
 
-// readSource returns the digest recorded for the skill folder abs when its
-// recorded stamp is sum.
-func (c *VerifiedCache) readSource(abs, sum string) (string, bool) {
+// readSource returns the stamp and digest recorded for the skill folder
+// abs.
+func (c *VerifiedCache) readSource(abs string) (sum, digest string, ok bool) {
 	b, err := readPrivate(c.sourceFile(abs), 4096)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
-	return parseSource(b, abs, sum)
+	return parseSource(b, abs)
 }
 
-// parseSource returns the digest of a record written by writeSource when
-// it is one for the folder abs with the stamp sum.
-func parseSource(b []byte, abs, sum string) (string, bool) {
+// parseSource returns the stamp and digest of a record written by
+// writeSource when it is one for the folder abs.
+func parseSource(b []byte, abs string) (sum, digest string, ok bool) {
 	lines := strings.Split(string(b), "\n")
-	if len(lines) != 5 || lines[0]+"\n" != sourceHeader || lines[1] != abs || lines[2] != sum || !isDigest(lines[3]) || lines[4] != "" {
-		return "", false
+	if len(lines) != 5 || lines[0]+"\n" != sourceHeader || lines[1] != abs || !isDigest(lines[2]) || !isDigest(lines[3]) || lines[4] != "" {
+		return "", "", false
 	}
-	return lines[3], true
+	return lines[2], lines[3], true
 }
 
 // writeSource records the stamp and digest of the skill folder abs.

@@ -365,13 +365,13 @@ func TestVerifiedCacheKeyChange(t *testing.T) {
 // nothing panics.
 func FuzzParseSource(f *testing.F) {
 	digest := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	f.Add([]byte(sourceHeader+"/s/demo\nabc\n"+digest+"\n"), "/s/demo", "abc")
-	f.Add([]byte(sourceHeader+"/s/demo\nabc\n"+digest), "/s/demo", "abc")
-	f.Add([]byte("junk"), "", "")
-	f.Fuzz(func(t *testing.T, b []byte, abs, sum string) {
-		d, ok := parseSource(b, abs, sum)
-		if ok && (!isDigest(d) || string(b) != sourceHeader+abs+"\n"+sum+"\n"+d+"\n") {
-			t.Fatalf("parsed %q from %q", d, b)
+	f.Add([]byte(sourceHeader+"/s/demo\n"+digest+"\n"+digest+"\n"), "/s/demo")
+	f.Add([]byte(sourceHeader+"/s/demo\n"+digest+"\n"+digest), "/s/demo")
+	f.Add([]byte("junk"), "")
+	f.Fuzz(func(t *testing.T, b []byte, abs string) {
+		sum, d, ok := parseSource(b, abs)
+		if ok && (!isDigest(d) || !isDigest(sum) || string(b) != sourceHeader+abs+"\n"+sum+"\n"+d+"\n") {
+			t.Fatalf("parsed %q %q from %q", sum, d, b)
 		}
 	})
 }
