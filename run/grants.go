@@ -143,7 +143,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 			}
 			return real, info, nil
 		}
-		if checkLinks {
+		if checkLinks && write {
 			if _, _, err := planted(); err != nil {
 				return "", err
 			}
@@ -177,20 +177,41 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 				}
 			}
 		}
-		real, err := filepath.EvalSymlinks(abs)
-		if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
-			real, err = r, nil
-		}
-		var walked fs.FileInfo
-		if checkLinks && err == nil {
+		var (
+			real   string
+			walked fs.FileInfo
+		)
+		if checkLinks && !write {
+			// One walk checks and resolves a read grant (a hundred grants
+			// cost a hundred walks, not three hundred): the real path is
+			// what the walk saw; EvalSymlinks only names a missing path's
+			// error.
 			r, info, perr := planted()
 			switch {
 			case perr != nil:
 				return "", perr
 			case info != nil:
 				real, walked = r, info
-			case !dry:
-				err = errors.New("changed while it was resolved")
+			default:
+				if real, err = filepath.EvalSymlinks(abs); err == nil && !dry {
+					err = errors.New("changed while it was resolved")
+				}
+			}
+		} else {
+			real, err = filepath.EvalSymlinks(abs)
+			if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
+				real, err = r, nil
+			}
+			if checkLinks && err == nil {
+				r, info, perr := planted()
+				switch {
+				case perr != nil:
+					return "", perr
+				case info != nil:
+					real, walked = r, info
+				case !dry:
+					err = errors.New("changed while it was resolved")
+				}
 			}
 		}
 		if err != nil {

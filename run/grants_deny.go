@@ -2,7 +2,9 @@ package run
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,13 +173,18 @@ func newDenyList(list, homes []string, allowed map[string]bool) *denyList {
 			dl.sorted = append(dl.sorted, p)
 		}
 	}
-	present := map[string]bool{} // folders looked at: do they exist?
+	present := map[string]bool{} // paths looked at: do they exist?
+	listed := map[string]bool{}  // folders whose every name is in present
+	for _, h := range homes {
+		listNames(h, present, listed)
+	}
 	var exists func(p string) bool
 	exists = func(p string) bool {
 		if ok, seen := present[p]; seen {
 			return ok
 		}
-		ok := p == "/" || exists(filepath.Dir(p))
+		up := filepath.Dir(p)
+		ok := !listed[up] && (p == "/" || exists(up))
 		if ok {
 			_, err := os.Lstat(p)
 			ok = err == nil
@@ -209,6 +216,29 @@ func newDenyList(list, homes []string, allowed map[string]bool) *denyList {
 	}
 	sort.Strings(dl.sorted)
 	return dl
+}
+
+// listNames marks every name in the folder dir as present, and dir as
+// listed, when it holds at most 256 names: one read of a home folder then
+// answers for the hundred deny entries in it, where most do not exist. A
+// larger folder (a home of /usr/sbin) is left to one lstat(2) an entry.
+func listNames(dir string, present, listed map[string]bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(257)
+	if err != nil && !errors.Is(err, io.EOF) || len(names) > 256 {
+		return
+	}
+	if more, _ := f.Readdirnames(1); len(more) > 0 {
+		return
+	}
+	for _, n := range names {
+		present[filepath.Join(dir, n)] = true
+	}
+	listed[dir] = true
 }
 
 // homeFolders returns the caller's $HOME, /root and every home folder
