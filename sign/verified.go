@@ -163,15 +163,23 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 	if err != nil {
 		return nil, "", release, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
 	}
-	defer os.RemoveAll(tmp) // what was not moved into place
+	own := false
+	defer func() {
+		if !own {
+			os.RemoveAll(tmp) // what was not moved into place
+		}
+	}()
 	opts.CopyTo = filepath.Join(tmp, name)
 	s, err = VerifySkillWith(abs, allowedSigners, opts)
 	if err != nil {
 		return nil, "", release, err
 	}
-	cp, err = c.store(tmp, name, s.Digest)
+	cp, own, err = c.store(tmp, name, s.Digest)
 	if err != nil {
 		return nil, "", release, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
+	}
+	if own {
+		release = func() { os.RemoveAll(tmp) }
 	}
 	// The folder's stamp was taken before the copy: a change during it
 	// gives a newer ctime, hence another stamp next time. Recorded only
@@ -233,33 +241,49 @@ func (c *VerifiedCache) intact(entry string) bool {
 }
 
 // store makes the verified copy in tmp read-only, moves it into place and
-// records its stamp; a copy already in place that is intact (another call
-// made it) is used instead, one that is not is replaced.
-func (c *VerifiedCache) store(tmp, name, digest string) (string, error) {
+// records its stamp, and returns its path; a copy already in place that is
+// intact (another call made it) is used instead, one that is not is
+// replaced. A copy another call has just moved into place and not yet
+// stamped is left to it: this call then runs its own copy, in tmp, and own
+// is set (the caller removes it after the run).
+func (c *VerifiedCache) store(tmp, name, digest string) (cp string, own bool, err error) {
 	if err := readOnly(filepath.Join(tmp, name)); err != nil {
-		return "", err
+		return "", false, err
 	}
 	entry := c.entry(digest, name)
 	if c.intact(entry) {
-		return filepath.Join(entry, name), nil
+		return filepath.Join(entry, name), false, nil
+	}
+	if st, err := os.Lstat(entry); err == nil && time.Since(changedAt(st)) < makingTime {
+		if _, err := os.Lstat(entry + ".ok"); errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(tmp, name), true, nil
+		}
 	}
 	os.Remove(entry + ".ok")
 	if err := removeTree(entry); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if err := os.Rename(tmp, entry); err != nil {
-		return "", err
+		if _, serr := os.Lstat(entry); serr == nil {
+			return filepath.Join(tmp, name), true, nil // another call's, moved in meanwhile
+		}
+		return "", false, err
 	}
 	st, err := treeStamp(entry)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if err := writePrivate(c.dir, entry+".ok", []byte(st.sum+"\n")); err != nil {
-		return "", err
+		return "", false, err
 	}
 	c.prune(entry)
-	return filepath.Join(entry, name), nil
+	return filepath.Join(entry, name), false, nil
 }
+
+// makingTime is how long a copy moved into place without its stamp is
+// taken to be another call's, still being stamped, rather than left
+// behind by a call that was killed.
+const makingTime = 10 * time.Second
 
 // prune removes the oldest copies beyond maxVerifiedEntries, keeping keep.
 func (c *VerifiedCache) prune(keep string) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -146,4 +147,12 @@ func checkCacheParent(dir string, st fs.FileInfo) error {
 		return fmt.Errorf("%w: %s, above the cache, is writable by its group or others (mode %o)", ErrCacheUnsafe, dir, st.Mode().Perm())
 	}
 	return nil
+}
+
+// changedAt is the ctime of the entry st describes, which a rename sets.
+func changedAt(st fs.FileInfo) time.Time {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(s.Ctim.Unix())
+	}
+	return st.ModTime()
 }

@@ -361,6 +361,45 @@ func TestVerifiedCacheKeyChange(t *testing.T) {
 	}
 }
 
+// TestVerifiedCacheConcurrent: calls that verify a new skill at once each
+// get a complete copy, which no other call removes while it is in use.
+func TestVerifiedCacheConcurrent(t *testing.T) {
+	skill, allowed := agedSkill(t)
+	c, err := OpenVerifiedCache(filepath.Join(t.TempDir(), "verified"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		s       *Signer
+		cp      string
+		release func()
+		err     error
+	}
+	results := make(chan result, 6)
+	for range cap(results) {
+		go func() {
+			s, cp, release, err := c.Verify(skill, allowed, Options{})
+			results <- result{s, cp, release, err}
+		}()
+	}
+	var got []result
+	for range cap(results) {
+		got = append(got, <-results)
+	}
+	for _, r := range got { // all returned: every copy must still be whole
+		if r.err != nil {
+			t.Errorf("Verify: %v", r.err)
+			continue
+		}
+		if d, err := Digest(r.cp); err != nil || d != r.s.Digest {
+			t.Errorf("copy %s: digest %s, %v; verified %s", r.cp, d, err, r.s.Digest)
+		}
+	}
+	for _, r := range got {
+		r.release()
+	}
+}
+
 // FuzzParseSource: a record of the cache parses back only as written, and
 // nothing panics.
 func FuzzParseSource(f *testing.F) {

@@ -5,6 +5,7 @@ package sign
 import (
 	"fmt"
 	"io/fs"
+	"time"
 )
 
 // treeStamp fails on this platform: without inode and ctime an unchanged
@@ -20,3 +21,6 @@ func checkCacheDir(dir string, _ fs.FileInfo) error {
 
 // checkCacheParent refuses every folder on this platform (see treeStamp).
 func checkCacheParent(dir string, st fs.FileInfo) error { return checkCacheDir(dir, st) }
+
+// changedAt is the mtime of the entry st describes.
+func changedAt(st fs.FileInfo) time.Time { return st.ModTime() }
