@@ -361,6 +361,43 @@ func TestVerifiedCacheKeyChange(t *testing.T) {
 	}
 }
 
+// TestVerifiedCacheYoungSkill: a skill folder changed within RacyMargin
+// of its verification gets no record (a write in the same clock tick could
+// go unseen by its stamp), so the next run verifies it in full; once old
+// enough, it is recorded.
+func TestVerifiedCacheYoungSkill(t *testing.T) {
+	made := time.Now()
+	skill := makeSkill(t)
+	allowed := signSkill(t, skill)
+	c, err := OpenVerifiedCache(filepath.Join(t.TempDir(), "verified"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, cp, release, err := c.Verify(skill, allowed, Options{})
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.Sub(made) >= RacyMargin/2 {
+		t.Skip("the machine took too long to make the skill: it may have been old enough to record")
+	}
+	abs, _ := filepath.EvalSymlinks(skill)
+	if _, err := os.Lstat(c.sourceFile(abs)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a skill younger than RacyMargin was recorded: %v", err)
+	}
+	// Once old enough, the next run (verified in full) records it.
+	time.Sleep(RacyMargin + 50*time.Millisecond)
+	_, cp2, release, err := c.Verify(skill, allowed, Options{})
+	release()
+	if err != nil || cp2 != cp {
+		t.Fatalf("second run: %v, copy %s (first %s)", err, cp2, cp)
+	}
+	if _, err := os.Lstat(c.sourceFile(abs)); err != nil {
+		t.Errorf("the skill was not recorded once old enough: %v", err)
+	}
+}
+
 // TestVerifiedCacheConcurrent: calls that verify a new skill at once each
 // get a complete copy, which no other call removes while it is in use.
 func TestVerifiedCacheConcurrent(t *testing.T) {
