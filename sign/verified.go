@@ -15,7 +15,7 @@ import (
 
 // VerifiedCache keeps the verified copies VerifyCopy makes, so that a skill
 // whose files have not changed is neither copied nor hashed again: a run
-// costs a walk of the skill folder and of its copy (lstat(2) of every
+// costs a walk of the skill folder and of its copy (fstatat(2) of every
 // entry) and a signature check, where a copy cost a create and a delete
 // of every file. It lives in a folder of the caller's (see
 // OpenVerifiedCache):
