@@ -84,7 +84,14 @@ func (dl *denyList) matchesUnder(g string, allowed map[string]bool) []string {
 	for i := sort.SearchStrings(dl.sorted, prefix); i < len(dl.sorted) && strings.HasPrefix(dl.sorted[i], prefix); i++ {
 		places = append(places, dl.index[dl.sorted[i]])
 	}
-	places = append(places, dl.wild...)
+	for _, i := range dl.wild {
+		// A wildcard's matches have as many names as it has: none lies
+		// below a grant as deep (/tmp/ssh-* under /tmp/work/data), and
+		// /tmp need not be read for each such grant.
+		if g == "/" || strings.Count(g, "/") < strings.Count(dl.entries[i], "/") {
+			places = append(places, i)
+		}
+	}
 	slices.Sort(places)
 	var out []string
 	for _, i := range places {
