@@ -122,8 +122,8 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 		// whose policy request counts, is the copy made while verifying:
 		// a file changed or swapped in the folder after the check does
 		// not run.
-		signer, verified, remove, err := sign.VerifyCopy(sk.Path, s.cfg.AllowedSigners,
-			sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
+		signer, verified, remove, err := sign.VerifyCached(sk.Path, s.cfg.AllowedSigners,
+			sign.DefaultVerifiedCacheDir(), sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
 		defer remove() // the run is over when this call returns
 		if err != nil {
 			return s.refuse(c, err)

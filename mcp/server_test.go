@@ -21,7 +21,19 @@ import (
 func TestMain(m *testing.M) {
 	// The sandbox re-executes this test binary as its init stage.
 	run.ExecInitIfRequested()
-	os.Exit(m.Run())
+	os.Exit(runWithCache(m))
+}
+
+// runWithCache runs the tests with a cache folder of their own: the
+// verified copies they make stay out of the user's.
+func runWithCache(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "skill-sandbox-mcp-cache-")
+	if err != nil {
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CACHE_HOME", dir)
+	return m.Run()
 }
 
 // skillsDir writes a folder of test skills and returns it: "probe" (valid,

@@ -269,7 +269,7 @@ func (s *Server) readable(sk skillEntry) (dir string, remove func(), err error) 
 	if s.cfg.AllowedSigners == "" {
 		return sk.Path, func() {}, nil
 	}
-	_, dir, remove, err = sign.VerifyCopy(sk.Path, s.cfg.AllowedSigners, sign.Options{})
+	_, dir, remove, err = sign.VerifyCached(sk.Path, s.cfg.AllowedSigners, sign.DefaultVerifiedCacheDir(), sign.Options{})
 	return dir, remove, err
 }
 

@@ -112,7 +112,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 			allowed[r] = true
 		}
 	}
-	deny := denyEntries(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
+	deny := newDenyList(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
 	alias := denyAliases(deny, allowed)
 	var typed []typedPath
 
@@ -143,7 +143,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 			}
 			return real, info, nil
 		}
-		if checkLinks {
+		if checkLinks && write {
 			if _, _, err := planted(); err != nil {
 				return "", err
 			}
@@ -177,20 +177,41 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 				}
 			}
 		}
-		real, err := filepath.EvalSymlinks(abs)
-		if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
-			real, err = r, nil
-		}
-		var walked fs.FileInfo
-		if checkLinks && err == nil {
+		var (
+			real   string
+			walked fs.FileInfo
+		)
+		if checkLinks && !write {
+			// One walk checks and resolves a read grant (a hundred grants
+			// cost a hundred walks, not three hundred): the real path is
+			// what the walk saw; EvalSymlinks only names a missing path's
+			// error.
 			r, info, perr := planted()
 			switch {
 			case perr != nil:
 				return "", perr
 			case info != nil:
 				real, walked = r, info
-			case !dry:
-				err = errors.New("changed while it was resolved")
+			default:
+				if real, err = filepath.EvalSymlinks(abs); err == nil && !dry {
+					err = errors.New("changed while it was resolved")
+				}
+			}
+		} else {
+			real, err = filepath.EvalSymlinks(abs)
+			if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
+				real, err = r, nil
+			}
+			if checkLinks && err == nil {
+				r, info, perr := planted()
+				switch {
+				case perr != nil:
+					return "", perr
+				case info != nil:
+					real, walked = r, info
+				case !dry:
+					err = errors.New("changed while it was resolved")
+				}
 			}
 		}
 		if err != nil {
@@ -228,7 +249,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		typed = append(typed, typedPath{flag, abs, real})
 		if write && !allowed[real] {
 			// The script could create any of these inside the folder.
-			for _, d := range deny {
+			for _, d := range deny.entries {
 				base := denyBase(d)
 				if (pathUnder(base, real) || base == real && hasMeta(d)) && !allowed[d] {
 					return "", fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list; grant a folder that holds no home folder or credential path", ErrBadConfig, p, d)
@@ -287,7 +308,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 	// Deny entries inside read grants are masked; write grants hold none,
 	// except those AllowDenied exempted (planReadOnly).
 	for _, r := range gp.grants.Read {
-		for _, m := range append(denyMatches(deny, r, allowed), alias.inside(r)...) {
+		for _, m := range append(deny.matchesUnder(r, allowed), alias.inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}

@@ -38,7 +38,7 @@ type denyAlias struct {
 // denyAliases reads the mount table once for one plan; entries with
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
-func denyAliases(deny []string, allowed map[string]bool) denyAlias {
+func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
 	a := denyAlias{deny: map[string]fsPath{}}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -55,11 +55,8 @@ func denyAliases(deny []string, allowed map[string]bool) denyAlias {
 		}
 		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
 	}
-	for _, d := range deny {
-		if hasMeta(d) || allowed[d] {
-			continue
-		}
-		if _, err := os.Lstat(d); err != nil {
+	for _, d := range deny.entries {
+		if hasMeta(d) || allowed[d] || !deny.exists[d] {
 			continue
 		}
 		if fp, ok := a.fsPathOf(d); ok {

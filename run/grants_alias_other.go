@@ -6,7 +6,7 @@ package run
 // (see grants_alias_linux.go).
 type denyAlias struct{}
 
-func denyAliases([]string, map[string]bool) denyAlias { return denyAlias{} }
+func denyAliases(*denyList, map[string]bool) denyAlias { return denyAlias{} }
 
 func (denyAlias) check(string, string, bool, map[string]bool) error { return nil }
 

@@ -2,10 +2,13 @@ package run
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -14,7 +17,7 @@ import (
 
 // checkGrantable refuses a grant of, or inside, a deny entry or a tree
 // that is never granted.
-func checkGrantable(p, flag string, deny []string, allowed map[string]bool) error {
+func checkGrantable(p, flag string, deny *denyList, allowed map[string]bool) error {
 	for _, n := range neverGranted() {
 		if pathUnder(p, n) || p == n {
 			return fmt.Errorf("%w: %s %s: %s is never granted (kernel interfaces, devices and sockets)", ErrBadConfig, flag, p, n)
@@ -23,26 +26,100 @@ func checkGrantable(p, flag string, deny []string, allowed map[string]bool) erro
 	if allowed[p] {
 		return nil
 	}
-	if d, _ := denyEntryOf(p, deny); d != "" {
+	if d, _ := deny.entryOf(p); d != "" {
 		return fmt.Errorf("%w: %s %s: %s is on the deny list (credentials, keys, history); only a policy naming the path exactly can grant it", ErrBadConfig, flag, p, d)
 	}
 	return nil
 }
 
-// denyEntryOf returns the first entry of deny that p is or lies inside,
-// and the folder (p or above it) that matches it; "" when none does.
-func denyEntryOf(p string, deny []string) (entry, at string) {
-	for _, d := range deny {
-		for q := p; ; q = filepath.Dir(q) {
-			if ok, _ := filepath.Match(d, q); ok || q == d {
-				return d, q
-			}
-			if q == "/" {
+// denyList is the expanded deny list (denyEntries) indexed for one plan:
+// checking a grant against it then costs the same whatever the length of
+// the list or the number of other grants (a linear scan of the ~1,000
+// entries for each folder above each grant was most of a run's cost).
+type denyList struct {
+	entries []string       // in the order of the list
+	index   map[string]int // an entry without wildcards -> its place
+	wild    []int          // the places of the entries with wildcards
+	sorted  []string       // the entries without wildcards, sorted
+	// exists records the entries without wildcards that existed when the
+	// list was expanded (lstat(2)).
+	exists map[string]bool
+	// globbed holds each wildcard entry's matches, expanded once.
+	globbed map[int][]string
+}
+
+// entryOf returns the first entry of the list that p is or lies inside,
+// and the folder (p or above it, the deepest) that matches it; "" when
+// none does.
+func (dl *denyList) entryOf(p string) (entry, at string) {
+	best := len(dl.entries)
+	for q := p; ; q = filepath.Dir(q) {
+		if i, ok := dl.index[q]; ok && i < best {
+			best, at = i, q
+		}
+		for _, i := range dl.wild {
+			if i >= best {
 				break
+			}
+			if ok, _ := filepath.Match(dl.entries[i], q); ok {
+				best, at = i, q
+			}
+		}
+		if q == "/" || q == "." {
+			break
+		}
+	}
+	if best == len(dl.entries) {
+		return "", ""
+	}
+	return dl.entries[best], at
+}
+
+// matchesUnder returns the entries (wildcards expanded to what exists)
+// strictly inside folder g that allowed does not exempt, in the order of
+// the list.
+func (dl *denyList) matchesUnder(g string, allowed map[string]bool) []string {
+	prefix := strings.TrimSuffix(g, "/") + "/"
+	var places []int
+	for i := sort.SearchStrings(dl.sorted, prefix); i < len(dl.sorted) && strings.HasPrefix(dl.sorted[i], prefix); i++ {
+		places = append(places, dl.index[dl.sorted[i]])
+	}
+	for _, i := range dl.wild {
+		// A wildcard's matches have as many names as it has: none lies
+		// below a grant as deep (/tmp/ssh-* under /tmp/work/data), and
+		// /tmp need not be read for each such grant.
+		if g == "/" || strings.Count(g, "/") < strings.Count(dl.entries[i], "/") {
+			places = append(places, i)
+		}
+	}
+	slices.Sort(places)
+	var out []string
+	for _, i := range places {
+		matches := []string{dl.entries[i]}
+		if hasMeta(dl.entries[i]) {
+			if dl.globbed == nil {
+				dl.globbed = map[int][]string{}
+			}
+			if _, ok := dl.globbed[i]; !ok {
+				dl.globbed[i], _ = filepath.Glob(dl.entries[i])
+			}
+			matches = dl.globbed[i]
+		}
+		for _, m := range matches {
+			if m != g && pathUnder(m, g) && !allowed[m] {
+				out = append(out, m)
 			}
 		}
 	}
-	return "", ""
+	return out
+}
+
+// has reports whether d is an entry of the list as written.
+func (dl *denyList) has(d string) bool {
+	if _, ok := dl.index[d]; ok {
+		return true
+	}
+	return slices.ContainsFunc(dl.wild, func(i int) bool { return dl.entries[i] == d })
 }
 
 // DenyListEntry returns the entry of the built-in deny list
@@ -58,7 +135,7 @@ func DenyListEntry(p string, allowDenied []string) string {
 	for _, a := range allowDenied {
 		allowed[filepath.Clean(a)] = true
 	}
-	d, at := denyEntryOf(p, denyEntries(DefaultDenyPaths(), homeFolders(), allowed))
+	d, at := newDenyList(DefaultDenyPaths(), homeFolders(), allowed).entryOf(p)
 	if d == "" {
 		return ""
 	}
@@ -76,12 +153,51 @@ func DenyListEntry(p string, allowDenied []string) string {
 // and existing entries also by their resolved path (a symlinked ~/.ssh
 // keeps its keys elsewhere). Entries named in allowed are dropped.
 func denyEntries(list, homes []string, allowed map[string]bool) []string {
-	var out []string
+	return newDenyList(list, homes, allowed).entries
+}
+
+// newDenyList expands the deny list as denyEntries says and indexes it.
+// Most entries do not exist (a hundred names in each of a dozen home
+// folders): one lstat(2) tells, and none at all when the folder above is
+// known to be missing, before the entry is resolved.
+func newDenyList(list, homes []string, allowed map[string]bool) *denyList {
+	dl := &denyList{index: map[string]int{}, exists: map[string]bool{}}
 	add := func(p string) {
 		p = filepath.Clean(p)
-		if !allowed[p] && !slices.Contains(out, p) {
-			out = append(out, p)
+		if allowed[p] {
+			return
 		}
+		if hasMeta(p) {
+			if !slices.Contains(dl.entries, p) {
+				dl.wild = append(dl.wild, len(dl.entries))
+				dl.entries = append(dl.entries, p)
+			}
+			return
+		}
+		if _, ok := dl.index[p]; !ok {
+			dl.index[p] = len(dl.entries)
+			dl.entries = append(dl.entries, p)
+			dl.sorted = append(dl.sorted, p)
+		}
+	}
+	present := map[string]bool{} // paths looked at: do they exist?
+	listed := map[string]bool{}  // folders whose every name is in present
+	for _, h := range homes {
+		listNames(h, present, listed)
+	}
+	var exists func(p string) bool
+	exists = func(p string) bool {
+		if ok, seen := present[p]; seen {
+			return ok
+		}
+		up := filepath.Dir(p)
+		ok := !listed[up] && (p == "/" || exists(up))
+		if ok {
+			_, err := os.Lstat(p)
+			ok = err == nil
+		}
+		present[p] = ok
+		return ok
 	}
 	for _, e := range list {
 		var paths []string
@@ -93,16 +209,43 @@ func denyEntries(list, homes []string, allowed map[string]bool) []string {
 			paths = []string{e}
 		}
 		for _, p := range paths {
+			p = filepath.Clean(p)
 			add(p)
-			if hasMeta(p) {
+			if hasMeta(p) || !exists(p) {
 				continue
 			}
+			dl.exists[p] = true
 			if r, err := filepath.EvalSymlinks(p); err == nil && r != "/" {
 				add(r)
+				dl.exists[r] = true
 			}
 		}
 	}
-	return out
+	sort.Strings(dl.sorted)
+	return dl
+}
+
+// listNames marks every name in the folder dir as present, and dir as
+// listed, when it holds at most 256 names: one read of a home folder then
+// answers for the hundred deny entries in it, where most do not exist. A
+// larger folder (a home of /usr/sbin) is left to one lstat(2) an entry.
+func listNames(dir string, present, listed map[string]bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(257)
+	if err != nil && !errors.Is(err, io.EOF) || len(names) > 256 {
+		return
+	}
+	if more, _ := f.Readdirnames(1); len(more) > 0 {
+		return
+	}
+	for _, n := range names {
+		present[filepath.Join(dir, n)] = true
+	}
+	listed[dir] = true
 }
 
 // homeFolders returns the caller's $HOME, /root and every home folder

@@ -22,7 +22,7 @@ import (
 // exempted (and refuses such a grant when an entry inside it is missing:
 // the script could create it), and sets gp.mountOnly when either needs the
 // mount namespace.
-func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]bool) error {
+func (s *Sandbox) planReadOnly(gp *grantPlan, deny *denyList, allowed map[string]bool) error {
 	for _, p := range s.ReadOnlyPaths {
 		abs, err := filepath.Abs(p)
 		if err == nil {
@@ -52,7 +52,7 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 		if !allowed[w] {
 			continue // planGrants refused it if it could hold an entry
 		}
-		for _, m := range denyMatches(deny, w, allowed) {
+		for _, m := range deny.matchesUnder(w, allowed) {
 			_, err := os.Lstat(m)
 			switch {
 			case err == nil:
@@ -60,7 +60,7 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 					gp.grants.Masked = append(gp.grants.Masked, m)
 					gp.maskedInWrite = append(gp.maskedInWrite, m)
 				}
-			case !slices.Contains(deny, m):
+			case !deny.has(m):
 				// A wildcard's match: only those that exist are
 				// denied (/tmp/ssh-*); new ones are the script's own.
 			default:
@@ -91,22 +91,4 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny []string, allowed map[string]
 		gp.mountOnly = fmt.Errorf("%w: %s on the deny list lies inside a write grant and can be hidden only by the mount namespace (Landlock cannot take access back from part of a granted folder)", ErrIsolation, gp.maskedInWrite[0])
 	}
 	return nil
-}
-
-// denyMatches returns the deny entries (wildcards expanded to what exists)
-// strictly inside folder g that AllowDenied does not exempt.
-func denyMatches(deny []string, g string, allowed map[string]bool) []string {
-	var out []string
-	for _, d := range deny {
-		matches := []string{d}
-		if hasMeta(d) {
-			matches, _ = filepath.Glob(d)
-		}
-		for _, m := range matches {
-			if m != g && pathUnder(m, g) && !allowed[m] {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
 }

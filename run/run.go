@@ -625,14 +625,9 @@ func newRequestID() string {
 // makeWorkDir creates the per-run work folder, private to the sandbox
 // identity.
 func makeWorkDir(uid, gid int) (string, error) {
-	dir, err := os.MkdirTemp("", "skill-sandbox-run-")
+	dir, err := os.MkdirTemp(hostTemp(), "skill-sandbox-run-")
 	if err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
-	}
-	// The init stage mounts over and grants access to this exact path:
-	// it must hold no symlink (TMPDIR may be one).
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
 	}
 	if uid != os.Getuid() || gid != os.Getgid() {
 		if err := os.Chown(dir, uid, gid); err != nil {
@@ -646,12 +641,7 @@ func makeWorkDir(uid, gid int) (string, error) {
 // workDirName returns a fresh name for a work folder in the temporary
 // folder, as makeWorkDir's, without making it.
 func workDirName() (string, error) {
-	tmp := os.TempDir()
-	// The init stage mounts over and grants access to this exact path:
-	// it must hold no symlink (TMPDIR may be one).
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = real
-	}
+	tmp := hostTemp()
 	var b [8]byte
 	if err := random.Read(b[:]); err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
@@ -677,6 +667,25 @@ func makeDeferredWorkDir(p *plan) error {
 		}
 	}
 	return nil
+}
+
+// hostTemp is the folder Run makes its work folders in: $TMPDIR
+// (os.TempDir) with symlinks resolved, since the init stage mounts over
+// and grants access to the exact path, or /tmp when $TMPDIR lies in a
+// tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
+// /run/user/UID: see neverGranted), where the path would not exist for
+// the script and every run would be refused.
+func hostTemp() string {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	for _, n := range neverGranted() {
+		if (tmp == n || pathUnder(tmp, n)) && tmpIsFolder() {
+			return "/tmp"
+		}
+	}
+	return tmp
 }
 
 // tmpIsFolder reports whether /tmp is a folder, where the init stage

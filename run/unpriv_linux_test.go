@@ -43,6 +43,7 @@ func unprivilegedTests() string {
 		"TestReadOnlyInsideWriteGrant",
 		"TestReservedAddressSpaceRuns",
 		"TestResourceLimits",
+		"TestRunWithTmpdirInSandboxTree",
 		"TestSandboxRoot",
 		"TestSharedAnonymousMemoryStopped",
 		"TestUnusableGrantRefused",

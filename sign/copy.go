@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // copyManifest copies the skill folder dir into dst, which must not exist
@@ -144,7 +145,7 @@ func VerifyCopy(dir, allowedSigners string, opts Options) (s *Signer, copyDir st
 	if err != nil {
 		return nil, "", remove, fmt.Errorf("%w: %w", ErrNotVerified, err)
 	}
-	tmp, err := os.MkdirTemp("", "skill-sandbox-verified-")
+	tmp, err := os.MkdirTemp(copyTemp(), "skill-sandbox-verified-")
 	if err != nil {
 		return nil, "", remove, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
 	}
@@ -164,4 +165,23 @@ func VerifyCopy(dir, allowedSigners string, opts Options) (s *Signer, copyDir st
 		return nil, "", remove, err
 	}
 	return s, opts.CopyTo, remove, nil
+}
+
+// copyTemp is the folder VerifyCopy makes its copy in: os.TempDir(), or
+// /tmp when that lies in /dev, /proc, /sys or /run (TMPDIR=/dev/shm,
+// /run/user/UID), trees of which a sandbox has its own copy, where the
+// copy's path would not exist for the script.
+func copyTemp() string {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	for _, n := range []string{"/dev", "/proc", "/sys", "/run"} {
+		if tmp == n || strings.HasPrefix(tmp, n+"/") {
+			if st, err := os.Lstat("/tmp"); err == nil && st.IsDir() {
+				return "/tmp"
+			}
+		}
+	}
+	return tmp
 }

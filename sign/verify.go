@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,19 +93,9 @@ func VerifySkillWith(dir, allowedSigners string, opts Options) (*Signer, error) 
 	fail := func(err error) (*Signer, error) {
 		return nil, fmt.Errorf("%w: %w", ErrNotVerified, err)
 	}
-	asData, err := readBounded(allowedSigners, maxAllowedSigners, false)
+	signers, err := loadSigners(allowedSigners, opts.Principal)
 	if err != nil {
-		return fail(fmt.Errorf("allowed signers: %w", err))
-	}
-	signers, err := ParseAllowedSigners(asData, time.Local)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", allowedSigners, err))
-	}
-	if opts.Principal != "" {
-		signers = signers.For(opts.Principal)
-		if len(signers) == 0 {
-			return fail(fmt.Errorf("%w: no line of %s names principal %q", ErrUnknownKey, allowedSigners, opts.Principal))
-		}
+		return fail(err)
 	}
 	sigData, err := readBounded(signatureFile, maxSignature, true)
 	if errors.Is(err, os.ErrNotExist) {
@@ -130,13 +121,69 @@ func VerifySkillWith(dir, allowedSigners string, opts Options) (*Signer, error) 
 	if opts.Recorded != "" && opts.Recorded != digest {
 		return fail(fmt.Errorf("%w while it was being verified (digest %s, then %s)", ErrChanged, opts.Recorded, digest))
 	}
-	s, err := signers.Verify(sig, Message(digest), now)
+	s, err := signers.verifyFor(sig, digest, opts.Principal, now)
 	if err != nil {
 		return fail(err)
 	}
+	return s, nil
+}
+
+// loadSigners reads and parses the allowed signers file, keeping the lines
+// for principal when it is set.
+func loadSigners(allowedSigners, principal string) (AllowedSigners, error) {
+	asData, err := readBounded(allowedSigners, maxAllowedSigners, false)
+	if err != nil {
+		return nil, fmt.Errorf("allowed signers: %w", err)
+	}
+	signers, err := ParseAllowedSigners(asData, time.Local)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", allowedSigners, err)
+	}
+	if principal != "" {
+		signers = signers.For(principal)
+		if len(signers) == 0 {
+			return nil, fmt.Errorf("%w: no line of %s names principal %q", ErrUnknownKey, allowedSigners, principal)
+		}
+	}
+	return signers, nil
+}
+
+// verifyFor is Verify of sig over digest, reporting principal as the
+// signer's when set, with the digest in the Signer.
+func (as AllowedSigners) verifyFor(sig *Signature, digest, principal string, now time.Time) (*Signer, error) {
+	s, err := as.Verify(sig, Message(digest), now)
+	if err != nil {
+		return nil, err
+	}
 	s.Digest = digest
-	if opts.Principal != "" {
-		s.Principal = opts.Principal
+	if principal != "" {
+		s.Principal = principal
+	}
+	return s, nil
+}
+
+// checkSignature checks the signature sigData over digest as
+// VerifySkillWith does (opts.Principal, opts.Now); its errors wrap
+// ErrNotVerified.
+func checkSignature(allowedSigners string, sigData []byte, digest string, opts Options) (*Signer, error) {
+	fail := func(err error) (*Signer, error) {
+		return nil, fmt.Errorf("%w: %w", ErrNotVerified, err)
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	signers, err := loadSigners(allowedSigners, opts.Principal)
+	if err != nil {
+		return fail(err)
+	}
+	sig, err := ParseSignature(sigData)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := signers.verifyFor(sig, digest, opts.Principal, now)
+	if err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
@@ -202,6 +249,12 @@ func readBounded(name string, max int64, nofollow bool) ([]byte, error) {
 	if nofollow {
 		open = openRegular
 	}
+	return readChecked(name, max, open, nil)
+}
+
+// readChecked is readBounded with the file opened by open and, when check
+// is set, refused when check fails on it.
+func readChecked(name string, max int64, open func(string) (*os.File, error), check func(fs.FileInfo) error) ([]byte, error) {
 	f, err := open(name)
 	if err != nil {
 		return nil, err
@@ -213,6 +266,11 @@ func readBounded(name string, max int64, nofollow bool) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	if check != nil {
+		if err := check(st); err != nil {
+			return nil, err
+		}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {

@@ -330,8 +330,10 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		c.meta.Signature.Required = true
 		// The record's digest, when there is one, was taken just before:
 		// a difference means the folder changed in between.
-		signer, verified, remove, err := sign.VerifyCopy(c.meta.SkillPath, pol.Signature.AllowedSigners,
-			sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
+		// The copy is kept in the user's cache folder and reused while
+		// neither it nor the skill changes (sign.VerifiedCache).
+		signer, verified, remove, err := sign.VerifyCached(c.meta.SkillPath, pol.Signature.AllowedSigners,
+			sign.DefaultVerifiedCacheDir(), sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
 		defer remove() // after the sandbox's teardown (deferred below)
 		if err == nil {
 			err = samePolicy(fs, &f, verified, c.meta.SkillPath, pol)
