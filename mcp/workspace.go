@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -169,11 +170,17 @@ func (s *Server) autorunWritable(paths []string) bool {
 	})
 }
 
-// under returns the first of dirs that abs is or lies in.
+// under returns the first of dirs that abs is or lies in. Each is
+// compared as named and resolved (realpath.Existing): the workspace is
+// resolved, and a policy may name a path in it through a link, which
+// runs resolve too.
 func under(abs string, dirs []string) (string, bool) {
 	for _, d := range dirs {
-		if d = filepath.Clean(d); abs == d || within(abs, d) {
-			return d, true
+		d = filepath.Clean(d)
+		for _, c := range []string{d, realpath.Existing(d)} {
+			if abs == c || within(abs, c) {
+				return d, true
+			}
 		}
 	}
 	return "", false
