@@ -1,8 +1,14 @@
 package mcp
 
 import (
+	"cmp"
+	"fmt"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/policy"
@@ -38,5 +44,64 @@ func TestWorkspacePolicyThroughLink(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "frozen", "x")); err == nil {
 		t.Error("frozen/x was written")
+	}
+}
+
+// TestWorkspaceGitDirPlanted: a folder holding HEAD, objects and refs is
+// a git directory to git, whatever its name (a bare repository, found by
+// git's discovery in it and below it), and its config runs programs
+// (core.fsmonitor with core.worktree set) when the caller, or a shell
+// prompt, runs git status there. Writing it file by file must be refused
+// as writing .git/config is; the caller's real git then runs nothing.
+func TestWorkspaceGitDirPlanted(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("git is not installed: %v", err)
+		}
+		t.Skipf("git is not installed: %v", err)
+	}
+	ws, outside := newWorkspace(t)
+	marker := filepath.Join(outside, "ran")
+	config := fmt.Sprintf("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch %s; false\"\n", marker)
+	for i, c := range []struct {
+		files []string // written in this order
+		gitIn string   // where the caller runs git
+	}{
+		{[]string{"HEAD", "objects/info/x", "refs/heads/x", "config"}, "."},
+		{[]string{"config", "refs/heads/x", "objects/info/x", "HEAD"}, "."},
+		// A worktree's git folder: HEAD, its own config.worktree and
+		// commondir naming a folder with objects and refs, which is no
+		// repository alone.
+		{[]string{"c/objects/info/x", "c/refs/heads/x", "c/config", "w/config.worktree", "w/HEAD", "w/commondir"}, "w"},
+	} {
+		t.Run(strings.Join(c.files, ","), func(t *testing.T) {
+			sub := "r" + strconv.Itoa(i)
+			content := map[string]string{"HEAD": "ref: refs/heads/main\n", "config": config, "commondir": "../c\n", "config.worktree": config,
+				"c/config": "[extensions]\n\tworktreeConfig = true\n[core]\n\trepositoryformatversion = 1\n"}
+			cl := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, Workspace: ws})
+			cl.initialize()
+			refused := 0
+			for _, name := range c.files {
+				r := dig(cl.call(ToolWriteWorkspaceFile, map[string]any{"path": sub + "/" + name, "content": cmp.Or(content[name], content[path.Base(name)])}), "structuredContent")
+				if dig(r, "outcome") == "refused" {
+					refused++
+					if dig(r, "error_kind") != "policy" {
+						t.Errorf("%s/%s: %v, want error_kind policy", sub, name, r)
+					}
+				}
+			}
+			cmd := exec.Command(gitPath, "-c", "safe.directory=*", "status")
+			cmd.Dir = filepath.Join(ws, sub, c.gitIn)
+			cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(ws))
+			out, _ := cmd.CombinedOutput()
+			if _, err := os.Stat(marker); err == nil {
+				os.Remove(marker)
+				t.Errorf("git status in %s ran the planted core.fsmonitor (%d of %d writes refused); git said: %s", sub, refused, len(c.files), out)
+			}
+			if refused == 0 {
+				t.Errorf("no write of %v was refused", c.files)
+			}
+		})
 	}
 }
