@@ -133,8 +133,9 @@ func workspacePath(p string) (string, error) {
 // workspace, so that this tool is no way around it: the built-in deny
 // list (unless the policy exempts the path), the policy's deny_read, and
 // for a write its deny_write and the files the caller's tools run on
-// their own (.git, .envrc, ...; run.IsAutorunPath) unless the policy's
-// allow_autorun names the workspace.
+// their own (.git, .envrc, ...; run.IsAutorunPath; a git folder under
+// another name, gitDirMade) unless the policy's allow_autorun names the
+// workspace.
 func (s *Server) workspaceGuard(rel string, write bool) error {
 	sb, err := s.sandboxFor(s.cfg.SkillDirs[0], s.cfg.SkillDirs[0], false)
 	if err != nil {
@@ -153,8 +154,14 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 	if d, ok := under(abs, sb.ReadOnlyPaths); ok {
 		return refusal(audit.KindPolicy, "%s is read-only by the policy (deny_write %s)", rel, d)
 	}
-	if run.IsAutorunPath(rel) && !s.autorunWritable(sb.AutorunWritable) {
+	if s.autorunWritable(sb.AutorunWritable) {
+		return nil
+	}
+	if run.IsAutorunPath(rel) {
 		return refusal(audit.KindPolicy, "%s is a file the caller's own tools run on their own (git hooks and config, .envrc, editor tasks, ...): runs may not write it, and neither may this tool; an operator policy with allow_autorun naming the workspace lifts this", rel)
+	}
+	if d := gitDirMade(s.cfg.Workspace, rel); d != "" {
+		return refusal(audit.KindPolicy, "%s would make %s a git folder (HEAD beside objects and refs, or commondir), which the caller's git would take for a repository and run its config from, as it would a .git folder's; an operator policy with allow_autorun naming the workspace lifts this", rel, d)
 	}
 	return nil
 }
