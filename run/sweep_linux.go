@@ -1,11 +1,13 @@
 package run
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"golang.org/x/sys/unix"
 )
 
@@ -187,7 +189,9 @@ func removeSame(parent int, name string, st *unix.Stat_t) error {
 
 // renameAside renames the entry name of the folder parent, still the
 // inode st describes, to name+quarantineSuffix (then ".1", ".2", ...),
-// replacing nothing, and returns the new name.
+// replacing nothing, and returns the new name. When the script took all
+// those names beforehand, a random part goes before the suffix: a name
+// it cannot have made.
 func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 	var now unix.Stat_t
 	if err := unix.Fstatat(parent, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -204,6 +208,16 @@ func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 		}
 		if err = unix.Renameat2(parent, name, parent, aside, unix.RENAME_NOREPLACE); err != unix.EEXIST {
 			return aside, err
+		}
+	}
+	for i := 0; i < 4 && err == unix.EEXIST; i++ {
+		var rnd [8]byte
+		if rerr := random.Read(rnd[:]); rerr != nil {
+			return "", rerr
+		}
+		aside := fmt.Sprintf("%s.%x%s", name, rnd, quarantineSuffix)
+		if err = unix.Renameat2(parent, name, parent, aside, unix.RENAME_NOREPLACE); err == nil {
+			return aside, nil
 		}
 	}
 	return "", err
