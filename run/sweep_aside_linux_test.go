@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,5 +51,32 @@ func TestRenameAsideNamesTaken(t *testing.T) {
 	var now unix.Stat_t
 	if err := unix.Fstatat(parent, aside, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || now.Ino != st.Ino {
 		t.Errorf("aside %q: %v, not the planted file", aside, err)
+	}
+}
+
+// TestSweepPastEntryBound: a script that makes more entries than a
+// snapshot walks (maxSnapshotEntries; a bound of 10 here) cannot hide a
+// planted .git past them (red team: the sweep stopped there, and the .git
+// of every folder not yet walked stayed live; reproduced through mcp
+// run_command with 12 folders of 10,000 files). Three folders of 6
+// entries each: the walk reaches the third only past the bound.
+func TestSweepPastEntryBound(t *testing.T) {
+	root := t.TempDir()
+	since := time.Now()
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.MkdirAll(filepath.Join(root, d, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			if err := os.WriteFile(filepath.Join(root, d, strconv.Itoa(i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out, truncated := sweepGrants([]string{root}, []string{root}, nil, &snapshot{files: map[string]fileState{}}, since, 10)
+	for _, d := range []string{"a", "b", "c"} {
+		if _, err := os.Lstat(filepath.Join(root, d, ".git")); err == nil {
+			t.Errorf("%s/.git is still there after the sweep (%d neutralised, truncated %v)", d, len(out), truncated)
+		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // could lead the caller's tools out of the grant, block them, or run
 // code on the caller's side, and lists each in the returned Neutralised
 // (bounded by MaxArtifacts; truncated is set past it, or past
-// maxSnapshotEntries entries walked). An entry counts as the run's when
+// maxEntries entries walked, maxSnapshotEntries for a run). An entry
+// counts as the run's when
 // its ctime, which a script cannot set back, is not before since (less
 // a second for the coarse file clock) and it is not the inode the
 // snapshot before the run saw at its path:
@@ -33,7 +34,7 @@ import (
 // descriptors (walkNoFollowAt): each entry is checked again by inode and
 // acted on relative to its folder's descriptor, never through a symlink,
 // as another run sharing the grant may still be changing it.
-func sweepGrants(roots, autorun []string, existing map[string]uint64, before *snapshot, since time.Time) (out []Neutralised, truncated bool) {
+func sweepGrants(roots, autorun []string, existing map[string]uint64, before *snapshot, since time.Time, maxEntries int) (out []Neutralised, truncated bool) {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
@@ -43,7 +44,7 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 		}
 		quarantine := contains(autorun, root)
 		err = walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
-			if n++; n > maxSnapshotEntries {
+			if n++; n > maxEntries {
 				truncated = true
 				return walkStop
 			}
