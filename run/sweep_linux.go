@@ -15,11 +15,13 @@ import (
 // could lead the caller's tools out of the grant, block them, or run
 // code on the caller's side, and lists each in the returned Neutralised
 // (bounded by MaxArtifacts; truncated is set past it, or past
-// maxEntries entries walked, maxSnapshotEntries for a run). An entry
-// counts as the run's when
-// its ctime, which a script cannot set back, is not before since (less
-// a second for the coarse file clock) and it is not the inode the
-// snapshot before the run saw at its path:
+// maxEntries entries walked, maxSnapshotEntries for a run). A grant of
+// autorun is walked whole all the same: it held at most that many
+// entries when the run was planned, and a script that made more would
+// otherwise hide a planted .git behind them. An entry counts as the
+// run's when its ctime, which a script cannot set back, is not before
+// since (less a second for the coarse file clock) and it is not the
+// inode the snapshot before the run saw at its path:
 //
 //   - a FIFO, socket or device node is removed (it holds no data; a
 //     reader blocks on a FIFO, a device opens the host's hardware);
@@ -46,7 +48,9 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 		err = walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
 			if n++; n > maxEntries {
 				truncated = true
-				return walkStop
+				if !quarantine {
+					return walkStop
+				}
 			}
 			if p == root {
 				return walkOn
