@@ -20,7 +20,11 @@ func TestIsAutorun(t *testing.T) {
 		{".claude", true},
 		{"", false},
 		{".", false},
-		{".pth", false},
+		// Python before 3.13 (Debian 12's 3.11) runs a file named just
+		// .pth in site-packages too (red team).
+		{".pth", true},
+		{"venv/lib/python3.11/site-packages/.pth", true},
+		{".code-workspace", false},
 		{".git" + quarantineSuffix, false},
 		{".envrc" + quarantineSuffix, false},
 		{"x.pth" + quarantineSuffix, false},
