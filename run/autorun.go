@@ -69,5 +69,6 @@ func isAutorun(rel string) bool {
 			return true
 		}
 	}
-	return false
+	// Python before 3.13 takes a name that is just ".pth" too.
+	return name == ".pth"
 }
