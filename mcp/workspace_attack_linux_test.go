@@ -105,3 +105,23 @@ func TestWorkspaceGitDirPlanted(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceReadPageProgresses: a text page smaller than the character
+// at its offset made no progress (bytes 0, next_offset the same offset,
+// eof false), so a client paging on next_offset until eof looped for
+// ever. It is refused with the reason instead.
+func TestWorkspaceReadPageProgresses(t *testing.T) {
+	ws, _ := newWorkspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "u.txt"), []byte("éé"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, Workspace: ws})
+	c.initialize()
+	r := dig(c.call(ToolReadWorkspaceFile, map[string]any{"path": "u.txt", "max_bytes": 1}), "structuredContent")
+	if dig(r, "outcome") == "completed" && dig(r, "next_offset") == float64(0) && dig(r, "eof") == false {
+		t.Errorf("a page of max_bytes 1 on a 2-byte character: %v, which makes no progress", r)
+	}
+	if dig(r, "outcome") == "refused" && dig(r, "error_kind") != "usage" {
+		t.Errorf("refused with kind %v, want usage", dig(r, "error_kind"))
+	}
+}
