@@ -292,7 +292,11 @@ func (s *Server) toolReadWorkspaceFile(info callInfo, raw json.RawMessage) map[s
 	if a.Encoding != "base64" {
 		encoding = "text"
 		if f.Offset+int64(len(data)) < size {
-			data = trimPartialRune(data) // the rest starts the next page
+			read := len(data)
+			if data = trimPartialRune(data); len(data) == 0 && read > 0 {
+				// Nothing whole fits: a page would not move on.
+				return s.fileDone(info, ToolReadWorkspaceFile, f, refusal(audit.KindUsage, "max_bytes %d is less than the UTF-8 character at offset %d of %s: ask for at least %d bytes", read, f.Offset, rel, utf8.UTFMax), nil)
+			}
 		}
 		if !utf8.Valid(data) {
 			return s.fileDone(info, ToolReadWorkspaceFile, f, refusal(audit.KindUsage, "%s is not UTF-8 text at offset %d: read it with encoding base64", rel, f.Offset), nil)
