@@ -25,6 +25,15 @@ func TestIsAutorun(t *testing.T) {
 		{".pth", true},
 		{"venv/lib/python3.11/site-packages/.pth", true},
 		{".code-workspace", false},
+		// lefthook's hooks read these at every commit (red team), as
+		// pre-commit's hooks read .pre-commit-config.yaml.
+		{"lefthook.yml", true},
+		{".config/lefthook.yaml", true},
+		{".lefthook-local.toml", true},
+		{"lefthook-local.jsonc", true},
+		{".lefthook", true},
+		{"node_modules/lefthook", false},
+		{"lefthook.txt", false},
 		{".git" + quarantineSuffix, false},
 		{".envrc" + quarantineSuffix, false},
 		{"x.pth" + quarantineSuffix, false},
