@@ -61,7 +61,7 @@ func isAutorun(rel string) bool {
 	if rel == "" || rel == "." || strings.HasSuffix(name, quarantineSuffix) {
 		return false
 	}
-	if autorunNames[name] {
+	if autorunNames[name] || isLefthook(name) {
 		return true
 	}
 	for _, s := range autorunSuffixes {
@@ -71,4 +71,24 @@ func isAutorun(rel string) bool {
 	}
 	// Python before 3.13 takes a name that is just ".pth" too.
 	return name == ".pth"
+}
+
+// isLefthook matches lefthook's configuration and script folders, which
+// the git hooks it installs read at every commit: lefthook.yml and
+// lefthook-local.yml with an optional leading dot and any of its formats'
+// extensions, and .lefthook, .lefthook-local. A bare "lefthook" (its npm
+// package folder) does not match.
+func isLefthook(name string) bool {
+	if name == ".lefthook" || name == ".lefthook-local" {
+		return true
+	}
+	base, ext, ok := strings.Cut(strings.TrimPrefix(name, "."), ".")
+	if !ok || (base != "lefthook" && base != "lefthook-local") {
+		return false
+	}
+	switch ext {
+	case "yml", "yaml", "toml", "json", "jsonc":
+		return true
+	}
+	return false
 }
