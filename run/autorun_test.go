@@ -33,6 +33,10 @@ func TestIsAutorun(t *testing.T) {
 		{"lefthook-local.jsonc", true},
 		{".lefthook", true},
 		{"node_modules/lefthook", false},
+		// Jujutsu's and Sapling's repository folders: their config names
+		// a pager and hooks, as .git's and .hg's do (red team).
+		{".jj", true},
+		{"sub/.sl", true},
 		{"lefthook.txt", false},
 		{".git" + quarantineSuffix, false},
 		{".envrc" + quarantineSuffix, false},
