@@ -21,7 +21,7 @@ import (
 var autorunNames = map[string]bool{
 	// Version control: hooks, configuration, a .git file pointing
 	// elsewhere; .husky is the usual core.hooksPath.
-	".git": true, ".hg": true, ".husky": true, ".pre-commit-config.yaml": true,
+	".git": true, ".hg": true, ".jj": true, ".sl": true, ".husky": true, ".pre-commit-config.yaml": true,
 	// Shells and per-folder environments.
 	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
 	".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
