@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -33,7 +34,7 @@ func checkWorkspace(dir string, skillDirs []string) (string, error) {
 	}
 	// The overlap is checked before anything is made, on the path its
 	// existing part resolves to: a refused workspace leaves no folder.
-	if err := notOverlapping(resolveExisting(abs), skillDirs); err != nil {
+	if err := notOverlapping(realpath.Existing(abs), skillDirs); err != nil {
 		return "", err
 	}
 	// As run creates --write folders: writable by the sandbox identity.
@@ -58,21 +59,6 @@ func notOverlapping(abs string, skillDirs []string) error {
 		}
 	}
 	return nil
-}
-
-// resolveExisting returns abs with the symbolic links of its longest
-// existing ancestor resolved, the rest appended as it is.
-func resolveExisting(abs string) string {
-	rest := ""
-	for p := abs; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if filepath.Dir(p) == p {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-	}
 }
 
 // within reports whether path is dir or lies under it (both absolute and

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -132,8 +133,9 @@ func workspacePath(p string) (string, error) {
 // workspace, so that this tool is no way around it: the built-in deny
 // list (unless the policy exempts the path), the policy's deny_read, and
 // for a write its deny_write and the files the caller's tools run on
-// their own (.git, .envrc, ...; run.IsAutorunPath) unless the policy's
-// allow_autorun names the workspace.
+// their own (.git, .envrc, ...; run.IsAutorunPath; a git folder under
+// another name, gitDirMade) unless the policy's allow_autorun names the
+// workspace.
 func (s *Server) workspaceGuard(rel string, write bool) error {
 	sb, err := s.sandboxFor(s.cfg.SkillDirs[0], s.cfg.SkillDirs[0], false)
 	if err != nil {
@@ -152,8 +154,14 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 	if d, ok := under(abs, sb.ReadOnlyPaths); ok {
 		return refusal(audit.KindPolicy, "%s is read-only by the policy (deny_write %s)", rel, d)
 	}
-	if run.IsAutorunPath(rel) && !s.autorunWritable(sb.AutorunWritable) {
+	if s.autorunWritable(sb.AutorunWritable) {
+		return nil
+	}
+	if run.IsAutorunPath(rel) {
 		return refusal(audit.KindPolicy, "%s is a file the caller's own tools run on their own (git hooks and config, .envrc, editor tasks, ...): runs may not write it, and neither may this tool; an operator policy with allow_autorun naming the workspace lifts this", rel)
+	}
+	if d := gitDirMade(s.cfg.Workspace, rel); d != "" {
+		return refusal(audit.KindPolicy, "%s would make %s a git folder (HEAD beside objects and refs, or commondir), which the caller's git would take for a repository and run its config from, as it would a .git folder's; an operator policy with allow_autorun naming the workspace lifts this", rel, d)
 	}
 	return nil
 }
@@ -169,11 +177,17 @@ func (s *Server) autorunWritable(paths []string) bool {
 	})
 }
 
-// under returns the first of dirs that abs is or lies in.
+// under returns the first of dirs that abs is or lies in. Each is
+// compared as named and resolved (realpath.Existing): the workspace is
+// resolved, and a policy may name a path in it through a link, which
+// runs resolve too.
 func under(abs string, dirs []string) (string, bool) {
 	for _, d := range dirs {
-		if d = filepath.Clean(d); abs == d || within(abs, d) {
-			return d, true
+		d = filepath.Clean(d)
+		for _, c := range []string{d, realpath.Existing(d)} {
+			if abs == c || within(abs, c) {
+				return d, true
+			}
 		}
 	}
 	return "", false
@@ -278,7 +292,11 @@ func (s *Server) toolReadWorkspaceFile(info callInfo, raw json.RawMessage) map[s
 	if a.Encoding != "base64" {
 		encoding = "text"
 		if f.Offset+int64(len(data)) < size {
-			data = trimPartialRune(data) // the rest starts the next page
+			read := len(data)
+			if data = trimPartialRune(data); len(data) == 0 && read > 0 {
+				// Nothing whole fits: a page would not move on.
+				return s.fileDone(info, ToolReadWorkspaceFile, f, refusal(audit.KindUsage, "max_bytes %d is less than the UTF-8 character at offset %d of %s: ask for at least %d bytes", read, f.Offset, rel, utf8.UTFMax), nil)
+			}
 		}
 		if !utf8.Valid(data) {
 			return s.fileDone(info, ToolReadWorkspaceFile, f, refusal(audit.KindUsage, "%s is not UTF-8 text at offset %d: read it with encoding base64", rel, f.Offset), nil)

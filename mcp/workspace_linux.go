@@ -252,3 +252,40 @@ func mkdirBeneath(root int, dir string) (int, error) {
 	}
 	return cur, nil
 }
+
+// gitDirMade returns the folder on the way to rel (the workspace itself,
+// "." included) that would be a git folder once rel is written, whatever
+// its name: one holding HEAD and either commondir or both objects and
+// refs, git's own test (is_git_directory). Git's discovery takes such a
+// folder for a bare repository when the caller runs git in it or below,
+// and runs what its config names (core.fsmonitor, core.pager, hooks).
+// Every entry counts, of any type; a folder still to be created holds one
+// name only, so the walk stops at the first missing one. Errors leave the
+// refusal to the write itself.
+func gitDirMade(ws, rel string) string {
+	cur, err := openWorkspace(ws)
+	if err != nil {
+		return ""
+	}
+	defer func() { unix.Close(cur) }()
+	parts := strings.Split(rel, "/")
+	for i, next := range parts {
+		has := func(name string) bool {
+			var st unix.Stat_t
+			return name == next || unix.Fstatat(cur, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		}
+		if has("HEAD") && (has("commondir") || has("objects") && has("refs")) {
+			return path.Join(append([]string{"."}, parts[:i]...)...)
+		}
+		if i == len(parts)-1 {
+			break
+		}
+		fd, err := openBeneath(cur, next, next, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			break
+		}
+		unix.Close(cur)
+		cur = fd
+	}
+	return ""
+}

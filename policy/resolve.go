@@ -293,7 +293,7 @@ func within(path, dir string) bool {
 
 func withinAny(path string, dirs []string) (string, bool) {
 	for _, d := range dirs {
-		if within(path, d) {
+		if within(path, d) || resolvedWithin(path, d) {
 			return d, true
 		}
 	}

@@ -21,7 +21,7 @@ import (
 var autorunNames = map[string]bool{
 	// Version control: hooks, configuration, a .git file pointing
 	// elsewhere; .husky is the usual core.hooksPath.
-	".git": true, ".hg": true, ".husky": true, ".pre-commit-config.yaml": true,
+	".git": true, ".hg": true, ".jj": true, ".sl": true, ".husky": true, ".pre-commit-config.yaml": true,
 	// Shells and per-folder environments.
 	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
 	".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
@@ -61,13 +61,34 @@ func isAutorun(rel string) bool {
 	if rel == "" || rel == "." || strings.HasSuffix(name, quarantineSuffix) {
 		return false
 	}
-	if autorunNames[name] {
+	if autorunNames[name] || isLefthook(name) {
 		return true
 	}
 	for _, s := range autorunSuffixes {
 		if strings.HasSuffix(name, s) && len(name) > len(s) {
 			return true
 		}
+	}
+	// Python before 3.13 takes a name that is just ".pth" too.
+	return name == ".pth"
+}
+
+// isLefthook matches lefthook's configuration and script folders, which
+// the git hooks it installs read at every commit: lefthook.yml and
+// lefthook-local.yml with an optional leading dot and any of its formats'
+// extensions, and .lefthook, .lefthook-local. A bare "lefthook" (its npm
+// package folder) does not match.
+func isLefthook(name string) bool {
+	if name == ".lefthook" || name == ".lefthook-local" {
+		return true
+	}
+	base, ext, ok := strings.Cut(strings.TrimPrefix(name, "."), ".")
+	if !ok || (base != "lefthook" && base != "lefthook-local") {
+		return false
+	}
+	switch ext {
+	case "yml", "yaml", "toml", "json", "jsonc":
+		return true
 	}
 	return false
 }

@@ -15,7 +15,8 @@ func TestIsAutorunPath(t *testing.T) {
 		{".envrc", true},
 		{"pkg/.vscode/tasks.json", true},
 		{"lib/site-packages/evil.pth", true},
-		{".pth", false},
+		{"lib/site-packages/.pth", true}, // Python before 3.13 runs it too
+		{".code-workspace", false},
 		{"x.skill-sandbox-quarantine", false},
 		{"notes/.gitignore", false},
 	} {

@@ -20,7 +20,24 @@ func TestIsAutorun(t *testing.T) {
 		{".claude", true},
 		{"", false},
 		{".", false},
-		{".pth", false},
+		// Python before 3.13 (Debian 12's 3.11) runs a file named just
+		// .pth in site-packages too (red team).
+		{".pth", true},
+		{"venv/lib/python3.11/site-packages/.pth", true},
+		{".code-workspace", false},
+		// lefthook's hooks read these at every commit (red team), as
+		// pre-commit's hooks read .pre-commit-config.yaml.
+		{"lefthook.yml", true},
+		{".config/lefthook.yaml", true},
+		{".lefthook-local.toml", true},
+		{"lefthook-local.jsonc", true},
+		{".lefthook", true},
+		{"node_modules/lefthook", false},
+		// Jujutsu's and Sapling's repository folders: their config names
+		// a pager and hooks, as .git's and .hg's do (red team).
+		{".jj", true},
+		{"sub/.sl", true},
+		{"lefthook.txt", false},
 		{".git" + quarantineSuffix, false},
 		{".envrc" + quarantineSuffix, false},
 		{"x.pth" + quarantineSuffix, false},

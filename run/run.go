@@ -182,7 +182,7 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {
-		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start)
+		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))

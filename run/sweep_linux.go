@@ -1,11 +1,13 @@
 package run
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,10 +15,13 @@ import (
 // could lead the caller's tools out of the grant, block them, or run
 // code on the caller's side, and lists each in the returned Neutralised
 // (bounded by MaxArtifacts; truncated is set past it, or past
-// maxSnapshotEntries entries walked). An entry counts as the run's when
-// its ctime, which a script cannot set back, is not before since (less
-// a second for the coarse file clock) and it is not the inode the
-// snapshot before the run saw at its path:
+// maxEntries entries walked, maxSnapshotEntries for a run). A grant of
+// autorun is walked whole all the same: it held at most that many
+// entries when the run was planned, and a script that made more would
+// otherwise hide a planted .git behind them. An entry counts as the
+// run's when its ctime, which a script cannot set back, is not before
+// since (less a second for the coarse file clock) and it is not the
+// inode the snapshot before the run saw at its path:
 //
 //   - a FIFO, socket or device node is removed (it holds no data; a
 //     reader blocks on a FIFO, a device opens the host's hardware);
@@ -31,7 +36,7 @@ import (
 // descriptors (walkNoFollowAt): each entry is checked again by inode and
 // acted on relative to its folder's descriptor, never through a symlink,
 // as another run sharing the grant may still be changing it.
-func sweepGrants(roots, autorun []string, existing map[string]uint64, before *snapshot, since time.Time) (out []Neutralised, truncated bool) {
+func sweepGrants(roots, autorun []string, existing map[string]uint64, before *snapshot, since time.Time, maxEntries int) (out []Neutralised, truncated bool) {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
@@ -41,9 +46,11 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 		}
 		quarantine := contains(autorun, root)
 		err = walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
-			if n++; n > maxSnapshotEntries {
+			if n++; n > maxEntries {
 				truncated = true
-				return walkStop
+				if !quarantine {
+					return walkStop
+				}
 			}
 			if p == root {
 				return walkOn
@@ -187,7 +194,9 @@ func removeSame(parent int, name string, st *unix.Stat_t) error {
 
 // renameAside renames the entry name of the folder parent, still the
 // inode st describes, to name+quarantineSuffix (then ".1", ".2", ...),
-// replacing nothing, and returns the new name.
+// replacing nothing, and returns the new name. When the script took all
+// those names beforehand, a random part goes before the suffix: a name
+// it cannot have made.
 func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 	var now unix.Stat_t
 	if err := unix.Fstatat(parent, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -204,6 +213,16 @@ func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 		}
 		if err = unix.Renameat2(parent, name, parent, aside, unix.RENAME_NOREPLACE); err != unix.EEXIST {
 			return aside, err
+		}
+	}
+	for i := 0; i < 4 && err == unix.EEXIST; i++ {
+		var rnd [8]byte
+		if rerr := random.Read(rnd[:]); rerr != nil {
+			return "", rerr
+		}
+		aside := fmt.Sprintf("%s.%x%s", name, rnd, quarantineSuffix)
+		if err = unix.Renameat2(parent, name, parent, aside, unix.RENAME_NOREPLACE); err == nil {
+			return aside, nil
 		}
 	}
 	return "", err
