@@ -55,9 +55,10 @@ const quarantineSuffix = ".skill-sandbox-quarantine"
 // (relative to a write grant) is a file the caller's tools run on their
 // own. Only its last name counts: the folders above a match are matched
 // themselves, and what lies inside a matching folder goes with it. A
-// quarantined name never matches.
+// quarantined name never matches. Case is ignored: on a case-insensitive
+// folder (ext4 or tmpfs casefold, or a host's share) ".GIT" is ".git".
 func isAutorun(rel string) bool {
-	name := path.Base(rel)
+	name := strings.ToLower(path.Base(rel))
 	if rel == "" || rel == "." || strings.HasSuffix(name, quarantineSuffix) {
 		return false
 	}

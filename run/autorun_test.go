@@ -38,6 +38,13 @@ func TestIsAutorun(t *testing.T) {
 		{".jj", true},
 		{"sub/.sl", true},
 		{"lefthook.txt", false},
+		// On a case-insensitive folder these are the names git, direnv
+		// and Python open (red team).
+		{".GIT", true},
+		{"sub/.Git", true},
+		{".EnvRC", true},
+		{"x.PTH", true},
+		{"Lefthook.YML", true},
 		{".git" + quarantineSuffix, false},
 		{".envrc" + quarantineSuffix, false},
 		{"x.pth" + quarantineSuffix, false},
