@@ -155,9 +155,9 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 		return nil, "", release, fmt.Errorf("%w: %w", ErrNotVerified, err)
 	}
 	name := filepath.Base(abs)
-	s, cp, src, srcErr := c.reuse(abs, name, allowedSigners, opts)
+	s, cp, unlock, src, srcErr := c.reuse(abs, name, allowedSigners, opts)
 	if s != nil {
-		return s, cp, release, nil
+		return s, cp, unlock, nil
 	}
 	tmp, err := os.MkdirTemp(c.dir, "tmp-")
 	if err != nil {
@@ -174,10 +174,11 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 	if err != nil {
 		return nil, "", release, err
 	}
-	cp, own, err = c.store(tmp, name, s.Digest)
+	cp, own, unlock, err = c.store(tmp, name, s.Digest)
 	if err != nil {
 		return nil, "", release, fmt.Errorf("%w: verified copy: %w", ErrNotVerified, err)
 	}
+	release = unlock
 	if own {
 		release = func() { os.RemoveAll(tmp) }
 	}
@@ -196,31 +197,41 @@ func (c *VerifiedCache) Verify(dir, allowedSigners string, opts Options) (s *Sig
 // full, which also names why a signature fails. It returns the folder's
 // stamp either way. The two walks, of the folder and of the copy, run
 // side by side: they are most of a cached run's cost.
-func (c *VerifiedCache) reuse(abs, name, allowedSigners string, opts Options) (s *Signer, cp string, src stamp, srcErr error) {
+func (c *VerifiedCache) reuse(abs, name, allowedSigners string, opts Options) (s *Signer, cp string, unlock func(), src stamp, srcErr error) {
 	recSum, digest, recorded := c.readSource(abs)
 	if !recorded {
 		src, srcErr = treeStamp(abs)
-		return nil, "", src, srcErr
+		return nil, "", nil, src, srcErr
 	}
 	entry := c.entry(digest, name)
+	// Locked before it is checked, so that prune cannot remove it between
+	// the check and the run.
+	unlock = lockEntry(entry)
 	intact := make(chan bool, 1)
 	go func() { intact <- c.intact(entry) }()
 	src, srcErr = treeStamp(abs)
 	if !<-intact || srcErr != nil || src.sum != recSum {
-		return nil, "", src, srcErr
+		unlock()
+		return nil, "", nil, src, srcErr
 	}
 	if opts.Recorded != "" && opts.Recorded != digest {
-		return nil, "", src, nil // changed since the record's digest: verify in full
+		unlock()
+		return nil, "", nil, src, nil // changed since the record's digest: verify in full
 	}
 	cp = filepath.Join(entry, name)
 	sig, err := readBounded(filepath.Join(cp, SignatureFile), maxSignature, true)
 	if err != nil {
-		return nil, "", src, nil
+		unlock()
+		return nil, "", nil, src, nil
 	}
 	if s, err = checkSignature(allowedSigners, sig, digest, opts); err != nil {
-		return nil, "", src, nil
+		unlock()
+		return nil, "", nil, src, nil
 	}
-	return s, cp, src, nil
+	// Last use, for prune's order.
+	now := time.Now()
+	_ = os.Chtimes(entry+".ok", now, now)
+	return s, cp, unlock, src, nil
 }
 
 // entry is the folder of the copy of a skill named name with digest.
@@ -246,38 +257,41 @@ func (c *VerifiedCache) intact(entry string) bool {
 // replaced. A copy another call has just moved into place and not yet
 // stamped is left to it: this call then runs its own copy, in tmp, and own
 // is set (the caller removes it after the run).
-func (c *VerifiedCache) store(tmp, name, digest string) (cp string, own bool, err error) {
+func (c *VerifiedCache) store(tmp, name, digest string) (cp string, own bool, unlock func(), err error) {
 	if err := readOnly(filepath.Join(tmp, name)); err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
 	entry := c.entry(digest, name)
+	unlock = lockEntry(entry)
 	if c.intact(entry) {
-		return filepath.Join(entry, name), false, nil
+		return filepath.Join(entry, name), false, unlock, nil
 	}
+	unlock()
 	if st, err := os.Lstat(entry); err == nil && time.Since(changedAt(st)) < makingTime {
 		if _, err := os.Lstat(entry + ".ok"); errors.Is(err, fs.ErrNotExist) {
-			return filepath.Join(tmp, name), true, nil
+			return filepath.Join(tmp, name), true, nil, nil
 		}
 	}
 	os.Remove(entry + ".ok")
 	if err := removeTree(entry); err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
 	if err := os.Rename(tmp, entry); err != nil {
 		if _, serr := os.Lstat(entry); serr == nil {
-			return filepath.Join(tmp, name), true, nil // another call's, moved in meanwhile
+			return filepath.Join(tmp, name), true, nil, nil // another call's, moved in meanwhile
 		}
-		return "", false, err
+		return "", false, nil, err
 	}
 	st, err := treeStamp(entry)
 	if err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
 	if err := writePrivate(c.dir, entry+".ok", []byte(st.sum+"\n")); err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
+	unlock = lockEntry(entry)
 	c.prune(entry)
-	return filepath.Join(entry, name), false, nil
+	return filepath.Join(entry, name), false, unlock, nil
 }
 
 // makingTime is how long a copy moved into place without its stamp is
@@ -285,7 +299,8 @@ func (c *VerifiedCache) store(tmp, name, digest string) (cp string, own bool, er
 // behind by a call that was killed.
 const makingTime = 10 * time.Second
 
-// prune removes the oldest copies beyond maxVerifiedEntries, keeping keep.
+// prune removes the least recently used copies beyond maxVerifiedEntries,
+// keeping keep and every copy a run still uses (lockEntry).
 func (c *VerifiedCache) prune(keep string) {
 	oks, _ := filepath.Glob(filepath.Join(c.dir, "e-*.ok"))
 	if len(oks) <= maxVerifiedEntries {
@@ -303,9 +318,13 @@ func (c *VerifiedCache) prune(keep string) {
 	}
 	slices.SortFunc(all, func(a, b aged) int { return a.mod.Compare(b.mod) })
 	for _, a := range all[:max(0, len(all)-maxVerifiedEntries)] {
-		if a.entry != keep {
+		if a.entry == keep {
+			continue
+		}
+		if unlock, ok := tryLockEntry(a.entry); ok {
 			os.Remove(a.entry + ".ok")
 			removeTree(a.entry)
+			unlock()
 		}
 	}
 }

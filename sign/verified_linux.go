@@ -156,3 +156,35 @@ func changedAt(st fs.FileInfo) time.Time {
 	}
 	return st.ModTime()
 }
+
+// lockEntry takes a shared lock on the cached copy entry for as long as a
+// run uses it, so that prune (tryLockEntry) never removes a copy in use;
+// the returned function releases it. A copy that cannot be opened gets no
+// lock: the intact check that follows fails on it anyway.
+func lockEntry(entry string) func() {
+	fd, err := unix.Open(entry, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_SH)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return func() { unix.Close(fd) }
+}
+
+// tryLockEntry takes the exclusive lock on entry without waiting; ok is
+// false while a run uses the copy (lockEntry) or it cannot be opened.
+func tryLockEntry(entry string) (unlock func(), ok bool) {
+	fd, err := unix.Open(entry, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		return nil, false
+	}
+	return func() { unix.Close(fd) }, true
+}

@@ -451,3 +451,43 @@ func FuzzParseSource(f *testing.F) {
 		}
 	})
 }
+
+// TestVerifiedCachePruneSparesCopyInUse: a copy a run still uses (its
+// release not yet called) survives the pruning that more than
+// maxVerifiedEntries newer copies cause; once released it is pruned as the
+// least recently used. Without the lock a long run's skill files vanished
+// under it when other skills were verified meanwhile.
+func TestVerifiedCachePruneSparesCopyInUse(t *testing.T) {
+	skill := makeSkill(t)
+	allowed := signSkill(t, skill)
+	c, err := OpenVerifiedCache(filepath.Join(t.TempDir(), "verified"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, inUse, releaseInUse, err := c.Verify(skill, allowed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(inUse, "scripts", "run.py")
+	version := func(i int) {
+		t.Helper()
+		writeFile(t, filepath.Join(skill, "scripts", "run.py"), fmt.Appendf(nil, "print(%d)\n", i))
+		signSkill(t, skill)
+		_, _, release, err := c.Verify(skill, allowed, Options{})
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range maxVerifiedEntries + 2 {
+		version(i)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("a copy in use was pruned: %v", err)
+	}
+	releaseInUse()
+	version(maxVerifiedEntries + 2)
+	if _, err := os.Stat(script); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a released least recently used copy was kept past the bound: %v", err)
+	}
+}
