@@ -301,4 +301,3 @@ func folderContents(t *testing.T, root string) string {
 	})
 	return b.String()
 }
-
