@@ -196,7 +196,7 @@ func TestPublicCollectionPatterns(t *testing.T) {
 			// As SKILL.md files say: "python scripts/x.py", "node ...".
 			interp := map[string]string{".py": "python3", ".js": "node", ".sh": "bash"}[filepath.Ext(p.script)]
 			needOrCI(t, "a bare run", func() error {
-				return runBare(collectionCwd(p.inOut, bare, dir), interp, append([]string{filepath.Join(dir, "scripts", p.script)}, args...)...)
+				return runBareHome(t.TempDir(), collectionCwd(p.inOut, bare, dir), interp, append([]string{filepath.Join(dir, "scripts", p.script)}, args...)...)
 			})
 			out := callerFolder(t)
 			unpackInto(t, p.unpack, in, out)
@@ -239,6 +239,13 @@ func needOrCI(t *testing.T, what string, check func() error) {
 // runBare runs prog with args in dir, out of any sandbox, with the
 // sandbox's PATH, and returns its error with its output.
 func runBare(dir, prog string, args ...string) error {
+	return runBareHome("", dir, prog, args...)
+}
+
+// runBareHome is runBare with HOME set to home unless it is "": a user's
+// home is writable (LibreOffice keeps its profile there), that of
+// TestUnprivileged's nobody is not.
+func runBareHome(home, dir, prog string, args ...string) error {
 	if filepath.Base(prog) == prog {
 		p, err := lookPath(prog, sandboxPath)
 		if err != nil {
@@ -249,6 +256,9 @@ func runBare(dir, prog string, args ...string) error {
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+sandboxPath)
+	if home != "" {
+		cmd.Env = append(cmd.Env, "HOME="+home)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v: %s", filepath.Base(prog), err, lastLine(string(out)))
 	}
