@@ -1,9 +1,12 @@
 package run
 
 import (
+	"archive/zip"
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -98,12 +101,42 @@ head -n 1 "$out/text.txt"
 // python3), its script and arguments (IN and OUT stand for the input
 // folder and the output folder), whether it runs in OUT, the files it
 // must leave in OUT and a piece of its stdout.
+// ooxmlScript edits, as Anthropic's docx and pptx scripts do (comment.py,
+// add_slide.py, clean.py, pack.py), a document the user unpacked earlier
+// into the write grant: rewrites one of the user's files in place, copies
+// a template of the skill's beside it, deletes one, and packs the folder
+// again (fixed member times, for a byte-for-byte comparison).
+const ooxmlScript = `import shutil, sys, zipfile
+from pathlib import Path
+out = Path(sys.argv[1])
+u = out / "unpacked"
+doc = u / "word" / "document.xml"
+doc.write_text(doc.read_text().replace("</w:body>", "<w:p><w:r><w:t>added</w:t></w:r></w:p></w:body>"))
+shutil.copy(Path(__file__).parent / "comments.xml", u / "word" / "comments.xml")
+(u / "word" / "old.xml").unlink()
+with zipfile.ZipFile(out / "output.docx", "w", zipfile.ZIP_DEFLATED) as z:
+    for f in sorted(p for p in u.rglob("*") if p.is_file()):
+        z.writestr(zipfile.ZipInfo(f.relative_to(u).as_posix(), (2026, 1, 1, 0, 0, 0)), f.read_bytes())
+    print("packed", len(z.namelist()))
+`
+
+// sofficeScript converts a document of the user's into the working
+// folder with LibreOffice, as the skills' soffice.py wrapper does
+// ("python scripts/office/soffice.py --headless --convert-to pdf doc.docx");
+// plain text, for a byte-for-byte comparison.
+const sofficeScript = `#!/usr/bin/env bash
+set -euo pipefail
+soffice --headless --convert-to txt:Text "$1" >/dev/null 2>&1
+tail -n 1 notes.txt
+`
+
 type collectionPattern struct {
 	name, script string
 	tools        []string
 	modules      string
 	args         []string
 	inOut        bool
+	unpack       string // a zip of IN the user unpacks into OUT/unpacked first
 	want         []string
 	stdout       string
 }
@@ -123,6 +156,10 @@ func collectionPatterns() []collectionPattern {
 			args: []string{"IN/clip.mp4", "OUT/frames/first.png"}, want: []string{"frames/first.png"}, stdout: "160,120"},
 		{name: "bash poppler text and page", script: "pdf.sh", tools: []string{"pdftotext", "pdftoppm", "pdfinfo"},
 			args: []string{"IN/doc.pdf", "OUT"}, want: []string{"text.txt", "page-1.png"}, stdout: "pages 1\nQuarterly report 2026"},
+		{name: "python OOXML edit in place", script: "ooxml.py", tools: []string{"python3"}, unpack: "doc.docx",
+			args: []string{"OUT"}, want: []string{"output.docx", "unpacked/word/comments.xml"}, stdout: "packed 3"},
+		{name: "LibreOffice conversion into the working folder", script: "soffice.sh", tools: []string{"soffice"},
+			args: []string{"IN/notes.html"}, inOut: true, want: []string{"notes.txt"}, stdout: "Budget approved: 1,999 EUR."},
 	}
 }
 
@@ -136,7 +173,8 @@ func collectionPatterns() []collectionPattern {
 func TestPublicCollectionPatterns(t *testing.T) {
 	dir := newSkill(t, map[string]string{
 		"cohort.py": cohortScript, "plot.py": plotScript, "webhook.js": webhookScript,
-		"frame.sh": frameScript, "pdf.sh": pdfScript,
+		"frame.sh": frameScript, "pdf.sh": pdfScript, "ooxml.py": ooxmlScript,
+		"comments.xml": "<w:comments/>\n", "soffice.sh": sofficeScript,
 	})
 	in := collectionInputs(t)
 	for _, p := range collectionPatterns() {
@@ -153,13 +191,15 @@ func TestPublicCollectionPatterns(t *testing.T) {
 				makeClip(t, in)
 			}
 			bare := callerFolder(t)
+			unpackInto(t, p.unpack, in, bare)
 			args := collectionArgs(p.args, in, bare)
 			// As SKILL.md files say: "python scripts/x.py", "node ...".
 			interp := map[string]string{".py": "python3", ".js": "node", ".sh": "bash"}[filepath.Ext(p.script)]
 			needOrCI(t, "a bare run", func() error {
-				return runBare(collectionCwd(p.inOut, bare, dir), interp, append([]string{filepath.Join(dir, "scripts", p.script)}, args...)...)
+				return runBareHome(t.TempDir(), collectionCwd(p.inOut, bare, dir), interp, append([]string{filepath.Join(dir, "scripts", p.script)}, args...)...)
 			})
 			out := callerFolder(t)
+			unpackInto(t, p.unpack, in, out)
 			sb := Sandbox{ReadPaths: []string{in}, WritePaths: []string{out}, Timeout: 120 * time.Second}
 			if p.inOut {
 				sb.Cwd = out
@@ -199,6 +239,13 @@ func needOrCI(t *testing.T, what string, check func() error) {
 // runBare runs prog with args in dir, out of any sandbox, with the
 // sandbox's PATH, and returns its error with its output.
 func runBare(dir, prog string, args ...string) error {
+	return runBareHome("", dir, prog, args...)
+}
+
+// runBareHome is runBare with HOME set to home unless it is "": a user's
+// home is writable (LibreOffice keeps its profile there), that of
+// TestUnprivileged's nobody is not.
+func runBareHome(home, dir, prog string, args ...string) error {
 	if filepath.Base(prog) == prog {
 		p, err := lookPath(prog, sandboxPath)
 		if err != nil {
@@ -209,6 +256,9 @@ func runBare(dir, prog string, args ...string) error {
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+sandboxPath)
+	if home != "" {
+		cmd.Env = append(cmd.Env, "HOME="+home)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v: %s", filepath.Base(prog), err, lastLine(string(out)))
 	}
@@ -256,12 +306,69 @@ func collectionInputs(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range map[string][]byte{"event.json": []byte(event), "doc.pdf": pdf} {
+	notes := "<html><body><h1>Minutes</h1><p>Budget approved: 1,999 EUR.</p></body></html>\n"
+	for name, content := range map[string][]byte{"event.json": []byte(event), "doc.pdf": pdf, "doc.docx": docxBytes(t), "notes.html": []byte(notes)} {
 		if err := os.WriteFile(filepath.Join(in, name), content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return in
+}
+
+// docxBytes is a minimal OOXML package: what the OOXML pattern edits.
+func docxBytes(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, f := range [][2]string{
+		{"[Content_Types].xml", "<Types/>\n"},
+		{"word/document.xml", "<w:document><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>\n"},
+		{"word/old.xml", "<old/>\n"},
+	} {
+		w, err := z.Create(f[0])
+		if err == nil {
+			_, err = w.Write([]byte(f[1]))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// unpackInto extracts IN/name into OUT/unpacked as the caller, the files
+// of the user's own that a pattern then edits; nothing when name is "".
+func unpackInto(t *testing.T, name, in, out string) {
+	t.Helper()
+	if name == "" {
+		return
+	}
+	z, err := zip.OpenReader(filepath.Join(in, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, f := range z.File {
+		dst := filepath.Join(out, "unpacked", filepath.FromSlash(f.Name))
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(dst), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(dst, data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // makeClip makes IN/clip.mp4, two seconds of ffmpeg's test pattern.

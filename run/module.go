@@ -14,7 +14,12 @@ import (
 // skill folder, as its documentation says to run it. The module's file
 // (MODULE.py, or MODULE/__main__.py for a package) must be a regular file
 // in scripts/, checked like any script.
-func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, res *Result) ([]string, int, error) {
+//
+// elsewhere says the run's working directory is not the skill folder (a
+// Cwd grant, or the work folder): "python3 -m" would then look for the
+// module there, so a bootstrap puts the skill folder where -m puts the
+// working directory (sys.path[0]) and runs the module as -m does.
+func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, elsewhere bool, res *Result) ([]string, int, error) {
 	if err := s.validateSkill(skill, res); err != nil {
 		return nil, 0, err
 	}
@@ -38,8 +43,18 @@ func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, 
 	}
 	argv := append([]string{prog, "-m", module}, args...)
 	res.Interpreter = argv[:3]
+	if elsewhere {
+		argv = append([]string{prog, "-c", moduleBootstrap, skill, module}, args...)
+		res.Interpreter = argv[:5]
+	}
 	return argv, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, skill, target, prog)
 }
+
+// moduleBootstrap runs "python3 -c moduleBootstrap SKILL MODULE ARGS..."
+// as "python3 -m MODULE ARGS..." run from SKILL: the skill folder first on
+// sys.path (not the working directory, whose own scripts/ must not stand
+// in for the skill's), sys.argv[0] the module's file, __main__ the module.
+const moduleBootstrap = "import runpy, sys; sys.path[0] = sys.argv.pop(1); runpy._run_module_as_main(sys.argv.pop(1))"
 
 // validModule reports whether name is a dotted sequence of Python
 // identifiers (ASCII only: skills are shared across systems).

@@ -170,7 +170,8 @@ for p in sys.argv[1:]:
 
 // TestModule: with Module, a skill written as a package runs as
 // "python3 -m scripts.NAME" from the skill folder, its modules importing
-// each other; names outside scripts/ are refused.
+// each other, also when it runs in a Cwd grant or the work folder; names
+// outside scripts/ are refused.
 func TestModule(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{
@@ -193,6 +194,37 @@ func TestModule(t *testing.T) {
 	}
 	if o := runIn(t, Sandbox{Module: true}, dir, "scripts.tool"); o.err != nil || o.stdout != "package main\n" {
 		t.Errorf("package: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
+	}
+	// In a Cwd grant (where the documented "python -m scripts.package_skill
+	// SKILL" leaves its output) the module is still the skill's, not that
+	// of a scripts/ package in the working folder, and relative paths are
+	// the folder's.
+	out := callerFolder(t)
+	if err := os.MkdirAll(filepath.Join(out, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"__init__.py": "", "utils.py": "def hello():\n    return 'the folder'\n"} {
+		if err := os.WriteFile(filepath.Join(out, "scripts", name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "write_here.py"), []byte(`import os, sys
+from scripts.utils import hello
+open("made.txt", "w").write(hello() + " " + os.path.basename(sys.argv[0]) + " " + __name__ + " " + " ".join(sys.argv[1:]))
+print(os.getcwd())
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o = runIn(t, Sandbox{Module: true, WritePaths: []string{out}, Cwd: out}, dir, "scripts.write_here", "a", "b")
+	if o.err != nil || o.res.ExitCode != 0 || o.stdout != out+"\n" {
+		t.Fatalf("Cwd: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "made.txt")); err != nil || string(b) != "hello from utils write_here.py __main__ a b" {
+		t.Errorf("Cwd: made.txt %q, %v", b, err)
+	}
+	checkOwnedByCaller(t, out)
+	if o := runIn(t, Sandbox{Module: true, UseWorkDir: true}, dir, "scripts.package_skill", "w"); o.err != nil || o.stdout != "hello from utils ['w']\n" {
+		t.Errorf("work folder: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 	}
 	// Without Module the same file cannot import its sibling package.
 	if o := runIn(t, Sandbox{}, dir, "package_skill.py"); o.res.ExitCode == 0 {

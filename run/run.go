@@ -241,10 +241,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	case command != nil:
 		argv, asMB, err = s.commandArgv(uid, gid, skill, command, res)
 	case s.Module:
-		if s.UseWorkDir || s.Cwd != "" {
-			return nil, nil, fmt.Errorf("%w: Module runs from the skill folder; UseWorkDir and Cwd do not apply", ErrBadConfig)
-		}
-		argv, asMB, err = s.moduleArgv(uid, gid, skill, script, args, res)
+		argv, asMB, err = s.moduleArgv(uid, gid, skill, script, args, s.UseWorkDir || s.Cwd != "", res)
 	default:
 		argv, asMB, err = s.scriptArgv(uid, gid, skill, script, args, res)
 	}

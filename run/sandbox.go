@@ -122,8 +122,8 @@ type Sandbox struct {
 	// "python3 -m MODULE" with the skill folder as working directory, for
 	// skills written as packages whose modules import each other
 	// ("from scripts.utils import ..."). The module's file must lie in
-	// scripts/ like any script. UseWorkDir and Cwd cannot be combined
-	// with it.
+	// scripts/ like any script. With Cwd or UseWorkDir the module runs
+	// in that folder, still imported from the skill folder.
 	Module bool
 
 	// MaxOutput, when positive, caps the bytes streamed to Stdout and to

@@ -32,6 +32,7 @@ func unprivilegedTests() string {
 		"TestMachineSize",
 		"TestMadeWriteFolderOwnedByCaller",
 		"TestMatplotlibPlot",
+		"TestModule",
 		"TestNestedUserNamespace",
 		"TestNoNewPrivsFlag",
 		"TestNothingOutlivesTheRun",

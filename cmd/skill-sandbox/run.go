@@ -127,7 +127,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.Var(&f.denyHosts, "deny-host", "never let the script reach `PATTERN`, even if --allow-host matches (repeatable)")
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
-	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder")
+	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder (with --cwd or --workdir, in that folder, still imported from the skill)")
 	fs.BoolVar(&f.keepWorkdir, "keep-workdir", false, "keep the work folder after the run and print its path on stderr")
 	fs.IntVar(&f.writeMB, "write-size", run.DefaultWriteMB, "how much the --write folders (and an MCP workspace) may grow during the run, `MiB` of disk over all of them: the run is killed past the cap")
 	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB`, 64 inodes per MiB (a private tmpfs; a kept one, or one without a mount namespace, is on the host disk: the run is killed past the cap)")
