@@ -16,7 +16,7 @@ func peakRSSKB(st *os.ProcessState) int64 {
 		return 0
 	}
 	if runtime.GOOS == "darwin" {
-		return ru.Maxrss >> 10
+		return int64(ru.Maxrss) >> 10
 	}
-	return ru.Maxrss
+	return int64(ru.Maxrss)
 }
