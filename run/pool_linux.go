@@ -33,6 +33,10 @@ type pooledInit struct {
 	// pidNS is the stage's PID namespace link, read before its prefix
 	// made it not dumpable (see started.pidNSLink).
 	pidNS string
+	// id is the stage's own host id (see poolShape.ownIDs), held until
+	// the stage is killed unused or a run reserves it (and the id with
+	// it); nil otherwise.
+	id *runID
 }
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
@@ -40,11 +44,20 @@ type pooledInit struct {
 // a socket instead of a pipe.
 func startPooled(shape poolShape) (*pooledInit, error) {
 	var files []*os.File
+	var id *runID
 	fail := func(err error) (*pooledInit, error) {
 		for _, f := range files {
 			f.Close()
 		}
+		id.release()
 		return nil, err
+	}
+	if shape.ownIDs {
+		var err error
+		if id, err = takeRunID(runIDLockBase); err != nil {
+			return fail(err)
+		}
+		shape.uid, shape.gid = id.id, id.id
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -108,7 +121,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, id: id, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -168,6 +181,7 @@ func (pi *pooledInit) waitReady() bool {
 func (pi *pooledInit) kill() {
 	pi.proc.Kill()
 	pi.proc.Wait()
+	pi.id.release() // its processes are gone
 	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
@@ -186,7 +200,17 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pl == nil {
 		return nil, nil, nil
 	}
-	pi := pl.get(p)
+	var pi *pooledInit
+	if pl.shape.ownIDs {
+		// The stage the run reserved (see reserve), whose id it has.
+		pi, p.reserved = p.reserved, nil
+		if pi != nil && !canHandOver(p) {
+			pl.discard(pi)
+			return nil, nil, nil
+		}
+	} else {
+		pi = pl.get(p)
+	}
 	if pi == nil {
 		return nil, nil, nil
 	}

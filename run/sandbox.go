@@ -278,6 +278,11 @@ type Sandbox struct {
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	dial    func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
+	// sharedNobody runs a root caller's script as host nobody, shared
+	// with every other such run, instead of an id of its own (see
+	// hostIdentity): tests set it to show what that sharing allows.
+	sharedNobody bool
+
 	// Disable turns off single layers. It exists for tests that show an
 	// attack succeeding without a layer and failing with it; a disabled
 	// layer is reported in Result.Missing with the reason "disabled". A
