@@ -155,6 +155,9 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		return err
 	}
 	p.teardown = cleanup
+	if p.hostUID > 0 && p.hostUID != os.Geteuid() {
+		res.SandboxUID = p.hostUID
+	}
 	err = launchListing(ctx, p, res)
 	if p.teardown != nil { // not handed to the background teardown
 		p.teardown()
@@ -170,6 +173,7 @@ func unmakeRefused(res *Result) {
 	if res.Started {
 		return
 	}
+	res.SandboxUID = 0
 	removeMade(res.made)
 	res.made, res.Grants.Created = nil, nil
 }

@@ -140,8 +140,13 @@ func TestRunIDsOfConcurrentRuns(t *testing.T) {
 		sb   Sandbox
 	}{{"own", Sandbox{}}, {"pooled", pooled}, {"own again", Sandbox{}}} {
 		m := marker(t)
-		startHeld(t, c.sb, dir, "hold.py", m)
+		h := startHeld(t, c.sb, dir, "hold.py", m)
 		uid := hostUIDOf(t, m)
+		defer func() {
+			if r := h.stop(); r.err != nil || r.res.SandboxUID != uid {
+				t.Errorf("%s: err %v, Result.SandboxUID %d, want %d", c.name, r.err, r.res.SandboxUID, uid)
+			}
+		}()
 		if !inRunIDs(uint32(uid)) {
 			t.Errorf("%s: the script runs as host uid %d, not an id of the block", c.name, uid)
 		}

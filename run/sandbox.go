@@ -341,6 +341,14 @@ type Result struct {
 
 	WorkDir string // the kept work folder when KeepWorkDir is set
 
+	// SandboxUID is the host uid (and gid) the script's processes had
+	// when it was not the caller's: a root caller's run's own id
+	// (docs/run.md, "Host identity of a root caller's runs"), or 65534
+	// in a nested user namespace; 0 when the script ran as the caller or
+	// never started. Files and processes of that uid on the host are the
+	// run's.
+	SandboxUID int
+
 	// LimitExceeded is set when the supervisor's watch killed the run:
 	// LimitWorkDirBytes, LimitWorkDirInodes or LimitMemory.
 	LimitExceeded string
