@@ -193,6 +193,24 @@ func canHandOver(p *plan) bool {
 	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
+// unreserve puts back a stage that reserve handed out and whose run never
+// took it, with its id; a stage that can no longer wait (dead, past
+// maxIdle, the pool closed) is killed, and the id released once it is
+// gone.
+func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
+	pl.mu.Lock()
+	if !pl.closed && pi.alive() && time.Since(pi.born) < pl.maxIdle {
+		pi.id = id
+		pl.idle = append([]*pooledInit{pi}, pl.idle...) // the oldest
+		pl.stats.Taken--
+		pl.mu.Unlock()
+		return
+	}
+	pl.mu.Unlock()
+	pl.discard(pi)
+	id.release()
+}
+
 // take hands a waiting stage of the pool to p's run (see use). It
 // returns nil when the pool is nil or has no fitting stage; the files it
 // opens are added to closeLater.

@@ -232,11 +232,16 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		if inner != nil {
 			inner()
 		}
-		if p != nil && p.reserved != nil { // never taken
-			s.Pool.discard(p.reserved)
-			p.reserved = nil
-		} else if p == nil && id.stage != nil {
-			s.Pool.discard(id.stage)
+		// A reserved stage the run never took (it was refused, or
+		// canceled before its start) goes back to the pool, its id
+		// with it.
+		unused := id.stage
+		if p != nil {
+			unused, p.reserved = p.reserved, nil
+		}
+		if unused != nil {
+			s.Pool.unreserve(unused, id.own)
+			return
 		}
 		id.own.release()
 	}

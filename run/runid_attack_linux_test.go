@@ -124,16 +124,24 @@ func marker(t *testing.T) string {
 	return "marker-" + hex.EncodeToString(b[:])
 }
 
+// pooledHold returns a skill with holdScript as hold.py and a Sandbox
+// with a pool of one stage, waiting; it skips unless runs get ids of
+// their own.
+func pooledHold(t *testing.T) (string, Sandbox) {
+	needOwnRunIDs(t)
+	dir := newSkill(t, map[string]string{"hold.py": holdScript})
+	sb := Sandbox{}
+	sb.Pool = newTestPool(t, 1, time.Hour, sb)
+	waitIdle(t, sb.Pool, 1)
+	return dir, sb
+}
+
 // TestRunIDsOfConcurrentRuns: two runs of a root caller at once, one of
 // its own init process and one of a pool's, have different host uids of
 // the block, as the host sees their scripts; the shared identity of
 // before (sharedNobody) is nobody's.
 func TestRunIDsOfConcurrentRuns(t *testing.T) {
-	needOwnRunIDs(t)
-	dir := newSkill(t, map[string]string{"hold.py": holdScript})
-	pooled := Sandbox{}
-	pooled.Pool = newTestPool(t, 1, time.Hour, pooled)
-	waitIdle(t, pooled.Pool, 1)
+	dir, pooled := pooledHold(t)
 	seen := map[int]string{}
 	for _, c := range []struct {
 		name string
@@ -374,4 +382,27 @@ func TestMaxProcsPerRun(t *testing.T) {
 	a := startHeld(t, sb, dir, "fork.py", strconv.Itoa(take))
 	b := startHeld(t, sb, dir, "fork.py", strconv.Itoa(take))
 	t.Logf("sharing nobody, the runs started %d and %d processes of %d", a.held, b.held, take)
+}
+
+// TestPoolStageBackAfterRefusal: a run of a pool whose stages have ids of
+// their own reserves one before its checks; refused, it gives the stage
+// back with its id, and the next run takes it.
+func TestPoolStageBackAfterRefusal(t *testing.T) {
+	dir, sb := pooledHold(t)
+	refused := sb
+	refused.SkillDir = dir
+	if _, err := refused.Run(context.Background(), "missing.py", nil); err == nil {
+		t.Fatal("a missing script ran")
+	}
+	if st := sb.Pool.Stats(); st.Taken != 0 || st.Died != 0 {
+		t.Errorf("after the refusal: %+v, want the stage back unused", st)
+	}
+	m := marker(t)
+	startHeld(t, sb, dir, "hold.py", m)
+	if uid := hostUIDOf(t, m); !inRunIDs(uint32(uid)) {
+		t.Errorf("the pooled run runs as host uid %d", uid)
+	}
+	if st := sb.Pool.Stats(); st.Taken != 1 || st.Died != 0 || st.Prebuilt != 1 {
+		t.Errorf("the run did not take the stage given back: %+v", st)
+	}
 }

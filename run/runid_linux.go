@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,10 +38,11 @@ const (
 const runIDTries = 64
 
 // runID is a host uid and gid (the same number) held by a run: lock is
-// the locked file, named path, which release removes and closes.
+// the descriptor of the locked file, named path, which release removes and
+// closes.
 type runID struct {
 	id   int
-	lock *os.File
+	lock int
 	path string
 }
 
@@ -49,10 +51,10 @@ type runID struct {
 // take that locked it meanwhile finds its name gone or another file's
 // (see lockID), and tries another id.
 func (r *runID) release() {
-	if r != nil && r.lock != nil {
-		os.Remove(r.path)
-		r.lock.Close()
-		r.lock = nil
+	if r != nil && r.lock >= 0 {
+		unix.Unlink(r.path)
+		unix.Close(r.lock)
+		r.lock = -1
 	}
 }
 
@@ -92,7 +94,7 @@ func takeRunID(base string) (*runID, error) {
 		}
 		if fd >= 0 {
 			name := filepath.Join(base, runIDLockDir, strconv.Itoa(id))
-			return &runID{id: id, lock: os.NewFile(uintptr(fd), name), path: name}, nil
+			return &runID{id: id, lock: fd, path: name}, nil
 		}
 	}
 	return nil, fmt.Errorf("run identity: no free id after %d tries in %d-%d", runIDTries, RunIDFirst, RunIDFirst+RunIDCount-1)
@@ -102,7 +104,7 @@ func takeRunID(base string) (*runID, error) {
 // descriptor holding the lock, or -1 when another run holds it or released
 // it meanwhile (its file is no longer the one of that name).
 func lockID(dir int, name string) (int, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+	fd, err := unix.Openat(dir, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return -1, err
 	}
@@ -126,33 +128,38 @@ func lockID(dir int, name string) (int, error) {
 // refuses either unless it is a folder of root's with mode 0700: a lock
 // file someone else could remove or make would let two runs share an id.
 func openLockDir(base string) (int, error) {
-	parent, err := openRootFolder(unix.AT_FDCWD, base)
+	parent, err := openRootFolder(unix.AT_FDCWD, base, base)
 	if err != nil {
 		return -1, err
 	}
 	defer unix.Close(parent)
-	return openRootFolder(parent, runIDLockDir)
+	return openRootFolder(parent, runIDLockDir, filepath.Join(base, runIDLockDir))
 }
 
-// openRootFolder opens the folder name (relative to dir) without following
-// a symlink, making it 0700 when missing, and checks it is root's with no
-// rights for group or others.
-func openRootFolder(dir int, name string) (int, error) {
-	if err := unix.Mkdirat(dir, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-		return -1, fmt.Errorf("%s: %w", name, err)
+// openRootFolder opens the folder name (relative to dir; shown as path)
+// without following a symlink, making it 0700 when missing, and checks it
+// is root's with no rights for group or others.
+func openRootFolder(dir int, name, path string) (int, error) {
+	const why = " (each run of a root caller locks a host uid of its own there: see docs/run.md)"
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dir, name, flags, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if err := unix.Mkdirat(dir, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, fmt.Errorf("%s: %w%s", path, err, why)
+		}
+		fd, err = unix.Openat(dir, name, flags, 0)
 	}
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("%s: %w", name, err)
+		return -1, fmt.Errorf("%s: %w%s", path, err, why)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%s: %w", name, err)
+		return -1, fmt.Errorf("%s: %w%s", path, err, why)
 	}
 	if st.Uid != 0 || st.Mode&0o7777 != 0o700 {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%s is owned by uid %d with mode %#o, want root's with mode 0700: refused (someone may have made it to share ids between runs)", name, st.Uid, st.Mode&0o7777)
+		return -1, fmt.Errorf("%s is owned by uid %d with mode %#o, want root's with mode 0700: refused, since whoever made it could let two runs share a host uid%s", path, st.Uid, st.Mode&0o7777, why)
 	}
 	return fd, nil
 }
@@ -175,7 +182,7 @@ func hostIDs() idSet {
 		path string
 		sub  bool
 	}{{"/etc/passwd", false}, {"/etc/group", false}, {"/etc/subuid", true}, {"/etc/subgid", true}} {
-		b, err := os.ReadFile(f.path)
+		b, err := proc.ReadFile(f.path, maxAccountFile)
 		if err != nil {
 			continue
 		}
@@ -183,6 +190,10 @@ func hostIDs() idSet {
 	}
 	return s
 }
+
+// maxAccountFile bounds what hostIDs reads of an account file; past it
+// the file adds nothing.
+const maxAccountFile = 16 << 20
 
 // parseIDLines returns the ids that a passwd or group file (sub false:
 // the third field of each line) or an /etc/subuid or /etc/subgid file

@@ -16,3 +16,6 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 	uid, gid := sandboxIdentity()
 	return hostIdentity{uid: uid, gid: gid}, nil
 }
+
+// unreserve has nothing to put back here: pools hold no stages.
+func (pl *Pool) unreserve(*pooledInit, *runID) {}
