@@ -283,9 +283,9 @@ print(os.lstat(os.path.join(sys.argv[1], "charts")).st_uid)
 
 // TestWriteGrantUnmappable: on a file system that cannot be id-mapped
 // (ramfs), a root caller's own write folder is refused with the reason
-// and the fix, and a folder Run makes there is given to the run's host
-// identity (its own id, or uid 65534 in a nested user namespace), as
-// before write grants were mapped, so that the script can still write.
+// and the fix, and a folder Run makes there is given to uid 65534, as
+// before write grants were mapped, and the run is uid 65534 (not an id of
+// its own), so that the script can still write, and the next run too.
 func TestWriteGrantUnmappable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only a root caller's write grants are id-mapped")
@@ -316,8 +316,13 @@ func TestWriteGrantUnmappable(t *testing.T) {
 	}
 	for _, p := range []string{made, filepath.Join(made, "x")} {
 		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil || st.Uid != uint32(uid) && !(ownRunIDs() && inRunIDs(st.Uid)) {
-			t.Errorf("%s belongs to %d (%v), want the run's host id", p, st.Uid, err)
+		if err := unix.Lstat(p, &st); err != nil || st.Uid != nobodyUID {
+			t.Errorf("%s belongs to %d (%v), want %d", p, st.Uid, err, nobodyUID)
 		}
+	}
+	// The next run, into the folder of nobody's, is nobody again.
+	o = runIn(t, Sandbox{WritePaths: []string{made}}, dir, "w.py", made)
+	if o.err != nil || o.res.ExitCode != 0 || o.res.SandboxUID != nobodyUID {
+		t.Errorf("a second run into the made folder: err %v exit %d as uid %d stderr %s", o.err, o.res.ExitCode, o.res.SandboxUID, o.stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -228,10 +229,12 @@ func parseIDLines(b []byte, sub bool) idSet {
 
 // hostIdentity returns the host uid and gid s's run gets: an id of its
 // own (see ownRunIDs), the one of a pooled stage it reserves when s has a
-// pool whose stages have theirs, else the sandbox identity.
+// pool whose stages have theirs, else the sandbox identity. A run with a
+// write grant that is not id-mapped keeps the sandbox identity, nobody
+// (see unmappedWrite).
 func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 	uid, gid := sandboxIdentity()
-	if s.sharedNobody || uid != nobodyUID || !ownRunIDs() {
+	if s.sharedNobody || uid != nobodyUID || !ownRunIDs() || s.unmappedWrite() {
 		return hostIdentity{uid: uid, gid: gid}, nil
 	}
 	if pi := s.Pool.reserve(s); pi != nil {
@@ -246,4 +249,43 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 		return hostIdentity{}, err
 	}
 	return hostIdentity{uid: id.id, gid: id.id, own: id}, nil
+}
+
+// unmappedWrite reports whether a write grant of s may be handed over
+// without an id-mapping (see handOver): a folder of nobody's (made so by
+// makeWriteFolder where no mapping can be had, or by an earlier version),
+// a folder still to be made where none can be had (canMapWrite), or any
+// write grant without a mount namespace. Such a folder is written as the
+// sandbox identity itself, from one run to the next, so that identity must
+// stay the same: nobody, shared with other such runs, as before runs had
+// ids of their own. A wrong guess costs no access: the grant is checked
+// again when it is handed over.
+func (s *Sandbox) unmappedWrite() bool {
+	if len(s.WritePaths) == 0 {
+		return false
+	}
+	if slices.Contains(s.Disable, LayerMountNS) {
+		return true
+	}
+	for _, p := range s.WritePaths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue // refused later
+		}
+		var st unix.Stat_t
+		if unix.Stat(abs, &st) == nil {
+			if st.Uid == nobodyUID {
+				return true
+			}
+			continue
+		}
+		parent := filepath.Dir(abs) // the folder it is to be made in
+		for unix.Stat(parent, &st) != nil && filepath.Dir(parent) != parent {
+			parent = filepath.Dir(parent)
+		}
+		if !canMapWrite(parent, nobodyUID, nobodyUID) {
+			return true
+		}
+	}
+	return false
 }
