@@ -68,6 +68,9 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if r.WorkDir != "" {
 		b = appendStringField(b, "workdir", r.WorkDir, false)
 	}
+	if r.SandboxUID != 0 {
+		b = appendIntField(b, "sandbox_uid", int64(r.SandboxUID))
+	}
 	b = appendKey(b, "grants", false)
 	b = appendGrants(b, &r.Grants)
 	b = appendKey(b, "artifacts", false)

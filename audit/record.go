@@ -161,6 +161,10 @@ type Record struct {
 	// than --write-size or the policy's write_mb allow); else "" (version 2).
 	LimitExceeded string `json:"limit_exceeded"`
 	WorkDir       string `json:"workdir,omitempty"`
+	// SandboxUID is the host uid the script ran as when it was not the
+	// caller's (run.Result.SandboxUID): a root caller's run's own id;
+	// omitted as 0 otherwise (added within version 4).
+	SandboxUID int `json:"sandbox_uid,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.
@@ -386,6 +390,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		OutputExceeded: res.OutputExceeded,
 		LimitExceeded:  res.LimitExceeded,
 		WorkDir:        res.WorkDir,
+		SandboxUID:     res.SandboxUID,
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
 		MCP:            meta.MCP,

@@ -91,7 +91,7 @@ type grantPlan struct {
 // then only checked as the folders that would be made (gp.toMake). A
 // write grant may not overlap the skill folder (skill; "" skips the
 // check).
-func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
+func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan, err error) {
 	gp := &grantPlan{reach: map[string]string{}, ids: map[string][2]uint64{}, toMake: map[string]string{}}
 	defer func() {
 		if err != nil { // a refused run leaves nothing behind
@@ -134,12 +134,12 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 		// A root caller's grant may not go through a symlink of the
 		// sandbox identity's (resolveUnplanted); checked before a write
 		// folder is created, and the real path taken from that same walk.
-		uid, _ := sandboxIdentity()
-		checkLinks := uid >= 0 && uid != os.Geteuid()
+		nominal, _ := sandboxIdentity()
+		checkLinks := nominal >= 0 && nominal != os.Geteuid()
 		planted := func() (string, fs.FileInfo, error) {
-			real, info, link := resolveUnplanted(abs, uid)
+			real, info, link := resolveUnplanted(abs, nominal)
 			if link != "" {
-				return "", nil, fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to uid %d, the identity sandboxed scripts run as: a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, uid)
+				return "", nil, fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to the identity sandboxed scripts run as (uid %d, or a run's own id of %d-%d): a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, nominal, RunIDFirst, RunIDFirst+RunIDCount-1)
 			}
 			return real, info, nil
 		}
@@ -166,7 +166,7 @@ func (s *Sandbox) planGrants(skill string, dry bool) (_ *grantPlan, err error) {
 						gp.grants.Created = append(gp.grants.Created, abs)
 					}
 				} else {
-					made, err := makeWriteFolder(abs, !slices.Contains(s.Disable, LayerMountNS))
+					made, err := makeWriteFolder(abs, !slices.Contains(s.Disable, LayerMountNS), uid, gid)
 					gp.made = append(gp.made, made...)
 					if err != nil {
 						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
@@ -449,7 +449,7 @@ type unreachableError struct {
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("%v: %s is not readable by uid %d, the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, e.uid)
+	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identityName(e.uid))
 }
 
 func (e *unreachableError) Unwrap() error { return ErrBadConfig }

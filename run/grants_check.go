@@ -32,7 +32,8 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 		}
 		skill = abs
 	}
-	gp, err := s.planGrants(skill, true)
+	uid, gid := sandboxIdentity()
+	gp, err := s.planGrants(skill, true, uid, gid)
 	if err != nil {
 		return Grants{}, err
 	}
@@ -46,7 +47,6 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 		made[r] = true
 		delete(gp.reach, r)
 	}
-	uid, gid := sandboxIdentity()
 	reachErr := checkGrantReach(uid, gid, gp.reach)
 	if reachErr != nil && !slices.Contains(s.Disable, LayerMountNS) {
 		cfg := stageconfig.Config{}

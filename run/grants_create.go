@@ -16,7 +16,8 @@ import (
 // is given to uid 65534 so that scripts can write in it. It reports
 // whether it created dir.
 func MakeWriteFolder(dir string) (bool, error) {
-	made, err := makeWriteFolder(dir, true)
+	uid, gid := sandboxIdentity()
+	made, err := makeWriteFolder(dir, true, uid, gid)
 	return slices.Contains(made, dir), err
 }
 
@@ -25,8 +26,9 @@ func MakeWriteFolder(dir string) (bool, error) {
 // mkdir, not MkdirAll, so that a folder a concurrent caller made first is
 // not counted as ours and never removed by removeMade; see mkdirs for
 // why by descriptors. mapped is false when the run will have no mount
-// namespace, so nothing is handed over id-mapped.
-func makeWriteFolder(dir string, mapped bool) ([]string, error) {
+// namespace, so nothing is handed over id-mapped. uid and gid are the
+// run's host identity, which gets the folders that cannot be mapped.
+func makeWriteFolder(dir string, mapped bool, uid, gid int) ([]string, error) {
 	dir = filepath.Clean(dir)
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
@@ -41,7 +43,6 @@ func makeWriteFolder(dir string, mapped bool) ([]string, error) {
 		}
 	}
 	slices.Reverse(missing) // parents first
-	uid, gid := sandboxIdentity()
 	if uid == os.Geteuid() || len(missing) == 0 || (mapped && canMapWrite(filepath.Dir(missing[0]), uid, gid)) {
 		uid = -1 // the caller's own: no chown
 	}

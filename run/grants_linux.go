@@ -240,7 +240,11 @@ func errGrantAccess(path string, uid int, want string, unmapped bool) error {
 	if unmapped {
 		why = ", and it cannot be id-mapped here"
 	}
-	return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as%s (fix: chown %d %s, or chmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, uid, why, uid, path, chmod, path)
+	chown := fmt.Sprintf("chown %d %s, or ", uid, path)
+	if inRunIDs(uint32(uid)) {
+		chown = "" // the next run has another id
+	}
+	return fmt.Errorf("%w: %s is not %s by %s the identity the sandbox runs as%s (fix: %schmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, identityName(uid), why, chown, chmod, path)
 }
 
 // checkGrantReach is the permission check without a mount namespace,

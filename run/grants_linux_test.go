@@ -288,7 +288,8 @@ print("copied")
 	os.Mkdir(otherOut, 0o755)
 	os.Chown(otherOut, 12345, 12345)
 	o = runIn(t, Sandbox{WritePaths: []string{otherOut}}, dir, "rw.py", in, otherOut)
-	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), otherOut+" is not writable by uid 65534") || !strings.Contains(o.err.Error(), "chown 65534") {
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), otherOut+" is not writable by uid ") || !strings.Contains(o.err.Error(), sandboxIDWords()) ||
+		strings.Contains(o.err.Error(), "chown ") == ownRunIDs() {
 		t.Errorf("another user's write folder: err %v", o.err)
 	}
 	sb.Disable = []Layer{LayerMountNS}
@@ -334,20 +335,21 @@ func TestGrantThroughPlantedSymlink(t *testing.T) {
 		{"write folder created below it", nil, []string{filepath.Join(link, "today")}},
 		{"through a chain of links", []string{nested}, nil},
 	}
-	for _, owner := range []int{nobodyUID, 0} {
+	// A run's own host id plants as nobody did.
+	for _, owner := range []int{nobodyUID, RunIDFirst + 7, 0} {
 		if err := os.Lchown(link, owner, owner); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range cases {
 			sb := Sandbox{ReadPaths: c.read, WritePaths: c.write}
-			gp, err := sb.planGrants("", false)
-			if owner == nobodyUID && (err == nil || !strings.Contains(err.Error(), "which belongs to uid 65534")) {
+			gp, err := sb.planGrantsNominal("", false)
+			if owner != 0 && (err == nil || !strings.Contains(err.Error(), "which belongs to the identity sandboxed scripts run as (uid 65534")) {
 				t.Errorf("%s, link owned by %d: err %v, want a refusal naming the link", c.name, owner, err)
 			}
 			if owner == 0 && err != nil {
 				t.Errorf("%s, link owned by root: %v", c.name, err)
 			}
-			if owner == nobodyUID {
+			if owner != 0 {
 				if _, err := os.Lstat(filepath.Join(private, "today")); err == nil {
 					t.Errorf("%s: a folder was created at the link's target", c.name)
 				}
@@ -388,7 +390,7 @@ func TestGrantPlantedSymlinkRace(t *testing.T) {
 	realPrivate, _ := filepath.EvalSymlinks(private)
 	for range 300 {
 		sb := Sandbox{ReadPaths: []string{filepath.Join(dir, "data")}}
-		gp, err := sb.planGrants("", false)
+		gp, err := sb.planGrantsNominal("", false)
 		if err == nil && strings.HasPrefix(gp.grants.Read[0], realPrivate) {
 			t.Fatalf("the grant of %s resolved to %s, through the swapped-in symlink", filepath.Join(dir, "data"), gp.grants.Read[0])
 		}

@@ -272,7 +272,7 @@ print(os.lstat(os.path.join(sys.argv[1], "charts")).st_uid)
 		}
 	}
 	sb := Sandbox{ReadPaths: []string{filepath.Join(out, "charts")}}
-	if _, err := sb.planGrants("", false); err == nil || !strings.Contains(err.Error(), "which belongs to uid 65534") {
+	if _, err := sb.planGrantsNominal("", false); err == nil || !strings.Contains(err.Error(), "which belongs to the identity sandboxed scripts run as") {
 		t.Errorf("a grant through the script's symlink: err %v, want it refused as planted", err)
 	}
 	var st unix.Stat_t
@@ -284,7 +284,8 @@ print(os.lstat(os.path.join(sys.argv[1], "charts")).st_uid)
 // TestWriteGrantUnmappable: on a file system that cannot be id-mapped
 // (ramfs), a root caller's own write folder is refused with the reason
 // and the fix, and a folder Run makes there is given to uid 65534, as
-// before write grants were mapped, so that the script can still write.
+// before write grants were mapped, and the run is uid 65534 (not an id of
+// its own), so that the script can still write, and the next run too.
 func TestWriteGrantUnmappable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only a root caller's write grants are id-mapped")
@@ -305,7 +306,7 @@ func TestWriteGrantUnmappable(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := runIn(t, Sandbox{WritePaths: []string{own}}, dir, "w.py", own)
-	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "cannot be id-mapped here") || !strings.Contains(o.err.Error(), "chown 65534 "+own) {
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "cannot be id-mapped here") || !strings.Contains(o.err.Error(), "chmod o+rwX "+own) {
 		t.Errorf("root's folder on ramfs: err %v, want a refusal naming the reason and the fix", o.err)
 	}
 	made := filepath.Join(base, "made")
@@ -318,5 +319,10 @@ func TestWriteGrantUnmappable(t *testing.T) {
 		if err := unix.Lstat(p, &st); err != nil || st.Uid != nobodyUID {
 			t.Errorf("%s belongs to %d (%v), want %d", p, st.Uid, err, nobodyUID)
 		}
+	}
+	// The next run, into the folder of nobody's, is nobody again.
+	o = runIn(t, Sandbox{WritePaths: []string{made}}, dir, "w.py", made)
+	if o.err != nil || o.res.ExitCode != 0 || o.res.SandboxUID != nobodyUID {
+		t.Errorf("a second run into the made folder: err %v exit %d as uid %d stderr %s", o.err, o.res.ExitCode, o.res.SandboxUID, o.stderr)
 	}
 }

@@ -196,7 +196,7 @@ func TestPlanReadOnly(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			sb := Sandbox{WritePaths: []string{w}, ReadOnlyPaths: c.readOnly}
-			gp, err := sb.planGrants("", false)
+			gp, err := sb.planGrantsNominal("", false)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want one saying %q", err, c.err)
@@ -224,13 +224,13 @@ func TestMissingDenyInsideExemptedWriteGrant(t *testing.T) {
 	w := worldDir(t, filepath.Join(base, "out"))
 	missing := filepath.Join(w, ".ssh")
 	sb := Sandbox{WritePaths: []string{w}, AllowDenied: []string{w}, DenyPaths: []string{missing}}
-	if _, err := sb.planGrants("", false); err == nil || !strings.Contains(err.Error(), "cannot be hidden while it does not exist") {
+	if _, err := sb.planGrantsNominal("", false); err == nil || !strings.Contains(err.Error(), "cannot be hidden while it does not exist") {
 		t.Fatalf("err %v, want a refusal naming %s", err, missing)
 	}
 	if err := os.Mkdir(missing, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	gp, err := sb.planGrants("", false)
+	gp, err := sb.planGrantsNominal("", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gp, err := (&Sandbox{WritePaths: []string{grant}}).planGrants("", false)
+	gp, err := (&Sandbox{WritePaths: []string{grant}}).planGrantsNominal("", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestPlanGrants(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			gp, err := c.sb.planGrants(skill, false)
+			gp, err := c.sb.planGrantsNominal(skill, false)
 			if c.wantErr != "" {
 				if err == nil || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v, want ErrBadConfig with %q", err, c.wantErr)
@@ -145,7 +145,7 @@ func TestPlanGrantsRelative(t *testing.T) {
 	base := grantTree(t)
 	skill := ""
 	t.Chdir(filepath.Join(base, "data"))
-	gp, err := (&Sandbox{ReadPaths: []string{"in.txt"}, WritePaths: []string{"../out"}, Cwd: "../out"}).planGrants(skill, false)
+	gp, err := (&Sandbox{ReadPaths: []string{"in.txt"}, WritePaths: []string{"../out"}, Cwd: "../out"}).planGrantsNominal(skill, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -443,7 +443,7 @@ func TestSkillUnreadableBySandbox(t *testing.T) {
 	// With a mount namespace the supervisor hands the folder over (see
 	// TestPrivateFolders); without one the identity must reach it.
 	o := runIn(t, Sandbox{Disable: []Layer{LayerMountNS}}, dir, "ok.py")
-	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "not readable by uid 65534") {
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "not readable by uid ") || !strings.Contains(o.err.Error(), sandboxIDWords()) {
 		t.Fatalf("err %v, want ErrBadConfig naming the sandbox uid", o.err)
 	}
 }

@@ -41,7 +41,8 @@ const noatimeSuffix = "+noatime"
 // caller's outside; a host root caller's is refused, naming userns and
 // why (its uid 0 would stay host root), unless AllowDegraded. Where it
 // also maps nobody (root only: a range, as a container's subuids) the
-// run works as nobody with every layer.
+// run works as nobody with every layer; in the initial user namespace a
+// root caller's run has an id of its own.
 func TestNestedUserNamespace(t *testing.T) {
 	if want := os.Getenv(nestedEnv); want != "" {
 		checkNestedRun(t, want)
@@ -77,7 +78,9 @@ func TestNestedUserNamespace(t *testing.T) {
 			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobodyUID, HostID: nobodyUID, Size: 1}},
 			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobodyUID, HostID: nobodyUID, Size: 1}},
 			true, "runs:" + strconv.Itoa(nobodyUID), true},
-		{"host /proc noatime", syscall.CLONE_NEWNS, nil, nil, false, "runs:" + strconv.Itoa(nobodyUID) + noatimeSuffix, true},
+		// In the initial user namespace a root caller's run has a
+		// host id of its own ("own").
+		{"host /proc noatime", syscall.CLONE_NEWNS, nil, nil, false, "runs:own" + noatimeSuffix, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,7 +185,10 @@ func checkNestedRun(t *testing.T, want string) {
 		if err != nil {
 			t.Fatalf("the run failed in the namespace: %v (missing %+v)", err, res.Missing)
 		}
-		if got := strings.TrimSpace(out.String()); got != outside {
+		got := strings.TrimSpace(out.String())
+		if id, err := strconv.ParseUint(got, 10, 32); outside == "own" && (err != nil || !inRunIDs(uint32(id))) {
+			t.Errorf("the script's uid 0 maps to %q here, want an id of %d-%d", got, RunIDFirst, RunIDFirst+RunIDCount-1)
+		} else if outside != "own" && got != outside {
 			t.Errorf("the script's uid 0 maps to %q here, want %s", got, outside)
 		}
 		for _, l := range append(namespaceLayers(false), LayerLandlockFS, LayerSeccomp, LayerCaps, LayerNoNewPrivs) {

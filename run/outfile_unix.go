@@ -35,7 +35,7 @@ func resolveOutput(abs string, uid int) (real, link string) {
 		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
 			return next, ""
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && sandboxOwner(st.Uid, uid) {
 			return "", next
 		}
 		target, err := os.Readlink(next)

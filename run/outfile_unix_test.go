@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,6 +29,7 @@ func TestOpenOutput(t *testing.T) {
 		"filelink": filepath.Join(real, "existing"),
 		"dangling": filepath.Join(real, "new-through-link"),
 		"planted":  filepath.Join(real, "victim"),
+		"run-link": filepath.Join(real, "victim"),
 	} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
@@ -44,6 +46,13 @@ func TestOpenOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A link of a run's own host id (Linux): planted as well.
+	runIDs := root && runtime.GOOS == "linux"
+	if runIDs {
+		if err := os.Lchown(filepath.Join(dir, "run-link"), RunIDFirst+3, RunIDFirst+3); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name, path, lands string // lands: the file written, "" for none
 		planted           bool   // refused as a planted link (root only)
@@ -54,6 +63,7 @@ func TestOpenOutput(t *testing.T) {
 		{"a dangling link", filepath.Join(dir, "dangling"), filepath.Join(real, "new-through-link"), false},
 		{"relative with dot-dot", filepath.Join(dir, "dirlink", "..", "rel"), filepath.Join(dir, "rel"), false},
 		{"planted link", filepath.Join(dir, "planted"), filepath.Join(real, "victim"), root},
+		{"link of a run's id", filepath.Join(dir, "run-link"), filepath.Join(real, "victim"), runIDs},
 		{"/dev/null", "/dev/null", "", false},
 		{"/dev/stderr", "/dev/stderr", "", false},
 	}

@@ -88,8 +88,12 @@ type PoolStats struct {
 type poolShape struct {
 	wantNS   []Layer
 	uid, gid int
-	cgroup   bool    // runs have a cgroup (it is not disabled)
-	cpus     float64 // their cgroup's CPU limit (Sandbox.CPUs)
+	// ownIDs: each stage gets a host id of its own when it starts (see
+	// takeRunID), which uid and gid then are, and so does the run that
+	// reserves it (see reserve).
+	ownIDs bool
+	cgroup bool    // runs have a cgroup (it is not disabled)
+	cpus   float64 // their cgroup's CPU limit (Sandbox.CPUs)
 	// allowNetwork is like's AllowNetwork: the stages build their root's
 	// /etc for it ahead (a run that differs has its root built afresh).
 	allowNetwork bool
@@ -112,7 +116,7 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 		maxIdle = DefaultPoolMaxIdle
 	}
 	uid, gid := sandboxIdentity()
-	shape := poolShape{uid: uid, gid: gid, cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
+	shape := poolShape{uid: uid, gid: gid, ownIDs: uid == nobodyUID && ownRunIDs(), cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
 	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
@@ -167,6 +171,32 @@ func (pl *Pool) get(p *plan) *pooledInit {
 		pl.signal()
 		return nil
 	}
+	return pl.pop()
+}
+
+// reserve returns a live waiting stage for a run of s whose host id is
+// the stage's own (see poolShape.ownIDs), or nil (counted as a miss): the
+// run learns its id from it before anything of the run is made, and
+// launch takes it (see take). The checks that need the run's plan come
+// then.
+func (pl *Pool) reserve(s *Sandbox) *pooledInit {
+	if pl == nil {
+		return nil
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.failed = nil
+	if pl.closed || !pl.shape.ownIDs || !pl.fitsShape(enabled(namespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs) {
+		pl.stats.Missed++
+		pl.signal()
+		return nil
+	}
+	return pl.pop()
+}
+
+// pop hands out the oldest live waiting stage, or nil (a miss); pl.mu is
+// held.
+func (pl *Pool) pop() *pooledInit {
 	for len(pl.idle) > 0 {
 		pi := pl.idle[0]
 		pl.idle = pl.idle[1:]
@@ -241,10 +271,18 @@ func (pl *Pool) dropped(missed bool) {
 }
 
 // fits reports whether p's run can use a stage of the pool.
+// A pool whose stages have ids of their own serves only the runs that
+// reserved one (see reserve).
 func (pl *Pool) fits(p *plan) bool {
-	return pl.disabled == nil && slices.Equal(p.wantNS, pl.shape.wantNS) &&
-		p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid && canHandOver(p) &&
-		stageconfig.Has(p.disabled, LayerCgroup) == !pl.shape.cgroup && p.cgroup.CPUs == pl.shape.cpus
+	return !pl.shape.ownIDs && p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid &&
+		canHandOver(p) && pl.fitsShape(p.wantNS, p.disabled, p.cgroup.CPUs)
+}
+
+// fitsShape reports whether a run with these namespaces, disabled layers
+// and CPU limit can use a stage of the pool, whatever its identity.
+func (pl *Pool) fitsShape(wantNS, disabled []Layer, cpus float64) bool {
+	return pl.disabled == nil && slices.Equal(wantNS, pl.shape.wantNS) &&
+		stageconfig.Has(disabled, LayerCgroup) == !pl.shape.cgroup && cpus == pl.shape.cpus
 }
 
 // signal wakes the filler; pl.mu is held.

@@ -33,6 +33,10 @@ type pooledInit struct {
 	// pidNS is the stage's PID namespace link, read before its prefix
 	// made it not dumpable (see started.pidNSLink).
 	pidNS string
+	// id is the stage's own host id (see poolShape.ownIDs), held until
+	// the stage is killed unused or a run reserves it (and the id with
+	// it); nil otherwise.
+	id *runID
 }
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
@@ -40,11 +44,20 @@ type pooledInit struct {
 // a socket instead of a pipe.
 func startPooled(shape poolShape) (*pooledInit, error) {
 	var files []*os.File
+	var id *runID
 	fail := func(err error) (*pooledInit, error) {
 		for _, f := range files {
 			f.Close()
 		}
+		id.release()
 		return nil, err
+	}
+	if shape.ownIDs {
+		var err error
+		if id, err = takeRunID(runIDLockBase); err != nil {
+			return fail(err)
+		}
+		shape.uid, shape.gid = id.id, id.id
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -108,7 +121,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, id: id, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -168,6 +181,7 @@ func (pi *pooledInit) waitReady() bool {
 func (pi *pooledInit) kill() {
 	pi.proc.Kill()
 	pi.proc.Wait()
+	pi.id.release() // its processes are gone
 	pi.cg.close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
@@ -179,6 +193,24 @@ func canHandOver(p *plan) bool {
 	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
+// unreserve puts back a stage that reserve handed out and whose run never
+// took it, with its id; a stage that can no longer wait (dead, past
+// maxIdle, the pool closed) is killed, and the id released once it is
+// gone.
+func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
+	pl.mu.Lock()
+	if !pl.closed && pi.alive() && time.Since(pi.born) < pl.maxIdle {
+		pi.id = id
+		pl.idle = append([]*pooledInit{pi}, pl.idle...) // the oldest
+		pl.stats.Taken--
+		pl.mu.Unlock()
+		return
+	}
+	pl.mu.Unlock()
+	pl.discard(pi)
+	id.release()
+}
+
 // take hands a waiting stage of the pool to p's run (see use). It
 // returns nil when the pool is nil or has no fitting stage; the files it
 // opens are added to closeLater.
@@ -186,7 +218,17 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pl == nil {
 		return nil, nil, nil
 	}
-	pi := pl.get(p)
+	var pi *pooledInit
+	if pl.shape.ownIDs {
+		// The stage the run reserved (see reserve), whose id it has.
+		pi, p.reserved = p.reserved, nil
+		if pi != nil && !canHandOver(p) {
+			pl.discard(pi)
+			return nil, nil, nil
+		}
+	} else {
+		pi = pl.get(p)
+	}
 	if pi == nil {
 		return nil, nil, nil
 	}

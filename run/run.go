@@ -100,6 +100,9 @@ type plan struct {
 	denyPaths, allowDenied []string
 	// pool supplies pre-started init stages; nil without one.
 	pool *Pool
+	// reserved is the pooled stage whose host id the run has (see
+	// Pool.reserve), until launch takes it; nil otherwise.
+	reserved *pooledInit
 	// workMade says whether the supervisor made the work folder on the
 	// host: with a mount namespace it is made inside the sandbox's root
 	// (and by the init stage on the host if that layer fails).
@@ -152,6 +155,9 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		return err
 	}
 	p.teardown = cleanup
+	if p.hostUID > 0 && p.hostUID != os.Geteuid() {
+		res.SandboxUID = p.hostUID
+	}
 	err = launchListing(ctx, p, res)
 	if p.teardown != nil { // not handed to the background teardown
 		p.teardown()
@@ -167,6 +173,7 @@ func unmakeRefused(res *Result) {
 	if res.Started {
 		return
 	}
+	res.SandboxUID = 0
 	removeMade(res.made)
 	res.made, res.Grants.Created = nil, nil
 }
@@ -192,11 +199,61 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	return err
 }
 
+// hostIdentity is the host uid and gid a run gets (see
+// Sandbox.hostIdentity): own is the run's own id, held until the run is
+// gone, and stage the pooled init stage reserved with it, until launch
+// takes it; nil when the run has none.
+type hostIdentity struct {
+	uid, gid int
+	own      *runID
+	stage    *pooledInit
+}
+
 // prepare does every check and decision that needs no child process:
 // validation, script and interpreter resolution (or, for a non-nil command,
-// the command's program: see Command), environment, work folder.
-// The returned cleanup (possibly nil) removes the work folder.
+// the command's program: see Command), environment, work folder, and the
+// run's host identity (see hostIdentity).
+// The returned cleanup (possibly nil) removes the work folder and gives
+// the identity back; it runs once the sandbox is gone.
 func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*plan, func(), error) {
+	id, err := s.hostIdentity()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, cleanup, err := s.prepareAs(id, script, args, command, res)
+	if id.own == nil {
+		return p, cleanup, err
+	}
+	if p != nil {
+		p.reserved = id.stage
+	}
+	inner := cleanup
+	cleanup = func() {
+		if inner != nil {
+			inner()
+		}
+		// A reserved stage the run never took (it was refused, or
+		// canceled before its start) goes back to the pool, its id
+		// with it.
+		unused := id.stage
+		if p != nil {
+			unused, p.reserved = p.reserved, nil
+		}
+		if unused != nil {
+			s.Pool.unreserve(unused, id.own)
+			return
+		}
+		id.own.release()
+	}
+	if err != nil && inner == nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return p, cleanup, err
+}
+
+// prepareAs is prepare for a run as id.
+func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*plan, func(), error) {
 	if s.SkillDir == "" {
 		return nil, nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
 	}
@@ -234,7 +291,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		grantee = &c
 	}
 
-	uid, gid := sandboxIdentity()
+	uid, gid := id.uid, id.gid
 	var argv []string
 	var asMB int
 	switch {
@@ -255,7 +312,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		return nil, nil, err
 	}
 
-	gp, err := grantee.planGrants(skill, false)
+	gp, err := grantee.planGrants(skill, false, uid, gid)
 	if err != nil {
 		return nil, nil, err
 	}

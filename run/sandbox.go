@@ -278,6 +278,11 @@ type Sandbox struct {
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	dial    func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
+	// sharedNobody runs a root caller's script as host nobody, shared
+	// with every other such run, instead of an id of its own (see
+	// hostIdentity): tests set it to show what that sharing allows.
+	sharedNobody bool
+
 	// Disable turns off single layers. It exists for tests that show an
 	// attack succeeding without a layer and failing with it; a disabled
 	// layer is reported in Result.Missing with the reason "disabled". A
@@ -335,6 +340,14 @@ type Result struct {
 	Stdout, Stderr Output
 
 	WorkDir string // the kept work folder when KeepWorkDir is set
+
+	// SandboxUID is the host uid (and gid) the script's processes had
+	// when it was not the caller's: a root caller's run's own id
+	// (docs/run.md, "Host identity of a root caller's runs"), or 65534
+	// in a nested user namespace; 0 when the script ran as the caller or
+	// never started. Files and processes of that uid on the host are the
+	// run's.
+	SandboxUID int
 
 	// LimitExceeded is set when the supervisor's watch killed the run:
 	// LimitWorkDirBytes, LimitWorkDirInodes or LimitMemory.

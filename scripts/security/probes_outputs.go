@@ -27,8 +27,9 @@ func grantDir(e *env, tag string) (string, error) {
 		return "", err
 	}
 	e.defer_(func() { os.RemoveAll(d) })
-	// Without user namespaces a root caller's sandbox runs as uid 65534
-	// and reaches the grant only through its mode.
+	// Without user namespaces a root caller's sandbox runs as a host id
+	// of its own (uid 65534 in a nested user namespace) and reaches the
+	// grant only through its mode.
 	if err := os.Chmod(d, 0o777); err != nil {
 		return "", err
 	}

@@ -15,7 +15,8 @@ import (
 // /etc/matplotlibrc, an /etc/foo.d of a new library) is there: the host's
 // /etc is bound whole, read-only and not id-mapped, so the kernel shows
 // the script what its identity on the host may read (a root caller's
-// script is uid 65534 there, an unprivileged caller's is the caller) and
+// script has a host id of its own there, which owns nothing, or uid 65534
+// in a nested user namespace; an unprivileged caller's is the caller) and
 // refuses the rest; the entries of the deny list (etcDenied) that this
 // identity could read are masked (etcMasks), and the sandbox's own files
 // (etcOwn) are mounted over the host's.
