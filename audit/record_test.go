@@ -208,7 +208,7 @@ func TestFromRunProcessFields(t *testing.T) {
 func TestGoldenRecords(t *testing.T) {
 	timedOut := sampleResult()
 	timedOut.ExitCode, timedOut.Signal, timedOut.TimedOut = -1, "SIGKILL", true
-	timedOut.SandboxUID = 4293966412 // a root caller's run's own id
+	timedOut.SandboxUID = 2130754124 // a root caller's run's own id
 	timedOut.Missing = []run.Missing{{Layer: run.LayerLandlockNet, Reason: "Landlock ABI < 4"}}
 	refused := &run.Result{ExitCode: -1, Script: "../etc/passwd", Validation: validate.Result{
 		Errors: []validate.Problem{{File: "SKILL.md", Line: 2, Column: 7, Field: "name", Message: "must be lowercase"}},

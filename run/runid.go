@@ -3,17 +3,17 @@ package run
 import "fmt"
 
 // The host ids a root caller's runs get, one each (see takeRunID): a
-// block near the top of the 32-bit id space, above systemd's container
-// range (524288-1879048191) and its dynamic users (61184-65519), below
-// the overflow ids (65534, 4294967294) and (uid_t)-1. No distribution
+// block above systemd's container range (524288-1879048191) and its
+// dynamic users (61184-65519), below its foreign range (2147352576-) and
+// below 2^31, so that the ids fit Go's int on 32-bit systems. No distribution
 // gives accounts there; ids of /etc/passwd, /etc/group, /etc/subuid and
 // /etc/subgid that fall in it are skipped all the same. docs/run.md,
 // "Host identity", documents the block.
 const (
 	// RunIDFirst is the first host uid (and gid) of the block.
-	RunIDFirst = 0xFFF00000 // 4293918720
+	RunIDFirst = 0x7F000000 // 2130706432
 	// RunIDCount is how many ids the block holds.
-	RunIDCount = 1 << 16 // up to 4293984255
+	RunIDCount = 1 << 16 // up to 2130771967
 )
 
 // inRunIDs reports whether the host uid or gid id lies in the block.

@@ -28,12 +28,12 @@ func TestParseHostIDs(t *testing.T) {
 		text     string
 		in, free []uint32
 	}{
-		{"passwd", false, "root:x:0:0:root:/root:/bin/bash\nodd:x:4293918721:1::/:/bin/sh\nbad:x:nope:1::/:\nshort:x\n", []uint32{RunIDFirst + 1}, []uint32{RunIDFirst, 0}},
-		{"group", false, "g:x:4293984255:\n", []uint32{uint32(last)}, []uint32{RunIDFirst}},
+		{"passwd", false, "root:x:0:0:root:/root:/bin/bash\nodd:x:2130706433:1::/:/bin/sh\nbad:x:nope:1::/:\nshort:x\n", []uint32{RunIDFirst + 1}, []uint32{RunIDFirst, 0}},
+		{"group", false, "g:x:2130771967:\n", []uint32{uint32(last)}, []uint32{RunIDFirst}},
 		{"subuid below", true, "u:100000:65536\n", nil, []uint32{RunIDFirst, 100000}},
-		{"subuid overlapping the start", true, "u:4293918000:1000\n", []uint32{RunIDFirst, RunIDFirst + 279}, []uint32{RunIDFirst + 280}},
+		{"subuid overlapping the start", true, "u:2130705712:1000\n", []uint32{RunIDFirst, RunIDFirst + 279}, []uint32{RunIDFirst + 280}},
 		{"subuid over the whole block", true, "u:1879048192:2415919102\n", []uint32{RunIDFirst, uint32(last)}, nil},
-		{"subuid malformed", true, "u:x:1\nu:4293918720:0\nu:4293918720\n\n", nil, []uint32{RunIDFirst}},
+		{"subuid malformed", true, "u:x:1\nu:2130706432:0\nu:2130706432\n\n", nil, []uint32{RunIDFirst}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := parseIDLines([]byte(c.text), c.sub)
@@ -54,7 +54,7 @@ func TestParseHostIDs(t *testing.T) {
 // FuzzParseIDLines: any text parses without a panic, into ranges within
 // the block.
 func FuzzParseIDLines(f *testing.F) {
-	f.Add([]byte("u:4293918000:1000\nroot:x:4293918721:0::/:\n"))
+	f.Add([]byte("u:2130705712:1000\nroot:x:2130706433:0::/:\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, s := range []idSet{parseIDLines(b, true), parseIDLines(b, false)} {
 			for _, r := range s {
