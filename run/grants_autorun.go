@@ -76,10 +76,11 @@ type autorunFound struct {
 }
 
 // inAutorun reports whether the absolute path p is, or lies in, an entry
-// isAutorun matches (a grant of a project's .git or .vscode).
+// isAutorun matches (a grant of a project's .git or .vscode) or a folder
+// with a git folder's shape (gitDirPath: a bare repository).
 func inAutorun(p string) bool {
 	for {
-		if isAutorun(filepath.Base(p)) {
+		if isAutorun(filepath.Base(p)) || gitDirPath(p) {
 			return true
 		}
 		up := filepath.Dir(p)

@@ -13,20 +13,24 @@ import (
 var errTooMany = errors.New("too many")
 
 // findAutorun walks the write grant root (by descriptors, following no
-// symlink: walkNoFollowAt) for entries isAutorun matches, not going into
-// a matching folder, and returns them; more than max of them, or more
+// symlink: walkNoFollowAt) for entries isAutorun matches and folders with
+// a git folder's shape (gitDirAt), not going into a matching folder, and
+// returns them; more than max of them, or more
 // than maxSnapshotEntries entries walked, is an error, as is a folder
 // it cannot read: a file left unseen would stay writable.
 func findAutorun(root string, max int) ([]autorunFound, error) {
 	var out []autorunFound
 	n := 0
 	var stop error
-	err := walkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) walkStep {
+	err := walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
 		if n++; n > maxSnapshotEntries {
 			stop = fmt.Errorf("more than %d entries", maxSnapshotEntries)
 			return walkStop
 		}
-		if p == root || !isAutorun(p[len(root)+1:]) {
+		if p == root {
+			return walkOn
+		}
+		if !isAutorun(p[len(root)+1:]) && (st.Mode&unix.S_IFMT != unix.S_IFDIR || !gitDirAt(parent, name)) {
 			return walkOn
 		}
 		if len(out) == max {

@@ -30,7 +30,10 @@ import (
 //     follow it to the caller's files;
 //   - in the grants of autorun, an entry isAutorun matches that is not
 //     the one that existed when the run was planned (existing, by inode;
-//     those were read-only) is renamed aside with quarantineSuffix.
+//     those were read-only) is renamed aside with quarantineSuffix, and
+//     so is the HEAD of a folder that one of the run's entries named as
+//     in gitMarkers left with a git folder's shape (gitDirIn), whatever
+//     the folder's name: git no longer takes it for a repository.
 //
 // It runs when every process of the run is gone, and goes by
 // descriptors (walkNoFollowAt): each entry is checked again by inode and
@@ -74,12 +77,18 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 						nt = Neutralised{Path: p, Kind: "autorun", Target: target}
 						break
 					}
+					if quarantine && isGitMarker(name) {
+						out, truncated = unGitDir(parent, p, out, truncated)
+					}
 					return walkOn
 				}
 				nt = Neutralised{Path: p, Kind: "symlink", Target: target, Action: NeutralisedRemoved}
 			case quarantine && isAutorun(rel):
 				nt = Neutralised{Path: p, Kind: "autorun"}
 			default:
+				if quarantine && isGitMarker(name) {
+					out, truncated = unGitDir(parent, p, out, truncated)
+				}
 				return walkOn
 			}
 			if nt.Kind == "autorun" {
@@ -105,6 +114,27 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 		truncated = truncated || err != nil
 	}
 	return out, truncated
+}
+
+// unGitDir renames aside the HEAD of the folder open as parent when the
+// run's entry p, one of gitMarkers, is in it and the folder has a git
+// folder's shape (gitDirIn), whatever its name; with HEAD gone git no
+// longer takes it for a repository. The HEAD may be the caller's: the
+// folder is the run's repository all the same. It appends what it did to
+// out as sweepGrants does.
+func unGitDir(parent int, p string, out []Neutralised, truncated bool) ([]Neutralised, bool) {
+	var head unix.Stat_t
+	if !gitDirIn(parent) || unix.Fstatat(parent, "HEAD", &head, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return out, truncated
+	}
+	nt := Neutralised{Path: filepath.Join(filepath.Dir(p), "HEAD"), Kind: "autorun", Action: NeutralisedFailed}
+	if aside, err := renameAside(parent, "HEAD", &head); err == nil {
+		nt.Action, nt.Target = NeutralisedQuarantined, filepath.Join(filepath.Dir(p), aside)
+	}
+	if len(out) >= MaxArtifacts {
+		return out, true
+	}
+	return append(out, nt), truncated
 }
 
 func contains(list []string, s string) bool {

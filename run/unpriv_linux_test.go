@@ -21,6 +21,7 @@ func unprivilegedTests() string {
 		"TestEtcRule",
 		"TestExitStatus",
 		"TestFolderGrantKeepsOthersBits",
+		"TestGitDirShapePlanted",
 		"TestGrantAttacks",
 		"TestGrantHoldingMountPoints",
 		"TestGrantTypedThroughSymlink",
