@@ -130,3 +130,27 @@ func TestBwrapAlts(t *testing.T) {
 		})
 	}
 }
+
+// TestABLoop runs scripts/abloop (docs/bench.md's interleaved
+// comparisons) on two tiny commands: it reports each and fails when one
+// fails.
+func TestABLoop(t *testing.T) {
+	python, err := lookSystem("python3")
+	if err != nil {
+		t.Skip(err)
+	}
+	script := filepath.Join("..", "abloop", "abloop.py")
+	out, err := exec.Command(python, script, "-n", "2", "--settle", "0", "yes=/bin/true", "env=LANG=C /bin/true").CombinedOutput()
+	if err != nil {
+		t.Fatalf("abloop: %v: %s", err, out)
+	}
+	for _, want := range []string{"yes ", "env ", " wall ", " cpu ", "load "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("abloop's output lacks %q: %s", want, out)
+		}
+	}
+	out, err = exec.Command(python, script, "-n", "1", "--settle", "0", "no=/bin/false").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no exited with 1") {
+		t.Errorf("a failing command: err %v, output %s", err, out)
+	}
+}
