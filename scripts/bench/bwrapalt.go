@@ -15,10 +15,9 @@ import (
 // one, one with more isolation.
 type bwrapAlt struct {
 	name string
-	// args are bubblewrap's options for the skill folder skillDir; filter
-	// is the path of the compiled seccomp program to pass as fd 3, ""
-	// for none.
-	args    func(skillDir, filter string) []string
+	// args are bubblewrap's options for the skill folder skillDir.
+	args func(skillDir string) []string
+	// seccomp: bwrap gets the bench's filter (benchFilter) as fd 3.
 	seccomp bool
 	lacks   string // the isolation it lacks against skill-sandbox
 }
@@ -37,9 +36,9 @@ type bwrapAlt struct {
 //     is Landlock, rlimits, a cgroup and the namespace quotas.
 func bwrapAlts() []bwrapAlt {
 	return []bwrapAlt{
-		{name: "minimal", args: func(skillDir, _ string) []string { return bwrapMinimalArgs(skillDir) },
+		{name: "minimal", args: bwrapMinimalArgs,
 			lacks: "seccomp, Landlock, rlimits, cgroup, quotas; runs as the caller's uid (root in its namespace for a root caller), shares the caller's session (TIOCSTI), shows all of the host's /etc"},
-		{name: "matched + seccomp", seccomp: true, args: func(skillDir, filter string) []string {
+		{name: "matched + seccomp", seccomp: true, args: func(skillDir string) []string {
 			return append([]string{"--seccomp", "3"}, bwrapArgs(skillDir)...)
 		}, lacks: "Landlock, rlimits, cgroup, quotas; its filter is the bench's denylist (benchFilter), not skill-sandbox's"},
 	}
@@ -79,7 +78,7 @@ func altArgv(bwrap, base, filter string, a bwrapAlt, k kind) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv := append(append([]string{bwrap}, a.args(filepath.Join(base, k.skill), filter)...), bare...)
+	argv := append(append([]string{bwrap}, a.args(filepath.Join(base, k.skill))...), bare...)
 	if a.seccomp {
 		argv = append([]string{fd3Arg, filter}, argv...)
 	}
@@ -92,7 +91,7 @@ func runAlt(bwrap, base, filter string, a bwrapAlt, k kind) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bwrap, append(a.args(filepath.Join(base, k.skill), filter), bare...)...)
+	cmd := exec.Command(bwrap, append(a.args(filepath.Join(base, k.skill)), bare...)...)
 	cmd.Env = []string{"PATH=" + systemPath, "LANG=" + benchLang}
 	if a.seccomp {
 		f, err := os.Open(filter)
