@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/policy"
@@ -81,10 +82,25 @@ func main() {
 	// and releasing costs a round trip to the runtime's signal thread
 	// per signal each way, about 0.4 ms of a "validate" or "version".
 	var sigs chan os.Signal
+	if len(os.Args) > 1 && oneProc(os.Args[1], os.Getenv("GOMAXPROCS")) {
+		runtime.GOMAXPROCS(1)
+	}
 	if len(os.Args) > 1 && writesRecords(os.Args[1]) {
 		sigs = catchSignals()
 	}
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr, sigs))
+}
+
+// oneProc reports whether the command named cmd runs its Go code on one
+// processor: run and audit, whose supervisor mostly waits (the init
+// process and the script are other processes, not goroutines) and whose
+// few goroutines only copy output and watch limits. With a second P the
+// runtime wakes spare threads to look for work whenever a goroutine
+// blocks or is readied: 0.47 ms less CPU per `run` of /bin/true with one
+// (10.28 against 9.81 ms, 150 interleaved runs), the wall time the same.
+// A GOMAXPROCS the caller set (env) is theirs to keep.
+func oneProc(cmd, env string) bool {
+	return env == "" && (cmd == "run" || cmd == "audit")
 }
 
 // writesRecords reports whether the command named cmd writes audit

@@ -84,3 +84,23 @@ func runCLI(t *testing.T, dir string, args ...string) cliResult {
 func repoPath(elem ...string) string {
 	return filepath.Join(append([]string{"..", ".."}, elem...)...)
 }
+
+// TestOneProc checks which commands run their Go code on one processor:
+// run and audit, unless the caller set GOMAXPROCS.
+func TestOneProc(t *testing.T) {
+	for _, tc := range []struct {
+		cmd, env string
+		want     bool
+	}{
+		{"run", "", true},
+		{"audit", "", true},
+		{"run", "4", false},
+		{"mcp", "", false},
+		{"validate", "", false},
+		{"scan", "", false},
+	} {
+		if got := oneProc(tc.cmd, tc.env); got != tc.want {
+			t.Errorf("oneProc(%q, %q) = %v, want %v", tc.cmd, tc.env, got, tc.want)
+		}
+	}
+}

@@ -15,6 +15,10 @@ import (
 // reaping wrapper of one command (see runTree).
 const reapArg = "-internal-reap-cpu"
 
+// fd3Arg, first in the wrapper's argv, opens the file named next as the
+// command's fd 3 (bwrap --seccomp 3 reads its filter there).
+const fd3Arg = "-fd3"
+
 // treeRun is what runTree measured of one run of a command.
 type treeRun struct {
 	cpu      time.Duration // user + system of every process of the tree
@@ -70,8 +74,17 @@ func reapMain(argv []string) int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
+	files := []*os.File{devnull, devnull, devnull}
+	if len(argv) > 2 && argv[0] == fd3Arg {
+		f, err := os.Open(argv[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		files, argv = append(files, f), argv[2:]
+	}
 	start := time.Now()
-	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{devnull, devnull, devnull}})
+	p, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: files})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1

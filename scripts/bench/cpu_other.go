@@ -12,6 +12,9 @@ import (
 
 const reapArg = "-internal-reap-cpu"
 
+// fd3Arg opens a file as the command's fd 3 (see cpu_linux.go).
+const fd3Arg = "-fd3"
+
 // treeRun is what runTree measures (see cpu_linux.go).
 type treeRun struct {
 	cpu, returned, gone time.Duration

@@ -4,7 +4,8 @@
 //   - start latency of a do-nothing script, bare (the interpreter started
 //     directly), in skill-sandbox (`skill-sandbox run`) and, when bwrap is
 //     installed (apt-get install bubblewrap), in bubblewrap with the
-//     configuration of bwrapArgs, in rounds of one start each in random
+//     configuration of bwrapArgs (and those of bwrapAlts: a minimal one
+//     and one with a seccomp filter), in rounds of one start each in random
 //     order with -settle before each (see measureLatency), for python3,
 //     bash and an executable (/bin/true copied into a skill's scripts/):
 //     median and p95
@@ -61,6 +62,7 @@ const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 type options struct {
 	bin    string
 	bwrap  string // bubblewrap binary, "" when not installed
+	filter string // the seccomp program for bwrap --seccomp, "" when none
 	n      int
 	corpus int
 	conc   int
@@ -91,6 +93,7 @@ type latency struct {
 	rssKB                      []int64 // supervisor's own peak RSS
 	bareErr, sandboxErr, bwErr error
 	rssErr                     error
+	alts                       []bwrapAltRuns // the other bubblewrap configurations
 }
 
 func main() {
@@ -153,6 +156,12 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	if o.bwrap != "" {
+		if o.filter, err = writeFilter(base); err != nil {
+			fmt.Fprintf(stderr, "bench: no bubblewrap with a seccomp filter: %v\n", err)
+		}
+	}
+
 	kinds := []kind{
 		{label: "python3", skill: "bench-python", script: "noop.py", body: "pass\n", interp: "python3"},
 		{label: "bash", skill: "bench-bash", script: "noop.sh", body: "exit 0\n", interp: "bash"},
@@ -170,6 +179,12 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	for _, k := range kinds {
 		fmt.Fprintf(stderr, "bench: start latency %s (%d runs each)...\n", k.label, o.n)
 		r := measureLatency(o, base, k)
+		for _, a := range r.alts {
+			if a.err != nil {
+				failed = true
+				fmt.Fprintf(stderr, "bench: %s: bubblewrap (%s): %v\n", k.label, a.alt.name, a.err)
+			}
+		}
 		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil || r.libErr != nil || r.poolErr != nil {
 			failed = true
 			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v; library: %v; library with a pool: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr, r.libErr, r.poolErr)
@@ -220,6 +235,7 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	}
 
 	printTable(stdout, o, results, []corpusRun{{"validate", valDur, valErr}, {"scan", scanDur, scanErr}}, total, rates)
+	printAlts(stdout, results)
 	printLibrary(stdout, results)
 	printMCP(stdout, mcpRes)
 	printProxy(stdout, prox)
@@ -307,6 +323,14 @@ func runSandboxed(bin, base string, k kind) error {
 // Bubblewrap, when installed, is timed in the same loop.
 func measureLatency(o options, base string, k kind) latency {
 	r := latency{kind: k}
+	if o.bwrap != "" {
+		for _, a := range bwrapAlts() {
+			if a.seccomp && o.filter == "" {
+				continue
+			}
+			r.alts = append(r.alts, bwrapAltRuns{alt: a})
+		}
+	}
 	pool, err := run.NewPool(poolSize, 0, librarySandbox(base, k))
 	if err != nil {
 		r.poolErr = err
@@ -318,6 +342,9 @@ func measureLatency(o options, base string, k kind) latency {
 		runSandboxed(o.bin, base, k)
 		if o.bwrap != "" {
 			runBwrap(o.bwrap, base, k)
+		}
+		for _, a := range r.alts {
+			runAlt(o.bwrap, base, o.filter, a.alt, k)
 		}
 		runLibrary(base, k, nil)
 		if pool != nil {
@@ -351,6 +378,10 @@ func measureLatency(o options, base string, k kind) latency {
 	}
 	if o.bwrap != "" {
 		starts = append(starts, func() { timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr) })
+	}
+	for i := range r.alts {
+		a := &r.alts[i]
+		starts = append(starts, func() { timed(func() error { return runAlt(o.bwrap, base, o.filter, a.alt, k) }, &a.wall, &a.err) })
 	}
 	if pool != nil {
 		starts = append(starts, func() {
@@ -398,6 +429,15 @@ func measureLatency(o options, base string, k kind) latency {
 	trees := []func(){tree(bare, &r.bareTree, &r.bareErr), tree(sandboxArgv(o.bin, base, k), &r.sbTree, &r.sandboxErr)}
 	if bw != nil {
 		trees = append(trees, tree(bw, &r.bwTree, &r.bwErr))
+	}
+	for i := range r.alts {
+		a := &r.alts[i]
+		argv, err := altArgv(o.bwrap, base, o.filter, a.alt, k)
+		if err != nil {
+			a.err = err
+			continue
+		}
+		trees = append(trees, tree(argv, &a.tree, &a.err))
 	}
 	for i := 0; i < min(o.n, treeRuns) && bareErr == nil && bwErr == nil; i++ {
 		rand.Shuffle(len(trees), func(a, b int) { trees[a], trees[b] = trees[b], trees[a] })

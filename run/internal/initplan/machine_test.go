@@ -4,6 +4,7 @@ package initplan
 
 import (
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,4 +142,21 @@ func FuzzMachineFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRandomUUID checks boot_id's shape: a version 4, variant 1 UUID
+// and a newline, different at each call.
+func TestRandomUUID(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$`)
+	seen := map[string]bool{}
+	for range 8 {
+		u := randomUUID()
+		if !re.MatchString(u) {
+			t.Fatalf("randomUUID() = %q, not a version 4 UUID line", u)
+		}
+		if seen[u] {
+			t.Fatalf("randomUUID() repeated %q", u)
+		}
+		seen[u] = true
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -408,7 +409,7 @@ func (m *mounter) readOnlyTree(bound []string) {
 	m.b.Jump(done)
 	m.b.Mark(fallback)
 	for _, p := range append([]string{m.root}, bound...) {
-		m.b.Remount(fmt.Sprintf("remount (flags %#x) %s", unix.MS_RDONLY, m.unroot(p)), m.b.String(p), unix.MS_RDONLY)
+		m.b.Remount("remount (flags 0x"+strconv.FormatUint(unix.MS_RDONLY, 16)+") "+m.unroot(p), m.b.String(p), unix.MS_RDONLY)
 	}
 	m.b.Mark(done)
 }

@@ -5,6 +5,7 @@ package initplan
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
@@ -193,7 +194,7 @@ func (c *compiler) dropCapabilities() {
 	c.b.Load(sec, c.statBuf, 8)
 	secbits, ambient := c.b.NewLabel(), c.b.NewLabel()
 	for cp := 0; cp <= c.pf.lastCap; cp++ {
-		c.b.Sys(fmt.Sprintf("prctl(PR_CAPBSET_DROP, %d)", cp), unix.SYS_PRCTL, []initproc.Arg{imm(unix.PR_CAPBSET_DROP), imm(uint64(cp)), imm(0), imm(0), imm(0)},
+		c.b.Sys("prctl(PR_CAPBSET_DROP, "+strconv.Itoa(cp)+")", unix.SYS_PRCTL, []initproc.Arg{imm(unix.PR_CAPBSET_DROP), imm(uint64(cp)), imm(0), imm(0), imm(0)},
 			initproc.OkOn(unix.EINVAL), initproc.ErrTo(bset, secbits))
 	}
 	c.b.Mark(secbits)

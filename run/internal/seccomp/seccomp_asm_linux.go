@@ -4,6 +4,7 @@ package seccomp
 
 import (
 	"fmt"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,9 @@ type bpfInsn struct {
 	jt, jf string // scoped label names; "" is the next instruction
 }
 
-func (a *bpfAsm) scoped(name string) string { return fmt.Sprintf("%d:%s", a.scope, name) }
+// scoped is name within the current scope. Concatenated rather than
+// formatted: it runs for every jump of the filter, about 50 per compile.
+func (a *bpfAsm) scoped(name string) string { return strconv.Itoa(a.scope) + ":" + name }
 
 func (a *bpfAsm) emit(f unix.SockFilter, jt, jf string) {
 	a.insns = append(a.insns, bpfInsn{f: f, jt: jt, jf: jf})
