@@ -50,11 +50,15 @@ func writeResultJSON(path string, rec audit.Record, res *run.Result) error {
 	if res != nil {
 		out.Stdout, out.Stderr = streamOf(res.Stdout), streamOf(res.Stderr)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	// Not json.Marshal: it would escape <, > and & in the record, which
+	// is then no longer the audit line byte for byte.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
 		return fmt.Errorf("result file %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("result file: %w", err)
 	}
 	return nil

@@ -62,6 +62,9 @@ func TestResultJSON(t *testing.T) {
 			if got.Version != 1 || out != tt.stdout || got.Stdout.Encoding != tt.enc || got.Stderr.Text != tt.stderr {
 				t.Errorf("stdout %q (%s), stderr %q; want %q (%s), %q", out, got.Stdout.Encoding, got.Stderr.Text, tt.stdout, tt.enc, tt.stderr)
 			}
+			if tt.recordOnDisk && lastLine(r.Stderr) != string(got.Record) {
+				t.Errorf("record differs from the audit line:\n%s\n%s", got.Record, lastLine(r.Stderr))
+			}
 			if isRecordLine(lastLine(r.Stderr)) != tt.recordOnDisk {
 				t.Errorf("record on stderr: %v, want %v", !tt.recordOnDisk, tt.recordOnDisk)
 			}
