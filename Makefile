@@ -7,7 +7,8 @@
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
-#   make dist      reproducible release archives, Debian packages and
+#   make dist      reproducible release archives, Debian packages, Python
+#                  wheels (one per Linux arch, binary inside), an sdist and
 #                  SHA256SUMS in DISTDIR (default dist/)
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
