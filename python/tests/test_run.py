@@ -93,7 +93,7 @@ def test_timeout(binary, make_skill):
 
 
 def test_memory_limit(binary, make_skill):
-    hog = "data = bytearray(200 * 1024 * 1024)\nfor i in range(0, len(data), 4096):\n    data[i] = 1\nprint('allocated')\n"
+    hog = "data = bytearray(400 * 1024 * 1024)\nfor i in range(0, len(data), 4096):\n    data[i] = 1\nprint('allocated')\n"
     skill = make_skill("hog", {"hog.py": hog})
     low = SkillSandbox(skill_path=skill, memory_mb=64, binary=binary).run_script("hog.py")
     if low.ok and low.record["peak_memory_kb"] > 64 * 1024:
@@ -101,7 +101,7 @@ def test_memory_limit(binary, make_skill):
         # (seen in a VM whose kernel does not enforce it).
         need(f"this host's memory cgroup did not enforce 64 MiB (peak {low.record['peak_memory_kb']} KiB)")
     assert low.memory_limit_mb == 64 and not low.ok and "allocated" not in low.stdout, low
-    high = SkillSandbox(skill_path=skill, memory_mb=512, binary=binary).run_script("hog.py")
+    high = SkillSandbox(skill_path=skill, memory_mb=1024, binary=binary).run_script("hog.py")
     assert high.ok and high.stdout == "allocated\n", high
 
 
