@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import uuid
 
 import pytest
 
@@ -35,3 +37,47 @@ def test_async_validation_error(binary, make_skill):
     with pytest.raises(SkillValidationError) as exc:
         asyncio.run(aio.validate_skill(bad, binary=binary))
     assert "description" in exc.value.message
+
+
+def _cmdlines_with(token: str) -> list:
+    """Command lines of the host's processes that hold token."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if token.encode() in cmd:
+            found.append(cmd)
+    return found
+
+
+def test_cancel_stops_the_run(binary, make_skill, workdir):
+    out = workdir / "out"
+    skill = make_skill("cancel-me", {"wait.py": f"""\
+        import sys, time
+        open({str(out / 'started')!r}, 'w').close()
+        time.sleep(120)
+        """})
+    token = uuid.uuid4().hex
+
+    async def main():
+        sb = aio.AsyncSkillSandbox(skill_path=skill, timeout=300, write=[out], binary=binary)
+        task = asyncio.ensure_future(sb.run_script("wait.py", args=[token]))
+        # Wait for the script to run (a bound to give up, not a measure).
+        for _ in range(1200):
+            if (out / "started").exists() or task.done():
+                break
+            await asyncio.sleep(0.05)
+        assert not task.done(), task.result()
+        assert _cmdlines_with(token), "the script is not running"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    # The binary has exited, and stopped the script before that.
+    assert _cmdlines_with(token) == []
