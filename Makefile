@@ -1,13 +1,15 @@
 # skill-sandbox — build, try, test.
 #   make demo      build the tool and run it on the bundled example skill
-#   make test      vet and run every test (what CI runs)
+#   make test      vet and run every test (what CI runs), the Python
+#                  package's too (make pytest runs only those)
 #   make security  attack probes and usability suite, with a score
 #   make bench     latency, memory and throughput benchmarks
 #   make bench-bulk  validate and scan --recursive on realistic skills
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
-#   make dist      reproducible release archives, Debian packages and
+#   make dist      reproducible release archives, Debian packages, Python
+#                  wheels (one per Linux arch, binary inside), an sdist and
 #                  SHA256SUMS in DISTDIR (default dist/)
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
@@ -49,7 +51,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test mcpclient security bench bench-bulk fuzz clean
+.PHONY: all build install uninstall dist demo test pytest mcpclient security bench bench-bulk fuzz clean
 
 all: build
 
@@ -121,7 +123,7 @@ demo: build
 # compiling (tests included) where it cannot run here. The init process's tests run
 # a second time linked with a C library (cgotest), as a library user's
 # program may be.
-test: mcpclient
+test: mcpclient build
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
@@ -130,6 +132,22 @@ test: mcpclient
 	GOARCH=386 $(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags cgotest ./run/internal/initproc
+	$(MAKE) --no-print-directory pytest
+
+# The Python package's tests (python/tests, docs/python.md) with the binary
+# just built and the dist tool that writes its wheels; no bytecode or cache
+# is left in the tree. Without pytest they are skipped, except under CI.
+pytest: build
+	$(GO) build -o $(BUILDDIR)/dist ./scripts/dist
+	@if python3 -c 'import pytest' 2>/dev/null; then \
+		echo "python3 -m pytest -q python/tests"; \
+		SKILL_SANDBOX_BIN=$(abspath $(BIN)) SKILL_SANDBOX_DIST=$(abspath $(BUILDDIR)/dist) PYTHONDONTWRITEBYTECODE=1 \
+			python3 -m pytest -q python/tests; \
+	elif [ "$$CI" = true ]; then \
+		echo "make pytest: python3 has no pytest (Debian: python3-pytest)" >&2; exit 1; \
+	else \
+		echo "make pytest: python3 has no pytest (Debian: python3-pytest): the Python package's tests are skipped" >&2; \
+	fi
 
 # The real MCP clients of TestMCPNodeClient (one release of the TypeScript
 # SDK per protocol era, pinned by the lock file), installed when npm is

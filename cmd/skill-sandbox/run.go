@@ -105,6 +105,7 @@ type runFlags struct {
 	maxOutput        int64
 	rawOutput        bool
 	auditLog         string
+	resultJSON       string
 	quiet            bool
 	requireSignature bool
 	allowedSigners   string
@@ -138,6 +139,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.Int64Var(&f.maxOutput, "max-output", 0, "`BYTES` streamed per stream at most; past it the run is killed (outcome output_limit; 0: no limit)")
 	fs.BoolVar(&f.rawOutput, "raw-output", false, "pass control characters (escape sequences) through to a terminal; by default they are shown as \\xNN")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` (one line, one write) instead of stderr")
+	fs.StringVar(&f.resultJSON, "result-json", "", "write `FILE`: one JSON object with the script's captured stdout and stderr and the audit record, for programs driving skill-sandbox (docs/run.md)")
 	fs.BoolVar(&f.requireSignature, "require-signature", false, "refuse to run unless the skill's SKILL.sig is a good signature from --allowed-signers (docs/signing.md)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.Var(&f.read, "read", "let the script read `PATH`, a file or folder, at the same path (repeatable; see docs/grants.md)")
@@ -208,6 +210,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		return 0
 	}
 	c.auditLog, c.toStderr = f.auditLog, wantAudit && f.auditLog == ""
+	c.resultJSON = f.resultJSON
 	c.meta.NetworkAllowed = f.allowNetwork
 	c.meta.AllowHosts, c.meta.DenyHosts = f.allowHosts, f.denyHosts
 	// Out-of-range limits are left out of a usage-error record (it shows
@@ -489,9 +492,13 @@ type call struct {
 	stderr   io.Writer
 	lineEnd  *lineEnd // stderr, tracking whether a line is open
 	meta     audit.Meta
-	auditLog string     // --audit-log FILE, or ""
-	log      *audit.Log // auditLog once opened
-	toStderr bool       // audit without --audit-log
+	auditLog string // --audit-log FILE, or ""
+	// resultJSON is --result-json FILE, or "": the record and res's
+	// captured output are written there too.
+	resultJSON string
+	res        *run.Result
+	log        *audit.Log // auditLog once opened
+	toStderr   bool       // audit without --audit-log
 }
 
 // usage reports a usage error, writes its record if one was asked for and
@@ -512,7 +519,7 @@ func (c *call) usage(msg string) int {
 }
 
 // wantsRecord reports whether this call writes a record.
-func (c *call) wantsRecord() bool { return c.auditLog != "" || c.toStderr }
+func (c *call) wantsRecord() bool { return c.auditLog != "" || c.toStderr || c.resultJSON != "" }
 
 // record writes the record of the call's outcome (res is nil when the call
 // failed before Run) where it was asked for. A call that writes none does
@@ -522,6 +529,7 @@ func (c *call) record(res *run.Result, err error) error {
 	if !c.wantsRecord() {
 		return nil
 	}
+	c.res = res
 	return c.write(audit.FromRun(c.meta, res, err))
 }
 
@@ -529,6 +537,12 @@ func (c *call) record(res *run.Result, err error) error {
 // --audit-log). The record goes to stderr as the last line only after Run
 // has returned, that is after the script's stderr has been copied.
 func (c *call) write(rec audit.Record) error {
+	if c.resultJSON != "" {
+		if err := writeResultJSON(c.resultJSON, rec, c.res); err != nil {
+			errorf(c.stderr, "%v", err)
+			return err
+		}
+	}
 	var err error
 	switch {
 	case c.log != nil:

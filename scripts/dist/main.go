@@ -68,7 +68,7 @@ func mainErr(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dist", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := config{log: stderr}
-	var epoch, targets, debs string
+	var epoch, targets, debs, pythonOnly string
 	fs.StringVar(&cfg.out, "out", "dist", "output `DIR`")
 	fs.StringVar(&cfg.version, "version", "", "the release's version (git describe --tags --always --dirty)")
 	fs.StringVar(&cfg.commit, "commit", "", "the commit's full `HASH` (git rev-parse HEAD), to tell it from a tag in -version")
@@ -76,6 +76,7 @@ func mainErr(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.maintainer, "maintainer", "skill-sandbox maintainers <maintainers@skill-sandbox.invalid>", "Maintainer field of the .deb packages")
 	fs.StringVar(&targets, "targets", "", "comma-separated GOOS/GOARCH list (default all five)")
 	fs.StringVar(&debs, "deb", "amd64,arm64", "comma-separated linux GOARCHes to package as .deb (\"\": none)")
+	fs.StringVar(&pythonOnly, "python-only", "", "write only the Python sdist and this machine's wheel, carrying the linux binary `FILE` (no build; for tests)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -107,6 +108,15 @@ func mainErr(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dist: error: %v\n", err)
 		return 1
 	}
+	if pythonOnly != "" {
+		cfg.targets = []target{{"linux", runtime.GOARCH}}
+		_, err := cfg.writePythonOnly(pythonOnly)
+		if err != nil {
+			fmt.Fprintf(stderr, "dist: error: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := dist(cfg); err != nil {
 		fmt.Fprintf(stderr, "dist: error: %v\n", err)
 		return 1
@@ -134,6 +144,9 @@ func dist(cfg config) error {
 		if _, err := debVersion(cfg.version, cfg.commit, cfg.epoch); err != nil {
 			return err
 		}
+	}
+	if _, err := pyVersion(cfg.version, cfg.commit, cfg.epoch); err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "skill-sandbox-dist-")
 	if err != nil {
@@ -178,6 +191,11 @@ func dist(cfg config) error {
 		return err
 	}
 	written = append(written, debs...)
+	py, err := cfg.writePython(bins)
+	if err != nil {
+		return err
+	}
+	written = append(written, py...)
 	return writeSums(cfg.out, written)
 }
 
