@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
@@ -58,8 +57,5 @@ func writeResultJSON(path string, rec audit.Record, res *run.Result) error {
 	if err := enc.Encode(out); err != nil {
 		return fmt.Errorf("result file %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("result file: %w", err)
-	}
-	return nil
+	return writeNoFollow(path, b.Bytes())
 }

@@ -398,6 +398,14 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	var res *run.Result
 	runErr := auditLogOutsideGrants(c.auditLog, sb.WritePaths)
 	if runErr == nil {
+		runErr = outsideGrants("--result-json", c.resultJSON, sb.WritePaths, "plant a link there that the result is written through")
+		if runErr != nil {
+			// Not written where a script may have planted: the record of
+			// the refusal goes to stderr instead.
+			c.resultJSON, c.toStderr = "", true
+		}
+	}
+	if runErr == nil {
 		res, runErr = sb.Run(ctx, c.meta.Script, c.meta.Args)
 	}
 	if res == nil {
@@ -453,10 +461,16 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 }
 
 // auditLogOutsideGrants refuses a --audit-log file inside a write grant:
-// the script could delete the earlier records and forge new ones. Both
-// sides are compared with symlinks resolved (the log may not exist yet:
-// then its folder is resolved).
+// the script could delete the earlier records and forge new ones.
 func auditLogOutsideGrants(logPath string, write []string) error {
+	return outsideGrants("--audit-log", logPath, write, "rewrite the records")
+}
+
+// outsideGrants refuses the file path of flag inside a write grant, where
+// the script could do what harm says. Both sides are compared with
+// symlinks resolved (the file may not exist yet: then its folder is
+// resolved).
+func outsideGrants(flag, logPath string, write []string, harm string) error {
 	if logPath == "" || len(write) == 0 {
 		return nil
 	}
@@ -480,7 +494,7 @@ func auditLogOutsideGrants(logPath string, write []string) error {
 		}
 		g := resolve(w)
 		if log == g || strings.HasPrefix(log, strings.TrimSuffix(g, "/")+"/") {
-			return fmt.Errorf("%w: --audit-log %s lies inside the write grant %s: the script could rewrite the records; keep the log outside the granted folders", run.ErrBadConfig, logPath, w)
+			return fmt.Errorf("%w: %s %s lies inside the write grant %s: the script could %s; keep the file outside the granted folders", run.ErrBadConfig, flag, logPath, w, harm)
 		}
 	}
 	return nil
