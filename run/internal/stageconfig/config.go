@@ -1,37 +1,10 @@
 package stageconfig
 
-// Arg0 is argv[0] of the re-executed init stage. Together with a
-// readable config descriptor it tells ExecInitIfRequested that this process
-// is the init stage and not the program itself.
-const Arg0 = "skill-sandbox-init"
-
-// Descriptors of the init stage besides 0, 1 and 2 (exec.Cmd.ExtraFiles
-// start at 3).
-const (
-	ConfigFD = 3 // supervisor → init: length-prefixed Config (wire.go), then one "go" byte
-	ReportFD = 4 // init → supervisor: JSON lines (Report), close-on-exec
-	StatusFD = 5 // init as PID 1 (reaper) → supervisor: the script's wait status and the run's usage (ReaperReport)
-)
-
-// GoByte is what the supervisor writes on the config pipe once it has read
-// the layer report and accepts it, when the config asks the init stage to
-// wait for it (RequireIsolation); anything else (or EOF) makes init exit.
-const GoByte = 'g'
-
-// CgroupByte is what the supervisor writes on the config pipe once it has
-// made the run's cgroup v1 cgroups, which the init process joins itself
-// (initplan's Input.JoinCgroup); anything else, or the pipe's end, ends
-// the start.
-const CgroupByte = 'c'
-
 // SandboxHostname is the host name inside the sandbox's UTS namespace.
 const SandboxHostname = "skill-sandbox"
 
-// ExitFailure is init's exit status when it gives up before execve.
-const ExitFailure = 125
-
-// Config is everything the init stage needs: the supervisor decides,
-// the init stage only carries out. It travels over ConfigFD in the flat
+// Config is everything the init process needs: the supervisor decides,
+// the init process only carries out. It travels over ConfigFD in the flat
 // encoding of wire.go (byte-exact strings; see sendConfig).
 type Config struct {
 	Argv    []string // Argv[0] is the absolute path executed
@@ -58,10 +31,10 @@ type Config struct {
 	// the resolved ones, re-created as symlinks in the sandbox's root.
 	Aliases []GrantAlias `json:",omitempty"`
 
-	Layers       []Layer // layers the init stage should apply (namespaces excepted)
+	Layers       []Layer // layers the init process should apply (namespaces excepted)
 	Namespaces   []Layer // namespaces the process was cloned into
 	AllowNetwork bool
-	// ProxyPort, when set, asks the init stage to listen on
+	// ProxyPort, when set, asks the init process to listen on
 	// 127.0.0.1:ProxyPort inside the network namespace, hand the
 	// listening socket to the supervisor over descriptor ProxyFD (a unix
 	// socket, SCM_RIGHTS), close that, and allow TCP connect to that port
@@ -69,13 +42,13 @@ type Config struct {
 	ProxyPort int
 	ProxyFD   int
 
-	// Seatbelt is the macOS profile (see seatbelt.go) the init stage
+	// Seatbelt is the macOS profile (see seatbelt.go) the init process
 	// executes the script under, through sandbox-exec; empty elsewhere.
 	Seatbelt string `json:",omitempty"`
 
-	// WaitForGo makes the init stage wait for GoByte after its layer
+	// WaitForGo makes the init process wait for GoByte after its layer
 	// report, so the supervisor can refuse the run before the script
-	// starts. Without it the init stage execs at once (one round trip
+	// starts. Without it the init process execs at once (one round trip
 	// less).
 	WaitForGo bool
 
@@ -102,7 +75,7 @@ type Machine struct {
 	CPUs []int
 }
 
-// Limits are the resource limits applied by the init stage. Zero means
+// Limits are the resource limits applied by the init process. Zero means
 // "leave as is".
 type Limits struct {
 	AddressSpace uint64 // RLIMIT_AS, bytes
@@ -112,18 +85,20 @@ type Limits struct {
 	OpenFiles    uint64 // RLIMIT_NOFILE
 }
 
-// Report is one line the init stage writes on ReportFD: first the layer
-// report, then (only if execve failed) ExecError. A fatal problem before the
-// layers are done is reported in Fatal.
+// Report is the init process's layer report as the supervisor reads it:
+// on macOS one JSON line the init process writes on ReportFD, first the
+// layer report, then (only if execve failed) ExecError; on Linux made from
+// initproc's binary report by initplan's Plan.Report. A fatal problem
+// before the layers are done is reported in Fatal.
 //
 // Incomplete lists the layers the kernel offers but whose construction
 // failed part-way (a grant that could not be bound, a mask that could not
 // be mounted, a Landlock rule that could not be added): each is also in
-// Missing, and the init stage has refused the run itself, whatever
+// Missing, and the init process has refused the run itself, whatever
 // AllowDegraded says. AllowDegraded accepts a layer the host does not
 // offer, never one half built (see docs/security.md, "Fail closed").
 //
-// Changed says that the init stage found the host no longer as the
+// Changed says that the init process found the host no longer as the
 // supervisor checked it (a grant or masked entry swapped since, e.g. for a
 // symlink): an attack under way, which refuses the run as an isolation
 // refusal, not a failed start. The layers are reported beside it.
@@ -132,7 +107,7 @@ type Report struct {
 	Missing    []Missing `json:",omitempty"`
 	Incomplete []Missing `json:",omitempty"`
 	Changed    string    `json:",omitempty"`
-	// Prebuilt: the run's root is the one a pooled stage built ahead
+	// Prebuilt: the run's root is the one a pooled init process built ahead
 	// (counted in run.PoolStats.Prebuilt).
 	Prebuilt  bool   `json:",omitempty"`
 	ExecError string `json:",omitempty"`
@@ -148,27 +123,6 @@ func Has(ls []Layer, l Layer) bool {
 	}
 	return false
 }
-
-// HomeTasksFD and the HomeTasksSlots-1 descriptors after it are, under a
-// cgroup v1 run cgroup, the "tasks" files of the supervisor's own cgroup
-// in each of the run's hierarchies (memory, pids, cpu), opened by the
-// supervisor; a slot without one starts closed (and may later hold a
-// descriptor the init process opens: the reaper writes only to files on
-// a cgroup v1 file system). The reaper (PID 1) writes "0" to each once
-// every other process of the run is gone, before its report: that moves
-// its one thread home without the global lock a move by pid takes, so
-// the supervisor can remove the run's cgroup at the report, while the
-// reaper exits and its namespaces are torn down, instead of after that.
-// The script never holds them: they are close-on-exec, and the reaper
-// cannot be ptraced or have its descriptors opened through /proc.
-const (
-	HomeTasksFD    = StatusFD + 1
-	HomeTasksSlots = 3
-)
-
-// FirstTreeFD is the init stage's descriptor of the first detached tree:
-// the trees follow ConfigFD, ReportFD, StatusFD and the HomeTasksFD slots.
-const FirstTreeFD = HomeTasksFD + HomeTasksSlots
 
 // DefaultWorkDirMB is the size of the work folder's tmpfs when the
 // supervisor asks for one without a size; run.DefaultWorkDirMB is this.

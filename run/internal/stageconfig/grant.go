@@ -56,7 +56,7 @@ func DefaultDenyPaths() []string {
 	}
 }
 
-// GrantMount is one grant as the init stage mounts it.
+// GrantMount is one grant as the init process mounts it.
 type GrantMount struct {
 	Path  string
 	Write bool
@@ -64,12 +64,12 @@ type GrantMount struct {
 	// environment of an interpreter of the caller's choice, whose
 	// programs and native libraries must run (Sandbox.Interpreters).
 	Exec bool
-	// Tree is the descriptor, in the init stage, of a detached copy of
+	// Tree is the descriptor, in the init process, of a detached copy of
 	// the grant made by the supervisor (root callers, see grantTrees);
-	// 0 when the init stage opens Path itself.
+	// 0 when the init process opens Path itself.
 	Tree int `json:",omitempty"`
 	// Dev and Ino identify the folder or file planGrants checked. The
-	// path is opened again later (by the init stage, or open_tree for a
+	// path is opened again later (by the init process, or open_tree for a
 	// root caller); a script of another run that can write to a parent
 	// could swap the path for a symlink in between, so the opened file
 	// must be this one (see sameGrant).
@@ -87,7 +87,7 @@ type GrantRule struct {
 
 // GrantAlias is a grant as the user typed it when a symlink lies on the
 // way to what was granted (--read ~/datalink, ~/datalink -> /mnt/data):
-// the init stage creates a symlink at Path, in the sandbox's own root
+// the init process creates a symlink at Path, in the sandbox's own root
 // (its tmpfs, or the private /tmp), to Target, the resolved grant, so that
 // the arguments the user types work unchanged. It grants nothing: only
 // Target is mounted and in the Landlock rules.

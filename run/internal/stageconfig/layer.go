@@ -9,8 +9,8 @@ import (
 type Layer string
 
 // The layers, in the order they are applied: the namespaces by clone(2),
-// the cgroup by the supervisor before the init stage reads its config, the
-// rest by the init stage.
+// the cgroup by the supervisor before the init process reads its config, the
+// rest by the init process.
 const (
 	LayerUserNS        Layer = "userns"         // user namespace: no host privileges, uid mapped
 	LayerPIDNS         Layer = "pidns"          // PID namespace: host processes invisible, tree dies with its init

@@ -6,7 +6,7 @@ import (
 )
 
 // appendReportJSON appends rep as encoding/json would marshal it (field
-// names as declared, empty fields left out), and a newline. The init stage
+// names as declared, empty fields left out), and a newline. The init process
 // writes its layer report with it: the first json.Marshal of a process
 // builds its encoders by reflection, 50 to 100 µs of every sandboxed start
 // for one small struct. TestReportJSON and FuzzReportJSON compare it with

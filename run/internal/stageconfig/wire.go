@@ -7,7 +7,7 @@ import (
 	"reflect"
 )
 
-// The init stage's config travels in a flat binary encoding: the exported
+// The init process's config travels in a flat binary encoding: the exported
 // fields of Config in declaration order, recursively, each as
 //
 //	string, []byte   uvarint length, then the bytes as they are
@@ -24,7 +24,7 @@ import (
 // 0.1 ms, GODEBUG=inittrace=1) in both processes, and a first Encode and
 // Decode that build coders for the type by reflection (60-100 µs each);
 // the first decode of this walk over the fields takes about 4 µs. The
-// supervisor and the init stage
+// supervisor and the init process
 // are the same binary, so both agree on the field order; a field of a kind
 // not listed above is an error at encoding time, which the round-trip test
 // (every field set) catches when the field is added.

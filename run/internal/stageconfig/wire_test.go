@@ -132,7 +132,7 @@ func boolAt(t *testing.T, data []byte) []byte {
 	return nil
 }
 
-// FuzzDecodeConfig feeds arbitrary bytes to the init stage's config
+// FuzzDecodeConfig feeds arbitrary bytes to the init process's config
 // decoder: it must not panic, and whatever it accepts must encode to no
 // more bytes and decode to the same config again.
 func FuzzDecodeConfig(f *testing.F) {
