@@ -77,7 +77,7 @@ func etcNetwork() []string {
 const etcOwnHosts = "127.0.0.1\tlocalhost\n127.0.1.1\t" + sandboxHostname + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 // etcOwn returns the files the sandbox's /etc holds that are written by
-// the init stage (buildEtc) and mounted over the host's, by path:
+// the init process (buildEtc) and mounted over the host's, by path:
 // /etc/hosts unless allowNetwork shows the host's.
 func etcOwn(allowNetwork bool) map[string]string {
 	if allowNetwork {

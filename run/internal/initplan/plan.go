@@ -231,7 +231,7 @@ func (c *compiler) wants(l stageconfig.Layer) bool {
 }
 
 // pidNS reports whether the init process is PID 1 of a new PID namespace:
-// it then stays, as the run's reaper (initproc's Reaper).
+// it then stays and reaps the run (initproc's Reaper).
 func (c *compiler) pidNS() bool { return stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerPIDNS) }
 
 // step emits layer l's block, when the init process builds it: emit's
@@ -253,7 +253,7 @@ func (c *compiler) step(l stageconfig.Layer, emit func()) {
 // concurrent run's script among them, while the init process holds the
 // supervisor's home cgroup tasks descriptors (stageconfig.HomeTasksFD) and
 // the run's descriptors. A root caller's becomes so anyway when it changes
-// its identity (credentials); the reaper sets it again. Not earlier: the
+// its identity (credentials); the reaping sets it again. Not earlier: the
 // supervisor writes the ID maps through /proc before it sends the program,
 // and openOOMScore opens /proc/self/oom_score_adj first. prctl cannot fail
 // here, so a failure ends the start like any other step's.
@@ -279,7 +279,7 @@ func (c *compiler) credentials() {
 }
 
 // checkPIDNS confirms that the init process is PID 1 of a new PID
-// namespace: it then stays PID 1 as the reaper, the kernel kills every
+// namespace: it then stays PID 1 and reaps, the kernel kills every
 // process of the run when it exits after the script, and no host process
 // can be signalled.
 func (c *compiler) checkPIDNS() {
@@ -310,8 +310,8 @@ func (c *compiler) setNoNewPrivs() {
 		initproc.UnavailableAny())
 }
 
-// openOOMScore opens the init process's own oom_score_adj for the reaper
-// (see initproc's Reaper); the register holds -1 when it cannot. First
+// openOOMScore opens the init process's own oom_score_adj for its
+// reaping (see initproc's Reaper); the register holds -1 when it cannot. First
 // thing, through the host's /proc: once a root caller's init process has
 // changed its identity it is not dumpable, and its /proc files then belong
 // to the host's root (the fork kept the supervisor's memory, whose user
@@ -328,7 +328,7 @@ func (c *compiler) openOOMScore() initproc.Register {
 }
 
 // launch ends the program: the script executed in place of the init
-// process, or under a PID namespace started by it as the reaper.
+// process, or under a PID namespace started by it, which then reaps.
 func (c *compiler) launch(oom initproc.Arg) {
 	cfg := c.cfg
 	l := initproc.Launch{
@@ -342,7 +342,7 @@ func (c *compiler) launch(oom initproc.Arg) {
 		c.b.Exec(l)
 		return
 	}
-	// As PID 1 the reaper counts against RLIMIT_NPROC with the script
+	// As PID 1 the init process counts against RLIMIT_NPROC with the script
 	// (the namespace's uid 0), and must not run out of CPU time: both
 	// are the script's alone.
 	if limits {
@@ -391,7 +391,7 @@ func (p *Plan) Report(r initproc.Report) stageconfig.Report {
 			}
 		}
 	}
-	// In the order of the layers, as the init stage reported them.
+	// In the order of the layers, as the init process reported them.
 	for _, l := range layerOrder {
 		for _, m := range missing {
 			if m.Layer == l {

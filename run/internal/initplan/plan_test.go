@@ -121,7 +121,7 @@ func TestCompiledVerifies(t *testing.T) {
 }
 
 // TestNotDumpableFirst checks that a run's program, of its own or a pooled
-// stage's prefix, makes the init process not dumpable before its first
+// init process's prefix, makes the init process not dumpable before its first
 // step of the run (the identity, the mounts), and after it opened its
 // oom_score_adj, which it could not open later.
 func TestNotDumpableFirst(t *testing.T) {

@@ -98,7 +98,7 @@ func (c *compiler) handOverProxySocket() {
 // applyRlimits sets every resource limit except RLIMIT_AS, which is set on
 // the script alone right before its execve (see launch). Soft and hard
 // limits are equal so the script cannot raise them. Under a PID namespace
-// the init process stays PID 1 as the reaper: it must not run out of CPU
+// the init process stays as PID 1 and reaps: it must not run out of CPU
 // time, and counts against RLIMIT_NPROC, so those two are the script's
 // (launch) too. The per-user ones (sharedRlimits) bound what the run may
 // take of the caller's shared counters.
@@ -227,7 +227,7 @@ func (c *compiler) dropCapabilities() {
 }
 
 // installSeccomp loads the seccomp filter on the init process; execve and
-// fork keep it (the reaper, single-threaded, is under it whole). It needs
+// fork keep it (the init process, single-threaded, is under it whole). It needs
 // no_new_privs (or CAP_SYS_ADMIN), so it comes after setNoNewPrivs. The
 // filter depends on the namespaces that took effect (seccomp.Policy):
 // which the init process finds at run time, for the mount and network

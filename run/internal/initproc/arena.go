@@ -127,9 +127,9 @@ const (
 	StepChdir      = 1 // chdir to the working folder
 	StepLimitAS    = 2 // RLIMIT_AS on the script
 	StepLimitCPU   = 3
-	StepLimitProcs = 4 // RLIMIT_NPROC on the reaper
+	StepLimitProcs = 4 // RLIMIT_NPROC on the init process, which reaps
 	StepExecve     = 5
-	StepReaper     = 6 // the reaper's own set-up (signalfd, fork)
+	StepReaper     = 6 // the reaping's own set-up (signalfd, fork)
 )
 
 // rseqSignature is the signature the child registers its rseq area with.

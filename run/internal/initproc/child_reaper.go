@@ -11,8 +11,8 @@ import (
 )
 
 // The end of the init process: the script is executed in its place
-// (childExec), or, under a PID namespace, started as its child while it
-// stays PID 1 and reaps (childReaper).
+// (childExec), or, under a PID namespace, started as its child while the
+// init process stays, as PID 1 of the namespace, and reaps (childReaper).
 
 // sigDfl and sigIgn are the kernel's SIG_DFL and SIG_IGN.
 const (
@@ -43,7 +43,7 @@ func childResetSignals() {
 		if _, e := sys(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&act)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 			continue
 		}
-		// SIGCHLD is the reaper's to wait for: ignored, the kernel
+		// SIGCHLD is the init process's to wait for: ignored, the kernel
 		// would reap the children itself.
 		if old[0] == sigIgn && sig != uintptr(unix.SIGCHLD) {
 			sys(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
@@ -123,9 +123,9 @@ func childExec(l *launchData) {
 // status and the run's usage on l.statusFD (stageconfig.ReaperReport) and
 // exits 0. It returns the exit status of a failure.
 //
-// Why a reaper: the kernel shields a namespace's init from signals sent
-// from inside the namespace unless it has a handler, and makes it the
-// parent of every orphan. If the script were PID 1, `kill -KILL $$` would
+// Why the init process stays to reap: the kernel shields a namespace's
+// init from signals sent from inside the namespace unless it has a
+// handler, and makes it the parent of every orphan. If the script were PID 1, `kill -KILL $$` would
 // do nothing and it would inherit zombies it never asked for.
 //
 // What protects it from the script: it is not dumpable and its memory
@@ -139,7 +139,7 @@ func childExec(l *launchData) {
 // RLIMIT_AS and RLIMIT_CPU are set by the script's child half itself
 // before its execve (this process has no runtime that reserves memory, so
 // nothing needs to be set after the exec); RLIMIT_NPROC is set here and
-// inherited, with the reaper counted in it.
+// inherited, with the init process counted in it.
 //
 //go:norace
 //go:nocheckptr
@@ -165,10 +165,10 @@ func childReaper(a *arena, l *launchData, oom uintptr) int {
 			return stageconfig.ExitFailure
 		}
 	}
-	// The OOM killer must pick the script, not PID 1 (whose death loses
-	// the script's status): the script inherits 1000, and the reaper
-	// goes back to 0 (raising one's own score needs no privilege, and
-	// lowering it back to where it was neither).
+	// The OOM killer must pick the script, not the init process (whose
+	// death loses the script's status): the script inherits 1000, and
+	// the init process goes back to 0 (raising one's own score needs no
+	// privilege, and lowering it back to where it was neither).
 	oomSet(oom, "1000")
 	pid, e := sys(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
 	if e == 0 && pid == 0 {
@@ -203,8 +203,8 @@ func oomSet(fd uintptr, v string) {
 // namespace is left: when the script exits, and when the supervisor
 // closes (or writes to) the config descriptor (a timeout, a
 // cancellation), everything else is killed, so its CPU time still counts
-// and the script's status is the one reported. It returns the reaper's
-// exit status: 0 once the report is sent whole.
+// and the script's status is the one reported. It returns the init
+// process's exit status: 0 once the report is sent whole.
 //
 //go:norace
 //go:nocheckptr
@@ -282,9 +282,9 @@ func childReap(pid, sfd, config, status uintptr) int {
 // childLeaveCgroup moves this process, the last of the run, into the
 // supervisor's own cgroup of each hierarchy whose "tasks" file is in a
 // stageconfig.HomeTasksFD slot. Writing "0" moves the writing thread, the
-// reaper's only one, without the global lock that moving another process
-// takes. A slot the supervisor left empty may hold a descriptor the init
-// process opened since (the signalfd): only one on a cgroup v1 file
+// init process's only one, without the global lock that moving another
+// process takes. A slot the supervisor left empty may hold a descriptor the
+// init process opened since (the signalfd): only one on a cgroup v1 file
 // system is written to.
 //
 //go:norace
@@ -301,13 +301,13 @@ func childLeaveCgroup() {
 	}
 }
 
-// childSendStatus sends the reaper's report (stageconfig.ReaperReport):
-// the script's wait status, the CPU time of every process of the run,
-// the reaper's own included, and the largest peak resident size of the
-// script and its descendants (the reaper's would be that of the copy of
-// the supervisor's memory the fork made, which is not the run's), in one
-// blocking write; the standard descriptors are closed first, so the
-// supervisor sees the output end.
+// childSendStatus sends the init process's final report
+// (stageconfig.ReaperReport): the script's wait status, the CPU time of
+// every process of the run, the init process's own included, and the
+// largest peak resident size of the script and its descendants (the init
+// process's would be that of the copy of the supervisor's memory the fork
+// made, which is not the run's), in one blocking write; the standard
+// descriptors are closed first, so the supervisor sees the output end.
 //
 //go:norace
 //go:nocheckptr

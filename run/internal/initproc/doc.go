@@ -27,7 +27,7 @@
 // The program is a list of operations (Op): system calls whose arguments
 // are constants, addresses in the program's data, or registers holding
 // earlier results (descriptors), and a few compound steps (a Landlock
-// rule on a path, the report, the reaper). Each operation names the
+// rule on a path, the report, the reaping). Each operation names the
 // isolation layers it builds; when one fails the child records which, and
 // either goes on without that layer (the kernel does not offer it) or
 // refuses the run (the layer was built part-way). The supervisor turns the
@@ -44,4 +44,7 @@
 // the supervisor; everything in child*.go in the init process, where it
 // may touch only what that process holds (its namespaces, credentials,
 // limits and filters, and the descriptors Start placed).
+//
+// README.md in this folder explains the runtime-less code in full: why,
+// what it may call, how it starts, and how to add a step safely.
 package initproc

@@ -301,8 +301,8 @@ func forkChild(a *arena, flags, entry, arenaLo, arenaHi uintptr, maps []byte) (u
 
 // RunHere runs p on the calling thread of this process, as the init
 // process would run it, and returns its report: for whitebox tests of a
-// layer alone (a block of the program without a report, an exec or a
-// reaper), which act on the calling process and its namespaces.
+// layer alone (a block of the program without a report, an exec or
+// reaping), which act on the calling process and its namespaces.
 func RunHere(p *Program) (Report, error) {
 	if len(p.Bytes) > MaxProgram {
 		return Report{}, fmt.Errorf("init program: %d bytes", len(p.Bytes))

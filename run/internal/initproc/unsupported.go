@@ -5,5 +5,5 @@ package initproc
 import "errors"
 
 // ErrUnsupported says that this architecture has no init process: its
-// entry (enterChild) is written for amd64 and arm64 only.
+// entry (cloneChild) is written for amd64 and arm64 only.
 var ErrUnsupported = errors.New("the sandbox's init process is not implemented for this architecture (amd64 and arm64 are)")

@@ -3,7 +3,7 @@
 // rules a missing namespace calls for (Policy).
 //
 // It runs in the supervisor: run/internal/initplan puts the filter in the
-// init process's program, which loads it (the init process, and the
-// reaper it becomes, are single-threaded, so the one thread is the whole
+// init process's program, which loads it (the init process is
+// single-threaded, also while it reaps, so the one thread is the whole
 // process). Nothing here keeps state or makes a system call.
 package seccomp

@@ -41,7 +41,7 @@ import (
 //	open_by_handle_at, name_to_handle_at           EPERM  (bypass path checks)
 //	personality other than PER_LINUX or a query    EPERM  (e.g. ADDR_NO_RANDOMIZE)
 //	ioctl TIOCSTI, TIOCLINUX                       EPERM  (type into a terminal)
-//	prlimit64 setting another process's limits     EPERM  (the run's reaper, PID 1)
+//	prlimit64 setting another process's limits     EPERM  (the run's init process, PID 1)
 //	pidfd_getfd                                    EPERM  (another process's descriptors)
 //	set-id modes, device nodes, openat2            see seccomp_setid_linux.go
 //	inotify_init(1), fanotify_init where the       EMFILE (counters shared with the
@@ -51,8 +51,8 @@ import (
 //	everything else                                allowed
 //
 // PTRACE_TRACEME and PTRACE_DETACH are all a tracer can do here, and a
-// script can only make its own parent its tracer (the reaper detaches
-// such a child at once, see initproc's childReap). Most of these already fail without capabilities; the filter is the layer
+// script can only make its own parent its tracer (the init process
+// detaches such a child at once, see initproc's childReap). Most of these already fail without capabilities; the filter is the layer
 // that still holds where a capability or namespace layer is missing, and it
 // removes kernel attack surface reachable without privileges.
 
@@ -175,9 +175,9 @@ func rules(pol Policy) ([]block, error) {
 			Stmt(BpfReturn, retAllow),
 		}},
 		// prlimit64: setting the limits of another process is refused, so
-		// that the reaper's (PID 1 and its threads, which have pids of their
-		// own) are not the script's to lower (RLIMIT_CPU would get it
-		// killed). Pid 0 (self, which setrlimit uses) and reading stay
+		// that the init process's (PID 1 and its threads, which have pids
+		// of their own) are not the script's to lower (RLIMIT_CPU would get
+		// it killed). Pid 0 (self, which setrlimit uses) and reading stay
 		// allowed. The pid is an int: only its low word counts; the new
 		// limit is a pointer: both words.
 		{unix.SYS_PRLIMIT64, []unix.SockFilter{

@@ -43,7 +43,7 @@ import "golang.org/x/sys/unix"
 // the host's objects (and those of concurrent runs).
 //
 // Without a PID namespace: setsid. The run's processes are then exactly
-// the members of the init stage's session, which the supervisor kills when
+// the members of the init process's session, which the supervisor kills when
 // the run ends (sessionMembers); a process cannot leave it, whatever it
 // puts in its environment. Daemons that call setsid fail with EPERM.
 //

@@ -16,10 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxConfig bounds the config the init stage accepts.
+// maxConfig bounds the config the init process accepts.
 const maxConfig = 16 << 20
 
-// ExecIfRequested is run.ExecInitIfRequested: it runs the init stage
+// ExecIfRequested is run.ExecInitIfRequested: it runs the init process
 // and exits when this process was started as one, and returns otherwise.
 func ExecIfRequested() {
 	if len(os.Args) != 1 || os.Args[0] != stageconfig.Arg0 {
@@ -35,7 +35,7 @@ func ExecIfRequested() {
 	os.Exit(initMain())
 }
 
-// initMain runs the init stage: the script replaces this process, and
+// initMain runs the init process: the script replaces this process, and
 // initMain returns only when it could not exec the script.
 func initMain() int {
 	report := os.NewFile(stageconfig.ReportFD, "report")
@@ -100,7 +100,7 @@ func readConfig(r io.Reader) (*config, error) {
 	return &cfg, nil
 }
 
-// config is the supervisor's config with what the init stage finds on
+// config is the supervisor's config with what the init process finds on
 // its way through the layers, which the supervisor never sees.
 type config struct {
 	*stageconfig.Config
@@ -119,7 +119,7 @@ type config struct {
 	incomplete []stageconfig.Missing
 }
 
-// step is one isolation layer as applied by the init stage.
+// step is one isolation layer as applied by the init process.
 type step struct {
 	layer stageconfig.Layer
 	apply func(cfg *config) error
