@@ -28,7 +28,7 @@ package stageconfig
 //	                                     ◀── 4 ────   [Attr.Unshare] one byte: 0, or unshare's errno and exit
 //	the program (initplan.Compile) ──── 3 ──▶         verifies it, then runs it: the layers
 //	                                     ◀── ProxyFD  [AllowHosts] the listening socket of 127.0.0.1:ProxyPort
-//	[late cgroup] CgroupByte + SCM_RIGHTS ── 3 ──▶    joins the run's cgroups (initplan's joinCgroup); 0 byte: exits
+//	[late cgroup] CgroupByte + SCM_RIGHTS ── 3 ──▶    joins the run's cgroups (initplan's joinCgroup); a 0 byte: fatal report
 //	                                     ◀── 4 ────   the layer report (initproc.Report); Stopped: exits
 //	[report says Waiting] GoByte ───── 3 ──▶          anything else, or EOF: exits ExitFailure
 //	                                     ◀── 4 ────   initproc.ExecError, or EOF: execve succeeded
