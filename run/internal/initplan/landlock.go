@@ -95,52 +95,16 @@ func landlockABI() (int, string) {
 // files the paths lead to in the sandbox's root.
 func (c *compiler) applyLandlock() {
 	cfg := c.cfg
-	want := func(l stageconfig.Layer) bool { return stageconfig.Has(cfg.Layers, l) }
-	all := []stageconfig.Layer{stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope}
-	fail := func(reason string, ls ...stageconfig.Layer) {
-		for _, l := range ls {
-			if want(l) {
-				c.missing = append(c.missing, stageconfig.Missing{Layer: l, Reason: reason})
-			}
-		}
-	}
-	if !want(stageconfig.LayerLandlockFS) && !want(stageconfig.LayerLandlockNet) && !want(stageconfig.LayerLandlockScope) {
+	if !c.wantsLandlock(stageconfig.LayerLandlockFS) && !c.wantsLandlock(stageconfig.LayerLandlockNet) && !c.wantsLandlock(stageconfig.LayerLandlockScope) {
 		c.dropPrefixRuleset()
 		return
 	}
 	abi := c.pf.landlockABI
 	if abi == 0 {
-		fail(c.pf.landlockWhy, all...)
+		c.landlockMissing(c.pf.landlockWhy, stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope)
 		return
 	}
-	var attr llRulesetAttr
-	var layers uint32
-	if want(stageconfig.LayerLandlockFS) {
-		attr.handledFS = llHandledFS(abi)
-		layers |= bit(stageconfig.LayerLandlockFS)
-	}
-	// In a private network namespace the only TCP peers are the script's
-	// own, on its loopback (see setupNetNS): TCP is left to the script
-	// there, so local servers work, and landlock-net is the fallback that
-	// denies TCP bind and connect when there is no such namespace.
-	// With a host allowlist the TCP rules stay, in the namespace too:
-	// connect to the proxy's port only, no bind.
-	if want(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
-		if abi >= 4 {
-			attr.handledNet = llNetv4
-			layers |= bit(stageconfig.LayerLandlockNet)
-		} else {
-			fail(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
-		}
-	}
-	if want(stageconfig.LayerLandlockScope) {
-		if abi >= 6 {
-			attr.scoped = llScopev6
-			layers |= bit(stageconfig.LayerLandlockScope)
-		} else {
-			fail(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
-		}
-	}
+	attr, layers := c.landlockHandled(abi)
 	if attr == (llRulesetAttr{}) {
 		c.dropPrefixRuleset()
 		return
@@ -168,36 +132,7 @@ func (c *compiler) applyLandlock() {
 			initproc.Into(ruleset))
 	}
 	if attr.handledFS != 0 {
-		mountNS := bit(stageconfig.LayerMountNS)
-		ownProc := stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)
-		if !prebuilt {
-			for _, r := range llSharedRules(ownProc) {
-				c.landlockRule(ruleset, r, attr.handledFS)
-			}
-		}
-		// Only in the private root setupMounts built: without the
-		// mount namespace these paths would be the host's, and /etc's
-		// entries are granted one by one instead.
-		hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
-		c.b.SkipUnlessApplied(mountNS, hostEtc)
-		private := []llRule{{"/tmp", llReadWrite}}
-		if !prebuilt {
-			private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
-		}
-		for _, r := range private {
-			c.landlockRule(ruleset, r, attr.handledFS)
-		}
-		c.b.Jump(done)
-		c.b.Mark(hostEtc)
-		if !prebuilt { // a prebuilt root is a mount namespace's
-			for _, r := range llEtcEntryRules(c.etc) {
-				c.landlockRule(ruleset, r, attr.handledFS)
-			}
-		}
-		c.b.Mark(done)
-		for _, r := range llRunRules(cfg) {
-			c.landlockRule(ruleset, r, attr.handledFS)
-		}
+		c.landlockFSRules(ruleset, attr.handledFS, prebuilt, wholeEtc)
 	}
 	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
 		pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(cfg.ProxyPort)}
@@ -208,6 +143,91 @@ func (c *compiler) applyLandlock() {
 		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))
 	c.closeReg(ruleset)
 	c.b.End()
+}
+
+// wantsLandlock reports whether the config asks for the Landlock layer l.
+func (c *compiler) wantsLandlock(l stageconfig.Layer) bool { return stageconfig.Has(c.cfg.Layers, l) }
+
+// landlockMissing records the layers of ls the config asks for as
+// missing, for reason.
+func (c *compiler) landlockMissing(reason string, ls ...stageconfig.Layer) {
+	for _, l := range ls {
+		if c.wantsLandlock(l) {
+			c.missing = append(c.missing, stageconfig.Missing{Layer: l, Reason: reason})
+		}
+	}
+}
+
+// landlockHandled is the ruleset applyLandlock makes on Landlock ABI abi
+// and the layers it builds; the layers asked for that the ABI lacks are
+// recorded missing.
+func (c *compiler) landlockHandled(abi int) (llRulesetAttr, uint32) {
+	cfg := c.cfg
+	var attr llRulesetAttr
+	var layers uint32
+	if c.wantsLandlock(stageconfig.LayerLandlockFS) {
+		attr.handledFS = llHandledFS(abi)
+		layers |= bit(stageconfig.LayerLandlockFS)
+	}
+	// In a private network namespace the only TCP peers are the script's
+	// own, on its loopback (see setupNetNS): TCP is left to the script
+	// there, so local servers work, and landlock-net is the fallback that
+	// denies TCP bind and connect when there is no such namespace.
+	// With a host allowlist the TCP rules stay, in the namespace too:
+	// connect to the proxy's port only, no bind.
+	if c.wantsLandlock(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
+		if abi >= 4 {
+			attr.handledNet = llNetv4
+			layers |= bit(stageconfig.LayerLandlockNet)
+		} else {
+			c.landlockMissing(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
+		}
+	}
+	if c.wantsLandlock(stageconfig.LayerLandlockScope) {
+		if abi >= 6 {
+			attr.scoped = llScopev6
+			layers |= bit(stageconfig.LayerLandlockScope)
+		} else {
+			c.landlockMissing(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
+		}
+	}
+	return attr, layers
+}
+
+// landlockFSRules adds the file system rules (within handled) to the
+// ruleset in register ruleset: those a pooled prefix added already are
+// left out when it is prebuilt; wholeEtc is llOwnEtcRules'.
+func (c *compiler) landlockFSRules(ruleset initproc.Register, handled uint64, prebuilt, wholeEtc bool) {
+	mountNS := bit(stageconfig.LayerMountNS)
+	ownProc := stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerPIDNS)
+	if !prebuilt {
+		for _, r := range llSharedRules(ownProc) {
+			c.landlockRule(ruleset, r, handled)
+		}
+	}
+	// Only in the private root setupMounts built: without the
+	// mount namespace these paths would be the host's, and /etc's
+	// entries are granted one by one instead.
+	hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
+	c.b.SkipUnlessApplied(mountNS, hostEtc)
+	private := []llRule{{"/tmp", llReadWrite}}
+	if !prebuilt {
+		private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
+	}
+	for _, r := range private {
+		c.landlockRule(ruleset, r, handled)
+	}
+	c.b.Jump(done)
+	c.b.Mark(hostEtc)
+	if !prebuilt { // a prebuilt root is a mount namespace's
+		for _, r := range llEtcEntryRules(c.etc) {
+			c.landlockRule(ruleset, r, handled)
+		}
+	}
+	c.b.Mark(done)
+	for _, r := range llRunRules(c.cfg) {
+		c.landlockRule(ruleset, r, handled)
+	}
 }
 
 // dropPrefixRuleset closes the ruleset a pooled prefix made, when the run
