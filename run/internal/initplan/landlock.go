@@ -116,6 +116,7 @@ func (c *compiler) applyLandlock() {
 	// exception is landlock_restrict_self's EPERM without no_new_privs,
 	// the consequence of that other layer missing (or disabled).
 	c.b.Begin(layers)
+	c.noteLayer = "landlock"
 	ruleset := regRuleset
 	// A pooled prefix made the ruleset ahead with the rules on what its
 	// root holds: it serves when that root is the run's and the ruleset
@@ -125,6 +126,9 @@ func (c *compiler) applyLandlock() {
 	pre := c.in.Prefix
 	wholeEtc := etcOnlyOurs(cfg)
 	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr && wholeEtc
+	if c.listing {
+		c.note("landlock ruleset for", layersWord(layers)+":", rulesetWords(attr))
+	}
 	if !prebuilt {
 		c.dropPrefixRuleset()
 		ad := initproc.Struct(c.b, &attr)
@@ -137,11 +141,16 @@ func (c *compiler) applyLandlock() {
 	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
 		pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(cfg.ProxyPort)}
 		pd := initproc.Struct(c.b, &pa)
+		if c.listing {
+			c.notef("landlock connect tcp/%d", cfg.ProxyPort)
+		}
 		c.b.Sys("landlock rule for the proxy port", unix.SYS_LANDLOCK_ADD_RULE, []initproc.Arg{reg(ruleset), imm(llRuleNetPort), initproc.Ref(pd), imm(0)})
 	}
 	c.b.Sys("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, []initproc.Arg{reg(ruleset), imm(0)},
 		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))
+	c.note("landlock enforce")
 	c.closeReg(ruleset)
+	c.noteLayer = ""
 	c.b.End()
 }
 
@@ -210,19 +219,23 @@ func (c *compiler) landlockFSRules(ruleset initproc.Register, handled uint64, pr
 	// entries are granted one by one instead.
 	hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
 	c.b.SkipUnlessApplied(mountNS, hostEtc)
-	private := []llRule{{"/tmp", llReadWrite}}
+	private := []llRule{{path: "/tmp", access: llReadWrite}}
 	if !prebuilt {
 		private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
 	}
-	for _, r := range private {
-		c.landlockRule(ruleset, r, handled)
-	}
+	c.when("mountns applied", func() {
+		for _, r := range private {
+			c.landlockRule(ruleset, r, handled)
+		}
+	})
 	c.b.Jump(done)
 	c.b.Mark(hostEtc)
 	if !prebuilt { // a prebuilt root is a mount namespace's
-		for _, r := range llEtcEntryRules(c.etc) {
-			c.landlockRule(ruleset, r, handled)
-		}
+		c.when("mountns not applied", func() {
+			for _, r := range llEtcEntryRules(c.etc) {
+				c.landlockRule(ruleset, r, handled)
+			}
+		})
 	}
 	c.b.Mark(done)
 	for _, r := range llRunRules(c.cfg) {
@@ -243,6 +256,7 @@ func (c *compiler) dropPrefixRuleset() {
 func (c *compiler) landlockRule(ruleset initproc.Register, r llRule, handled uint64) {
 	access := r.access & handled
 	optional := r.path != c.cfg.Skill && r.path != c.cfg.WorkDir
+	c.hostSteps(r.host, func() { c.note("landlock", accessWord(r.access), r.path) })
 	c.b.LandlockRule("landlock rule for "+r.path, num(unix.AT_FDCWD), false, c.b.String(r.path), reg(ruleset), access, access&llFileRights, optional)
 }
 
@@ -250,6 +264,9 @@ func (c *compiler) landlockRule(ruleset initproc.Register, r llRule, handled uin
 type llRule struct {
 	path   string
 	access uint64
+	// host names the host's files the rule comes from, for the listing
+	// (see step.host); "" for a rule of the config.
+	host string
 }
 
 // llSharedRules are the rules listed on applyLandlock that do not depend
@@ -259,16 +276,16 @@ type llRule struct {
 func llSharedRules(ownProc bool) []llRule {
 	var rules []llRule
 	for _, p := range llSystemDirs() {
-		rules = append(rules, llRule{p, llReadExec})
+		rules = append(rules, llRule{path: p, access: llReadExec})
 	}
 	for _, p := range sharedCaches() {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead})
 	}
 	for _, p := range llDevices() {
-		rules = append(rules, llRule{p, llDevice})
+		rules = append(rules, llRule{path: p, access: llDevice})
 	}
 	for _, p := range llProcPaths(ownProc) {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead})
 	}
 	return rules
 }
@@ -277,7 +294,7 @@ func llSharedRules(ownProc bool) []llRule {
 // every run (the private /tmp is the run's): /dev/shm, and etc, the rules
 // on the sandbox's /etc (llOwnEtcRules).
 func llPrivateSharedRules(etc []llRule) []llRule {
-	return append([]llRule{{"/dev/shm", llReadWrite}}, etc...)
+	return append([]llRule{{path: "/dev/shm", access: llReadWrite}}, etc...)
 }
 
 // llOwnEtcRules are the rules on the sandbox's /etc (buildEtc) and on the
@@ -293,17 +310,17 @@ func llPrivateSharedRules(etc []llRule) []llRule {
 func (c *compiler) llOwnEtcRules(wholeEtc bool) []llRule {
 	var rules []llRule
 	if wholeEtc {
-		rules = append(rules, llRule{"/etc", llRead})
+		rules = append(rules, llRule{path: "/etc", access: llRead})
 	} else {
 		run := runPaths(c.cfg)
 		for _, n := range slices.Sorted(maps.Keys(c.etcListed)) {
 			if p := "/etc/" + n; !holdsAny(p, run) {
-				rules = append(rules, llRule{p, llRead})
+				rules = append(rules, llRule{path: p, access: llRead, host: "/etc entries"})
 			}
 		}
 	}
 	for _, t := range c.etcTargets {
-		rules = append(rules, llRule{t, llRead})
+		rules = append(rules, llRule{path: t, access: llRead, host: "/etc link targets"})
 	}
 	return rules
 }
@@ -314,7 +331,7 @@ func (c *compiler) llOwnEtcRules(wholeEtc bool) []llRule {
 func llEtcEntryRules(etc []string) []llRule {
 	rules := make([]llRule, 0, len(etc))
 	for _, p := range etc {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead, host: "/etc entries"})
 	}
 	return rules
 }
@@ -358,12 +375,12 @@ func runPaths(cfg *stageconfig.Config) []string {
 // program, the skill and work folders and the grants.
 func llRunRules(cfg *stageconfig.Config) []llRule {
 	rules := []llRule{
-		{cfg.Argv[0], llReadExec},
-		{cfg.Skill, llReadExec},
-		{cfg.WorkDir, llReadWrite},
+		{path: cfg.Argv[0], access: llReadExec},
+		{path: cfg.Skill, access: llReadExec},
+		{path: cfg.WorkDir, access: llReadWrite},
 	}
 	for _, g := range cfg.GrantRules {
-		rules = append(rules, llRule{g.Path, grantAccess(g.Access)})
+		rules = append(rules, llRule{path: g.Path, access: grantAccess(g.Access)})
 	}
 	return rules
 }

@@ -77,9 +77,13 @@ func (c *compiler) setupMounts() {
 		}
 		m.discardPrebuilt()
 	}
+	m.note("private / (recursive): nothing propagates to or from the host")
 	m.mount("make / private", "", "/", "", unix.MS_REC|unix.MS_PRIVATE, "",
 		initproc.Unavailable(unix.EPERM, unix.EACCES, unix.ENOSYS))
 	m.openBase()
+	if m.listing {
+		m.notef("tmpfs / %s (the new root, built on %s)", rootOptions, m.root)
+	}
 	m.mount("root tmpfs on "+m.root, "tmpfs", m.root, "tmpfs", maskFlags, rootOptions)
 	system := systemEntries()
 	m.buildRoot(system)
@@ -109,6 +113,7 @@ func (m *mounter) openBase() {
 // semaphores and shared memory (Python's multiprocessing locks and pools)
 // need it. Its pages are memory outside RLIMIT_AS, hence the size cap.
 func (m *mounter) mountShm() {
+	m.note("tmpfs /dev/shm " + shmOptions)
 	m.mount("/dev/shm", "tmpfs", m.root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions)
 }
 
@@ -148,8 +153,19 @@ func (m *mounter) at(path string) string {
 func (m *mounter) place(e hostEntry, rec bool, bound *[]string) {
 	dst := m.at(e.path)
 	if e.link != "" {
+		m.note("symlink", e.path, "->", e.link)
 		m.symlink("symlink "+e.path, e.link, dst)
 		return
+	}
+	if m.listing {
+		src, op := e.path, "bind"
+		if e.target != "" {
+			src = e.target
+		}
+		if rec {
+			op = "rbind"
+		}
+		m.note(op, src, e.path)
 	}
 	m.placeholder("mount point "+e.path, dst, e.folder)
 	fd := m.fd
@@ -211,6 +227,7 @@ func (m *mounter) unroot(path string) string {
 // host's tree: nothing of the host stays reachable but what was bound in,
 // and /proc/self/mountinfo lists only the sandbox's mounts.
 func (m *mounter) enterRoot() {
+	m.note("pivot_root to the new root; the host's tree detached")
 	m.mkdir("pivot_root: mkdir "+oldRoot, m.at(oldRoot), 0o700, false)
 	m.b.Sys("pivot_root", unix.SYS_PIVOT_ROOT, []initproc.Arg{m.ref(m.root), m.ref(m.at(oldRoot))})
 	m.b.Sys("chdir /", unix.SYS_CHDIR, []initproc.Arg{m.ref("/")})

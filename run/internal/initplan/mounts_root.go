@@ -41,9 +41,11 @@ import (
 func (m *mounter) buildRoot(system []hostEntry) {
 	m.folders()
 	var bound []string
-	for _, e := range system {
-		m.place(e, true, &bound)
-	}
+	m.hostSteps("system folders", func() {
+		for _, e := range system {
+			m.place(e, true, &bound)
+		}
+	})
 	// Before /etc: a folder made on the way must not meet a symlink that
 	// resolves against the host's root, as an absolute one would here.
 	m.runMountPoints(system)
@@ -75,19 +77,24 @@ func (m *mounter) runMountPoints(system []hostEntry) {
 // bind mounts added.
 func (m *mounter) etcAndDev(bound []string) []string {
 	bound = m.buildEtc(bound)
-	for _, p := range sharedCaches() {
-		if e, ok := lookHostEntry(p); ok && e.folder {
-			m.mkdirAll("mkdir "+filepath.Dir(p), m.root, m.at(filepath.Dir(p)), 0o755)
-			m.place(e, true, &bound)
+	m.hostSteps("shared caches", func() {
+		for _, p := range sharedCaches() {
+			if e, ok := lookHostEntry(p); ok && e.folder {
+				m.mkdirAll("mkdir "+filepath.Dir(p), m.root, m.at(filepath.Dir(p)), 0o755)
+				m.place(e, true, &bound)
+			}
 		}
-	}
-	for _, dev := range devicesPresent() {
-		m.place(hostEntry{path: dev}, false, &bound)
-	}
+	})
+	m.hostSteps("devices", func() {
+		for _, dev := range devicesPresent() {
+			m.place(hostEntry{path: dev}, false, &bound)
+		}
+	})
 	for _, l := range [][2]string{
 		{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"},
 		{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
 	} {
+		m.note("symlink", l[0], "->", l[1])
 		m.symlink("symlink "+l[0], l[1], m.at(l[0]))
 	}
 	return bound
@@ -116,6 +123,7 @@ const (
 // a file) and refuses the run. It returns bound with its mounts added.
 func (m *mounter) buildEtc(bound []string) []string {
 	m.place(hostEntry{path: "/etc", folder: true}, true, &bound)
+	m.note("read-only /etc")
 	m.b.Remount(fmt.Sprintf("remount (flags %#x) /etc", unix.MS_RDONLY), m.b.String(m.at("/etc")), unix.MS_RDONLY)
 	masks := etcMasks("/etc", m.etcListed, m.cfg.AllowNetwork, m.etcReader(), runPaths(m.cfg))
 	made := map[bool]bool{}
@@ -132,6 +140,7 @@ func (m *mounter) buildEtc(bound []string) []string {
 				m.createFile("create "+src, m.at(src))
 			}
 		}
+		m.hostSteps("/etc masks", func() { m.note("mask", mk.path) })
 		m.mount("mask "+mk.path, m.at(src), m.at(mk.path), "", unix.MS_BIND, "")
 		bound = append(bound, m.at(mk.path))
 	}
@@ -140,6 +149,7 @@ func (m *mounter) buildEtc(bound []string) []string {
 		if e, ok := lookHostEntry(path); !ok || e.folder || e.link != "" {
 			continue // nothing to mount on (see docs/security.md)
 		}
+		m.hostSteps("/etc files of the sandbox's own", func() { m.note("file", path, "(the sandbox's own)") })
 		m.writeFile("write "+path, m.at(etcOwnSource), own[path])
 		m.mount("bind "+path, m.at(etcOwnSource), m.at(path), "", unix.MS_BIND, "")
 		m.unlink("remove "+etcOwnSource, etcOwnSource, 0)
@@ -151,10 +161,12 @@ func (m *mounter) buildEtc(bound []string) []string {
 	if made[true] {
 		m.unlink("remove "+etcEmptyDir, etcEmptyDir, unix.AT_REMOVEDIR)
 	}
-	for _, t := range m.etcTargets {
-		m.mkdirAll("mkdir "+filepath.Dir(t), m.root, m.at(filepath.Dir(t)), 0o755)
-		m.place(hostEntry{path: t, target: t}, false, &bound)
-	}
+	m.hostSteps("/etc link targets", func() {
+		for _, t := range m.etcTargets {
+			m.mkdirAll("mkdir "+filepath.Dir(t), m.root, m.at(filepath.Dir(t)), 0o755)
+			m.place(hostEntry{path: t, target: t}, false, &bound)
+		}
+	})
 	return bound
 }
 
@@ -176,10 +188,12 @@ func (m *mounter) unlink(desc, path string, flags uint64) {
 // start runs the first mount alone.
 func (m *mounter) mountProc() {
 	if !stageconfig.Has(m.cfg.Namespaces, stageconfig.LayerPIDNS) {
+		m.note("rbind /proc /proc (the host's)")
 		m.mount("bind /proc", "/proc", m.at("/proc"), "", unix.MS_BIND|unix.MS_REC, "")
 		return
 	}
 	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	m.note("proc /proc (the PID namespace's own; nosuid,nodev,noexec)")
 	retry, notRel, strict, done := m.b.NewLabel(), m.b.NewLabel(), m.b.NewLabel(), m.b.NewLabel()
 	m.mount(procMountDesc, "proc", m.at("/proc"), "proc", flags, "", initproc.ErrTo(m.tmp, retry))
 	m.b.Jump(done)
@@ -218,6 +232,7 @@ const statfsFits = uint(unsafe.Sizeof(unix.Stat_t{}) - unsafe.Sizeof(unix.Statfs
 // one. Device nodes stay usable: a read-only mount refuses writes to
 // regular files, folders and symlinks, not to character devices.
 func (m *mounter) readOnlyTree(bound []string) {
+	m.note("read-only / and every mount below it, nosuid")
 	fallback, done := m.b.NewLabel(), m.b.NewLabel()
 	m.mountSetattr("mount_setattr "+m.root, 0, m.root, unix.AT_RECURSIVE, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID,
 		initproc.ErrTo(m.tmp, fallback))

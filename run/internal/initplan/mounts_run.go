@@ -17,6 +17,7 @@ import (
 // rule, its working folder). mkdir fails on anything already there.
 func (c *compiler) makeHostWorkDir() {
 	made := c.b.NewLabel()
+	c.when("mountns not applied", func() { c.note("mkdir", c.cfg.WorkDir, "(the work folder, on the host)") })
 	c.b.SkipIfApplied(bit(stageconfig.LayerMountNS), made)
 	c.b.Sys("make the work folder "+c.cfg.WorkDir, unix.SYS_MKDIRAT, []initproc.Arg{num(unix.AT_FDCWD), c.ref(c.cfg.WorkDir), imm(0o700)})
 	c.b.Mark(made)
@@ -37,6 +38,9 @@ func (m *mounter) mountRunParts() {
 	if tmpMB == 0 {
 		tmpMB = stageconfig.DefaultWorkDirMB
 	}
+	if m.listing {
+		m.note("tmpfs /tmp", tmpfsOptions(tmpMB, "1777"), "(nosuid,nodev,noexec)")
+	}
 	m.mount("/tmp tmpfs", "tmpfs", m.at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(tmpMB, "1777"))
 	m.bindGrants()
 	if cfg.SkillTree != 0 {
@@ -47,17 +51,22 @@ func (m *mounter) mountRunParts() {
 	}
 	switch {
 	case shared:
+		m.note("mkdir", cfg.WorkDir, "(the work folder, in /tmp's tmpfs)")
 		m.mkdirAll("work folder "+cfg.WorkDir, m.root, m.at(cfg.WorkDir), 0o700)
 	case cfg.WorkDirMB > 0:
 		// A size-capped work folder: a full disk is not the script's to
 		// cause. Its mount point was made with the root (see
 		// outsideMountPoints).
+		if m.listing {
+			m.note("tmpfs", cfg.WorkDir, tmpfsOptions(cfg.WorkDirMB, "0700"), "(the work folder; nosuid,nodev,noexec)")
+		}
 		m.mount("work folder tmpfs", "tmpfs", m.at(cfg.WorkDir), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, tmpfsOptions(cfg.WorkDirMB, "0700"))
 	default:
 		// A kept work folder, on the host's disk: as the tmpfs would
 		// be, nosuid, nodev and noexec, so that a program the script
 		// writes there cannot run where Landlock is missing.
 		m.rebind("work folder "+cfg.WorkDir, cfg.WorkDir)
+		m.note("nosuid,nodev,noexec", cfg.WorkDir, "(recursive)")
 		fallback, done := m.b.NewLabel(), m.b.NewLabel()
 		m.mountSetattr("mount_setattr "+cfg.WorkDir, 0, m.at(cfg.WorkDir), unix.AT_RECURSIVE,
 			unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, initproc.ErrTo(m.tmp, fallback))
@@ -69,6 +78,7 @@ func (m *mounter) mountRunParts() {
 	}
 	m.makeAliases("/tmp", nil)
 	m.maskDenied()
+	m.note("read-only", cfg.Skill)
 	m.b.Remount(fmt.Sprintf("remount (flags %#x) %s", unix.MS_RDONLY, cfg.Skill), m.b.String(m.at(cfg.Skill)), unix.MS_RDONLY)
 	m.machineView()
 }
@@ -77,6 +87,7 @@ func (m *mounter) mountRunParts() {
 // creating the mount point (in the private /tmp) first when it is
 // missing.
 func (m *mounter) rebind(desc, path string) {
+	m.note("rbind", path, path)
 	fd := m.fd
 	m.hostOpen(desc+": open", path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, fd)
 	m.mkdirAll(desc, m.root, m.at(path), 0o755)
@@ -92,6 +103,7 @@ func (m *mounter) rebind(desc, path string) {
 // a grant) would then be made in the host's mount namespace too, and
 // outlive the run.
 func (m *mounter) attachTree(desc string, tree int, path string) {
+	m.note("attach the supervisor's copy of", path, "at", path, "(private)")
 	m.b.Sys(desc+": move_mount", unix.SYS_MOVE_MOUNT, []initproc.Arg{num(tree), m.ref(""), num(unix.AT_FDCWD), m.ref(path), imm(unix.MOVE_MOUNT_F_EMPTY_PATH)})
 	m.mount(desc+": make private", "", path, "", unix.MS_REC|unix.MS_PRIVATE, "")
 	m.b.Sys("close", unix.SYS_CLOSE, []initproc.Arg{num(tree)}, initproc.IgnoreErrors())
