@@ -41,6 +41,9 @@ type step struct {
 //	mountns       rbind /usr /usr
 //	rlimits       rlimit NOFILE 1024
 //	landlock      landlock rw /tmp  [if mountns applied]
+//
+// A Landlock rule shows the rights asked for, before the kernel's ABI
+// narrows them to those it handles (the ruleset's line says which).
 func Describe(in Input) ([]string, error) {
 	if err := checkInput(in); err != nil {
 		return nil, err
