@@ -123,10 +123,11 @@ func childExec(l *launchData) {
 // status and the run's usage on l.statusFD (stageconfig.ReaperReport) and
 // exits 0. It returns the exit status of a failure.
 //
-// Why the init process stays to reap: the kernel shields a namespace's
-// init from signals sent from inside the namespace unless it has a
-// handler, and makes it the parent of every orphan. If the script were PID 1, `kill -KILL $$` would
-// do nothing and it would inherit zombies it never asked for.
+// Why the init process stays to reap: the kernel shields a namespace's init
+// from signals sent from inside the namespace unless it has a handler, and
+// makes it the parent of every orphan. If the script were PID 1,
+// `kill -KILL $$` would do nothing and it would inherit zombies it never
+// asked for.
 //
 // What protects it from the script: it is not dumpable and its memory
 // belongs to the supervisor's user namespace (the fork copied its
