@@ -40,6 +40,18 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+def _encodable(s: str, arg: bool) -> bool:
+    """s can be an argument (as subprocess encodes it) or stdin (UTF-8)."""
+    try:
+        if arg:
+            os.fsencode(s)
+        else:
+            s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class SkillTools:
     """The skills in one or more folders as tools, and their dispatcher.
 
@@ -108,9 +120,16 @@ class SkillTools:
         args = arguments.get("args") or []
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise SkillSandboxError(f"tool {name}: 'args' must be a list of strings")
+        # A NUL or a lone surrogate (JSON \u0000, \ud800) cannot be passed
+        # on: refused here as a bad call, not raised as ValueError.
+        for a in args:
+            if "\x00" in a or not _encodable(a, True):
+                raise SkillSandboxError(f"tool {name}: an argument holds a NUL or a lone surrogate")
         stdin = arguments.get("stdin")
         if stdin is not None and not isinstance(stdin, str):
             raise SkillSandboxError(f"tool {name}: 'stdin' must be a string")
+        if stdin is not None and not _encodable(stdin, False):
+            raise SkillSandboxError(f"tool {name}: 'stdin' holds a lone surrogate")
         sb = SkillSandbox(s["path"], binary=self.binary, **self._sandbox)
         return sb.run_script(script, args=args, stdin=stdin)
 

@@ -62,6 +62,12 @@ def test_anthropic_tool_use(tools):
     ({"id": "2", "name": "shout", "input": {"script": "../../etc/passwd"}}, "must be one of"),
     ({"id": "3", "name": "shout", "input": {"script": "upper.py", "args": "x"}}, "list of strings"),
     ({"id": "4", "function": {"name": "shout", "arguments": "{not json"}}, "not JSON"),
+    # JSON a model may send that cannot reach the script: a bad call, not
+    # a ValueError or UnicodeEncodeError out of the adapter.
+    ({"id": "5", "function": {"name": "shout", "arguments": '{"script": "upper.py", "args": ["a\\u0000b"]}'}},
+     "NUL or a lone surrogate"),
+    ({"id": "6", "name": "shout", "input": {"script": "upper.py", "args": ["\ud800"]}}, "NUL or a lone surrogate"),
+    ({"id": "7", "name": "shout", "input": {"script": "upper.py", "stdin": "\ud800"}}, "lone surrogate"),
 ])
 def test_bad_calls(tools, call, why):
     with pytest.raises(SkillSandboxError, match=why):
