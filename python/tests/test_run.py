@@ -225,3 +225,12 @@ def test_flood_does_not_fill_memory(binary, make_skill, mode):
     max_rss_mib = int(p.stdout.split()[-1]) / 1024
     assert max_rss_mib < 150, f"the caller held {max_rss_mib:.0f} MiB"
 
+
+def test_skill_with_warnings(binary, make_skill):
+    # The record's validation warnings are strings: a skill that runs with
+    # one (here an unknown frontmatter key) must still give a result.
+    skill = make_skill("warned", {"hi.py": "print('hi')\n"},
+                       frontmatter="name: warned\ndescription: A skill with a warning.\nbogus-key: 1\n")
+    r = SkillSandbox(skill, binary=binary).run_script("hi.py")
+    assert r.ok and r.stdout == "hi\n"
+    assert any("bogus-key" in w for w in r.warnings), r.warnings
