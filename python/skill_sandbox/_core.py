@@ -251,9 +251,15 @@ def _read_result(result_file: str, status: int, stderr: bytes) -> RunResult:
     try:
         with open(result_file, encoding="utf-8") as f:
             text = f.read()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         raise SkillSandboxError(f"skill-sandbox run wrote no result (exit status {status}): {err}", err) from None
-    res = parse_result(text, status)
+    try:
+        res = parse_result(text, status)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        # A file cut short (a full disk) or not this version's: an error
+        # of the call, which the tool adapters report, not a crash.
+        raise SkillSandboxError(f"skill-sandbox run wrote an unreadable result (exit status {status}): {exc}",
+                                err) from None
     if status == _cli.EXIT_USAGE and res.error_kind == "usage":
         raise SkillSandboxError(res.error or err, err)
     return res

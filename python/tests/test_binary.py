@@ -65,3 +65,16 @@ def test_relative_env_is_made_absolute(binary, workdir, monkeypatch):
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("SKILL_SANDBOX_BIN", "skill-sandbox")
     assert find_binary() == str(workdir / "skill-sandbox")
+
+
+@pytest.mark.parametrize("content", ["{", '{"result_version": 1}', "[]", "\\377"])
+def test_unreadable_result_is_an_error(workdir, content):
+    # A result file cut short (a full disk) or of another shape is a
+    # SkillSandboxError, which the tool adapters turn into an error result.
+    fake = workdir / "fake-skill-sandbox"
+    fake.write_text("#!/bin/sh\n"
+                    "while [ \"$1\" != --result-json ]; do shift; done\n"
+                    f"printf '{content}' > \"$2\"\n")
+    fake.chmod(0o755)
+    with pytest.raises(skill_sandbox.SkillSandboxError, match="unreadable result|wrote no result"):
+        skill_sandbox.SkillSandbox(workdir, binary=str(fake)).run_script("x.py")
