@@ -32,6 +32,11 @@ from ._result import RunResult
 # Function names the OpenAI and Anthropic APIs accept.
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+# Characters of a SKILL.md description a tool's description keeps: the
+# specification's limit. run accepts longer ones (a warning), but a skill's
+# author must not put unbounded text into every request sent to the model.
+MAX_DESCRIPTION = 1024
+
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
     """obj[key] for dicts, obj.key for SDK objects."""
@@ -96,7 +101,10 @@ class SkillTools:
         }
 
     def _description(self, name: str) -> str:
-        return self.skills[name]["description"].strip() + " (Runs a script of the skill in a sandbox.)"
+        d = self.skills[name]["description"].strip()
+        if len(d) > MAX_DESCRIPTION:
+            d = d[:MAX_DESCRIPTION - 1].rstrip() + "\u2026"
+        return d + " (Runs a script of the skill in a sandbox.)"
 
     def openai_schemas(self) -> List[Dict[str, Any]]:
         """Tools in the OpenAI function-calling shape (``{"type": "function", "function": ...}``)."""

@@ -75,3 +75,14 @@ def test_bad_calls(tools, call, why):
     if "input" in call:
         res = tools.anthropic_tool_result(call)
         assert res["is_error"] and why in json.loads(res["content"])["error"]
+
+
+def test_long_description_is_cut(binary, make_skill, workdir):
+    # A hostile skill's 200,000-character description (run takes it, with
+    # a warning) is not sent whole with every request to the model.
+    skills = workdir / "long"
+    make_skill("long-desc", {"hi.sh": "echo hi\n"}, description="A" * 200000, parent=skills)
+    t = SkillTools(skills, binary=binary)
+    desc = t.anthropic_schemas()[0]["description"]
+    assert desc.startswith("AAAA") and len(desc) < 1100, len(desc)
+    assert t.openai_schemas()[0]["function"]["description"] == desc
