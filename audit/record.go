@@ -64,7 +64,7 @@ const (
 	KindIsolation     = "isolation"      // run.ErrIsolation
 	KindBadConfig     = "bad_config"     // run.ErrBadConfig
 	KindUnsupported   = "unsupported"    // run.ErrUnsupported
-	KindStart         = "start_failed"   // run.ErrStart: the init stage or execve failed
+	KindStart         = "start_failed"   // run.ErrStart: the init process or execve failed
 	KindCanceled      = "canceled"       // the context was canceled before the run
 	KindSignature     = "signature"      // sign.ErrNotVerified: --require-signature refused the skill
 	KindPolicy        = "policy"         // a policy file is invalid, or the skill asks for more than is granted
