@@ -190,7 +190,13 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {
-		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
+		// A kept work folder is read on the host after the run as the
+		// grants are: what in it leads elsewhere goes too.
+		roots := res.Grants.Write
+		if res.WorkDir != "" {
+			roots = append(slices.Clip(roots), res.WorkDir)
+		}
+		neutralised, truncated := sweepGrants(roots, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
