@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
@@ -142,7 +143,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 		return &fileError{kind: audit.KindPolicy, refused: true, err: err}
 	}
 	abs := filepath.Join(s.cfg.Workspace, filepath.FromSlash(rel))
-	if e := run.DenyListEntry(abs, sb.AllowDenied); e != "" {
+	if e := denylist.Entry(abs, run.DefaultDenyPaths(), sb.AllowDenied); e != "" {
 		return refusal(audit.KindPolicy, "%s is on the deny list (%s: credentials, keys, history), which runs never see either", rel, e)
 	}
 	if d, ok := under(abs, sb.DenyPaths); ok {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -112,7 +113,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 			allowed[r] = true
 		}
 	}
-	deny := newDenyList(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
+	deny := denylist.New(append(DefaultDenyPaths(), s.DenyPaths...), denylist.HomeFolders(), allowed)
 	alias := denyAliases(deny, allowed)
 	var typed []typedPath
 
@@ -249,9 +250,9 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 		typed = append(typed, typedPath{flag, abs, real})
 		if write && !allowed[real] {
 			// The script could create any of these inside the folder.
-			for _, d := range deny.entries {
-				base := denyBase(d)
-				if (pathUnder(base, real) || base == real && hasMeta(d)) && !allowed[d] {
+			for _, d := range deny.Entries() {
+				base := denylist.Base(d)
+				if (pathUnder(base, real) || base == real && denylist.HasMeta(d)) && !allowed[d] {
 					return "", fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list; grant a folder that holds no home folder or credential path", ErrBadConfig, p, d)
 				}
 			}
@@ -308,7 +309,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 	// Deny entries inside read grants are masked; write grants hold none,
 	// except those AllowDenied exempted (planReadOnly).
 	for _, r := range gp.grants.Read {
-		for _, m := range append(deny.matchesUnder(r, allowed), alias.inside(r)...) {
+		for _, m := range append(deny.MatchesUnder(r, allowed), alias.inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 )
 
 // The deny list names paths, but a folder can be reached through more
@@ -38,7 +40,7 @@ type denyAlias struct {
 // denyAliases reads the mount table once for one plan; entries with
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
-func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
+func denyAliases(deny *denylist.List, allowed map[string]bool) denyAlias {
 	a := denyAlias{deny: map[string]fsPath{}}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -55,8 +57,8 @@ func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
 		}
 		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
 	}
-	for _, d := range deny.entries {
-		if hasMeta(d) || allowed[d] || !deny.exists[d] {
+	for _, d := range deny.Entries() {
+		if denylist.HasMeta(d) || allowed[d] || !deny.Exists(d) {
 			continue
 		}
 		if fp, ok := a.fsPathOf(d); ok {
