@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -134,7 +135,7 @@ func workspacePath(p string) (string, error) {
 // workspace, so that this tool is no way around it: the built-in deny
 // list (unless the policy exempts the path), the policy's deny_read, and
 // for a write its deny_write and the files the caller's tools run on
-// their own (.git, .envrc, ...; run.IsAutorunPath; a git folder under
+// their own (.git, .envrc, ...; autorun.Inside; a git folder under
 // another name, gitDirMade) unless the policy's allow_autorun names the
 // workspace.
 func (s *Server) workspaceGuard(rel string, write bool) error {
@@ -158,7 +159,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 	if s.autorunWritable(sb.AutorunWritable) {
 		return nil
 	}
-	if run.IsAutorunPath(rel) {
+	if autorun.Inside(rel) {
 		return refusal(audit.KindPolicy, "%s is a file the caller's own tools run on their own (git hooks and config, .envrc, editor tasks, ...): runs may not write it, and neither may this tool; an operator policy with allow_autorun naming the workspace lifts this", rel)
 	}
 	if d := gitDirMade(s.cfg.Workspace, rel); d != "" {

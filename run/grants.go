@@ -34,7 +34,7 @@ type Grants struct {
 	ReadOnly []string
 	// Autorun lists the files and folders inside Write grants that the
 	// caller's tools run on their own (.git, .envrc, .vscode, ...: see
-	// isAutorun), kept read-only; AutorunWritable the Write grants
+	// docs/grants.md), kept read-only; AutorunWritable the Write grants
 	// exempted (Sandbox.AutorunWritable).
 	Autorun         []string
 	AutorunWritable []string
