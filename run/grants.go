@@ -128,8 +128,8 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 }
 
 // resolveGrants resolves the write grants, then the read grants, into
-// gp.grants, each once; a read grant that is also a write grant is
-// written only.
+// gp.grants, each once; a path granted both ways is kept as a write
+// grant only.
 func (pl *grantPlanner) resolveGrants() error {
 	g := &pl.gp.grants
 	for _, p := range pl.s.WritePaths {
