@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
 // The deny list names paths, but a folder can be reached through more
@@ -55,7 +56,7 @@ func denyAliases(deny *denylist.List, allowed map[string]bool) denyAlias {
 		if len(fields) < 5 {
 			continue
 		}
-		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
+		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
 	}
 	for _, d := range deny.Entries() {
 		if denylist.HasMeta(d) || allowed[d] || !deny.Exists(d) {
