@@ -29,6 +29,11 @@ import (
 //   - a symlink whose target, resolved from the grant, leaves it
 //     (linkEscapes) is removed: `cp -L`, `tar -h` and file readers
 //     follow it to the caller's files;
+//   - a file or folder, the grant's own included, that others may write
+//     after the run and could not before it (new, or the run's chmod)
+//     loses others' write permission (restrictOthersWrite): another
+//     local user must not get to change the caller's files through the
+//     run;
 //   - in the grants of autorunRoots, an entry autorun.Matches matches
 //     that is not the one that existed when the run was planned
 //     (existing, by inode; those were read-only) is renamed aside with
@@ -56,6 +61,9 @@ func sweepGrants(roots, autorunRoots []string, existing map[string]uint64, befor
 				if !quarantine {
 					return walkStop
 				}
+			}
+			if nt, ok := restrictOthersWrite(parent, name, p, st, before, since); ok {
+				out, truncated = appendNeutralised(out, truncated, nt)
 			}
 			if p == root {
 				return walkOn
@@ -105,11 +113,7 @@ func sweepGrants(roots, autorunRoots []string, existing map[string]uint64, befor
 			} else if removeSame(parent, name, st) != nil {
 				nt.Action = NeutralisedFailed
 			}
-			if len(out) < MaxArtifacts {
-				out = append(out, nt)
-			} else {
-				truncated = true
-			}
+			out, truncated = appendNeutralised(out, truncated, nt)
 			return walkSkip
 		})
 		unix.Close(rootFd)
