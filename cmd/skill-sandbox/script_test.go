@@ -13,25 +13,25 @@ package main
 // One command a line; blank lines and lines starting with # are skipped.
 // Words are split at spaces; 'single quotes' keep spaces and $ ('' is a
 // quote inside them). Outside quotes $NAME and ${NAME} expand: WORK, REPO
-// (the repository's root); a $ before no name stays. In the patterns of stdout, stderr and grep a
-// variable expands to its value quoted for a regexp. A leading ! negates
-// the commands that say so. The commands:
+// (the repository's root); a $ before no name stays. In the patterns of
+// stdout and stderr a variable expands to its value quoted for a regexp.
+// A leading ! negates the commands that say so. The commands:
 //
 //	exec skill-sandbox ARGS...  run the built binary; want exit status 0
 //	! exec skill-sandbox ARGS...  the same; want a non-zero exit status
 //	status N                    the last exec's exit status is N
 //	[!] stdout REGEXP           the last exec's stdout matches (or not)
 //	[!] stderr REGEXP           the same for stderr
-//	[!] grep REGEXP FILE        the file matches (or not)
 //	cmp FILE1 FILE2             the files are equal; stdout and stderr
 //	                            name the last exec's output
 //	[!] record stderr|FILE [KEY=VALUE...]
 //	                            the last line of stderr (or the one line
 //	                            of FILE) is an audit record of this call
 //	                            (schema, request id, tool, uid) whose
-//	                            top-level KEY is VALUE (strings unquoted,
-//	                            else the JSON text); ! record stderr: no
-//	                            record on stderr
+//	                            field KEY (a dotted path: skill.path) is
+//	                            VALUE (a string as it is, else its JSON
+//	                            text); ! record stderr: no line of
+//	                            stderr is a record
 //	sandbox                     skip the script, with the reason, where
 //	                            the kernel sandbox cannot run scripts
 //
@@ -151,7 +151,7 @@ func (s *scriptState) do(line string) {
 		neg, line = true, strings.TrimSpace(rest)
 	}
 	name, _, _ := strings.Cut(line, " ")
-	quoteVars := name == "stdout" || name == "stderr" || name == "grep"
+	quoteVars := name == "stdout" || name == "stderr"
 	words, err := splitWords(line, s.vars, quoteVars)
 	if err != nil {
 		s.fatalf("%v", err)
@@ -163,7 +163,7 @@ func (s *scriptState) do(line string) {
 	case "status":
 		s.want(!neg, "status")
 		s.status(args)
-	case "stdout", "stderr", "grep":
+	case "stdout", "stderr":
 		s.match(neg, name, args)
 	case "cmp":
 		s.want(!neg, "cmp")
@@ -220,23 +220,13 @@ func (s *scriptState) status(args []string) {
 	}
 }
 
-// match runs stdout, stderr and grep.
+// match runs stdout and stderr.
 func (s *scriptState) match(neg bool, name string, args []string) {
 	s.t.Helper()
-	text, what := "", name
-	switch {
-	case name == "grep" && len(args) == 2:
-		data, err := os.ReadFile(s.path(args[1]))
-		if err != nil {
-			s.fatalf("grep: %v", err)
-		}
-		text, what = string(data), args[1]
-	case name == "stdout" && len(args) == 1 && s.ran:
-		text = s.stdout
-	case name == "stderr" && len(args) == 1 && s.ran:
+	s.want(len(args) == 1 && s.ran, name)
+	text := s.stdout
+	if name == "stderr" {
 		text = s.stderr
-	default:
-		s.want(false, name)
 	}
 	re, err := regexp.Compile("(?m)" + args[0])
 	if err != nil {
@@ -244,9 +234,9 @@ func (s *scriptState) match(neg bool, name string, args []string) {
 	}
 	if found := re.MatchString(text); found == neg {
 		if neg {
-			s.fatalf("%s matches %q, want no match:\n%s", what, args[0], text)
+			s.fatalf("%s matches %q, want no match:\n%s", name, args[0], text)
 		}
-		s.fatalf("%s does not match %q:\n%s", what, args[0], text)
+		s.fatalf("%s does not match %q:\n%s", name, args[0], text)
 	}
 }
 
@@ -290,12 +280,16 @@ func (s *scriptState) record(neg bool, args []string) {
 	switch {
 	case args[0] == "stderr":
 		s.want(s.ran, "record")
-		line = lastLine(s.stderr)
-		if isRecordLine(line) == neg {
-			s.fatalf("record on stderr: %v, want %v", !neg, neg)
-		}
 		if neg {
+			for _, l := range strings.Split(s.stderr, "\n") {
+				if isRecordLine(l) {
+					s.fatalf("a record on stderr, want none")
+				}
+			}
 			return
+		}
+		if line = lastLine(s.stderr); !isRecordLine(line) {
+			s.fatalf("no record as the last line of stderr")
 		}
 	default:
 		data, err := os.ReadFile(s.path(args[0]))
@@ -312,21 +306,32 @@ func (s *scriptState) record(neg bool, args []string) {
 	if rec.RequestID == "" || rec.Tool.Name != "skill-sandbox" || rec.Tool.Version != cliVersion || rec.UID != os.Getuid() {
 		s.fatalf("request id %q tool %+v uid %d", rec.RequestID, rec.Tool, rec.UID)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(line), &fields); err != nil {
-		s.fatalf("record: %v", err)
-	}
 	for _, kv := range args[1:] {
 		key, want, ok := strings.Cut(kv, "=")
 		s.want(ok, "record")
-		got := string(fields[key])
-		if str, err := strconv.Unquote(got); err == nil && strings.HasPrefix(got, `"`) {
-			got = str
-		}
-		if got != want {
+		if got := recordField(line, key); got != want {
 			s.fatalf("record %s = %s, want %s:\n%s", key, got, want, line)
 		}
 	}
+}
+
+// recordField returns the field at the dotted path key of the JSON
+// object line: a string as it is, anything else as its JSON text, and ""
+// when there is no such field.
+func recordField(line, key string) string {
+	raw := json.RawMessage(line)
+	for _, k := range strings.Split(key, ".") {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return ""
+		}
+		raw = obj[k]
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	return string(raw)
 }
 
 // splitWords splits a command line into words (see the top of this
