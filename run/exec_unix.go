@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -85,7 +86,7 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	st, cfgW, repR, outR, errR, statusR, proxySup := ip.st, ip.cfgW, ip.repR, ip.outR, ip.errR, ip.statusR, ip.proxySup
 	// On the early return below; finishCgroup or finishLater closes it
 	// otherwise (and sets cg to nil).
-	defer func() { cg.close() }()
+	defer func() { cg.Close() }()
 	start := time.Now()
 	proc := st.proc
 	if p.needMountNS != nil && !stageconfig.Has(st.namespaces, LayerMountNS) {
@@ -122,10 +123,10 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	startErr := sendStage(cfgW, p)
 	if startErr != nil {
 		startErr = fmt.Errorf("sending config: %v", startErr)
-	} else if err := cg.makeLate(p.cgroup, cfgW); err != nil {
+	} else if err := cg.MakeLate(p.cgroup, cfgW); err != nil {
 		startErr = fmt.Errorf("the run's cgroup: %v", err)
 	} else {
-		cg.openStats()
+		cg.OpenStats()
 	}
 	overLimit := make(chan string, 1)
 	// A stream past MaxOutput ends the run like the time limit does.
@@ -307,11 +308,11 @@ type initProc struct {
 
 // startFresh starts an init stage for p in the run's cgroup (see
 // startInCgroup). The files it opens are added to closeLater.
-func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
+func startFresh(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *cgroup.Cgroup, error) {
 	// Placed first: a cgroup joined late makes the config channel a
 	// socket (see configChannel).
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		p.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
+		p.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
 	}
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
 		sup, stage, err = stagePipe(stageReads)

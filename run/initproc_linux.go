@@ -233,7 +233,7 @@ func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.In
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !p.workMade,
 		MayRunDegraded: p.degradedByChoice(),
-		JoinCgroup:     p.lateCgroup.tasksFiles(),
+		JoinCgroup:     p.lateCgroup.TasksFiles(),
 	}
 }
 

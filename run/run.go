@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -70,7 +71,7 @@ type plan struct {
 	// watchWriteMB caps the growth of the write grants (see planWatch):
 	// Sandbox.WriteMB or its default.
 	watchWriteMB int
-	cgroup       cgroupLimits // limits of the run's cgroup
+	cgroup       cgroup.Limits // limits of the run's cgroup
 
 	// extraFiles are passed to the init stage after its fixed
 	// descriptors: the detached trees of handOver.
@@ -113,9 +114,9 @@ type plan struct {
 	// ahead is cfg's compile started before the init stage (see
 	// compileAhead); zero when none was.
 	ahead compileAhead
-	// lateCgroup is the run's cgroup when the init stage joins it once it
-	// is made, after the clone (see planLateCgroup); nil otherwise.
-	lateCgroup *runCgroup
+	// lateCgroup is the run's cgroup when the init process joins it once it
+	// is made, after the clone (see cgroup.PlanLate); nil otherwise.
+	lateCgroup *cgroup.Cgroup
 	// prefix is what the pooled init stage that took the run built ahead;
 	// nil for a stage of the run's own.
 	prefix stagePrefix
@@ -189,7 +190,13 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	start := time.Now()
 	err := launch(ctx, p, res)
 	if res.Started {
-		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
+		// A kept work folder is read on the host after the run as the
+		// grants are: what in it leads elsewhere goes too.
+		roots := res.Grants.Write
+		if res.WorkDir != "" {
+			roots = append(slices.Clip(roots), res.WorkDir)
+		}
+		neutralised, truncated := sweepGrants(roots, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
@@ -467,9 +474,9 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	p.memoryMB = memoryMB
 	p.watchWorkDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
 	p.watchWriteMB = orDefault(s.WriteMB, DefaultWriteMB)
-	p.cgroup = cgroupLimits{
+	p.cgroup = cgroup.Limits{
 		MemoryBytes: int64(memoryMB+workDirMB) << 20,
-		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroupInitAllowance),
+		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
 		CPUs:        s.CPUs,
 	}
 	return p, cleanup, nil
@@ -668,13 +675,7 @@ func describeProblems(r validate.Result) string {
 }
 
 // newRequestID returns 128 random bits in hex.
-func newRequestID() string {
-	var b [16]byte
-	if err := random.Read(b[:]); err != nil {
-		return fmt.Sprintf("%x", time.Now().UnixNano())
-	}
-	return hex.EncodeToString(b[:])
-}
+func newRequestID() string { return random.ID() }
 
 // makeWorkDir creates the per-run work folder, private to the sandbox
 // identity.

@@ -11,7 +11,3 @@ type compileAhead *struct{}
 
 // stagePrefix is nothing here: there are no pools.
 type stagePrefix *struct{}
-
-// runCgroup is nothing here: there are no cgroups (plan's lateCgroup is
-// always nil).
-type runCgroup struct{}
