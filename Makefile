@@ -19,7 +19,7 @@
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep, the uid_map and /proc mount parsers and the JSON
 #                  string writer of the audit record and canonical policy, the
-#                  Debian version made of git describe
+#                  Debian version made of git describe, the CLI test scripts' archives
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -211,6 +211,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
+	$(GO) test -run '^$$' -fuzz FuzzParseArchive -fuzztime $(FUZZTIME) ./cmd/skill-sandbox
 
 clean:
 	rm -rf bin dist
