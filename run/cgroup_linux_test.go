@@ -383,7 +383,7 @@ func TestBornInCgroup(t *testing.T) {
 	st, inside, err := cg.startInside(func() (*started, error) {
 		cmd = exec.Command("/bin/sleep", "10")
 		err := cmd.Start()
-		return &started{proc: newChild(cmd.Process.Pid)}, err
+		return &started{proc: newInitProcess(cmd.Process.Pid)}, err
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,9 @@ import (
 // Missing with the reason. With the cgroup's memory limit in force,
 // RLIMIT_AS is relaxed (see relaxAddressSpace). The cgroup is nil when
 // there is none.
-func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup, error) {
-	start := func() (*started, error) { return startInit(spec, p) }
+func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *runCgroup, error) {
+	p := l.plan
+	start := func() (*started, error) { return startInit(spec, l) }
 	if stageconfig.Has(p.disabled, LayerCgroup) {
 		st, err := start()
 		return st, nil, err
@@ -25,7 +26,7 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 	// A cgroup placed late is made once the program is sent (see
 	// planLateCgroup); whatever ends the run before closes it, made or
 	// not.
-	cg, cgErr := p.lateCgroup, error(nil)
+	cg, cgErr := l.lateCgroup, error(nil)
 	if cg == nil {
 		cg, cgErr = openCgroup(cgroupName(p.requestID), p.cgroup)
 	}
@@ -57,7 +58,7 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 		}
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
-	relaxAddressSpace(p, res)
+	relaxAddressSpace(l, res)
 	return st, cg, nil
 }
 
@@ -67,9 +68,9 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *runCgroup
 // MemoryError instead of a kill), and every process gets MemoryMB plus
 // reserveMB, so that programs that reserve far more address space than
 // they use (threads, malloc arenas, node, a JVM) start as they do bare.
-func relaxAddressSpace(p *plan, res *Result) {
-	if relaxed := relaxedAddressSpace(p); relaxed != p.cfg.Limits.AddressSpace {
-		p.cfg.Limits.AddressSpace = relaxed
+func relaxAddressSpace(l *launchState, res *Result) {
+	if relaxed := relaxedAddressSpace(l.plan); relaxed != l.cfg.Limits.AddressSpace {
+		l.cfg.Limits.AddressSpace = relaxed
 		res.AddressSpaceMB = int(relaxed >> 20)
 	}
 }
@@ -114,7 +115,7 @@ func halfJoinedError(err error) error {
 // killHalfJoined kills and reaps an init stage that attach left in part
 // of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
 // must not run one half limited. It returns halfJoinedError(err).
-func killHalfJoined(proc *child, err error) error {
+func killHalfJoined(proc *initProcess, err error) error {
 	proc.Kill()
 	proc.Wait()
 	return halfJoinedError(err)

@@ -34,7 +34,8 @@ func selfExe() string {
 // profile (see init_darwin.go). With a host allowlist, the proxy's
 // listener is bound first on the host's loopback, since the profile names
 // its port.
-func startInit(spec *launchSpec, p *plan) (*started, error) {
+func startInit(spec *launchSpec, l *launchState) (*started, error) {
+	p := l.plan
 	st := &started{}
 	if p.proxy != nil {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -42,27 +43,32 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 			return nil, fmt.Errorf("network proxy: %v", err)
 		}
 		p.proxy.hostLn = ln
-		p.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
-		p.cfg.Env = withProxyEnv(p.cfg.Env, p.cfg.ProxyPort)
+		l.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+		l.cfg.Env = withProxyEnv(l.cfg.Env, l.cfg.ProxyPort)
 	}
 	if stageconfig.Has(p.cfg.Layers, LayerSeatbelt) {
-		prof, err := seatbeltProfile(seatbeltPolicyOf(p))
+		// The profile is of the config as sent: with the proxy's port.
+		sent := *p
+		sent.cfg = l.cfg
+		prof, err := seatbeltProfile(seatbeltPolicyOf(&sent))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever
 			// AllowDegraded says; the caller can rename the folder.
 			return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 		}
-		p.cfg.Seatbelt = prof
+		l.cfg.Seatbelt = prof
 	}
 	cmd := initCmd(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
 	}
+	// Fork and exec: the init process follows, this binary in a session
+	// of its own, as the caller (or, for root, the sandbox identity).
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.proc = childOf(cmd.Process)
+	st.proc = initProcessOf(cmd.Process)
 	return st, nil
 }
 
@@ -84,22 +90,18 @@ func initCmd(spec *launchSpec) *exec.Cmd {
 	}
 }
 
-// compiledStage and compileAhead are nothing here: the init stage gets
-// the config itself; stagePrefix is nothing either: there are no pools.
-type (
-	compiledStage struct{}
-	compileAhead  *struct{}
-	stagePrefix   *struct{}
-)
+// initProgram is nothing here: the init process gets the config itself,
+// and there are no pools.
+type initProgram struct{}
 
 // startCompile has nothing to compile here.
-func startCompile(*plan, bool) {}
+func startCompile(*launchState, bool) {}
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
 // encoding (see stageconfig's wire.go), in one write, so the init stage
 // reads exactly the config and not the go byte after it.
-func sendStage(w io.Writer, p *plan) error {
-	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &p.cfg)
+func sendStage(w io.Writer, l *launchState) error {
+	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &l.cfg)
 	if err != nil {
 		return err
 	}
@@ -110,15 +112,15 @@ func sendStage(w io.Writer, p *plan) error {
 
 // readStageReport reads the init stage's layer report, a JSON line; the
 // init stage waits for the go-ahead when the config says so.
-func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error) {
+func readStageReport(rd *bufio.Reader, l *launchState) (stageconfig.Report, bool, error) {
 	var rep stageconfig.Report
 	err := readReport(rd, &rep)
-	return rep, p.cfg.WaitForGo, err
+	return rep, l.cfg.WaitForGo, err
 }
 
 // readStageAfter reads what follows the layer report: nothing (ok) when
 // execve succeeded, else a line with the exec error.
-func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err error) {
+func readStageAfter(rd *bufio.Reader, _ *launchState) (ok bool, execErr string, err error) {
 	var after stageconfig.Report
 	switch err := readReport(rd, &after); {
 	case errors.Is(err, io.EOF):
@@ -157,7 +159,7 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 // not yet reaped: after that its pid may name another program. A
 // descendant that was orphaned before the sweep (a daemon that left the
 // session) is out of reach; docs/platforms.md says so.
-func killSandbox(c *child, _ bool) {
+func killSandbox(c *initProcess, _ bool) {
 	proc := c.proc
 	if proc.Signal(syscall.Signal(0)) == nil {
 		proc.Signal(syscall.SIGSTOP)

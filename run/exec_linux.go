@@ -67,7 +67,7 @@ func enableSubreaper(pidns bool) {
 // (see member), and one sweep of a run goes at a time (the watchdog's kill
 // and launch's may meet; where the kernel has no pidfds, two sweeps could
 // otherwise both wait for one member by pid).
-func killSandbox(proc *child, pidns bool) {
+func killSandbox(proc *initProcess, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return

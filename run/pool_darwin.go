@@ -1,11 +1,9 @@
 package run
 
-import "os"
-
 // take never has a stage to give on this platform (see Pool).
-func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *runCgroup, error) {
+func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *runCgroup, error) {
 	if pl != nil {
-		pl.get(p)
+		pl.get(l.plan)
 	}
 	return nil, nil, nil
 }

@@ -33,7 +33,7 @@ func readReaperReport(r io.Reader) ([]byte, bool) {
 // complete once the reaper has reported (see Result.WaitCleanup). It is
 // one goroutine, so that a caller that waits (the CLI) is woken once, not
 // through a chain of them.
-func finishLater(proc *child, cg *runCgroup, after func(), res *Result) {
+func finishLater(proc *initProcess, cg *runCgroup, after func(), res *Result) {
 	early := cg != nil && cg.removeEmpty()
 	res.cgroupBeforeExit = early
 	kill := time.AfterFunc(reaperGrace, func() { killSandbox(proc, true) })

@@ -47,8 +47,9 @@ const (
 // by nobody (checkReachable says so clearly when it is not).
 const nobodyUID = 65534
 
-// plan is what Run decided before starting anything; the platform launcher
-// turns it into a process.
+// plan is what prepare decided for a run, before starting anything: the
+// paths, grants, limits, environment and layers wanted. It is not
+// changed after prepare; what a launch changes is in its launchState.
 type plan struct {
 	cfg       stageconfig.Config
 	hostUID   int     // host uid the script runs as
@@ -57,8 +58,7 @@ type plan struct {
 	disabled  []Layer // layers turned off by the caller
 	timeout   time.Duration
 	stdin     io.Reader
-	stdout    *capture
-	stderr    *capture
+	output    outputPlan
 	strict    bool      // RequireIsolation: every missing layer refuses
 	degraded  bool      // AllowDegraded: no missing layer refuses
 	warn      io.Writer // one line per cause of missing layers; may be nil
@@ -72,7 +72,7 @@ type plan struct {
 	watchWriteMB int
 	cgroup       cgroupLimits // limits of the run's cgroup
 
-	// extraFiles are passed to the init stage after its fixed
+	// extraFiles are passed to the init process after its fixed
 	// descriptors: the detached trees of handOver.
 	extraFiles []*os.File
 	// needMountNS is the error to return when the run gets no mount
@@ -88,41 +88,25 @@ type plan struct {
 	autorun      map[string]uint64
 	// proxy is the host allowlist; nil without one.
 	proxy *proxyPlan
-	// teardown, when set, runs once the sandbox is gone: the work
-	// folder's removal. Removing the folder while the sandbox's mount
-	// namespace is still being torn down would make the kernel unmount
-	// the folder from it on the caller's path (about 1 ms). launch hands
-	// it to finishLater (and clears it) when it returns before the
-	// teardown; Run calls it otherwise.
-	teardown func()
 	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
 	// for the platforms that state the deny list in a profile (macOS).
 	denyPaths, allowDenied []string
-	// pool supplies pre-started init stages; nil without one.
+	// pool supplies pre-started init processes; nil without one.
 	pool *Pool
-	// reserved is the pooled stage whose host id the run has (see
-	// Pool.reserve), until launch takes it; nil otherwise.
-	reserved *pooledInit
-	// workMade says whether the supervisor made the work folder on the
-	// host: with a mount namespace it is made inside the sandbox's root
-	// (and by the init stage on the host if that layer fails).
-	workMade bool
-	// compiled is what sendStage made of cfg for the init stage, kept to
-	// read its report (see sendStage).
-	compiled compiledStage
-	// ahead is cfg's compile started before the init stage (see
-	// compileAhead); zero when none was.
-	ahead compileAhead
-	// lateCgroup is the run's cgroup when the init stage joins it once it
-	// is made, after the clone (see planLateCgroup); nil otherwise.
-	lateCgroup *runCgroup
-	// prefix is what the pooled init stage that took the run built ahead;
-	// nil for a stage of the run's own.
-	prefix stagePrefix
-	// knownMissing: a layer is already known to be missing when the
-	// init stage starts (a namespace, the cgroup, a layer disabled in a
-	// strict run), so it waits for the go-ahead in any case.
-	knownMissing bool
+	// hostWorkDir says whether prepare made the work folder on the host:
+	// with a mount namespace it is made inside the sandbox's root (and
+	// on the host by the launch if that layer fails).
+	hostWorkDir bool
+}
+
+// outputPlan is where the script's output streams go: the caller's
+// writers (nil for none), how much of each Result keeps (capBytes) and
+// how much is forwarded before the run ends (maxStream, Sandbox.MaxOutput;
+// 0 for no end).
+type outputPlan struct {
+	stdout, stderr io.Writer
+	capBytes       int
+	maxStream      int64
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and
@@ -146,7 +130,7 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 	if res.Timeout <= 0 {
 		res.Timeout = DefaultTimeout
 	}
-	p, cleanup, err := s.prepare(script, args, command, res)
+	l, cleanup, err := s.prepare(script, args, command, res)
 	if err != nil {
 		if cleanup != nil {
 			cleanup()
@@ -154,13 +138,13 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		unmakeRefused(res)
 		return err
 	}
-	p.teardown = cleanup
-	if p.hostUID > 0 && p.hostUID != os.Geteuid() {
-		res.SandboxUID = p.hostUID
+	l.teardown = cleanup
+	if uid := l.plan.hostUID; uid > 0 && uid != os.Geteuid() {
+		res.SandboxUID = uid
 	}
-	err = launchListing(ctx, p, res)
-	if p.teardown != nil { // not handed to the background teardown
-		p.teardown()
+	err = launchListing(ctx, l, res)
+	if l.teardown != nil { // not handed to the background teardown
+		l.teardown()
 	}
 	unmakeRefused(res)
 	return err
@@ -178,16 +162,17 @@ func unmakeRefused(res *Result) {
 	res.made, res.Grants.Created = nil, nil
 }
 
-// launchListing launches the plan and, when it has write grants or a kept
+// launchListing launches l's plan and, when it has write grants or a kept
 // work folder, lists in res.Artifacts what the run changed there.
-func launchListing(ctx context.Context, p *plan, res *Result) error {
+func launchListing(ctx context.Context, l *launchState, res *Result) error {
+	p := l.plan
 	if len(p.artifactRoots) == 0 {
-		return launch(ctx, p, res)
+		return launch(ctx, l, res)
 	}
 	before := takeSnapshot(p.artifactRoots)
 	before.settle()
 	start := time.Now()
-	err := launch(ctx, p, res)
+	err := launch(ctx, l, res)
 	if res.Started {
 		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
 		uid, gid := sandboxIdentity()
@@ -201,7 +186,7 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 
 // hostIdentity is the host uid and gid a run gets (see
 // Sandbox.hostIdentity): own is the run's own id, held until the run is
-// gone, and stage the pooled init stage reserved with it, until launch
+// gone, and stage the pooled init process reserved with it, until launch
 // takes it; nil when the run has none.
 type hostIdentity struct {
 	uid, gid int
@@ -212,32 +197,37 @@ type hostIdentity struct {
 // prepare does every check and decision that needs no child process:
 // validation, script and interpreter resolution (or, for a non-nil command,
 // the command's program: see Command), environment, work folder, and the
-// run's host identity (see hostIdentity).
+// run's host identity (see hostIdentity). It returns the plan in the
+// state of a launch not started yet.
 // The returned cleanup (possibly nil) removes the work folder and gives
 // the identity back; it runs once the sandbox is gone.
-func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*plan, func(), error) {
+func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*launchState, func(), error) {
 	id, err := s.hostIdentity()
 	if err != nil {
 		return nil, nil, err
 	}
 	p, cleanup, err := s.prepareAs(id, script, args, command, res)
-	if id.own == nil {
-		return p, cleanup, err
-	}
+	var l *launchState
 	if p != nil {
-		p.reserved = id.stage
+		l = newLaunchState(p)
+	}
+	if id.own == nil {
+		return l, cleanup, err
+	}
+	if l != nil {
+		l.reserved = id.stage
 	}
 	inner := cleanup
 	cleanup = func() {
 		if inner != nil {
 			inner()
 		}
-		// A reserved stage the run never took (it was refused, or
-		// canceled before its start) goes back to the pool, its id
+		// A reserved init process the run never took (it was refused,
+		// or canceled before its start) goes back to the pool, its id
 		// with it.
 		unused := id.stage
-		if p != nil {
-			unused, p.reserved = p.reserved, nil
+		if l != nil {
+			unused, l.reserved = l.reserved, nil
 		}
 		if unused != nil {
 			s.Pool.unreserve(unused, id.own)
@@ -249,7 +239,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		cleanup()
 		return nil, nil, err
 	}
-	return p, cleanup, err
+	return l, cleanup, err
 }
 
 // prepareAs is prepare for a run as id.
@@ -389,20 +379,17 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	}
 
 	p := &plan{
-		workMade: !deferWork,
-		hostUID:  uid,
-		hostGID:  gid,
-		disabled: s.Disable,
-		timeout:  timeout,
-		stdin:    s.Stdin,
-		strict:   s.RequireIsolation,
-		degraded: s.AllowDegraded,
-		pool:     s.Pool,
+		hostWorkDir: !deferWork,
+		hostUID:     uid,
+		hostGID:     gid,
+		disabled:    s.Disable,
+		timeout:     timeout,
+		stdin:       s.Stdin,
+		strict:      s.RequireIsolation,
+		degraded:    s.AllowDegraded,
+		pool:        s.Pool,
 	}
-	outputCap := orDefault(s.OutputCap, DefaultOutputCap)
-	p.stdout = newCapture(s.Stdout, outputCap)
-	p.stderr = newCapture(s.Stderr, outputCap)
-	p.stdout.maxStream, p.stderr.maxStream = s.MaxOutput, s.MaxOutput
+	p.output = outputPlan{stdout: s.Stdout, stderr: s.Stderr, capBytes: orDefault(s.OutputCap, DefaultOutputCap), maxStream: s.MaxOutput}
 	p.cfg = stageconfig.Config{
 		Argv:         argv,
 		Env:          env,
@@ -704,17 +691,18 @@ func workDirName() (string, error) {
 }
 
 // makeDeferredWorkDir makes on the host the work folder prepare named
-// without making it (see workDirName), for a run whose init stage has no
-// mount namespace after all. Mkdir fails on anything already there.
-func makeDeferredWorkDir(p *plan) error {
-	if p.workMade {
+// without making it (see workDirName), for a run whose init process has
+// no mount namespace after all. Mkdir fails on anything already there.
+func makeDeferredWorkDir(l *launchState) error {
+	if l.workMade {
 		return nil
 	}
+	p := l.plan
 	dir := p.cfg.WorkDir
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("work folder: %w", err)
 	}
-	p.workMade = true
+	l.workMade = true
 	if p.hostUID != os.Getuid() || p.hostGID != os.Getgid() {
 		if err := os.Chown(dir, p.hostUID, p.hostGID); err != nil {
 			return fmt.Errorf("work folder: %w", err)

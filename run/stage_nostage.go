@@ -2,16 +2,6 @@
 
 package run
 
-// compiledStage is nothing here: this platform's runs have no init stage
-// to compile for.
-type compiledStage struct{}
-
-// compileAhead is nothing here either.
-type compileAhead *struct{}
-
-// stagePrefix is nothing here: there are no pools.
-type stagePrefix *struct{}
-
 // runCgroup is nothing here: there are no cgroups (plan's lateCgroup is
 // always nil).
 type runCgroup struct{}
