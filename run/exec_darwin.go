@@ -42,7 +42,7 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		if err != nil {
 			return nil, fmt.Errorf("network proxy: %v", err)
 		}
-		p.proxy.hostLn = ln
+		l.proxy.hostLn = ln
 		l.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
 		l.cfg.Env = withProxyEnv(l.cfg.Env, l.cfg.ProxyPort)
 	}

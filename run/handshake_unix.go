@@ -78,7 +78,7 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		return false, isolationError(blocking)
 	}
 	if p.proxy != nil {
-		if err := startAllowlist(p, l.init.proxySup, res); err != nil {
+		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
 			return false, err
 		}
 	}

@@ -34,6 +34,8 @@ type launchState struct {
 	// prepare (see plan.hostWorkDir), or by launch when the run has no
 	// mount namespace after all (see makeDeferredWorkDir).
 	workMade bool
+	// proxy is the allowlist proxy, when the plan has one.
+	proxy proxyRun
 	launchOS
 }
 

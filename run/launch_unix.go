@@ -66,7 +66,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	}
 	defer l.closeFiles()
 	if p.proxy != nil {
-		defer p.proxy.stop(res)
+		defer l.proxy.stop(res)
 	}
 	err := l.start(res)
 	if l.pooled {
