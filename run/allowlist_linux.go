@@ -14,8 +14,8 @@ import (
 // hostAllowlistSupported: the allowlist relies on network namespaces.
 const hostAllowlistSupported = true
 
-// proxySocketPair returns the supervisor's and the init stage's ends of the
-// unix socket over which the init stage hands over its listening socket.
+// proxySocketPair returns the supervisor's and the init process's ends of the
+// unix socket over which the init process hands over its listening socket.
 func proxySocketPair() (sup, child *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

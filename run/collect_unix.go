@@ -102,20 +102,20 @@ func waitOutput(copies *sync.WaitGroup, pipes ...*os.File) {
 // status is not trusted. Every writer has exited by now, so the read
 // cannot block.
 //
-// reaperExited is false without a PID namespace or when the init process
-// did not exit normally; reaperCode is its exit code.
-func scriptStatus(r io.Reader, reaperExited bool, reaperCode int) (*syscall.WaitStatus, error) {
-	if !reaperExited {
+// initExited is false without a PID namespace or when the init process
+// did not exit normally; initCode is its exit code.
+func scriptStatus(r io.Reader, initExited bool, initCode int) (*syscall.WaitStatus, error) {
+	if !initExited {
 		return nil, nil
 	}
 	msg, err := io.ReadAll(io.LimitReader(r, 64))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading the script's status: %v", ErrStart, err)
-	case len(msg) == 0 && reaperCode != 0:
+	case len(msg) == 0 && initCode != 0:
 		return nil, nil // the init process failed before the script ran
-	case len(msg) != stageconfig.ReaperReportLen || reaperCode != 0:
-		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), reaperCode)
+	case len(msg) != stageconfig.ReaperReportLen || initCode != 0:
+		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), initCode)
 	}
 	ws := stageconfig.ParseReaperReport(msg).Status
 	return &ws, nil

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// selfExe is the binary re-executed as the init stage.
+// selfExe is the binary re-executed as the init process.
 func selfExe() string {
 	p, err := os.Executable()
 	if err != nil {
@@ -28,8 +28,8 @@ func selfExe() string {
 	return p
 }
 
-// startInit starts the init stage in its own session and process group,
-// with the run's Seatbelt profile in its config: the init stage sets the
+// startInit starts the init process in its own session and process group,
+// with the run's Seatbelt profile in its config: the init process sets the
 // resource limits and executes the script through sandbox-exec under that
 // profile (see init_darwin.go). With a host allowlist, the proxy's
 // listener is bound first on the host's loopback, since the profile names
@@ -72,16 +72,16 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	return st, nil
 }
 
-// initCmd is the command of an init stage: this binary re-executed with
+// initCmd is the command of an init process: this binary re-executed with
 // argv[0] stageconfig.Arg0 (see ExecInitIfRequested); its environment
 // names the run (the request id, for people reading ps).
 func initCmd(spec *launchSpec) *exec.Cmd {
 	return &exec.Cmd{
 		Path: selfExe(),
 		Args: []string{stageconfig.Arg0},
-		// The init stage gets the script's environment in its config;
+		// The init process gets the script's environment in its config;
 		// its own only names the run. GOGC and GOMAXPROCS keep the init
-		// stage's Go runtime small: no collection, few threads.
+		// process's Go runtime small: no collection, few threads.
 		Env:        []string{"SKILL_SANDBOX_INIT=" + spec.name, "GOGC=off", "GOMAXPROCS=1"},
 		Stdin:      spec.stdin,
 		Stdout:     spec.stdout,
@@ -98,7 +98,7 @@ type initProgram struct{}
 func startCompile(*launchState, bool) {}
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
-// encoding (see stageconfig's wire.go), in one write, so the init stage
+// encoding (see stageconfig's wire.go), in one write, so the init process
 // reads exactly the config and not the go byte after it.
 func sendStage(w io.Writer, l *launchState) error {
 	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &l.cfg)
@@ -110,8 +110,8 @@ func sendStage(w io.Writer, l *launchState) error {
 	return err
 }
 
-// readStageReport reads the init stage's layer report, a JSON line; the
-// init stage waits for the go-ahead when the config says so.
+// readStageReport reads the init process's layer report, a JSON line; the
+// init process waits for the go-ahead when the config says so.
 func readStageReport(rd *bufio.Reader, l *launchState) (stageconfig.Report, bool, error) {
 	var rep stageconfig.Report
 	err := readReport(rd, &rep)
@@ -134,7 +134,7 @@ func readStageAfter(rd *bufio.Reader, _ *launchState) (ok bool, execErr string, 
 	}
 }
 
-// readReport reads one JSON line from the init stage; io.EOF when the pipe
+// readReport reads one JSON line from the init process; io.EOF when the pipe
 // closed without one.
 func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 	line, err := rd.ReadBytes('\n')
@@ -152,7 +152,7 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 
 // killSandbox kills the run's processes. Without a PID namespace nothing
 // ends the tree with its first process, so the tree is found by parent
-// chain (processTable, descendants): the init stage (or the script that
+// chain (processTable, descendants): the init process (or the script that
 // replaced it) is stopped, then every descendant, rescanning until no new
 // one appears (a stopped process cannot fork), then all are killed along
 // with the process group. The sweep runs only while the first process is

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// A Windows run: no init stage. The supervisor creates a Job Object with
+// A Windows run: no init process. The supervisor creates a Job Object with
 // the run's limits, starts the script suspended, puts it in the job before
 // it runs an instruction, and resumes it; every process it starts is in
 // the job too. The time limit, a cancellation, too much output and the
@@ -26,7 +26,7 @@ import (
 // job is gone.
 const windowsWaitDelay = 2 * time.Second
 
-// ExecInitIfRequested does nothing on Windows: there is no init stage.
+// ExecInitIfRequested does nothing on Windows: there is no init process.
 func ExecInitIfRequested() {}
 
 // sandboxIdentity: the script runs as the caller; there are no uids.

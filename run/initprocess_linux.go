@@ -42,9 +42,8 @@ type initProcess struct {
 }
 
 // newInitProcess returns the handle to the init process whose pid a
-// clone returned. Its pidfd is
-// opened on first use: right after the clone the init process waits for
-// its program.
+// clone returned. Its pidfd is opened on first use: right after the clone
+// the init process waits for its program.
 func newInitProcess(pid int) *initProcess { return &initProcess{pid: pid, pidfd: -1} }
 
 // Pid returns the process's pid.

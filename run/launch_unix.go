@@ -14,9 +14,9 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// reaperGrace bounds how long a timed-out or canceled run waits for the
+// reapGrace bounds how long a timed-out or canceled run waits for the
 // init process to kill and reap the PID namespace before it is killed.
-const reaperGrace = 500 * time.Millisecond
+const reapGrace = 500 * time.Millisecond
 
 // outputGrace bounds how long Run waits for the output pipes to drain after
 // the sandbox is gone; only a process that escaped the kill could hold them.
@@ -193,7 +193,7 @@ func (l *launchState) killAndWait() {
 // stop ends a started run. Under a PID namespace it first asks the init
 // process, by closing the config channel, to kill and reap the namespace
 // itself, which keeps the script's status and CPU time; SIGKILL to the
-// init process follows if it has not exited after reaperGrace, or done is
+// init process follows if it has not exited after reapGrace, or done is
 // closed first (the run ended by itself).
 func (l *launchState) stop(done <-chan struct{}) {
 	if l.running.Load() {
@@ -201,7 +201,7 @@ func (l *launchState) stop(done <-chan struct{}) {
 		select {
 		case <-done:
 			return
-		case <-time.After(reaperGrace):
+		case <-time.After(reapGrace):
 		}
 	}
 	l.kill()
@@ -227,7 +227,7 @@ func (l *launchState) wait() ending {
 	var e ending
 	st := l.init.st
 	if l.running.Load() {
-		e.msg, e.reported = readReaperReport(l.init.statusR)
+		e.msg, e.reported = readStatusReport(l.init.statusR)
 	}
 	if e.reported {
 		return e

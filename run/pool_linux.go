@@ -247,7 +247,7 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *runCgroup, err
 	return ip, cg, nil
 }
 
-// use hands the stage, of shape, to p's run: once its prefix is done
+// use hands the stage, of shape, to l's run: once its prefix is done
 // (waitReady), it sets the run's cgroup limits, sends the run's
 // descriptors (see the init process's childReceive), moves the stage into
 // the run's cgroup when it has none, and returns it as launch uses it;

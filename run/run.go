@@ -183,7 +183,7 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 
 // enabled is ls without the layers in disable, in ls's order. A run's
 // namespaces and a pool's shape both come from it, so they compare equal
-// exactly when a pooled stage fits the run.
+// exactly when a pooled init process fits the run.
 func enabled(ls, disable []Layer) []Layer {
 	var out []Layer
 	for _, l := range ls {

@@ -110,7 +110,7 @@ type launchSpec struct {
 	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
 	stdout, stderr *os.File
 	extra          []*os.File
-	// report is the supervisor's end of the stage's report pipe, where
+	// report is the supervisor's end of the init process's report pipe, where
 	// an init process of the run's own says it has made its namespaces
 	// (see startSplit); nil for a pooled one.
 	report *os.File

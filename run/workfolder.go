@@ -59,7 +59,7 @@ func makeDeferredWorkDir(l *launchState) error {
 }
 
 // hostTemp is the folder Run makes its work folders in: $TMPDIR
-// (os.TempDir) with symlinks resolved, since the init stage mounts over
+// (os.TempDir) with symlinks resolved, since the init process mounts over
 // and grants access to the exact path, or /tmp when $TMPDIR lies in a
 // tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
 // /run/user/UID: see neverGranted), where the path would not exist for
@@ -77,7 +77,7 @@ func hostTemp() string {
 	return tmp
 }
 
-// tmpIsFolder reports whether /tmp is a folder, where the init stage
+// tmpIsFolder reports whether /tmp is a folder, where the init process
 // builds the sandbox's root (initplan's rootBase); without it the root is
 // built on the work folder, which must then exist on the host.
 func tmpIsFolder() bool {
