@@ -136,13 +136,18 @@ test: mcpclient build
 
 # The Python package's tests (python/tests, docs/python.md) with the binary
 # just built and the dist tool that writes its wheels; no bytecode or cache
-# is left in the tree. Without pytest they are skipped, except under CI.
+# is left in the tree. The first of python3 and /usr/bin/python3 (where
+# Debian's python3-pytest goes) that has pytest runs them; without one
+# they are skipped, except under CI.
 pytest: build
 	$(GO) build -o $(BUILDDIR)/dist ./scripts/dist
-	@if python3 -c 'import pytest' 2>/dev/null; then \
-		echo "python3 -m pytest -q python/tests"; \
+	@py=; for p in python3 /usr/bin/python3; do \
+		if $$p -c 'import pytest' 2>/dev/null; then py=$$p; break; fi; \
+	done; \
+	if [ -n "$$py" ]; then \
+		echo "$$py -m pytest -q python/tests"; \
 		SKILL_SANDBOX_BIN=$(abspath $(BIN)) SKILL_SANDBOX_DIST=$(abspath $(BUILDDIR)/dist) PYTHONDONTWRITEBYTECODE=1 \
-			python3 -m pytest -q python/tests; \
+			$$py -m pytest -q python/tests; \
 	elif [ "$$CI" = true ]; then \
 		echo "make pytest: python3 has no pytest (Debian: python3-pytest)" >&2; exit 1; \
 	else \

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -19,131 +20,13 @@ import (
 // needLateCgroup skips unless this host's cgroups are v1 in the usual
 // layout and writable, where the runs of an init process with the
 // caller's identity join their cgroup late.
-func needLateCgroup(t *testing.T, name string) *runCgroup {
+func needLateCgroup(t *testing.T, name string) *cgroup.Cgroup {
 	t.Helper()
-	cg := planLateCgroup(name, cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, nobodyUID)
+	cg := cgroup.PlanLate(name, cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64}, nobodyUID)
 	if cg == nil {
 		t.Skip("needs cgroup v1 in the usual layout (/sys/fs/cgroup/<controller>), writable: root")
 	}
 	return cg
-}
-
-// owner returns the uid owning path.
-func owner(t *testing.T, path string) int {
-	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int(st.Uid)
-}
-
-// configPair is a config socket as configChannel makes it for a cgroup
-// joined late: the supervisor's end, and the init process's.
-func configPair(t *testing.T) (sup, stage *os.File) {
-	t.Helper()
-	sup, stage, err := configChannel(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Close(); stage.Close() })
-	return sup, stage
-}
-
-// received reads what makeLate sent: the byte and the descriptors.
-func received(t *testing.T, stage *os.File, n int) (byte, []int) {
-	t.Helper()
-	word := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*n))
-	_, oobn, _, _, err := unix.Recvmsg(int(stage.Fd()), word, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fds []int
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range msgs {
-		got, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fds = append(fds, got...)
-	}
-	t.Cleanup(func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	})
-	return word[0], fds
-}
-
-// TestLateCgroupMade: planLateCgroup makes nothing; makeLate makes each
-// hierarchy's cgroup with its limit, leaves its files to the caller, and
-// sends the init process the word with a descriptor of each "tasks"
-// file; close removes it all.
-func TestLateCgroupMade(t *testing.T) {
-	name := cgroupName("late-" + newRequestID()[:12])
-	cg := needLateCgroup(t, name)
-	defer cg.close()
-	for _, dir := range cg.dirs {
-		if _, err := os.Lstat(dir); err == nil {
-			t.Fatalf("%s made by planLateCgroup", dir)
-		}
-	}
-	if got := cg.tasksFiles(); len(got) != len(cg.dirs) || got[0] != filepath.Join(cg.dirs[0], "tasks") {
-		t.Fatalf("tasksFiles %v for %v", got, cg.dirs)
-	}
-	sup, stage := configPair(t)
-	if err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, sup); err != nil {
-		t.Fatal(err)
-	}
-	word, fds := received(t, stage, len(cg.dirs))
-	if word != stageconfig.CgroupByte || len(fds) != len(cg.dirs) {
-		t.Fatalf("the init process was sent %q and %d descriptors; want %q and %d", word, len(fds), stageconfig.CgroupByte, len(cg.dirs))
-	}
-	for i, dir := range cg.dirs {
-		var sent, want unix.Stat_t
-		if unix.Fstat(fds[i], &sent) != nil || unix.Stat(filepath.Join(dir, "tasks"), &want) != nil || sent.Ino != want.Ino || sent.Dev != want.Dev {
-			t.Errorf("descriptor %d is not %s/tasks", i, dir)
-		}
-		if cg.ctrls[i] == "pids" {
-			if b, err := os.ReadFile(filepath.Join(dir, "pids.max")); err != nil || strings.TrimSpace(string(b)) != "64" {
-				t.Errorf("pids.max %q, %v; want 64", b, err)
-			}
-		}
-		if got := owner(t, filepath.Join(dir, "tasks")); got != os.Geteuid() {
-			t.Errorf("%s/tasks belongs to %d, want the caller's %d", dir, got, os.Geteuid())
-		}
-	}
-	dirs := cg.dirs
-	cg.close()
-	for _, dir := range dirs {
-		if _, err := os.Lstat(dir); err == nil {
-			t.Errorf("%s left after close", dir)
-		}
-	}
-}
-
-// TestLateCgroupNotMade: when a cgroup cannot be made after all (here its
-// name taken meanwhile), makeLate says why and sends the init process a
-// zero byte and no descriptor, which ends its start.
-func TestLateCgroupNotMade(t *testing.T) {
-	name := cgroupName("late-" + newRequestID()[:12])
-	cg := needLateCgroup(t, name)
-	defer cg.close()
-	if err := os.Mkdir(cg.dirs[0], 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sup, stage := configPair(t)
-	err := cg.makeLate(cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, sup)
-	if err == nil || !strings.Contains(err.Error(), "creating a cgroup") {
-		t.Fatalf("makeLate: %v, want the mkdir's failure", err)
-	}
-	if word, fds := received(t, stage, len(cg.dirs)); word == stageconfig.CgroupByte || len(fds) != 0 {
-		t.Fatalf("the init process was sent %q and %d descriptors; want anything but %q, and none", word, len(fds), stageconfig.CgroupByte)
-	}
 }
 
 // TestLateCgroupJoined: a root caller's run (its init process nobody on
@@ -152,7 +35,7 @@ func TestLateCgroupNotMade(t *testing.T) {
 // nothing is left after it.
 func TestLateCgroupJoined(t *testing.T) {
 	id := "late-" + newRequestID()[:12]
-	needLateCgroup(t, cgroupName(id))
+	needLateCgroup(t, cgroup.Name(id))
 	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\nsleep 0.3\n"})
 	parents := cgroupParents(t)
 	stop := make(chan struct{})
@@ -167,7 +50,7 @@ func TestLateCgroupJoined(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 			for _, p := range parents {
-				tasks := filepath.Join(p, cgroupName(id), "tasks")
+				tasks := filepath.Join(p, cgroup.Name(id), "tasks")
 				var st unix.Stat_t
 				if unix.Stat(tasks, &st) == nil {
 					seen[tasks] = int(st.Uid)
@@ -190,7 +73,7 @@ func TestLateCgroupJoined(t *testing.T) {
 		}
 	}
 	checkInRunCgroup(t, o, id)
-	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
+	if left := cgroupLeftovers(t, cgroup.Name(id)); len(left) > 0 {
 		t.Errorf("cgroup left behind: %v", left)
 	}
 }
@@ -214,11 +97,9 @@ func TestLateCgroupDelegated(t *testing.T) {
 			os.Remove(d)
 		}
 	}()
-	for i, c := range own.ctrls {
-		if c != "memory" && c != "pids" {
-			continue
-		}
-		d := own.dirs[i]
+	// Placed without a CPU limit: the memory and pids cgroups.
+	for _, tasks := range own.TasksFiles() {
+		d := filepath.Dir(tasks)
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -255,12 +136,12 @@ func TestLateCgroupAsCaller(t *testing.T) {
 		}
 	}
 	id := "late-" + newRequestID()[:12]
-	if planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()) == nil {
+	if cgroup.PlanLate(cgroup.Name(id), cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()) == nil {
 		t.Fatal("no late cgroup for the delegated user")
 	}
 	// Its descriptors could move only its own tasks: an init process of
 	// another identity is born inside instead.
-	if hostRoot() || planLateCgroup(cgroupName(id), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()+1) != nil {
+	if cgroup.HostRoot() || cgroup.PlanLate(cgroup.Name(id), cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64}, os.Geteuid()+1) != nil {
 		t.Fatal("a late cgroup placed for another identity without the host's root")
 	}
 	dir := newSkill(t, map[string]string{"cg.sh": "cat /proc/self/cgroup\n"})
@@ -270,7 +151,7 @@ func TestLateCgroupAsCaller(t *testing.T) {
 	}
 	checkInRunCgroup(t, o, id)
 	for _, d := range strings.Split(env, ":") {
-		if _, err := os.Stat(filepath.Join(d, cgroupName(id))); err == nil {
+		if _, err := os.Stat(filepath.Join(d, cgroup.Name(id))); err == nil {
 			t.Errorf("the run's cgroup left in %s", d)
 		}
 	}
@@ -288,7 +169,7 @@ func checkInRunCgroup(t *testing.T, o outcome, id string) {
 		found := false
 		for _, line := range strings.Split(o.stdout, "\n") {
 			if f := strings.SplitN(line, ":", 3); len(f) == 3 && strings.Contains(","+f[1]+",", ","+c+",") {
-				found = strings.HasSuffix(f[2], "/"+cgroupName(id))
+				found = strings.HasSuffix(f[2], "/"+cgroup.Name(id))
 			}
 		}
 		if !found {

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -27,11 +26,11 @@ func needCgroup(t *testing.T) {
 // openCgroupProbe creates and removes a small cgroup, to tell whether runs
 // here get one.
 func openCgroupProbe() error {
-	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	cg, err := cgroup.Open(cgroup.Name(""), cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64})
 	if err != nil {
 		return err
 	}
-	cg.close()
+	cg.Close()
 	return nil
 }
 
@@ -183,134 +182,21 @@ func cgroupLeftovers(t *testing.T, name string) []string {
 // process's cgroup in each mounted hierarchy, and its parent.
 func cgroupParents(t *testing.T) []string {
 	t.Helper()
-	mounts, err := cgroupMounts(procMountinfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := ownCgroups(procCgroup)
+	homes, err := cgroup.Homes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var parents []string
-	for key, m := range mounts {
-		p, ok := own[key]
-		if key == "2" {
-			p, ok = own[""]
-		}
-		if !ok {
-			continue
-		}
-		if d, err := m.hostDir(p); err == nil {
-			parents = append(parents, d, filepath.Dir(d))
-		}
+	for _, d := range homes {
+		parents = append(parents, d, filepath.Dir(d))
 	}
 	return parents
 }
 
-func TestCgroupParsing(t *testing.T) {
-	dir := t.TempDir()
-	mi := filepath.Join(dir, "mountinfo")
-	os.WriteFile(mi, []byte(`31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
-32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:9 - cgroup cgroup rw,cpu,cpuacct
-35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
-41 31 0:38 /user.slice /sys/fs/cgroup/with\040space rw,relatime - cgroup2 cgroup2 rw,nsdelegate
-`), 0o644)
-	m, err := cgroupMounts(mi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]cgroupMount{
-		"cpu":     {dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/"},
-		"cpuacct": {dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/"},
-		"memory":  {dir: "/sys/fs/cgroup/memory", root: "/"},
-		"2":       {dir: "/sys/fs/cgroup/with space", root: "/user.slice"},
-	}
-	for k, v := range want {
-		if m[k] != v {
-			t.Errorf("mount %q = %+v, want %+v", k, m[k], v)
-		}
-	}
-	if len(m) != len(want) {
-		t.Errorf("mounts %+v, want %d entries", m, len(want))
-	}
-	pc := filepath.Join(dir, "cgroup")
-	os.WriteFile(pc, []byte("4:memory:/a/b\n2:cpu,cpuacct:/\n0::/user.slice/app.slice/x.scope\n"), 0o644)
-	own, err := ownCgroups(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if own["memory"] != "/a/b" || own["cpuacct"] != "/" || own[""] != "/user.slice/app.slice/x.scope" {
-		t.Errorf("own cgroups %+v", own)
-	}
-	for _, c := range []struct{ path, want string }{
-		{"/user.slice/app.slice/x.scope", "/sys/fs/cgroup/with space/app.slice/x.scope"},
-		{"/user.slice", "/sys/fs/cgroup/with space"},
-		{"/user.slicex", ""},
-		{"/system.slice", ""},
-	} {
-		got, err := want["2"].hostDir(c.path)
-		if (err != nil) != (c.want == "") || got != c.want && c.want != "" {
-			t.Errorf("hostDir(%q) = %q, %v; want %q", c.path, got, err, c.want)
-		}
-	}
-	for _, c := range []struct{ id, want string }{
-		{"0123abcd", "skill-sandbox-0123abcd"},
-		{"Req-42_x", "skill-sandbox-req-42_x"},
-	} {
-		if got := cgroupName(c.id); got != c.want {
-			t.Errorf("cgroupName(%q) = %q, want %q", c.id, got, c.want)
-		}
-	}
-	for _, id := range []string{"", "../../etc", "a/b", strings.Repeat("a", 65)} {
-		if got := cgroupName(id); strings.ContainsAny(got[len("skill-sandbox-"):], "./") || len(got) != len("skill-sandbox-")+32 {
-			t.Errorf("cgroupName(%q) = %q, want a fresh random name", id, got)
-		}
-	}
-}
-
-// TestCgroupLimitFiles checks that the limits reach the kernel's files.
-func TestCgroupLimitFiles(t *testing.T) {
-	needCgroup(t)
-	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 96 << 20, Pids: 42, CPUs: 0.5})
-	if err != nil {
-		if strings.Contains(err.Error(), "cpu") {
-			t.Skipf("no cpu controller for the run's cgroup: %v", err)
-		}
-		t.Fatal(err)
-	}
-	defer cg.close()
-	want := map[string]string{"memory.max": "100663296", "pids.max": "42", "cpu.max": "50000 100000"}
-	if cg.version == 1 {
-		want = map[string]string{"memory.limit_in_bytes": "100663296", "pids.max": "42", "cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000"}
-	}
-	for file, v := range want {
-		found := false
-		for _, dir := range cg.dirs {
-			data, err := os.ReadFile(filepath.Join(dir, file))
-			if err != nil {
-				continue
-			}
-			found = true
-			if got := strings.TrimSpace(string(data)); got != v {
-				t.Errorf("%s = %q, want %q", file, got, v)
-			}
-		}
-		if !found {
-			t.Errorf("%s not found in %v", file, cg.dirs)
-		}
-	}
-	dirs := cg.dirs
-	cg.close()
-	for _, d := range dirs {
-		if _, err := os.Stat(d); !os.IsNotExist(err) {
-			t.Errorf("%s still exists after close: %v", d, err)
-		}
-	}
-}
-
 // TestOOMPrefersTheScript checks that the script starts with the highest
-// oom_score_adj and the reaper (PID 1) with 0, so that a cgroup OOM kill
-// takes the script and not the run's reaper.
+// oom_score_adj and the init process, which reaps (PID 1 of the run's PID
+// namespace), with 0, so that a cgroup OOM kill takes the script and not
+// the run's init process.
 func TestOOMPrefersTheScript(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{"oom.py": `import os
@@ -333,113 +219,6 @@ os.waitpid(pid, 0)
 		if !strings.Contains(o.stdout, want) {
 			t.Errorf("stdout %q lacks %q", o.stdout, want)
 		}
-	}
-}
-
-// TestCgroupSweepsStale checks that an empty cgroup left by a killed run
-// is removed by a sweep (see sweepDue), and that a fresh one is kept.
-func TestCgroupSweepsStale(t *testing.T) {
-	needCgroup(t)
-	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.close()
-	parent := filepath.Dir(cg.dirs[0])
-	stale, err := mkdirCgroup(parent, cgroupName(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := mkdirCgroup(parent, cgroupName(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(fresh)
-	defer os.Remove(stale)
-	old := time.Now().Add(-2 * staleCgroupAge)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Skipf("cannot age a cgroup folder here: %v", err)
-	}
-	sweepStale(parent)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale empty cgroup %s not removed: %v", stale, err)
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("fresh cgroup %s removed: %v", fresh, err)
-	}
-}
-
-// TestBornInCgroup checks that startInside starts a process inside the
-// run's v1 cgroups (not moved there afterwards) and leaves none of this
-// process's threads in them.
-func TestBornInCgroup(t *testing.T) {
-	needCgroup(t)
-	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.close()
-	var cmd *exec.Cmd
-	st, inside, err := cg.startInside(func() (*started, error) {
-		cmd = exec.Command("/bin/sleep", "10")
-		err := cmd.Start()
-		return &started{proc: newInitProcess(cmd.Process.Pid)}, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if cg.version != 1 {
-		if inside {
-			t.Errorf("inside reported for a cgroup v%d", cg.version)
-		}
-		t.Skipf("cgroup v%d: processes are moved, not born inside", cg.version)
-	}
-	if !inside || st.proc.Pid() != cmd.Process.Pid {
-		t.Fatalf("inside %v: want the process born inside", inside)
-	}
-	child, err := ownCgroups(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range cg.ctrls {
-		want := strings.TrimSuffix(cg.from[i], "/") + "/" + filepath.Base(cg.dirs[i])
-		if child[c] != want {
-			t.Errorf("child's %s cgroup %q, want %q", c, child[c], want)
-		}
-	}
-	// The starting thread moves back after handing the process over;
-	// close and removeEmpty wait for that (waitBack), and so does this.
-	cg.waitBack()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
-		own, err := ownCgroups("/proc/self/task/" + task.Name() + "/cgroup")
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		for i, c := range cg.ctrls {
-			if own[c] != cg.from[i] {
-				t.Errorf("thread %s left in %s cgroup %q, want %q", task.Name(), c, own[c], cg.from[i])
-			}
-		}
-	}
-}
-
-// TestSweepDue checks that about one run in sweepEvery sweeps, so that
-// stale cgroups do go away, and not every run pays for the listing.
-func TestSweepDue(t *testing.T) {
-	due := 0
-	const n = 100 * sweepEvery
-	for i := 0; i < n; i++ {
-		if sweepDue(cgroupName(newRequestID())) {
-			due++
-		}
-	}
-	if due < n/sweepEvery/2 || due > 2*n/sweepEvery {
-		t.Errorf("%d of %d runs sweep, want about %d", due, n, n/sweepEvery)
 	}
 }
 
@@ -476,8 +255,8 @@ func TestConcurrentCgroupsNotNested(t *testing.T) {
 	}
 	var left []string
 	for _, root := range cgroupParents(t) {
-		found, _ := filepath.Glob(filepath.Join(root, "*", cgroupPrefix+prefix+"*"))
-		more, _ := filepath.Glob(filepath.Join(root, cgroupPrefix+prefix+"*"))
+		found, _ := filepath.Glob(filepath.Join(root, "*", cgroup.Prefix+prefix+"*"))
+		more, _ := filepath.Glob(filepath.Join(root, cgroup.Prefix+prefix+"*"))
 		left = append(left, append(found, more...)...)
 	}
 	if len(left) > 0 {
@@ -486,8 +265,9 @@ func TestConcurrentCgroupsNotNested(t *testing.T) {
 }
 
 // TestHomeTasksOutOfReach checks that the script cannot use the files the
-// reaper leaves the cgroup with (stageconfig.HomeTasksFD): not through its
-// own descriptors (close-on-exec), not through the reaper's in /proc/1/fd
+// init process leaves the cgroup with (stageconfig.HomeTasksFD): not
+// through its own descriptors (close-on-exec), not through the init
+// process's in /proc/1/fd
 // (not dumpable, its memory the supervisor's user namespace's). With them
 // it could move itself out of the run's cgroup and its limits.
 func TestHomeTasksOutOfReach(t *testing.T) {
@@ -500,7 +280,7 @@ func TestHomeTasksOutOfReach(t *testing.T) {
 	script += "cat /proc/self/cgroup\n"
 	dir := newSkill(t, map[string]string{"escape.sh": script})
 	// Also with the layers that could otherwise be what stops it off:
-	// the reaper's not being dumpable must hold alone.
+	// the init process's not being dumpable must hold alone.
 	for _, disable := range [][]Layer{nil, {LayerSeccomp, LayerLandlockFS, LayerLandlockScope, LayerCaps, LayerNoNewPrivs}} {
 		o := runIn(t, Sandbox{RequestID: "home-" + newRequestID()[:12], Disable: disable}, dir, "escape.sh")
 		if o.err != nil || !stageconfig.Has(o.res.Applied, LayerCgroup) {
@@ -513,7 +293,7 @@ func TestHomeTasksOutOfReach(t *testing.T) {
 			// Under cgroup v1 without a cgroup namespace the script sees
 			// the host's paths; its memory and pids cgroups must be the
 			// run's.
-			if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(f[1], "memory") || strings.Contains(f[1], "pids")) && !strings.Contains(f[2], cgroupPrefix) {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(f[1], "memory") || strings.Contains(f[1], "pids")) && !strings.Contains(f[2], cgroup.Prefix) {
 				t.Errorf("disabled %v: the script is outside the run's cgroup: %s", disable, line)
 			}
 		}

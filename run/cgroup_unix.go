@@ -5,52 +5,61 @@ package run
 import (
 	"errors"
 	"fmt"
+	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// startInCgroup creates the run's cgroup and starts the init stage (which
-// waits for its config) inside it: born there where the kernel allows it
-// (see startInside), else moved there right after the start. The outcome
-// is recorded in the returned started: LayerCgroup in st.supervised, or a
-// Missing with the reason. With the cgroup's memory limit in force,
-// RLIMIT_AS is relaxed (see relaxAddressSpace). The cgroup is nil when
-// there is none.
-func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *runCgroup, error) {
+// The run's cgroup itself (where it comes from, its limits, the
+// init process born inside it or joining it late, its removal) is
+// run/internal/cgroup's; this is where a run's start and end call it.
+
+// startInCgroup creates the run's cgroup and starts the init process
+// (which waits for its config) inside it: born there where the kernel
+// allows it (see cgroup.Cgroup.StartInside), else moved there right after
+// the start. The outcome is recorded in the returned started: LayerCgroup
+// in st.supervised, or a Missing with the reason. With the cgroup's
+// memory limit in force, RLIMIT_AS is relaxed (see relaxAddressSpace).
+// The cgroup is nil when there is none.
+func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cgroup.Cgroup, error) {
 	p := l.plan
-	start := func() (*started, error) { return startInit(spec, l) }
+	var st *started
+	start := func() (err error) {
+		st, err = startInit(spec, l)
+		return err
+	}
 	if stageconfig.Has(p.disabled, LayerCgroup) {
-		st, err := start()
+		err := start()
 		return st, nil, err
 	}
 	// A cgroup placed late is made once the program is sent (see
-	// planLateCgroup); whatever ends the run before closes it, made or
+	// cgroup.PlanLate); whatever ends the run before closes it, made or
 	// not.
 	cg, cgErr := l.lateCgroup, error(nil)
 	if cg == nil {
-		cg, cgErr = openCgroup(cgroupName(p.requestID), p.cgroup)
+		cg, cgErr = cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
 	}
 	if cgErr != nil {
-		st, err := start()
-		if err != nil {
+		if err := start(); err != nil {
 			return nil, nil, err
 		}
 		st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: cgErr.Error()})
 		return st, nil, nil
 	}
-	closeHome := cg.passHomeTasks(spec)
-	st, inside, err := cg.startInside(start)
+	closeHome := cg.PassHomeTasks(homeSlots(spec))
+	inside, err := cg.StartInside(start)
 	closeHome()
 	if err != nil {
-		cg.close()
+		cg.Close()
 		return nil, nil, err
 	}
 	if !inside {
-		if err := cg.attach(st.proc.Pid()); err != nil {
-			// attach is all or nothing: the stage is in none of the
-			// run's cgroups, unless it could not be moved back out.
-			cg.close()
-			if errors.Is(err, errHalfJoined) {
+		if err := cg.Attach(st.proc.Pid()); err != nil {
+			// Attach is all or nothing: the init process is in none of
+			// the run's cgroups, unless it could not be moved back out.
+			cg.Close()
+			if errors.Is(err, cgroup.ErrHalfJoined) {
 				return nil, nil, killHalfJoined(st.proc, err)
 			}
 			st.missing = append(st.missing, Missing{Layer: LayerCgroup, Reason: err.Error()})
@@ -60,6 +69,27 @@ func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *ru
 	st.supervised = append(st.supervised, LayerCgroup)
 	relaxAddressSpace(l, res)
 	return st, cg, nil
+}
+
+// homeSlots is spec's share of the stageconfig.HomeTasksFD slots (see
+// cgroup.Cgroup.PassHomeTasks); nil when it has none.
+func homeSlots(spec *launchSpec) []*os.File {
+	first := stageconfig.HomeTasksFD - stageconfig.ConfigFD
+	if len(spec.extra) < first+stageconfig.HomeTasksSlots {
+		return nil
+	}
+	return spec.extra[first : first+stageconfig.HomeTasksSlots]
+}
+
+// configChannel is the config channel of a fresh init process: a pipe,
+// or with a cgroup it joins late a stream socket, which carries the
+// "tasks" descriptors (see cgroup.LateChannel). sup is the supervisor's
+// end.
+func configChannel(late bool) (sup, stage *os.File, err error) {
+	if !late {
+		return stagePipe(true)
+	}
+	return cgroup.LateChannel()
 }
 
 // relaxAddressSpace applies the RLIMIT_AS rule where the run's real memory
@@ -86,35 +116,35 @@ func relaxedAddressSpace(p *plan) uint64 {
 }
 
 // recordCgroupStats records the cgroup's peak memory and OOM kills in res.
-func recordCgroupStats(cg *runCgroup, res *Result) {
+func recordCgroupStats(cg *cgroup.Cgroup, res *Result) {
 	if cg == nil {
 		return
 	}
-	st := cg.stats()
+	st := cg.Stats()
 	res.PeakMemoryKB = st.PeakBytes >> 10
 	res.OOMKills = int(st.OOMKills)
 }
 
 // finishCgroup records the cgroup's peak memory and OOM kills in res, then
 // kills whatever is left in it and removes it.
-func finishCgroup(cg *runCgroup, res *Result) {
+func finishCgroup(cg *cgroup.Cgroup, res *Result) {
 	if cg == nil {
 		return
 	}
 	recordCgroupStats(cg, res)
-	cg.close()
+	cg.Close()
 }
 
-// halfJoinedError is the error of a run whose init stage attach could not
-// move back out of part of the run's cgroup (errHalfJoined): the stage is
-// killed rather than run in a half-configured cgroup.
+// halfJoinedError is the error of a run whose init process Attach could
+// not move back out of part of the run's cgroup (cgroup.ErrHalfJoined):
+// it is killed rather than run in a half-configured cgroup.
 func halfJoinedError(err error) error {
 	return fmt.Errorf("the run's cgroup: %v; the init stage was killed rather than run in a half-configured cgroup", err)
 }
 
-// killHalfJoined kills and reaps an init stage that attach left in part
-// of a cgroup (err, errHalfJoined): it has run nothing of a run yet, and
-// must not run one half limited. It returns halfJoinedError(err).
+// killHalfJoined kills and reaps an init process that Attach left in part
+// of a cgroup (err, cgroup.ErrHalfJoined): it has run nothing of a run
+// yet, and must not run one half limited. It returns halfJoinedError(err).
 func killHalfJoined(proc *initProcess, err error) error {
 	proc.Kill()
 	proc.Wait()

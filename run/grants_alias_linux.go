@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
 // The deny list names paths, but a folder can be reached through more
@@ -53,7 +55,7 @@ func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
 		if len(fields) < 5 {
 			continue
 		}
-		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
+		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
 	}
 	for _, d := range deny.entries {
 		if hasMeta(d) || allowed[d] || !deny.exists[d] {

@@ -246,7 +246,7 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !l.workMade,
 		MayRunDegraded: p.degradedByChoice(),
-		JoinCgroup:     l.lateCgroup.tasksFiles(),
+		JoinCgroup:     l.lateCgroup.TasksFiles(),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -37,11 +38,11 @@ type launchOS struct {
 	begun time.Time
 	// cg is the run's cgroup; nil without one, and once finishCgroup or
 	// finishLater has it.
-	cg *runCgroup
+	cg *cgroup.Cgroup
 	// lateCgroup is the run's cgroup when the init process joins it
 	// once it is made, after the clone (see planLateCgroup); nil
 	// otherwise.
-	lateCgroup *runCgroup
+	lateCgroup *cgroup.Cgroup
 	// knownMissing: a layer is already known to be missing when the
 	// init process starts (a namespace, the cgroup, a layer disabled in
 	// a strict run), so it waits for the go-ahead in any case.
@@ -76,7 +77,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		return err
 	}
 	// On the early return below; release takes it otherwise.
-	defer func() { l.cg.close() }()
+	defer func() { l.cg.Close() }()
 	if err := l.complete(); err != nil {
 		return err
 	}
@@ -166,10 +167,10 @@ func (l *launchState) sendConfig() error {
 	if err := sendStage(l.init.cfgW, l); err != nil {
 		return fmt.Errorf("sending config: %v", err)
 	}
-	if err := l.cg.makeLate(l.plan.cgroup, l.init.cfgW); err != nil {
+	if err := l.cg.MakeLate(l.plan.cgroup, l.init.cfgW); err != nil {
 		return fmt.Errorf("the run's cgroup: %v", err)
 	}
-	l.cg.openStats()
+	l.cg.OpenStats()
 	return nil
 }
 

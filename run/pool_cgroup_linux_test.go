@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 )
 
 // poolHalfChildEnv, in the environment of this test binary, makes
@@ -47,7 +49,7 @@ func TestPoolHalfJoined(t *testing.T) {
 	if rt, err := os.ReadFile("/sys/fs/cgroup/cpu/cpu.rt_runtime_us"); err != nil || strings.TrimSpace(string(rt)) == "0" {
 		t.Skipf("needs cgroup v1's cpu controller with real-time group scheduling at /sys/fs/cgroup/cpu (%q, %v)", rt, err)
 	}
-	if own, _ := ownCgroups(procCgroup); own["cpu"] != "/" {
+	if own, _ := cgroup.Own(); own["cpu"] != "/" {
 		t.Skipf("this process is in cpu cgroup %q, not the root one whose real-time time chrt could use", own["cpu"])
 	}
 	dir := newSkill(t, map[string]string{"ok.sh": "echo ran\n"})

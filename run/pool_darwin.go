@@ -1,7 +1,9 @@
 package run
 
+import "github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+
 // take never has a stage to give on this platform (see Pool).
-func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *runCgroup, error) {
+func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	if pl != nil {
 		pl.get(l.plan)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -20,10 +21,10 @@ import (
 type pooledInit struct {
 	proc *initProcess
 	born time.Time
-	// cg is the stage's cgroup, which it was born in (see startInside),
+	// cg is the stage's cgroup, which it was born in (see cgroup.Cgroup.StartInside),
 	// with no limits until a run sets its own; nil when none could be had
 	// (the run then moves the stage into one of its own).
-	cg *runCgroup
+	cg *cgroup.Cgroup
 	// The supervisor's ends: the config socket (a stream socket, so that
 	// descriptors can travel with the first byte) and the pipes.
 	cfgW, repR, outR, errR, statusR *os.File
@@ -82,40 +83,36 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	var proc *initProcess
 	var program initProgram
 	var pidNS string
-	start := func() (*started, error) {
-		var err error
+	start := func() (err error) {
 		proc, program, pidNS, err = startPooledProcess(spec, shape, cfgW)
-		if err != nil {
-			return nil, err
-		}
-		return &started{proc: proc}, nil
+		return err
 	}
 	cg := poolCgroup(shape)
 	if cg != nil {
 		var inside bool
-		closeHome := cg.passHomeTasks(spec)
-		_, inside, err = cg.startInside(start)
+		closeHome := cg.PassHomeTasks(homeSlots(spec))
+		inside, err = cg.StartInside(start)
 		closeHome()
 		// Not born inside (a v2 cgroup, or a v1 hierarchy that refused
 		// the thread): moved in, all or nothing, else the stage waits
 		// without a cgroup and its run gets one of its own (joinCgroup).
 		if err == nil && !inside {
-			if aerr := cg.attach(proc.Pid()); aerr != nil {
-				if errors.Is(aerr, errHalfJoined) {
+			if aerr := cg.Attach(proc.Pid()); aerr != nil {
+				if errors.Is(aerr, cgroup.ErrHalfJoined) {
 					err = killHalfJoined(proc, aerr)
 				}
-				cg.close()
+				cg.Close()
 				cg = nil
 			}
 		}
 	} else {
-		_, err = start()
+		err = start()
 	}
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
 	if err != nil {
-		cg.close()
+		cg.Close()
 		if userNSRefused(err) {
 			err = fmt.Errorf("%w: %v", errNoUserNS, err)
 		}
@@ -126,13 +123,13 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
 // (a run sets its own when it takes the stage): moving a process into a
-// cgroup later is what costs (see startInside). nil when the pool's runs
+// cgroup later is what costs (see cgroup.Cgroup.StartInside). nil when the pool's runs
 // have no cgroup or none can be had.
-func poolCgroup(shape poolShape) *runCgroup {
+func poolCgroup(shape poolShape) *cgroup.Cgroup {
 	if !shape.cgroup {
 		return nil
 	}
-	cg, err := openCgroup(cgroupName("pool-"+newRequestID()), unlimited(shape.cpus))
+	cg, err := cgroup.Open(cgroup.Name("pool-"+newRequestID()), unlimited(shape.cpus))
 	if err != nil {
 		return nil
 	}
@@ -142,8 +139,8 @@ func poolCgroup(shape poolShape) *runCgroup {
 // unlimited is the limits of a cgroup waiting for its run: high enough
 // that the run's own limits only ever lower them (a v1 memory limit may
 // not rise above the memory+swap limit).
-func unlimited(cpus float64) cgroupLimits {
-	return cgroupLimits{MemoryBytes: 1 << 50, Pids: 1 << 22, CPUs: cpus}
+func unlimited(cpus float64) cgroup.Limits {
+	return cgroup.Limits{MemoryBytes: 1 << 50, Pids: 1 << 22, CPUs: cpus}
 }
 
 // alive reports whether the stage has neither exited nor started to:
@@ -182,7 +179,7 @@ func (pi *pooledInit) kill() {
 	pi.proc.Kill()
 	pi.proc.Wait()
 	pi.id.release() // its processes are gone
-	pi.cg.close()
+	pi.cg.Close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
 	}
@@ -214,7 +211,7 @@ func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
 // take hands a waiting stage of the pool to l's run (see use). It
 // returns nil when the pool is nil or has no fitting stage; the files it
 // opens are added to l.closeLater.
-func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *runCgroup, error) {
+func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	if pl == nil {
 		return nil, nil, nil
 	}
@@ -257,7 +254,7 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *runCgroup, err
 // stage and starts another. An error is a stage killed half joined to
 // the cgroup, which fails the run. The files it opens are added to
 // l.closeLater.
-func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *startedInit, cg *runCgroup, usable bool, err error) {
+func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *startedInit, cg *cgroup.Cgroup, usable bool, err error) {
 	p := l.plan
 	// The run's program compiles while the prefix may still run.
 	l.program = pi.program
@@ -266,7 +263,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
 	}
 	startCompile(l, true)
-	unused := func() (*startedInit, *runCgroup, bool, error) {
+	unused := func() (*startedInit, *cgroup.Cgroup, bool, error) {
 		l.program = initProgram{}
 		return nil, nil, false, nil
 	}
@@ -280,7 +277,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	// The limits first: until the descriptors are sent, nothing of the
 	// run is used up (its stdin is not read).
 	if pi.cg != nil {
-		if err := pi.cg.setLimits(p.cgroup); err != nil {
+		if err := pi.cg.SetLimits(p.cgroup); err != nil {
 			return unused()
 		}
 	}
@@ -306,17 +303,17 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 // joinCgroup moves a pooled stage that has no cgroup, and has done nothing
 // yet, into the run's cgroup before its config is sent. A cgroup that
 // cannot be had is reported missing, as for a stage of its own; a stage
-// left in part of it (see attach) is killed, and an error.
-func joinCgroup(l *launchState, st *started, res *Result) (*runCgroup, error) {
+// left in part of it (see cgroup.Cgroup.Attach) is killed, and an error.
+func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
 	p := l.plan
 	if stageconfig.Has(p.disabled, LayerCgroup) {
 		return nil, nil
 	}
-	cg, err := openCgroup(cgroupName(p.requestID), p.cgroup)
+	cg, err := cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
 	if err == nil {
-		if err = cg.attach(st.proc.Pid()); err != nil {
-			cg.close()
-			if errors.Is(err, errHalfJoined) {
+		if err = cg.Attach(st.proc.Pid()); err != nil {
+			cg.Close()
+			if errors.Is(err, cgroup.ErrHalfJoined) {
 				return nil, killHalfJoined(st.proc, err)
 			}
 		}
@@ -328,19 +325,6 @@ func joinCgroup(l *launchState, st *started, res *Result) (*runCgroup, error) {
 	st.supervised = append(st.supervised, LayerCgroup)
 	relaxAddressSpace(l, res)
 	return cg, nil
-}
-
-// setLimits writes lim into a cgroup made with unlimited.
-func (cg *runCgroup) setLimits(lim cgroupLimits) error {
-	if cg.version == 2 {
-		return cg.setV2(lim)
-	}
-	for i, dir := range cg.dirs {
-		if err := setV1(cg.ctrls[i], dir, lim); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // handOver sends the run's stdin (when it has one), its handed-over trees

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -293,9 +294,9 @@ func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hos
 
 		watchWorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB),
 		watchWriteMB:   orDefault(s.WriteMB, DefaultWriteMB),
-		cgroup: cgroupLimits{
+		cgroup: cgroup.Limits{
 			MemoryBytes: int64(memoryMB+workDirMB) << 20,
-			Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroupInitAllowance),
+			Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
 			CPUs:        s.CPUs,
 		},
 	}

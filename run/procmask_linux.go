@@ -24,7 +24,7 @@ func explainIncomplete(incomplete []Missing) []Missing {
 		if m.Layer != LayerMountNS || !strings.HasPrefix(m.Reason, procMountDesc) || !strings.Contains(m.Reason, "(EPERM)") {
 			continue
 		}
-		b, err := proc.ReadFile(procMountinfo, maxMountinfo)
+		b, err := proc.ReadFile(proc.SelfMountinfo, proc.MaxMountinfo)
 		if err != nil {
 			continue
 		}
@@ -59,7 +59,7 @@ func procOvermounts(s string) []string {
 		if len(f) < 5 {
 			continue
 		}
-		point := unescapeMount(f[4])
+		point := proc.UnescapeMount(f[4])
 		if pathUnder(point, "/proc") && point != "/proc/sys/fs/binfmt_misc" {
 			out = append(out, point)
 		}

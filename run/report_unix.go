@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -34,14 +35,14 @@ func readStatusReport(r io.Reader) ([]byte, bool) {
 // complete once the init process has reported (see Result.WaitCleanup). It is
 // one goroutine, so that a caller that waits (the CLI) is woken once, not
 // through a chain of them.
-func finishLater(proc *initProcess, cg *runCgroup, after func(), res *Result) {
-	early := cg != nil && cg.removeEmpty()
+func finishLater(proc *initProcess, cg *cgroup.Cgroup, after func(), res *Result) {
+	early := cg != nil && cg.RemoveEmpty()
 	res.cgroupBeforeExit = early
 	kill := time.AfterFunc(reapGrace, func() { killSandbox(proc, true) })
 	proc.Wait()
 	kill.Stop()
 	if !early {
-		cg.close()
+		cg.Close()
 	}
 	if after != nil {
 		after()

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -67,7 +67,7 @@ type plan struct {
 	// watchWriteMB caps the growth of the write grants (see planWatch):
 	// Sandbox.WriteMB or its default.
 	watchWriteMB int
-	cgroup       cgroupLimits // limits of the run's cgroup
+	cgroup       cgroup.Limits // limits of the run's cgroup
 
 	// extraFiles are passed to the init process after its fixed
 	// descriptors: the detached trees of handOver.
@@ -374,13 +374,7 @@ func describeProblems(r validate.Result) string {
 }
 
 // newRequestID returns 128 random bits in hex.
-func newRequestID() string {
-	var b [16]byte
-	if err := random.Read(b[:]); err != nil {
-		return fmt.Sprintf("%x", time.Now().UnixNano())
-	}
-	return hex.EncodeToString(b[:])
-}
+func newRequestID() string { return random.ID() }
 
 // cpuSeconds is the RLIMIT_CPU of a run: the asked limit, else one second
 // more than the wall-time limit (a single-threaded script cannot use more).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -42,12 +43,12 @@ type startedInit struct {
 // startFresh starts an init process of the run's own in the run's
 // cgroup (see startInCgroup). The files it opens are added to
 // l.closeLater.
-func startFresh(l *launchState, res *Result) (*startedInit, *runCgroup, error) {
+func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	p := l.plan
 	// Placed first: a cgroup joined late makes the config channel a
 	// socket (see configChannel).
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		l.lateCgroup = planLateCgroup(cgroupName(p.requestID), p.cgroup, p.hostUID)
+		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
 	}
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
 		sup, stage, err = stagePipe(stageReads)

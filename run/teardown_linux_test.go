@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -56,7 +57,7 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	}
 	res.WaitCleanup()
 	res.WaitCleanup() // a second call returns at once
-	if left := cgroupLeftovers(t, cgroupName(id)); len(left) > 0 {
+	if left := cgroupLeftovers(t, cgroup.Name(id)); len(left) > 0 {
 		t.Errorf("cgroup left after WaitCleanup: %v", left)
 	}
 	if v := runCgroupVersion(t); stageconfig.Has(res.Applied, LayerCgroup) && res.cgroupBeforeExit != (v == 1) {
@@ -91,10 +92,10 @@ func initStagesOf(id string) []int {
 
 // runCgroupVersion is the cgroup version runs get here; 0 without one.
 func runCgroupVersion(t *testing.T) int {
-	cg, err := openCgroup(cgroupName(""), cgroupLimits{MemoryBytes: 64 << 20, Pids: 64})
+	cg, err := cgroup.Open(cgroup.Name(""), cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64})
 	if err != nil {
 		return 0
 	}
-	defer cg.close()
-	return cg.version
+	defer cg.Close()
+	return cg.Version()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -49,7 +50,7 @@ const (
 // are known: the work folder when it is on the host disk (kept, or no mount
 // namespace), the memory when there is no cgroup.
 // The watch is reported in st.supervised when it has anything to do.
-func planWatch(p *plan, st *started, cg *runCgroup) watchPlan {
+func planWatch(p *plan, st *started, cg *cgroup.Cgroup) watchPlan {
 	var w watchPlan
 	if stageconfig.Has(p.disabled, LayerWatch) {
 		return w

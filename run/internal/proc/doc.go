@@ -1,7 +1,7 @@
 // Package proc holds the few process helpers that more than one of the
 // sandbox's processes needs: a field of /proc/PID/status (StatusValue),
-// plain reads of small kernel files (ReadFile), the
-// close-on-exec sweep before execve (CloseExtraFDs), and the clamp of a
+// plain reads of small kernel files (ReadFile), the paths of mountinfo
+// (UnescapeMount), the close-on-exec sweep before execve (CloseExtraFDs), and the clamp of a
 // resource limit to its hard limit (WithinHardLimit).
 //
 // It runs in whichever process calls it and touches only that process's

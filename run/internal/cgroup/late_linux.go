@@ -1,4 +1,4 @@
-package run
+package cgroup
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -15,16 +16,16 @@ import (
 // Why a fresh init process joins its cgroup v1 cgroups itself, after they
 // are made: making them (a memory cgroup's mkdir alone is about 0.1 ms
 // here, the limits as much again) and being born inside them (see
-// startInside) came before the clone, on the way to the script. Now the
-// supervisor places them (planLateCgroup), clones the init process,
-// sends its program and only then makes them (makeLate), while the init
-// process builds the sandbox on the other core, and sends it a descriptor
-// of each "tasks" file over its config socket; the init process, last
-// before Landlock, writes "0" to each (initplan's joinCgroup), as cheap a
-// move as the supervisor's own thread made. The script is forked after
-// that, inside, as before. Under cgroup v2, a layout other than the usual
-// one, with the cpu controller (--cpus), or for a pooled init process,
-// the cgroup is made first, as before (startInCgroup).
+// StartInside) came before the clone, on the way to the script. Now the
+// supervisor places them (PlanLate), clones the init process, sends its
+// program and only then makes them (MakeLate), while the init process
+// builds the sandbox on the other core, and sends it a descriptor of each
+// "tasks" file over its config socket (see LateChannel); the init
+// process, last before Landlock, writes "0" to each (initplan's
+// joinCgroup), as cheap a move as the supervisor's own thread made. The
+// script is forked after that, inside, as before. Under cgroup v2, a
+// layout other than the usual one, with the cpu controller (--cpus), or
+// for a pooled init process, the cgroup is made first, as before (Open).
 //
 // Why descriptors: the kernel checks the identity that opened a "tasks"
 // file against the task moved, and a root caller's init process is nobody
@@ -33,15 +34,15 @@ import (
 // process on the host, whose descriptors opened meanwhile keep working
 // (an independent review showed one joining a run's cgroup so).
 
-// planLateCgroup places the run's cgroup v1 cgroups named name without
-// making them, where the caller's cgroups are in the usual layout (see
-// usualV1Mounts) and writable: a name free in every hierarchy (another
-// run's of the same request id is not shared, see mkdirCgroup; one made
-// between this check and the mkdir refuses the run). nil when that cannot
-// be said: startInCgroup then makes the cgroup first, and says why when
-// it cannot.
-func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
-	if initUID != os.Geteuid() && !hostRoot() {
+// PlanLate places the run's cgroup v1 cgroups named name without making
+// them, where the caller's cgroups are in the usual layout (see
+// usualV1Mounts) and writable, for an init process running as host uid
+// initUID: a name free in every hierarchy (another run's of the same
+// request id is not shared, see mkdir; one made between this check and
+// the mkdir refuses the run). nil when that cannot be said: the caller
+// then makes the cgroup first (Open), which says why when it cannot.
+func PlanLate(name string, lim Limits, initUID int) *Cgroup {
+	if initUID != os.Geteuid() && !HostRoot() {
 		// The kernel lets a "tasks" descriptor move a task of another
 		// identity only when it was opened by the host's root: root in
 		// a user namespace (a container's) is not.
@@ -54,7 +55,7 @@ func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
 		// rather than refuse it (TestCgroupHalfJoined).
 		return nil
 	}
-	own, err := ownCgroups(procCgroup)
+	own, err := Own()
 	if err != nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
 	if !ok {
 		return nil
 	}
-	cg := &runCgroup{version: 1, late: true}
+	cg := &Cgroup{version: 1, late: true}
 	for _, c := range ctrls {
 		parent, err := mounts[c].hostDir(own[c])
 		if err != nil || own[c] == "" || unix.Access(parent, unix.W_OK|unix.X_OK) != nil {
@@ -74,7 +75,7 @@ func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
 	for try := range 3 {
 		n := name
 		if try > 0 {
-			n = name + "-" + newRequestID()[:8]
+			n = name + "-" + random.ID()[:8]
 		}
 		var dirs []string
 		for _, parent := range cg.home {
@@ -93,9 +94,9 @@ func planLateCgroup(name string, lim cgroupLimits, initUID int) *runCgroup {
 	return nil
 }
 
-// hostRoot reports whether this process is root in the initial user
+// HostRoot reports whether this process is root in the initial user
 // namespace (its uid_map the identity over all uids).
-func hostRoot() bool {
+func HostRoot() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
@@ -103,9 +104,9 @@ func hostRoot() bool {
 	return err == nil && strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
 }
 
-// tasksFiles are the "tasks" files of a cgroup planLateCgroup placed, which
-// the init process joins (initplan's Input.JoinCgroup); nil for any other.
-func (cg *runCgroup) tasksFiles() []string {
+// TasksFiles are the "tasks" files of a cgroup PlanLate placed, which the
+// init process joins (initplan's Input.JoinCgroup); nil for any other.
+func (cg *Cgroup) TasksFiles() []string {
 	if cg == nil || !cg.late {
 		return nil
 	}
@@ -116,13 +117,13 @@ func (cg *runCgroup) tasksFiles() []string {
 	return files
 }
 
-// makeLate makes the cgroups planLateCgroup placed, with lim, and sends
-// the init process on config (a socket, see configChannel)
+// MakeLate makes the cgroups PlanLate placed, with lim, and sends the
+// init process on config (its end of LateChannel)
 // stageconfig.CgroupByte with a descriptor of each one's "tasks" file, or
 // a zero byte alone when they could not be made, which ends its start;
 // any other cgroup (or none) is left alone. What was made is removed by
-// close, as any cgroup of the run.
-func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
+// Close, as any cgroup of the run.
+func (cg *Cgroup) MakeLate(lim Limits, config *os.File) error {
 	if cg == nil || !cg.late {
 		return nil
 	}
@@ -133,7 +134,7 @@ func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
 			unix.Close(fd)
 		}
 	}()
-	for _, tasks := range cg.tasksFiles() {
+	for _, tasks := range cg.TasksFiles() {
 		if err != nil {
 			break
 		}
@@ -167,8 +168,8 @@ func (cg *runCgroup) makeLate(lim cgroupLimits, config *os.File) error {
 	return err
 }
 
-// makeDirs is makeLate's mkdir and limits.
-func (cg *runCgroup) makeDirs(lim cgroupLimits) error {
+// makeDirs is MakeLate's mkdir and limits.
+func (cg *Cgroup) makeDirs(lim Limits) error {
 	for i, dir := range cg.dirs {
 		if sweepDue(filepath.Base(dir)) {
 			go sweepStale(cg.home[i])
@@ -183,13 +184,11 @@ func (cg *runCgroup) makeDirs(lim cgroupLimits) error {
 	return nil
 }
 
-// configChannel is the config channel of a fresh init stage: a pipe, or
-// with a cgroup it joins late a stream socket, which carries the "tasks"
-// descriptors (see makeLate). sup is the supervisor's end.
-func configChannel(late bool) (sup, stage *os.File, err error) {
-	if !late {
-		return stagePipe(true)
-	}
+// LateChannel makes the config channel of an init process that joins its
+// cgroup late: a stream socket, which carries the "tasks" descriptors
+// (see MakeLate) as a pipe cannot. sup, non-blocking, is the
+// supervisor's end; initEnd is the init process's.
+func LateChannel() (sup, initEnd *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("socketpair", err)

@@ -1,51 +1,48 @@
-package run
+package cgroup
 
 import (
 	"runtime"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// Why the init stage is born inside its cgroup v1 cgroups instead of being
-// moved there: writing a pid to cgroup.procs takes the kernel's global
-// cgroup_threadgroup_rwsem for writing, and that waits for an RCU grace
-// period, which took 0.1 to 4 ms here (2-core machine, cgroup v1) and
-// stalls every fork, exec and thread start on the machine meanwhile (the
-// init stage's own Go start included). Moving only the calling thread,
-// by writing "0" to a v1 "tasks" file, skips that lock (the kernel's
-// single-thread migration), and a child forked by that thread starts in
-// the thread's cgroups: the v1 counterpart of clone3's CLONE_INTO_CGROUP.
-// So the supervisor moves the one locked thread that starts the init
-// stage into the run's cgroups, starts it, and moves the thread back.
+// Why the init process is born inside its cgroup v1 cgroups instead of
+// being moved there: writing a pid to cgroup.procs takes the kernel's
+// global cgroup_threadgroup_rwsem for writing, and that waits for an RCU
+// grace period, which took 0.1 to 4 ms here (2-core machine, cgroup v1)
+// and stalls every fork, exec and thread start on the machine meanwhile.
+// Moving only the calling thread, by writing "0" to a v1 "tasks" file,
+// skips that lock (the kernel's single-thread migration), and a child
+// forked by that thread starts in the thread's cgroups: the v1
+// counterpart of clone3's CLONE_INTO_CGROUP. So the supervisor moves the
+// one locked thread that starts the init process into the run's cgroups,
+// starts it, and moves the thread back.
 
-// startInside runs start, which forks the init stage, on a thread that is
-// inside the run's v1 cgroups, so the init stage is born inside: inside is
-// true then. When the thread cannot be moved (a v2 cgroup, files it may
-// not write), start runs as it is and the caller attaches the process
-// afterwards. A caller's thread that was in other v1 cgroups than its
-// process ends up in the process's. For a cgroup placed late, start runs
-// as it is and inside is true: the init stage joins it itself, before it
-// starts the script (see planLateCgroup).
+// StartInside runs start, which forks the init process, on a thread that
+// is inside the run's v1 cgroups, so the init process is born inside:
+// inside is true then. When the thread cannot be moved (a v2 cgroup, files
+// it may not write), start runs as it is and the caller attaches the
+// process afterwards (Attach). A caller's thread that was in other v1
+// cgroups than its process ends up in the process's. For a cgroup placed
+// late, start runs as it is and inside is true: the init process joins it
+// itself, before it starts the script (see PlanLate).
 //
 // The thread moves back after start has returned (see cg.backDone). If it
-// cannot be moved back, it stays in the run's cgroups for the
-// run: its goroutine keeps it locked until cg.close, then exits locked,
-// which ends the thread (and its membership). It must not end earlier:
-// the init stage's parent-death signal fires when the thread that forked
-// it exits. killMembers never signals this process.
-func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, inside bool, err error) {
+// cannot be moved back, it stays in the run's cgroups for the run: its
+// goroutine keeps it locked until Close, then exits locked, which ends
+// the thread (and its membership). It must not end earlier: the init
+// process's parent-death signal fires when the thread that forked it
+// exits. Close's kill never signals the supervisor's own process.
+func (cg *Cgroup) StartInside(start func() error) (inside bool, err error) {
 	if cg.late {
-		// The init process joins it itself (see planLateCgroup).
-		st, err = start()
-		return st, err == nil, err
+		// The init process joins it itself (see PlanLate).
+		err = start()
+		return err == nil, err
 	}
 	if cg.version != 1 {
-		st, err = start()
-		return st, false, err
+		return false, start()
 	}
 	type result struct {
-		st     *started
 		inside bool
 		err    error
 	}
@@ -55,7 +52,7 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		runtime.LockOSThread()
 		if unix.Gettid() == unix.Getpid() {
 			// The process's first thread: /proc/self/cgroup, which
-			// openCgroup reads to place every run's cgroup, shows its
+			// Open reads to place every run's cgroup, shows its
 			// cgroups, and a goroutine that ends locked to it does not
 			// end it. It stays locked to this goroutine until another
 			// one holds a thread of its own, which is then not this one.
@@ -70,7 +67,7 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		}
 		var r result
 		back, entered := cg.enterThread()
-		r.st, r.err = start()
+		r.err = start()
 		r.inside = entered && r.err == nil
 		if back == nil {
 			runtime.UnlockOSThread()
@@ -79,7 +76,7 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 		}
 		// The caller goes on at once: the way back (a cgroup migration
 		// per hierarchy, tens of microseconds) is off its path, which
-		// leads to the init stage's program. close waits for it
+		// leads to the init process's program. Close waits for it
 		// (backDone) before it removes the cgroup.
 		backDone, release := make(chan struct{}), make(chan struct{})
 		cg.backDone = backDone
@@ -96,13 +93,13 @@ func (cg *runCgroup) startInside(start func() (*started, error)) (st *started, i
 	}
 	go bornInside(nil)
 	r := <-ch
-	return r.st, r.inside, r.err
+	return r.inside, r.err
 }
 
 // enterThread moves the calling (locked) thread into the run's cgroups and
 // reports whether it is in all of them. back, nil when nothing moved, moves
 // the thread back and reports whether it could.
-func (cg *runCgroup) enterThread() (back func() bool, entered bool) {
+func (cg *Cgroup) enterThread() (back func() bool, entered bool) {
 	// The thread is taken to be in the process's cgroups (cg.from, from
 	// /proc/self/cgroup), and that is where it goes back to. Reading its
 	// own (/proc/thread-self/cgroup, /proc/self/task/TID/cgroup) would
@@ -155,6 +152,3 @@ func (cg *runCgroup) enterThread() (back func() bool, entered bool) {
 	}
 	return back, true
 }
-
-// parentDir is filepath.Dir for the clean absolute paths of cgroup dirs.
-func parentDir(dir string) string { return dir[:strings.LastIndexByte(dir, '/')] }
