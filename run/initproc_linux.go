@@ -117,7 +117,7 @@ const splitFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | un
 // startSplit clones the init process into its user and PID namespaces
 // alone: it makes the others itself (initproc's Attr.Unshare), on the
 // other core, while the supervisor compiles its program here (see
-// compileAhead), each about half a millisecond; a network namespace is
+// startCompile), each about half a millisecond; a network namespace is
 // most of a clone's cost. A new process lands on the idle core, which a
 // goroutine woken for the compile did not reliably do (2 cores, a VM).
 // ok is false when it cannot be had: no report pipe to hear the init

@@ -111,10 +111,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
 	p.cfg = s.stageConfig(argv, asMB, env, skill, work)
 	p.cfg.Dir = s.scriptDir(skill, work, command, gp.grants.Cwd, res)
-	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
-	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
-	p.artifactRoots = append([]string(nil), gp.grants.Write...)
-	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
+	setGrants(p, gp, masks)
 	if s.KeepWorkDir {
 		p.artifactRoots = append(p.artifactRoots, work)
 	}
@@ -328,6 +325,15 @@ func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work
 		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
 		Layers:  enabled(processLayers(s.AllowNetwork), s.Disable),
 	}
+}
+
+// setGrants puts the grant plan gp and the masks in p's config, and the
+// write grants in p's folders whose changes are listed.
+func setGrants(p *plan, gp *grantPlan, masks []stageconfig.GrantMount) {
+	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
+	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
+	p.artifactRoots = append([]string(nil), gp.grants.Write...)
+	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
 }
 
 // runTimeout is a run's time limit: timeout, or DefaultTimeout when it
