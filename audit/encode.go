@@ -32,6 +32,45 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	b = appendStringField(b, "request_id", r.RequestID, false)
 	b = appendKey(b, "skill", false)
 	b = appendSkill(b, &r.Skill)
+	if b, err = appendProcess(b, r); err != nil {
+		return nil, err
+	}
+	if b, err = appendConfinement(b, r); err != nil {
+		return nil, err
+	}
+	b = appendKey(b, "grants", false)
+	b = appendGrants(b, &r.Grants)
+	b = appendKey(b, "artifacts", false)
+	b = appendArtifacts(b, &r.Artifacts)
+	b = appendKey(b, "layers", false)
+	b = appendLayers(b, &r.Layers)
+	b = appendKey(b, "validation", false)
+	b = appendValidation(b, &r.Validation)
+	b = appendKey(b, "signature", false)
+	b = appendSignature(b, &r.Signature)
+	if r.Error != "" {
+		b = appendStringField(b, "error", r.Error, false)
+	}
+	if r.ErrorKind != "" {
+		b = appendStringField(b, "error_kind", r.ErrorKind, false)
+	}
+	if r.MCP != nil {
+		b = appendMCP(appendKey(b, "mcp", false), r.MCP)
+	}
+	if b, err = appendPolicy(b, r); err != nil {
+		return nil, err
+	}
+	b = appendStringPair(appendKey(b, "tool", false), "name", r.Tool.Name, "version", r.Tool.Version)
+	b = appendStringField(b, "host", r.Host, false)
+	b = appendIntField(b, "uid", int64(r.UID))
+	b = appendIntField(b, "pid", int64(r.PID))
+	return append(b, '}'), nil
+}
+
+// appendProcess appends the fields from script to stderr: what ran and
+// how it ended.
+func appendProcess(b []byte, r *Record) ([]byte, error) {
+	var err error
 	b = appendStringField(b, "script", r.Script, false)
 	b = appendStringsField(b, "interpreter", r.Interpreter)
 	b = appendStringsField(b, "args", r.Args)
@@ -54,6 +93,13 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	b = appendStream(b, &r.Stdout)
 	b = appendKey(b, "stderr", false)
 	b = appendStream(b, &r.Stderr)
+	return b, nil
+}
+
+// appendConfinement appends the fields from network_allowed to
+// sandbox_uid: the network and the limits the run had.
+func appendConfinement(b []byte, r *Record) ([]byte, error) {
+	var err error
 	b = appendBoolField(b, "network_allowed", r.NetworkAllowed)
 	b = appendKey(b, "network", false)
 	if b, err = appendNetwork(b, &r.Network); err != nil {
@@ -71,29 +117,21 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if r.SandboxUID != 0 {
 		b = appendIntField(b, "sandbox_uid", int64(r.SandboxUID))
 	}
-	b = appendKey(b, "grants", false)
-	b = appendGrants(b, &r.Grants)
-	b = appendKey(b, "artifacts", false)
-	b = appendArtifacts(b, &r.Artifacts)
-	b = appendKey(b, "layers", false)
-	b = appendLayers(b, &r.Layers)
-	b = appendKey(b, "validation", false)
-	b = appendValidation(b, &r.Validation)
-	b = appendKey(b, "signature", false)
-	b = appendSignature(b, &r.Signature)
-	if r.Error != "" {
-		b = appendStringField(b, "error", r.Error, false)
-	}
-	if r.ErrorKind != "" {
-		b = appendStringField(b, "error_kind", r.ErrorKind, false)
-	}
-	if r.MCP != nil {
-		b = append(appendKey(b, "mcp", false), '{')
-		b = appendStringField(b, "request_id", r.MCP.RequestID, true)
-		b = appendStringField(b, "client", r.MCP.Client, false)
-		b = appendStringField(b, "tool", r.MCP.Tool, false)
-		b = append(b, '}')
-	}
+	return b, nil
+}
+
+// appendMCP appends the object of the mcp field.
+func appendMCP(b []byte, m *MCP) []byte {
+	b = append(b, '{')
+	b = appendStringField(b, "request_id", m.RequestID, true)
+	b = appendStringField(b, "client", m.Client, false)
+	b = appendStringField(b, "tool", m.Tool, false)
+	return append(b, '}')
+}
+
+// appendPolicy appends the policy fields that are set, policy to
+// policy_sources.
+func appendPolicy(b []byte, r *Record) ([]byte, error) {
 	if len(r.Policy) > 0 {
 		b = appendKey(b, "policy", false)
 		// As encoding/json writes a json.RawMessage: checked and
@@ -115,11 +153,7 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 			return appendStringPair(b, "role", s.Role, "path", s.Path)
 		})
 	}
-	b = appendStringPair(appendKey(b, "tool", false), "name", r.Tool.Name, "version", r.Tool.Version)
-	b = appendStringField(b, "host", r.Host, false)
-	b = appendIntField(b, "uid", int64(r.UID))
-	b = appendIntField(b, "pid", int64(r.PID))
-	return append(b, '}'), nil
+	return b, nil
 }
 
 func appendSkill(b []byte, s *Skill) []byte {

@@ -55,11 +55,14 @@ func CheckLine(line []byte) error {
 	return nil
 }
 
+// checker checks a decoded JSON value against the record schema, root,
+// collecting every problem rather than stopping at the first.
 type checker struct {
 	root     map[string]any
 	problems []string
 }
 
+// fail records a problem at the JSON pointer at ("/" for the root).
 func (c *checker) fail(at, format string, a ...any) {
 	if at == "" {
 		at = "/"
@@ -67,6 +70,8 @@ func (c *checker) fail(at, format string, a ...any) {
 	c.problems = append(c.problems, at+": "+fmt.Sprintf(format, a...))
 }
 
+// check adds to c.problems every way v, found at the JSON pointer at, breaks
+// schema.
 func (c *checker) check(schema map[string]any, v any, at string) {
 	if ref, ok := schema["$ref"].(string); ok {
 		name, found := strings.CutPrefix(ref, "#/$defs/")
@@ -96,31 +101,9 @@ func (c *checker) check(schema map[string]any, v any, at string) {
 			if !slices.ContainsFunc(arg.([]any), func(e any) bool { return equal(v, e) }) {
 				c.fail(at, "%v is not one of %v", v, arg)
 			}
-		case "required":
+		case "required", "properties", "additionalProperties":
 			if obj, ok := v.(map[string]any); ok {
-				for _, k := range arg.([]any) {
-					if _, ok := obj[k.(string)]; !ok {
-						c.fail(at, "missing required field %q", k)
-					}
-				}
-			}
-		case "properties":
-			if obj, ok := v.(map[string]any); ok {
-				for k, sub := range arg.(map[string]any) {
-					if fv, ok := obj[k]; ok {
-						c.check(sub.(map[string]any), fv, at+"/"+k)
-					}
-				}
-			}
-		case "additionalProperties":
-			obj, ok := v.(map[string]any)
-			if allowed, _ := arg.(bool); ok && !allowed {
-				props, _ := schema["properties"].(map[string]any)
-				for k := range obj {
-					if _, ok := props[k]; !ok {
-						c.fail(at, "unexpected field %q", k)
-					}
-				}
+				c.object(schema, kw, arg, obj, at)
 			}
 		case "items":
 			if arr, ok := v.([]any); ok {
@@ -128,24 +111,61 @@ func (c *checker) check(schema map[string]any, v any, at string) {
 					c.check(arg.(map[string]any), e, fmt.Sprintf("%s/%d", at, i))
 				}
 			}
-		case "minimum":
-			if n, ok := v.(json.Number); ok {
-				f, _ := n.Float64()
-				if lo, _ := arg.(float64); f < lo {
-					c.fail(at, "%v is below the minimum %v", n, arg)
-				}
-			}
-		case "pattern":
-			if s, ok := v.(string); ok {
-				re, err := regexp.Compile(arg.(string))
-				if err != nil {
-					c.fail(at, "schema: bad pattern: %v", err)
-				} else if !re.MatchString(s) {
-					c.fail(at, "%q does not match %s", s, arg)
-				}
-			}
+		case "minimum", "pattern":
+			c.scalar(kw, arg, v, at)
 		default:
 			c.fail(at, "schema: unsupported keyword %q", kw)
+		}
+	}
+}
+
+// object checks obj against one of the object keywords of schema: kw with
+// its argument arg.
+func (c *checker) object(schema map[string]any, kw string, arg any, obj map[string]any, at string) {
+	switch kw {
+	case "required":
+		for _, k := range arg.([]any) {
+			if _, ok := obj[k.(string)]; !ok {
+				c.fail(at, "missing required field %q", k)
+			}
+		}
+	case "properties":
+		for k, sub := range arg.(map[string]any) {
+			if fv, ok := obj[k]; ok {
+				c.check(sub.(map[string]any), fv, at+"/"+k)
+			}
+		}
+	case "additionalProperties":
+		if allowed, _ := arg.(bool); !allowed {
+			props, _ := schema["properties"].(map[string]any)
+			for k := range obj {
+				if _, ok := props[k]; !ok {
+					c.fail(at, "unexpected field %q", k)
+				}
+			}
+		}
+	}
+}
+
+// scalar checks v against the number or string keyword kw with its
+// argument arg; values of another type pass.
+func (c *checker) scalar(kw string, arg, v any, at string) {
+	switch kw {
+	case "minimum":
+		if n, ok := v.(json.Number); ok {
+			f, _ := n.Float64()
+			if lo, _ := arg.(float64); f < lo {
+				c.fail(at, "%v is below the minimum %v", n, arg)
+			}
+		}
+	case "pattern":
+		if s, ok := v.(string); ok {
+			re, err := regexp.Compile(arg.(string))
+			if err != nil {
+				c.fail(at, "schema: bad pattern: %v", err)
+			} else if !re.MatchString(s) {
+				c.fail(at, "%q does not match %s", s, arg)
+			}
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
@@ -133,7 +135,7 @@ func workspacePath(p string) (string, error) {
 // workspace, so that this tool is no way around it: the built-in deny
 // list (unless the policy exempts the path), the policy's deny_read, and
 // for a write its deny_write and the files the caller's tools run on
-// their own (.git, .envrc, ...; run.IsAutorunPath; a git folder under
+// their own (.git, .envrc, ...; autorun.Inside; a git folder under
 // another name, gitDirMade) unless the policy's allow_autorun names the
 // workspace.
 func (s *Server) workspaceGuard(rel string, write bool) error {
@@ -142,7 +144,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 		return &fileError{kind: audit.KindPolicy, refused: true, err: err}
 	}
 	abs := filepath.Join(s.cfg.Workspace, filepath.FromSlash(rel))
-	if e := run.DenyListEntry(abs, sb.AllowDenied); e != "" {
+	if e := denylist.Entry(abs, run.DefaultDenyPaths(), sb.AllowDenied); e != "" {
 		return refusal(audit.KindPolicy, "%s is on the deny list (%s: credentials, keys, history), which runs never see either", rel, e)
 	}
 	if d, ok := under(abs, sb.DenyPaths); ok {
@@ -157,7 +159,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 	if s.autorunWritable(sb.AutorunWritable) {
 		return nil
 	}
-	if run.IsAutorunPath(rel) {
+	if autorun.Inside(rel) {
 		return refusal(audit.KindPolicy, "%s is a file the caller's own tools run on their own (git hooks and config, .envrc, editor tasks, ...): runs may not write it, and neither may this tool; an operator policy with allow_autorun naming the workspace lifts this", rel)
 	}
 	if d := gitDirMade(s.cfg.Workspace, rel); d != "" {

@@ -197,18 +197,11 @@ func (p *Proxy) serveConn(c net.Conn) {
 	br := bufio.NewReaderSize(c, 4<<10)
 	req, err := readHead(br, p.cfg.MaxHeaderBytes)
 	if err != nil {
-		status, text := 400, "Bad Request"
-		reason := "bad request: " + err.Error()
-		switch {
-		case errors.Is(err, errHeadTooLarge):
-			status, text = 431, "Request Header Fields Too Large"
-		case errors.Is(err, io.EOF):
-			// A connection closed without a request says nothing.
-			return
-		case isTimeout(err):
-			status, text, reason = 408, "Request Timeout", "request head not received in time"
+		// A connection closed without a request says nothing.
+		if !errors.Is(err, io.EOF) || errors.Is(err, errHeadTooLarge) {
+			status, text, reason := headRefusal(err)
+			p.refuse(c, Connection{Reason: reason}, status, text, start)
 		}
-		p.refuse(c, Connection{Reason: reason}, status, text, start)
 		return
 	}
 	c.SetReadDeadline(time.Time{})
@@ -267,6 +260,18 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.logDenied(e)
 	}
 	p.finish(e, start)
+}
+
+// headRefusal returns the response status, its text and the logged reason
+// for a request head readHead could not read.
+func headRefusal(err error) (status int, text, reason string) {
+	switch {
+	case errors.Is(err, errHeadTooLarge):
+		return 431, "Request Header Fields Too Large", "bad request: " + err.Error()
+	case isTimeout(err):
+		return 408, "Request Timeout", "request head not received in time"
+	}
+	return 400, "Bad Request", "bad request: " + err.Error()
 }
 
 // connect resolves the target (unless it is an IP literal), drops the

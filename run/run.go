@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,7 +172,13 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	start := time.Now()
 	err := launch(ctx, l, res)
 	if res.Started {
-		neutralised, truncated := sweepGrants(res.Grants.Write, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
+		// A kept work folder is read on the host after the run as the
+		// grants are: what in it leads elsewhere goes too.
+		roots := res.Grants.Write
+		if res.WorkDir != "" {
+			roots = append(slices.Clip(roots), res.WorkDir)
+		}
+		neutralised, truncated := sweepGrants(roots, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))

@@ -14,7 +14,7 @@ const decodeCallExpr = `\b(b64decode|b32decode|b85decode|a85decode|decodebytes|f
 
 // lazyRegexp is a regular expression compiled on first use, not at
 // package initialisation: every program that links this package (the
-// CLI, and the sandbox's init stage, which is the same binary) would
+// CLI, and the sandbox's init process, which is the same binary) would
 // otherwise pay about 0.5 ms at each start for expressions that only a
 // scan uses. A &lazyRegexp{...} of a constant is laid out by the compiler
 // as static data, so the declarations cost nothing at start either (a

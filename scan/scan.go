@@ -276,7 +276,7 @@ type fileKind struct {
 // dataMagic lists the leading bytes of common data formats by extension.
 // It and isCodeExt are a table and a switch rather than maps: a map
 // literal is built at every start of every program linking the package
-// (the CLI, and the sandbox's init stage, which is the same binary).
+// (the CLI, and the sandbox's init process, which is the same binary).
 var dataMagic = []struct {
 	ext   string
 	magic []string

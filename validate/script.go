@@ -35,7 +35,7 @@ func (i Interpreter) String() string {
 // extensionInterpreter returns the interpreter of a script with the
 // (lower-case) extension ext, or "". A switch rather than a map: a map
 // literal is built at every start of every program linking the package,
-// the sandbox's init stage included.
+// the sandbox's init process included.
 func extensionInterpreter(ext string) string {
 	switch ext {
 	case ".py":

@@ -36,6 +36,14 @@ func TestResultJSONAttacks(t *testing.T) {
 	if err := os.Mkdir(grant, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The grant named through a link, the file in a folder still to be
+	// made: a run sharing the grant could make that folder a symlink to
+	// any folder of the host while this one runs (it is not this run's
+	// to remove) and have the file written there.
+	grantLink := filepath.Join(dir, "out-link")
+	if err := os.Symlink(grant, grantLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -44,6 +52,8 @@ func TestResultJSONAttacks(t *testing.T) {
 		{"symlink", []string{"run", "--result-json", link, skill, "hi.sh"}, "result file"},
 		{"fifo", []string{"run", "--result-json", fifo, skill, "hi.sh"}, "result file"},
 		{"inside a write grant", []string{"run", "--write", grant, "--result-json", filepath.Join(grant, "r.json"), skill, "hi.sh"}, "--result-json"},
+		{"in a folder to be made in a linked grant", []string{"run", "--write", grantLink, "--result-json", filepath.Join(grantLink, "later", "r.json"), skill, "hi.sh"}, "lies inside the write grant"},
+		{"in a folder to be made in a grant, named through a link", []string{"run", "--write", grant, "--result-json", filepath.Join(grantLink, "later", "deeper", "r.json"), skill, "hi.sh"}, "lies inside the write grant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, "", tc.args...)

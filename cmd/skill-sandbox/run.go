@@ -468,8 +468,11 @@ func auditLogOutsideGrants(logPath string, write []string) error {
 
 // outsideGrants refuses the file path of flag inside a write grant, where
 // the script could do what harm says. Both sides are compared with
-// symlinks resolved (the file may not exist yet: then its folder is
-// resolved).
+// symlinks resolved: of the deepest folder that exists, the rest as
+// given. A file in folders still to be made is thus compared where they
+// will be: GRANTLINK/later/r.json, with later missing, lies in the grant
+// GRANTLINK resolves to, where a run sharing the grant can make later a
+// symlink to any folder before the file is written.
 func outsideGrants(flag, logPath string, write []string, harm string) error {
 	if logPath == "" || len(write) == 0 {
 		return nil
@@ -479,13 +482,18 @@ func outsideGrants(flag, logPath string, write []string, harm string) error {
 		if err != nil {
 			return p
 		}
-		if r, err := filepath.EvalSymlinks(a); err == nil {
-			return r
+		rest := ""
+		for d := a; ; {
+			if r, err := filepath.EvalSymlinks(d); err == nil {
+				return filepath.Join(r, rest)
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				return a
+			}
+			rest = filepath.Join(filepath.Base(d), rest)
+			d = up
 		}
-		if r, err := filepath.EvalSymlinks(filepath.Dir(a)); err == nil {
-			return filepath.Join(r, filepath.Base(a))
-		}
-		return a
 	}
 	log := resolve(logPath)
 	for _, w := range write {

@@ -39,9 +39,16 @@ def find_binary() -> str:
     env = os.environ.get(ENV_VAR)
     if env:
         if os.path.isfile(env) and os.access(env, os.X_OK):
-            return env
+            # Absolute: the file checked is the one run (a name without a
+            # slash would be looked up on PATH by exec), whatever folder
+            # the caller changes to later.
+            return os.path.abspath(env)
         raise BinaryNotFoundError(f"${ENV_VAR} is {env!r}, which is not an executable file")
-    found = shutil.which(_NAME)
+    # Only absolute folders of PATH: an empty entry or "." is the current
+    # folder, which may be a skill's (an agent often works in one), and a
+    # skill-sandbox planted there must not be the one that runs.
+    dirs = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)]
+    found = shutil.which(_NAME, path=os.pathsep.join(dirs)) if dirs else None
     if found:
         return found
     raise BinaryNotFoundError(

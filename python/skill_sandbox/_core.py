@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+import threading
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _cli
 from ._binary import find_binary
@@ -31,6 +32,81 @@ def _call(binary: Optional[str], argv: List[str], stdin: Optional[bytes] = None,
                               timeout=timeout, check=False)
     except OSError as exc:
         raise SkillSandboxError(f"cannot start {exe}: {exc}") from exc
+
+
+# What a run keeps of the binary's stderr: its last bytes (the binary's own
+# error comes after the script's stderr, which it streams there too). The
+# binary's stdout, the script's streamed, is not read at all: the result
+# file holds both streams up to output_cap. A script writing without end
+# must not fill this process's memory.
+STDERR_KEEP = 64 << 10
+
+
+class _Tail:
+    """The last STDERR_KEEP bytes of what is added."""
+
+    def __init__(self) -> None:
+        self._b = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self._b += chunk
+        if len(self._b) > 2 * STDERR_KEEP:
+            del self._b[:-STDERR_KEEP]
+
+    def bytes(self) -> bytes:
+        return bytes(self._b[-STDERR_KEEP:])
+
+
+def _call_run(exe: str, argv: List[str], stdin: Optional[bytes],
+              timeout: float) -> Tuple[int, bytes]:
+    """Run a run call: its exit status and the end of its stderr (see STDERR_KEEP)."""
+    try:
+        p = subprocess.Popen([exe] + argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise SkillSandboxError(f"cannot start {exe}: {exc}") from exc
+    tail = _Tail()
+
+    def feed() -> None:
+        assert p.stdin is not None
+        try:
+            p.stdin.write(stdin or b"")
+        except (BrokenPipeError, OSError):
+            pass  # the script did not read it all
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+
+    def drain() -> None:
+        assert p.stderr is not None
+        fd = p.stderr.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            tail.add(chunk)
+
+    threads = [threading.Thread(target=drain, daemon=True)]
+    if stdin is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    try:
+        status = p.wait(timeout=timeout)
+    except BaseException:
+        # Past the grace time, or interrupted: as subprocess.run does (the
+        # binary's death ends its sandbox).
+        p.kill()
+        p.wait()
+        raise
+    finally:
+        for t in threads:
+            t.join(timeout=10)
+        if p.stderr is not None:
+            p.stderr.close()
+    return status, tail.bytes()
 
 
 def validate_skill(path: PathLike, *, strict: bool = False,
@@ -158,8 +234,8 @@ class SkillSandbox:
         with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-") as tmp:
             result_file = os.path.join(tmp, "result.json")
             argv = _cli.run_argv(self.skill_path, o, name, args, module, result_file)
-            p = _call(exe, argv, _cli.stdin_bytes(stdin), timeout=o.timeout + _GRACE)
-            return _read_result(result_file, p.returncode, p.stderr)
+            status, err = _call_run(exe, argv, _cli.stdin_bytes(stdin), o.timeout + _GRACE)
+            return _read_result(result_file, status, err)
 
     def list_scripts(self, *, all_files: bool = False) -> List[Dict[str, Any]]:
         """The skill's scripts; see :func:`list_scripts`."""
@@ -175,9 +251,15 @@ def _read_result(result_file: str, status: int, stderr: bytes) -> RunResult:
     try:
         with open(result_file, encoding="utf-8") as f:
             text = f.read()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         raise SkillSandboxError(f"skill-sandbox run wrote no result (exit status {status}): {err}", err) from None
-    res = parse_result(text, status)
+    try:
+        res = parse_result(text, status)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        # A file cut short (a full disk) or not this version's: an error
+        # of the call, which the tool adapters report, not a crash.
+        raise SkillSandboxError(f"skill-sandbox run wrote an unreadable result (exit status {status}): {exc}",
+                                err) from None
     if status == _cli.EXIT_USAGE and res.error_kind == "usage":
         raise SkillSandboxError(res.error or err, err)
     return res

@@ -88,6 +88,11 @@ def _stream(obj: Dict[str, Any]) -> bytes:
 def _warnings(rec: Dict[str, Any]) -> List[str]:
     out = []
     for w in (rec.get("validation") or {}).get("warnings") or []:
+        # Strings in the record ("file:line:col: field: message",
+        # docs/audit.md); validate --json's shape taken as well.
+        if isinstance(w, str):
+            out.append(w)
+            continue
         f = w.get("file", "")
         out.append(f"{f}: {w.get('message', '')}" if f else w.get("message", ""))
     for m in (rec.get("layers") or {}).get("missing") or []:

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from . import _cli
 from ._binary import find_binary
 from ._cli import PathLike, ValidationResult, VerifyResult
-from ._core import _GRACE, SkillSandbox, _read_result
+from ._core import _GRACE, SkillSandbox, _read_result, _Tail
 from ._errors import SkillSandboxError
 from ._result import RunResult
 
@@ -44,6 +44,55 @@ async def _call(binary: Optional[str], argv: List[str], stdin: Optional[bytes] =
         raise
     assert proc.returncode is not None
     return proc.returncode, out, err
+
+
+async def _call_run(exe: str, argv: List[str], stdin: Optional[bytes],
+                    timeout: float) -> Tuple[int, bytes]:
+    """Run a run call: its exit status and the end of its stderr. Its
+    stdout is not read and only the end of stderr kept (see
+    skill_sandbox._core.STDERR_KEEP): a script writing without end must not
+    fill this process's memory."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            exe, *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        raise SkillSandboxError(f"cannot start {exe}: {exc}") from exc
+    tail = _Tail()
+
+    async def feed() -> None:
+        if stdin is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the script did not read it all
+        finally:
+            proc.stdin.close()
+
+    async def drain() -> None:
+        assert proc.stderr is not None
+        while True:
+            chunk = await proc.stderr.read(65536)
+            if not chunk:
+                return
+            tail.add(chunk)
+
+    async def whole() -> int:
+        await asyncio.gather(feed(), drain())
+        return await proc.wait()
+
+    try:
+        status = await asyncio.wait_for(whole(), timeout)
+    except BaseException:
+        # As _call: SIGTERM makes the binary stop the run and remove its sandbox.
+        if proc.returncode is None:
+            proc.terminate()
+            await proc.wait()
+        raise
+    return status, tail.bytes()
 
 
 async def validate_skill(path: PathLike, *, strict: bool = False,
@@ -88,7 +137,7 @@ class AsyncSkillSandbox(SkillSandbox):
         with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-") as tmp:
             result_file = os.path.join(tmp, "result.json")
             argv = _cli.run_argv(self.skill_path, o, name, args, module, result_file)
-            status, _, err = await _call(exe, argv, _cli.stdin_bytes(stdin), timeout=o.timeout + _GRACE)
+            status, err = await _call_run(exe, argv, _cli.stdin_bytes(stdin), o.timeout + _GRACE)
             return _read_result(result_file, status, err)
 
     async def list_scripts(self, *, all_files: bool = False) -> List[Dict[str, Any]]:  # type: ignore[override]

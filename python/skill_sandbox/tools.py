@@ -32,12 +32,29 @@ from ._result import RunResult
 # Function names the OpenAI and Anthropic APIs accept.
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+# Characters of a SKILL.md description a tool's description keeps: the
+# specification's limit. run accepts longer ones (a warning), but a skill's
+# author must not put unbounded text into every request sent to the model.
+MAX_DESCRIPTION = 1024
+
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
     """obj[key] for dicts, obj.key for SDK objects."""
     if isinstance(obj, Mapping):
         return obj.get(key, default)
     return getattr(obj, key, default)
+
+
+def _encodable(s: str, arg: bool) -> bool:
+    """s can be an argument (as subprocess encodes it) or stdin (UTF-8)."""
+    try:
+        if arg:
+            os.fsencode(s)
+        else:
+            s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class SkillTools:
@@ -84,7 +101,10 @@ class SkillTools:
         }
 
     def _description(self, name: str) -> str:
-        return self.skills[name]["description"].strip() + " (Runs a script of the skill in a sandbox.)"
+        d = self.skills[name]["description"].strip()
+        if len(d) > MAX_DESCRIPTION:
+            d = d[:MAX_DESCRIPTION - 1].rstrip() + "\u2026"
+        return d + " (Runs a script of the skill in a sandbox.)"
 
     def openai_schemas(self) -> List[Dict[str, Any]]:
         """Tools in the OpenAI function-calling shape (``{"type": "function", "function": ...}``)."""
@@ -108,9 +128,16 @@ class SkillTools:
         args = arguments.get("args") or []
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise SkillSandboxError(f"tool {name}: 'args' must be a list of strings")
+        # A NUL or a lone surrogate (JSON \u0000, \ud800) cannot be passed
+        # on: refused here as a bad call, not raised as ValueError.
+        for a in args:
+            if "\x00" in a or not _encodable(a, True):
+                raise SkillSandboxError(f"tool {name}: an argument holds a NUL or a lone surrogate")
         stdin = arguments.get("stdin")
         if stdin is not None and not isinstance(stdin, str):
             raise SkillSandboxError(f"tool {name}: 'stdin' must be a string")
+        if stdin is not None and not _encodable(stdin, False):
+            raise SkillSandboxError(f"tool {name}: 'stdin' holds a lone surrogate")
         sb = SkillSandbox(s["path"], binary=self.binary, **self._sandbox)
         return sb.run_script(script, args=args, stdin=stdin)
 

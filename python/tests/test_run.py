@@ -189,3 +189,48 @@ def test_validate_skill(binary, make_skill, monkeypatch):
         validate_skill(bad)
     assert "description" in exc.value.message and exc.value.errors, exc.value.message
     assert str(exc.value) == exc.value.message
+
+
+FLOOD = """\
+import asyncio, resource, sys
+from skill_sandbox import SkillSandbox
+from skill_sandbox.aio import AsyncSkillSandbox
+skill, binary, mode = sys.argv[1:4]
+if mode == "aio":
+    r = asyncio.run(AsyncSkillSandbox(skill, timeout=60, binary=binary).run_script("flood.py"))
+else:
+    r = SkillSandbox(skill, timeout=60, binary=binary).run_script("flood.py")
+assert r.ok and r.stdout_truncated and len(r.stdout_bytes) == 1 << 20, r
+assert r.stderr_truncated and len(r.stderr_bytes) == 1 << 20, r
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("mode", ["blocking", "aio"])
+def test_flood_does_not_fill_memory(binary, make_skill, mode):
+    # A hostile script writes 320 MiB to each stream; the binary streams
+    # them on as well as keeping output_cap of each in the result file.
+    # The caller's process must not hold what is streamed.
+    skill = make_skill("flood", {"flood.py": """\
+        import os
+        b = b"A" * (1 << 20)
+        for _ in range(320):
+            os.write(1, b)
+            os.write(2, b)
+        """})
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run([sys.executable, "-c", FLOOD, str(skill), binary, mode],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    max_rss_mib = int(p.stdout.split()[-1]) / 1024
+    assert max_rss_mib < 150, f"the caller held {max_rss_mib:.0f} MiB"
+
+
+def test_skill_with_warnings(binary, make_skill):
+    # The record's validation warnings are strings: a skill that runs with
+    # one (here an unknown frontmatter key) must still give a result.
+    skill = make_skill("warned", {"hi.py": "print('hi')\n"},
+                       frontmatter="name: warned\ndescription: A skill with a warning.\nbogus-key: 1\n")
+    r = SkillSandbox(skill, binary=binary).run_script("hi.py")
+    assert r.ok and r.stdout == "hi\n"
+    assert any("bogus-key" in w for w in r.warnings), r.warnings

@@ -62,6 +62,12 @@ def test_anthropic_tool_use(tools):
     ({"id": "2", "name": "shout", "input": {"script": "../../etc/passwd"}}, "must be one of"),
     ({"id": "3", "name": "shout", "input": {"script": "upper.py", "args": "x"}}, "list of strings"),
     ({"id": "4", "function": {"name": "shout", "arguments": "{not json"}}, "not JSON"),
+    # JSON a model may send that cannot reach the script: a bad call, not
+    # a ValueError or UnicodeEncodeError out of the adapter.
+    ({"id": "5", "function": {"name": "shout", "arguments": '{"script": "upper.py", "args": ["a\\u0000b"]}'}},
+     "NUL or a lone surrogate"),
+    ({"id": "6", "name": "shout", "input": {"script": "upper.py", "args": ["\ud800"]}}, "NUL or a lone surrogate"),
+    ({"id": "7", "name": "shout", "input": {"script": "upper.py", "stdin": "\ud800"}}, "lone surrogate"),
 ])
 def test_bad_calls(tools, call, why):
     with pytest.raises(SkillSandboxError, match=why):
@@ -69,3 +75,14 @@ def test_bad_calls(tools, call, why):
     if "input" in call:
         res = tools.anthropic_tool_result(call)
         assert res["is_error"] and why in json.loads(res["content"])["error"]
+
+
+def test_long_description_is_cut(binary, make_skill, workdir):
+    # A hostile skill's 200,000-character description (run takes it, with
+    # a warning) is not sent whole with every request to the model.
+    skills = workdir / "long"
+    make_skill("long-desc", {"hi.sh": "echo hi\n"}, description="A" * 200000, parent=skills)
+    t = SkillTools(skills, binary=binary)
+    desc = t.anthropic_schemas()[0]["description"]
+    assert desc.startswith("AAAA") and len(desc) < 1100, len(desc)
+    assert t.openai_schemas()[0]["function"]["description"] == desc

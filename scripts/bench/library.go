@@ -18,7 +18,7 @@ func librarySandbox(base string, k kind) run.Sandbox {
 // runLibrary runs k's script with run.Sandbox.Run in this process, as a
 // long-lived caller (the MCP server, an agent embedding the package) does:
 // no process start of its own, and Run returns once the result is
-// complete. With a pool, the run takes an init stage started ahead of it
+// complete. With a pool, the run takes an init process started ahead of it
 // (the work is moved ahead of the call, not removed). It returns the time
 // Run took; the sandbox's teardown, which such a caller does not wait
 // for, and the pool's refill, which starts once the run is done, are
@@ -41,7 +41,7 @@ func runLibrary(base string, k kind, pool *run.Pool) (time.Duration, error) {
 // printLibrary prints the library call's start overhead beside
 // bubblewrap's, from the same alternating loop as printTable's.
 func printLibrary(w io.Writer, results []latency) {
-	fmt.Fprint(w, "\nThe same start through the library (run.Sandbox.Run in the bench's own process, timed until Run returns), in the same loop; \"pooled\" takes an init stage a run.Pool of 2 started ahead (which refills once the run is done, untimed, before the loop goes on):\n\n")
+	fmt.Fprint(w, "\nThe same start through the library (run.Sandbox.Run in the bench's own process, timed until Run returns), in the same loop; \"pooled\" takes an init process a run.Pool of 2 started ahead (which refills once the run is done, untimed, before the loop goes on):\n\n")
 	fmt.Fprintln(w, "| program | quantile | library | library overhead | pooled overhead | bubblewrap overhead | ratio of overheads | pooled ratio |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {

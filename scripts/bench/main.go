@@ -35,18 +35,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,26 +73,9 @@ type kind struct {
 	interp string // interpreter for the bare run; "" runs the file itself
 }
 
-// latency is the result of one kind.
-type latency struct {
-	kind                   kind
-	bare, sandboxed, bwrap []time.Duration // wall time per run
-	library                []time.Duration // run.Sandbox.Run in this process
-	pooled                 []time.Duration // the same with a run.Pool of 2
-	libErr, poolErr        error
-	// bareTree, sbTree and bwTree are the runs of the tree pass
-	// (runTree): CPU time, and the time until the command returned and
-	// until its whole process tree was gone.
-	bareTree, sbTree, bwTree   []treeRun
-	rssKB                      []int64 // supervisor's own peak RSS
-	bareErr, sandboxErr, bwErr error
-	rssErr                     error
-	alts                       []bwrapAltRuns // the other bubblewrap configurations
-}
-
 func main() {
 	// The library measurement (runLibrary) re-executes this binary as the
-	// sandbox's init stage.
+	// sandbox's init process.
 	run.ExecInitIfRequested()
 	if len(os.Args) > 2 && os.Args[1] == reapArg {
 		os.Exit(reapMain(os.Args[2:]))
@@ -106,42 +83,12 @@ func main() {
 	os.Exit(mainErr(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// mainErr runs every measurement, prints the tables and returns the exit
+// status: 1 when a measurement failed.
 func mainErr(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o options
-	fs.StringVar(&o.bin, "bin", "./bin/skill-sandbox", "skill-sandbox binary")
-	fs.IntVar(&o.n, "n", 200, "runs per latency measurement")
-	fs.IntVar(&o.corpus, "corpus", 10000, "skills in the generated validate corpus")
-	fs.IntVar(&o.conc, "conc", 8, "concurrent runs for the throughput measurement")
-	fs.StringVar(&o.tmp, "tmp", "", "folder for the generated skills (default: next to -bin)")
-	fs.DurationVar(&o.settle, "settle", 10*time.Millisecond, "pause before each timed start, for the kernel's teardown of the previous sandbox")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if o.n < 1 || o.conc < 1 || o.corpus < 1 {
-		fmt.Fprintln(stderr, "bench: -n, -conc and -corpus must be positive")
-		return 2
-	}
-	if err := sameLocale(); err != nil {
-		fmt.Fprintln(stderr, "bench:", err)
-		return 1
-	}
-	bin, err := filepath.Abs(o.bin)
-	if err == nil {
-		_, err = os.Stat(bin)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "bench: binary: %v (run make build)\n", err)
-		return 2
-	}
-	o.bin = bin
-	if o.bwrap = findBwrap(); o.bwrap == "" {
-		fmt.Fprintln(stderr, "bench: bwrap not installed (apt-get install bubblewrap): no comparison with bubblewrap")
-	}
-	if o.tmp == "" {
-		// Next to the binary rather than in /tmp, which the sandbox may mask.
-		o.tmp = filepath.Dir(bin)
+	o, code := parseOptions(args, stderr)
+	if code != 0 {
+		return code
 	}
 	base, err := os.MkdirTemp(o.tmp, "bench-")
 	if err != nil {
@@ -174,35 +121,11 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	failed := false
-	var results []latency
-	for _, k := range kinds {
-		fmt.Fprintf(stderr, "bench: start latency %s (%d runs each)...\n", k.label, o.n)
-		r := measureLatency(o, base, k)
-		for _, a := range r.alts {
-			if a.err != nil {
-				failed = true
-				fmt.Fprintf(stderr, "bench: %s: bubblewrap (%s): %v\n", k.label, a.alt.name, a.err)
-			}
-		}
-		if r.bareErr != nil || r.sandboxErr != nil || r.bwErr != nil || r.rssErr != nil || r.libErr != nil || r.poolErr != nil {
-			failed = true
-			fmt.Fprintf(stderr, "bench: %s: bare: %v; skill-sandbox: %v; bubblewrap: %v; supervisor memory: %v; library: %v; library with a pool: %v\n", k.label, r.bareErr, r.sandboxErr, r.bwErr, r.rssErr, r.libErr, r.poolErr)
-		}
-		results = append(results, r)
-	}
-
-	fmt.Fprintf(stderr, "bench: validate and scan a corpus of %d skills...\n", o.corpus)
-	var valDur, scanDur time.Duration
-	corpus, valErr := makeCorpus(o, base)
-	scanErr := valErr
-	if valErr == nil {
-		valDur, valErr = measureCorpus(o, corpus, "validate")
-		scanDur, scanErr = measureCorpus(o, corpus, "scan")
-	}
-	if valErr != nil || scanErr != nil {
+	results, ok := measureStarts(o, base, kinds, stderr)
+	failed := !ok
+	corpora, ok := measureCorpora(o, base, stderr)
+	if !ok {
 		failed = true
-		fmt.Fprintf(stderr, "bench: validate: %v; scan: %v\n", valErr, scanErr)
 	}
 
 	trueKind := kinds[2]
@@ -234,7 +157,7 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: proxy: %v\n", prox.err)
 	}
 
-	printTable(stdout, o, results, []corpusRun{{"validate", valDur, valErr}, {"scan", scanDur, scanErr}}, total, rates)
+	printTable(stdout, o, results, corpora, total, rates)
 	printAlts(stdout, results)
 	printLibrary(stdout, results)
 	printMCP(stdout, mcpRes)
@@ -245,268 +168,46 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// makeSkill writes a one-script skill for k under base.
-func makeSkill(base string, k kind) error {
-	dir := filepath.Join(base, k.skill)
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
-		return err
+// parseOptions reads the command line and checks the binary and the
+// locale; it returns the exit status, 0 when the bench can go on.
+func parseOptions(args []string, stderr io.Writer) (options, int) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.bin, "bin", "./bin/skill-sandbox", "skill-sandbox binary")
+	fs.IntVar(&o.n, "n", 200, "runs per latency measurement")
+	fs.IntVar(&o.corpus, "corpus", 10000, "skills in the generated validate corpus")
+	fs.IntVar(&o.conc, "conc", 8, "concurrent runs for the throughput measurement")
+	fs.StringVar(&o.tmp, "tmp", "", "folder for the generated skills (default: next to -bin)")
+	fs.DurationVar(&o.settle, "settle", 10*time.Millisecond, "pause before each timed start, for the kernel's teardown of the previous sandbox")
+	if err := fs.Parse(args); err != nil {
+		return o, 2
 	}
-	md := "---\nname: " + k.skill + "\ndescription: Benchmark skill whose script does nothing. Use to time sandbox start-up.\n---\n# " + k.skill + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
-		return err
+	if o.n < 1 || o.conc < 1 || o.corpus < 1 {
+		fmt.Fprintln(stderr, "bench: -n, -conc and -corpus must be positive")
+		return o, 2
 	}
-	body := []byte(k.body)
-	if k.body == "" {
-		b, err := os.ReadFile("/bin/true")
-		if err != nil {
-			return err
-		}
-		body = b
+	if err := sameLocale(); err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return o, 1
 	}
-	return os.WriteFile(filepath.Join(dir, "scripts", k.script), body, 0o755)
-}
-
-// lookSystem finds name on systemPath.
-func lookSystem(name string) (string, error) {
-	for _, dir := range filepath.SplitList(systemPath) {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	bin, err := filepath.Abs(o.bin)
+	if err == nil {
+		_, err = os.Stat(bin)
 	}
-	return "", errors.New(name + " not found on " + systemPath)
-}
-
-// bareArgv is the command line that runs k's script without a sandbox.
-func bareArgv(base string, k kind) ([]string, error) {
-	script := filepath.Join(base, k.skill, "scripts", k.script)
-	if k.interp == "" {
-		return []string{script}, nil
-	}
-	p, err := lookSystem(k.interp)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(stderr, "bench: binary: %v (run make build)\n", err)
+		return o, 2
 	}
-	return []string{p, script}, nil
-}
-
-// runBare starts k's script without a sandbox and waits for it.
-func runBare(base string, k kind) error {
-	argv, err := bareArgv(base, k)
-	if err != nil {
-		return err
+	o.bin = bin
+	if o.bwrap = findBwrap(); o.bwrap == "" {
+		fmt.Fprintln(stderr, "bench: bwrap not installed (apt-get install bubblewrap): no comparison with bubblewrap")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = filepath.Join(base, k.skill, "scripts")
-	return cmd.Run()
-}
-
-// sandboxArgv is the command line that runs k's script in skill-sandbox.
-func sandboxArgv(bin, base string, k kind) []string {
-	return []string{bin, "run", filepath.Join(base, k.skill), k.script}
-}
-
-// runSandboxed runs k's script through `skill-sandbox run`.
-func runSandboxed(bin, base string, k kind) error {
-	argv := sandboxArgv(bin, base, k)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var errBuf strings.Builder
-	cmd.Stderr = &errBuf
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
+	if o.tmp == "" {
+		// Next to the binary rather than in /tmp, which the sandbox may mask.
+		o.tmp = filepath.Dir(bin)
 	}
-	return nil
-}
-
-// measureLatency times o.n bare and o.n sandboxed starts of k, in rounds
-// so that drift in the machine's load affects all alike.
-// Bubblewrap, when installed, is timed in the same loop.
-func measureLatency(o options, base string, k kind) latency {
-	r := latency{kind: k}
-	if o.bwrap != "" {
-		for _, a := range bwrapAlts() {
-			if a.seccomp && o.filter == "" {
-				continue
-			}
-			r.alts = append(r.alts, bwrapAltRuns{alt: a})
-		}
-	}
-	pool, err := run.NewPool(poolSize, 0, librarySandbox(base, k))
-	if err != nil {
-		r.poolErr = err
-	} else {
-		defer pool.Close()
-	}
-	for i := 0; i < 5; i++ { // warm the page cache
-		runBare(base, k)
-		runSandboxed(o.bin, base, k)
-		if o.bwrap != "" {
-			runBwrap(o.bwrap, base, k)
-		}
-		for _, a := range r.alts {
-			runAlt(o.bwrap, base, o.filter, a.alt, k)
-		}
-		runLibrary(base, k, nil)
-		if pool != nil {
-			runLibrary(base, k, pool)
-		}
-	}
-	timed := func(fn func() error, wall *[]time.Duration, first *error) {
-		t := time.Now()
-		err := fn()
-		*wall = append(*wall, time.Since(t))
-		if err != nil && *first == nil {
-			*first = err
-		}
-	}
-	// Each round runs every kind once, in a new random order, each after
-	// a pause of o.settle: a sandbox's end leaves work to the kernel (a
-	// network namespace is torn down by a kernel worker, a PID 1 may
-	// still be exiting after its caller returned), which would otherwise
-	// land on whichever start comes next, always the same one in a fixed
-	// order.
-	starts := []func(){
-		func() { timed(func() error { return runBare(base, k) }, &r.bare, &r.bareErr) },
-		func() { timed(func() error { return runSandboxed(o.bin, base, k) }, &r.sandboxed, &r.sandboxErr) },
-		func() {
-			d, err := runLibrary(base, k, nil)
-			r.library = append(r.library, d)
-			if err != nil && r.libErr == nil {
-				r.libErr = err
-			}
-		},
-	}
-	if o.bwrap != "" {
-		starts = append(starts, func() { timed(func() error { return runBwrap(o.bwrap, base, k) }, &r.bwrap, &r.bwErr) })
-	}
-	for i := range r.alts {
-		a := &r.alts[i]
-		starts = append(starts, func() { timed(func() error { return runAlt(o.bwrap, base, o.filter, a.alt, k) }, &a.wall, &a.err) })
-	}
-	if pool != nil {
-		starts = append(starts, func() {
-			d, err := runLibrary(base, k, pool)
-			r.pooled = append(r.pooled, d)
-			if err != nil && r.poolErr == nil {
-				r.poolErr = err
-			}
-		})
-	}
-	for i := 0; i < o.n; i++ {
-		rand.Shuffle(len(starts), func(a, b int) { starts[a], starts[b] = starts[b], starts[a] })
-		for _, start := range starts {
-			time.Sleep(o.settle)
-			start()
-		}
-	}
-	// CPU per run and the time until the whole tree is gone, in a
-	// separate pass: each run goes through a reaping wrapper (runTree)
-	// whose own start would add to the wall times above.
-	bare, bareErr := bareArgv(base, k)
-	var bw []string
-	var bwErr error
-	if o.bwrap != "" {
-		bw, bwErr = bwrapArgv(o.bwrap, base, k)
-	}
-	if bareErr != nil && r.bareErr == nil {
-		r.bareErr = bareErr
-	}
-	if bwErr != nil && r.bwErr == nil {
-		r.bwErr = bwErr
-	}
-	tree := func(argv []string, out *[]treeRun, first *error) func() {
-		return func() {
-			t, err := runTree(argv)
-			if err != nil {
-				if *first == nil {
-					*first = err
-				}
-				return
-			}
-			*out = append(*out, t)
-		}
-	}
-	trees := []func(){tree(bare, &r.bareTree, &r.bareErr), tree(sandboxArgv(o.bin, base, k), &r.sbTree, &r.sandboxErr)}
-	if bw != nil {
-		trees = append(trees, tree(bw, &r.bwTree, &r.bwErr))
-	}
-	for i := range r.alts {
-		a := &r.alts[i]
-		argv, err := altArgv(o.bwrap, base, o.filter, a.alt, k)
-		if err != nil {
-			a.err = err
-			continue
-		}
-		trees = append(trees, tree(argv, &a.tree, &a.err))
-	}
-	for i := 0; i < min(o.n, treeRuns) && bareErr == nil && bwErr == nil; i++ {
-		rand.Shuffle(len(trees), func(a, b int) { trees[a], trees[b] = trees[b], trees[a] })
-		for _, t := range trees {
-			time.Sleep(o.settle)
-			t()
-		}
-	}
-	// The supervisor's own peak memory, in a separate pass: it is traced.
-	for i := 0; i < min(o.n, 10); i++ {
-		kb, err := supervisorPeakKB(o.bin, []string{"run", filepath.Join(base, k.skill), k.script})
-		if err != nil {
-			r.rssErr = err
-			break
-		}
-		r.rssKB = append(r.rssKB, kb)
-	}
-	return r
-}
-
-// makeCorpus generates the corpus of o.corpus skills under base.
-func makeCorpus(o options, base string) (string, error) {
-	dir := filepath.Join(base, "corpus")
-	for i := 0; i < o.corpus; i++ {
-		name := fmt.Sprintf("corpus-skill-%05d", i)
-		sd := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Join(sd, "scripts"), 0o755); err != nil {
-			return "", err
-		}
-		md := fmt.Sprintf("---\nname: %s\ndescription: >-\n  Generated benchmark skill %d. Formats reports and\n  checks their tables. Use when asked for report %d.\nlicense: MIT\nmetadata:\n  author: bench\n  version: \"1.%d\"\n---\n# Skill %d\n\nRun `scripts/run.py` on the input.\n", name, i, i, i%10, i)
-		if err := os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte(md), 0o644); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(sd, "scripts", "run.py"), []byte("print('ok')\n"), 0o755); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-}
-
-// measureCorpus times "skill-sandbox CMD --recursive CORPUS" three times
-// and returns the median. scan exits 1 when it finds something at or above
-// high; the generated skills have nothing, so any failure is an error.
-func measureCorpus(o options, dir, command string) (time.Duration, error) {
-	var times []time.Duration
-	for i := 0; i < 3; i++ {
-		cmd := exec.Command(o.bin, command, "--recursive", dir)
-		var errBuf strings.Builder
-		cmd.Stderr = &errBuf
-		var lines atomic.Int64
-		pr, pw := io.Pipe()
-		cmd.Stdout = pw
-		go func() {
-			sc := bufio.NewScanner(pr)
-			for sc.Scan() {
-				lines.Add(1)
-			}
-			io.Copy(io.Discard, pr)
-		}()
-		t := time.Now()
-		err := cmd.Run()
-		times = append(times, time.Since(t))
-		pw.Close()
-		if err != nil {
-			return 0, fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
-		}
-	}
-	sort.Slice(times, func(a, b int) bool { return times[a] < times[b] })
-	return times[1], nil
+	return o, 0
 }
 
 // concurrentRate runs fn total times on conc workers and returns runs/s.

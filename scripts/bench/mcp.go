@@ -57,7 +57,7 @@ func (l *lastLine) Write(p []byte) (int, error) {
 	}
 }
 
-// startMCP starts a server keeping prestart init stages ahead.
+// startMCP starts a server keeping prestart init processes ahead.
 func startMCP(bin, skillDir string, prestart int) (*mcpServer, error) {
 	cmd := exec.Command(bin, "mcp", "--skills", skillDir, "--max-runs", "1", "--prestart", strconv.Itoa(prestart))
 	in, err := cmd.StdinPipe()
@@ -130,7 +130,7 @@ func (s *mcpServer) stop() {
 }
 
 // measureMCP times o.n CLI runs and o.n tools/call runs of k through a
-// server without pre-started init stages and one with two, alternating
+// server without pre-started init processes and one with two, alternating
 // (the two servers' order swaps every round). Between two calls to the
 // pooled server the other two measurements run, which leaves its pool
 // time to refill, as the pauses between an agent's calls would.

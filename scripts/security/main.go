@@ -58,12 +58,54 @@ type report struct {
 
 func main() {
 	// The ablation runs use the run package in-process; its sandbox
-	// re-executes this binary as the init stage.
+	// re-executes this binary as the init process.
 	run.ExecInitIfRequested()
 	os.Exit(mainErr(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// mainErr runs the suites the flags select and returns the exit status.
 func mainErr(args []string, stdout, stderr io.Writer) int {
+	cfg, code := parseFlags(args, stderr)
+	if cfg == nil {
+		return code
+	}
+	if code := resolvePaths(cfg, stderr); code != 0 {
+		return code
+	}
+	rep := report{
+		Generated: time.Now().UTC().Format(time.RFC3339),
+		Bin:       cfg.bin,
+		UID:       os.Getuid(),
+		Kernel:    kernelRelease(),
+		GoVersion: runtime.Version(),
+		Failures:  []string{},
+	}
+	start := time.Now()
+	switch cfg.suite {
+	case "all", "security", "usability":
+	default:
+		fmt.Fprintf(stderr, "security: -suite must be all, security or usability\n")
+		return 2
+	}
+	failed := !runSuites(cfg, &rep, stdout, stderr)
+	fmt.Fprintf(stdout, "\ntotal time %.1fs\n", time.Since(start).Seconds())
+	if cfg.jsonOut != "" {
+		if err := writeJSON(cfg.jsonOut, rep); err != nil {
+			fmt.Fprintf(stderr, "security: -json: %v\n", err)
+			failed = true
+		}
+	}
+	if failed {
+		fmt.Fprintf(stdout, "FAIL: %s\n", strings.Join(rep.Failures, "; "))
+		return 1
+	}
+	fmt.Fprintln(stdout, "PASS")
+	return 0
+}
+
+// parseFlags reads the command line into a config, or returns nil and the
+// exit status. -forbid-userns takes effect here, before anything else runs.
+func parseFlags(args []string, stderr io.Writer) (*config, int) {
 	fs := flag.NewFlagSet("security", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg config
@@ -80,18 +122,18 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.forbidNS, "forbid-userns", false, "internal: set user.max_user_namespaces to 0 in this process's own user namespace, then run with --allow-degraded")
 	fs.StringVar(&cfg.tmpBase, "tmp", "", "folder for temporary skills (default: next to -bin)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return nil, 2
 	}
 	if cfg.forbidNS {
 		if err := forbidUserNamespaces(); err != nil {
 			fmt.Fprintf(stderr, "security: %v\n", err)
-			return 2
+			return nil, 2
 		}
 		cfg.extraFlags = []string{"--allow-degraded"}
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "security: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return nil, 2
 	}
 	if only != "" {
 		cfg.only = map[int]bool{}
@@ -99,11 +141,18 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
 				fmt.Fprintf(stderr, "security: -only: %v\n", err)
-				return 2
+				return nil, 2
 			}
 			cfg.only[n] = true
 		}
 	}
+	return &cfg, 0
+}
+
+// resolvePaths makes cfg.bin absolute and checks it exists, and fills in
+// the repository root, the folder for temporary skills and the home
+// folder; it returns the exit status, 0 on success.
+func resolvePaths(cfg *config, stderr io.Writer) int {
 	bin, err := filepath.Abs(cfg.bin)
 	if err != nil {
 		fmt.Fprintf(stderr, "security: %v\n", err)
@@ -129,50 +178,33 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "security: no home directory: %v\n", err)
 		return 2
 	}
+	return 0
+}
 
-	rep := report{
-		Generated: time.Now().UTC().Format(time.RFC3339),
-		Bin:       bin,
-		UID:       os.Getuid(),
-		Kernel:    kernelRelease(),
-		GoVersion: runtime.Version(),
-		Failures:  []string{},
-	}
-	start := time.Now()
-	failed := false
-	switch cfg.suite {
-	case "all", "security", "usability":
-	default:
-		fmt.Fprintf(stderr, "security: -suite must be all, security or usability\n")
-		return 2
-	}
+// runSuites runs the suites cfg.suite names, each even when the one before
+// failed, and reports whether all passed.
+func runSuites(cfg *config, rep *report, stdout, stderr io.Writer) bool {
+	ok := true
 	if cfg.suite != "usability" {
-		if !runSecurity(&cfg, &rep, stdout, stderr) {
-			failed = true
+		if !runSecurity(cfg, rep, stdout, stderr) {
+			ok = false
 		}
 	}
 	if cfg.suite != "security" {
-		if !runUsability(&cfg, &rep, stdout, stderr) {
-			failed = true
+		if !runUsability(cfg, rep, stdout, stderr) {
+			ok = false
 		}
 	}
-	fmt.Fprintf(stdout, "\ntotal time %.1fs\n", time.Since(start).Seconds())
-	if cfg.jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "security: -json: %v\n", err)
-			failed = true
-		}
+	return ok
+}
+
+// writeJSON writes the report, indented, to path.
+func writeJSON(path string, rep report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
 	}
-	if failed {
-		fmt.Fprintf(stdout, "FAIL: %s\n", strings.Join(rep.Failures, "; "))
-		return 1
-	}
-	fmt.Fprintln(stdout, "PASS")
-	return 0
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // findRoot walks up from the working directory to the folder holding go.mod.

@@ -196,7 +196,7 @@ func judgeP32(e *env, o *outcome) judgement {
 		return judgement{verdict: vNone, evidence: "daemons not started"}
 	}
 	// What ends the tree: the PID namespace's init, else the run's cgroup,
-	// else the init stage's session (setsid is refused without a pidns).
+	// else the init process's session (setsid is refused without a pidns).
 	applied, _ := recordLayers(o.record)
 	lay := "session sweep"
 	for _, want := range []string{"cgroup", "pidns"} {

@@ -66,47 +66,10 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 		if cfg.only != nil && !cfg.only[p.num] {
 			continue
 		}
-		row := probeReport{Num: p.num, Name: p.name, Attack: p.attack, Policy: p.policy, Baseline: "-"}
-		if !cfg.noBaseline {
-			j, o, err := runProbe(cfg, p, false)
-			switch {
-			case err != nil:
-				row.Baseline, row.BaselineEv = "error", err.Error()
-			default:
-				row.Baseline, row.BaselineEv = baselineWord(j.verdict), j.evidence
-				if cfg.verbose {
-					fmt.Fprintf(stdout, "--- baseline %s\n%s%s", p.name, o.stdout, o.stderr)
-				}
-			}
+		row, a, m := probeRow(cfg, p, stdout)
+		if applied == nil && a != nil {
+			applied, missing = a, m
 		}
-		j, o, err := runProbe(cfg, p, true)
-		if err != nil {
-			row.Sandboxed, row.Evidence, row.RunnerError = "ERROR", err.Error(), err.Error()
-		} else {
-			if cfg.verbose {
-				fmt.Fprintf(stdout, "--- sandboxed %s (exit %d %s)\n%s%s", p.name, o.exitCode, o.signal, o.stdout, o.stderr)
-			}
-			a, m := recordLayers(o.record)
-			if applied == nil && a != nil {
-				applied, missing = a, m
-			}
-			row.Steps, row.ExitCode, row.Signal = o.steps, o.exitCode, o.signal
-			row.DurationMS = o.duration.Milliseconds()
-			row.Evidence = j.evidence
-			row.StoppedBy = checkLayers(j.layer, a)
-			row.Sandboxed = sandboxWord(p.policy, j.verdict)
-			if !probeRan(p, o) && j.verdict != vEffect && row.StoppedBy != "validate" && row.StoppedBy != "refused" {
-				row.Sandboxed = "ERROR"
-				row.RunnerError = fmt.Sprintf("probe did not run (exit %d): %s", o.exitCode, truncate(o.stderr, 300))
-				row.Evidence = row.RunnerError
-			}
-		}
-		if cfg.ablate && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" ||
-			row.Sandboxed == "effect stopped" || row.Sandboxed == "partial") && len(ablationCandidates(p.num)) > 0 {
-			row.Decisive, row.Redundant, row.AblationErr = ablate(cfg, p)
-			row.Ablation = describeAblation(row.Decisive, row.Redundant, row.AblationErr)
-		}
-		row.Pass = passes(p.policy, row.Sandboxed)
 		if row.Pass && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" || row.Sandboxed == "effect stopped") {
 			rep.Score++
 		}
@@ -117,28 +80,8 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 		rows = append(rows, row)
 	}
 	if cfg.unpriv && os.Getuid() == 0 {
-		up, skip := runUnprivileged(cfg, stderr)
-		if skip != "" {
-			rep.UnprivSkipped = skip
-		}
-		for i := range rows {
-			r := &rows[i]
-			u, found := up[r.Num]
-			if !found {
-				continue
-			}
-			r.Unpriv, r.UnprivEv = u.Sandboxed, u.Evidence
-			if !passes(r.Policy, u.Sandboxed) {
-				if r.Pass {
-					r.Pass = false
-					ok = false
-					if passes(r.Policy, r.Sandboxed) {
-						// counted as blocked above; it is not for every caller
-						rep.Score--
-					}
-				}
-				rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s as uid %d: %s (%s)", r.Num, r.Name, nobodyID, u.Sandboxed, truncate(u.Evidence, 120)))
-			}
+		if !addUnprivileged(cfg, rep, rows, stderr) {
+			ok = false
 		}
 	}
 	if cfg.noUserNS && os.Getuid() == 0 && !cfg.forbidNS {
@@ -149,6 +92,82 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 	rep.Probes = rows
 	rep.LayersApplied, rep.LayersMissing = applied, missing
 	printSecurity(cfg, rep, rows, stdout)
+	return ok
+}
+
+// probeRow runs probe p without the sandbox (unless -no-baseline) and with
+// it, ablates it when the sandbox stopped it, and returns its row and the
+// layers the sandboxed run's audit record lists as applied and missing.
+func probeRow(cfg *config, p probe, stdout io.Writer) (row probeReport, applied, missing []string) {
+	row = probeReport{Num: p.num, Name: p.name, Attack: p.attack, Policy: p.policy, Baseline: "-"}
+	if !cfg.noBaseline {
+		j, o, err := runProbe(cfg, p, false)
+		switch {
+		case err != nil:
+			row.Baseline, row.BaselineEv = "error", err.Error()
+		default:
+			row.Baseline, row.BaselineEv = baselineWord(j.verdict), j.evidence
+			if cfg.verbose {
+				fmt.Fprintf(stdout, "--- baseline %s\n%s%s", p.name, o.stdout, o.stderr)
+			}
+		}
+	}
+	j, o, err := runProbe(cfg, p, true)
+	if err != nil {
+		row.Sandboxed, row.Evidence, row.RunnerError = "ERROR", err.Error(), err.Error()
+	} else {
+		if cfg.verbose {
+			fmt.Fprintf(stdout, "--- sandboxed %s (exit %d %s)\n%s%s", p.name, o.exitCode, o.signal, o.stdout, o.stderr)
+		}
+		applied, missing = recordLayers(o.record)
+		row.Steps, row.ExitCode, row.Signal = o.steps, o.exitCode, o.signal
+		row.DurationMS = o.duration.Milliseconds()
+		row.Evidence = j.evidence
+		row.StoppedBy = checkLayers(j.layer, applied)
+		row.Sandboxed = sandboxWord(p.policy, j.verdict)
+		if !probeRan(p, o) && j.verdict != vEffect && row.StoppedBy != "validate" && row.StoppedBy != "refused" {
+			row.Sandboxed = "ERROR"
+			row.RunnerError = fmt.Sprintf("probe did not run (exit %d): %s", o.exitCode, truncate(o.stderr, 300))
+			row.Evidence = row.RunnerError
+		}
+	}
+	if cfg.ablate && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" ||
+		row.Sandboxed == "effect stopped" || row.Sandboxed == "partial") && len(ablationCandidates(p.num)) > 0 {
+		row.Decisive, row.Redundant, row.AblationErr = ablate(cfg, p)
+		row.Ablation = describeAblation(row.Decisive, row.Redundant, row.AblationErr)
+	}
+	row.Pass = passes(p.policy, row.Sandboxed)
+	return row, applied, missing
+}
+
+// addUnprivileged reruns the sandboxed probes as an unprivileged user and
+// adds the results to rows; a probe that fails there fails, and no longer
+// scores. It reports whether every probe still passes.
+func addUnprivileged(cfg *config, rep *report, rows []probeReport, stderr io.Writer) bool {
+	ok := true
+	up, skip := runUnprivileged(cfg, stderr)
+	if skip != "" {
+		rep.UnprivSkipped = skip
+	}
+	for i := range rows {
+		r := &rows[i]
+		u, found := up[r.Num]
+		if !found {
+			continue
+		}
+		r.Unpriv, r.UnprivEv = u.Sandboxed, u.Evidence
+		if !passes(r.Policy, u.Sandboxed) {
+			if r.Pass {
+				r.Pass = false
+				ok = false
+				if passes(r.Policy, r.Sandboxed) {
+					// counted as blocked above; it is not for every caller
+					rep.Score--
+				}
+			}
+			rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s as uid %d: %s (%s)", r.Num, r.Name, nobodyID, u.Sandboxed, truncate(u.Evidence, 120)))
+		}
+	}
 	return ok
 }
 

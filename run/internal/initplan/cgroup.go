@@ -51,6 +51,7 @@ func (c *compiler) joinCgroup() {
 	zero := c.b.String("0")
 	for i, tasks := range c.in.JoinCgroup {
 		c.b.Load(c.fd, cmsg+initproc.Data(unix.CmsgLen(0)+4*i), 4)
+		c.note("join the run's cgroup:", tasks)
 		c.b.Sys("the run's cgroup: join "+tasks, unix.SYS_WRITE, []initproc.Arg{reg(c.fd), initproc.Ref(zero), imm(1)})
 		c.closeReg(c.fd)
 	}

@@ -41,6 +41,7 @@ func (m *mounter) bindGrants() {
 		if g.Tree != 0 {
 			m.attachTree(desc, g.Tree, dst)
 		} else {
+			m.note("rbind", g.Path, g.Path, "(checked: the file the supervisor saw)")
 			fd := m.fd
 			m.hostOpen("open grant "+g.Path, g.Path, unix.O_PATH|unix.O_CLOEXEC, fd)
 			m.fstat(desc+": fstat", fd)
@@ -55,10 +56,14 @@ func (m *mounter) bindGrants() {
 		if !g.Write {
 			set |= unix.MOUNT_ATTR_RDONLY
 		}
+		if m.listing {
+			m.note(mountAttrWords(set), g.Path, "(recursive)")
+		}
 		m.mountSetattr(desc+": mount_setattr", 0, dst, unix.AT_RECURSIVE, set)
 	}
 	m.pinParents()
 	for _, ro := range cfg.ReadOnly {
+		m.note("read-only", ro.Path, "(nosuid,nodev,noexec; recursive)")
 		fd := m.openChecked("read-only "+ro.Path, ro)
 		m.attachCopy("read-only "+ro.Path, fd, fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 		m.closeReg(fd)
@@ -154,6 +159,7 @@ func (m *mounter) pinParents() {
 // noexec) and the mounts below it.
 func (m *mounter) pinFolder(dir string) {
 	desc := "pin " + dir
+	m.note("pin", dir, "(a mount point, which rename and rmdir refuse)")
 	gone := m.b.NewLabel()
 	fd := m.fd
 	i := m.openBeneath(desc+": openat2", m.root, dir, fd, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC,
@@ -187,6 +193,7 @@ func (m *mounter) maskDenied() {
 		initproc.Into(null), initproc.IgnoreErrors())
 	for _, e := range m.cfg.Masked {
 		desc := "mask " + e.Path
+		m.note("mask", e.Path, "(a folder: an empty read-only tmpfs; a file: /dev/null)")
 		gone, notDir, done := m.b.NewLabel(), m.b.NewLabel(), m.b.NewLabel()
 		fd := m.openChecked(desc, e, gone)
 		m.statField(m.tmp2, statMode, modeSize)
@@ -256,5 +263,6 @@ func (m *mounter) makeAlias(base string, a stageconfig.GrantAlias) {
 		m.mkdir(desc+": mkdir "+m.unroot(dir), dir, 0o755, false)
 		m.b.Mark(next)
 	}
+	m.note("symlink", a.Path, "->", a.Target)
 	m.symlink(desc, a.Target, m.at(a.Path))
 }

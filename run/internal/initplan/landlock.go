@@ -95,52 +95,16 @@ func landlockABI() (int, string) {
 // files the paths lead to in the sandbox's root.
 func (c *compiler) applyLandlock() {
 	cfg := c.cfg
-	want := func(l stageconfig.Layer) bool { return stageconfig.Has(cfg.Layers, l) }
-	all := []stageconfig.Layer{stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope}
-	fail := func(reason string, ls ...stageconfig.Layer) {
-		for _, l := range ls {
-			if want(l) {
-				c.missing = append(c.missing, stageconfig.Missing{Layer: l, Reason: reason})
-			}
-		}
-	}
-	if !want(stageconfig.LayerLandlockFS) && !want(stageconfig.LayerLandlockNet) && !want(stageconfig.LayerLandlockScope) {
+	if !c.wantsLandlock(stageconfig.LayerLandlockFS) && !c.wantsLandlock(stageconfig.LayerLandlockNet) && !c.wantsLandlock(stageconfig.LayerLandlockScope) {
 		c.dropPrefixRuleset()
 		return
 	}
 	abi := c.pf.landlockABI
 	if abi == 0 {
-		fail(c.pf.landlockWhy, all...)
+		c.landlockMissing(c.pf.landlockWhy, stageconfig.LayerLandlockFS, stageconfig.LayerLandlockNet, stageconfig.LayerLandlockScope)
 		return
 	}
-	var attr llRulesetAttr
-	var layers uint32
-	if want(stageconfig.LayerLandlockFS) {
-		attr.handledFS = llHandledFS(abi)
-		layers |= bit(stageconfig.LayerLandlockFS)
-	}
-	// In a private network namespace the only TCP peers are the script's
-	// own, on its loopback (see setupNetNS): TCP is left to the script
-	// there, so local servers work, and landlock-net is the fallback that
-	// denies TCP bind and connect when there is no such namespace.
-	// With a host allowlist the TCP rules stay, in the namespace too:
-	// connect to the proxy's port only, no bind.
-	if want(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
-		if abi >= 4 {
-			attr.handledNet = llNetv4
-			layers |= bit(stageconfig.LayerLandlockNet)
-		} else {
-			fail(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
-		}
-	}
-	if want(stageconfig.LayerLandlockScope) {
-		if abi >= 6 {
-			attr.scoped = llScopev6
-			layers |= bit(stageconfig.LayerLandlockScope)
-		} else {
-			fail(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
-		}
-	}
+	attr, layers := c.landlockHandled(abi)
 	if attr == (llRulesetAttr{}) {
 		c.dropPrefixRuleset()
 		return
@@ -152,6 +116,7 @@ func (c *compiler) applyLandlock() {
 	// exception is landlock_restrict_self's EPERM without no_new_privs,
 	// the consequence of that other layer missing (or disabled).
 	c.b.Begin(layers)
+	c.noteLayer = "landlock"
 	ruleset := regRuleset
 	// A pooled prefix made the ruleset ahead with the rules on what its
 	// root holds: it serves when that root is the run's and the ruleset
@@ -161,6 +126,9 @@ func (c *compiler) applyLandlock() {
 	pre := c.in.Prefix
 	wholeEtc := etcOnlyOurs(cfg)
 	prebuilt := pre != nil && pre.ruleset != nil && c.prebuiltRoot && *pre.ruleset == attr && wholeEtc
+	if c.listing {
+		c.note("landlock ruleset for", layersWord(layers)+":", rulesetWords(attr))
+	}
 	if !prebuilt {
 		c.dropPrefixRuleset()
 		ad := initproc.Struct(c.b, &attr)
@@ -168,46 +136,111 @@ func (c *compiler) applyLandlock() {
 			initproc.Into(ruleset))
 	}
 	if attr.handledFS != 0 {
-		mountNS := bit(stageconfig.LayerMountNS)
-		ownProc := stageconfig.Has(cfg.Namespaces, stageconfig.LayerPIDNS)
-		if !prebuilt {
-			for _, r := range llSharedRules(ownProc) {
-				c.landlockRule(ruleset, r, attr.handledFS)
-			}
-		}
-		// Only in the private root setupMounts built: without the
-		// mount namespace these paths would be the host's, and /etc's
-		// entries are granted one by one instead.
-		hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
-		c.b.SkipUnlessApplied(mountNS, hostEtc)
-		private := []llRule{{"/tmp", llReadWrite}}
-		if !prebuilt {
-			private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
-		}
-		for _, r := range private {
-			c.landlockRule(ruleset, r, attr.handledFS)
-		}
-		c.b.Jump(done)
-		c.b.Mark(hostEtc)
-		if !prebuilt { // a prebuilt root is a mount namespace's
-			for _, r := range llEtcEntryRules(c.etc) {
-				c.landlockRule(ruleset, r, attr.handledFS)
-			}
-		}
-		c.b.Mark(done)
-		for _, r := range llRunRules(cfg) {
-			c.landlockRule(ruleset, r, attr.handledFS)
-		}
+		c.landlockFSRules(ruleset, attr.handledFS, prebuilt, wholeEtc)
 	}
 	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
 		pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(cfg.ProxyPort)}
 		pd := initproc.Struct(c.b, &pa)
+		if c.listing {
+			c.notef("landlock connect tcp/%d", cfg.ProxyPort)
+		}
 		c.b.Sys("landlock rule for the proxy port", unix.SYS_LANDLOCK_ADD_RULE, []initproc.Arg{reg(ruleset), imm(llRuleNetPort), initproc.Ref(pd), imm(0)})
 	}
 	c.b.Sys("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, []initproc.Arg{reg(ruleset), imm(0)},
 		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))
+	c.note("landlock enforce")
 	c.closeReg(ruleset)
+	c.noteLayer = ""
 	c.b.End()
+}
+
+// wantsLandlock reports whether the config asks for the Landlock layer l.
+func (c *compiler) wantsLandlock(l stageconfig.Layer) bool { return stageconfig.Has(c.cfg.Layers, l) }
+
+// landlockMissing records the layers of ls the config asks for as
+// missing, for reason.
+func (c *compiler) landlockMissing(reason string, ls ...stageconfig.Layer) {
+	for _, l := range ls {
+		if c.wantsLandlock(l) {
+			c.missing = append(c.missing, stageconfig.Missing{Layer: l, Reason: reason})
+		}
+	}
+}
+
+// landlockHandled is the ruleset applyLandlock makes on Landlock ABI abi
+// and the layers it builds; the layers asked for that the ABI lacks are
+// recorded missing.
+func (c *compiler) landlockHandled(abi int) (llRulesetAttr, uint32) {
+	cfg := c.cfg
+	var attr llRulesetAttr
+	var layers uint32
+	if c.wantsLandlock(stageconfig.LayerLandlockFS) {
+		attr.handledFS = llHandledFS(abi)
+		layers |= bit(stageconfig.LayerLandlockFS)
+	}
+	// In a private network namespace the only TCP peers are the script's
+	// own, on its loopback (see setupNetNS): TCP is left to the script
+	// there, so local servers work, and landlock-net is the fallback that
+	// denies TCP bind and connect when there is no such namespace.
+	// With a host allowlist the TCP rules stay, in the namespace too:
+	// connect to the proxy's port only, no bind.
+	if c.wantsLandlock(stageconfig.LayerLandlockNet) && (!stageconfig.Has(cfg.Namespaces, stageconfig.LayerNetNS) || cfg.ProxyPort != 0) {
+		if abi >= 4 {
+			attr.handledNet = llNetv4
+			layers |= bit(stageconfig.LayerLandlockNet)
+		} else {
+			c.landlockMissing(fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi), stageconfig.LayerLandlockNet)
+		}
+	}
+	if c.wantsLandlock(stageconfig.LayerLandlockScope) {
+		if abi >= 6 {
+			attr.scoped = llScopev6
+			layers |= bit(stageconfig.LayerLandlockScope)
+		} else {
+			c.landlockMissing(fmt.Sprintf("Landlock ABI %d has no scopes (needs 6, Linux 6.12)", abi), stageconfig.LayerLandlockScope)
+		}
+	}
+	return attr, layers
+}
+
+// landlockFSRules adds the file system rules (within handled) to the
+// ruleset in register ruleset: those a pooled prefix added already are
+// left out when it is prebuilt; wholeEtc is llOwnEtcRules'.
+func (c *compiler) landlockFSRules(ruleset initproc.Register, handled uint64, prebuilt, wholeEtc bool) {
+	mountNS := bit(stageconfig.LayerMountNS)
+	ownProc := stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerPIDNS)
+	if !prebuilt {
+		for _, r := range llSharedRules(ownProc) {
+			c.landlockRule(ruleset, r, handled)
+		}
+	}
+	// Only in the private root setupMounts built: without the
+	// mount namespace these paths would be the host's, and /etc's
+	// entries are granted one by one instead.
+	hostEtc, done := c.b.NewLabel(), c.b.NewLabel()
+	c.b.SkipUnlessApplied(mountNS, hostEtc)
+	private := []llRule{{path: "/tmp", access: llReadWrite}}
+	if !prebuilt {
+		private = append(private, llPrivateSharedRules(c.llOwnEtcRules(wholeEtc))...)
+	}
+	c.when("mountns applied", func() {
+		for _, r := range private {
+			c.landlockRule(ruleset, r, handled)
+		}
+	})
+	c.b.Jump(done)
+	c.b.Mark(hostEtc)
+	if !prebuilt { // a prebuilt root is a mount namespace's
+		c.when("mountns not applied", func() {
+			for _, r := range llEtcEntryRules(c.etc) {
+				c.landlockRule(ruleset, r, handled)
+			}
+		})
+	}
+	c.b.Mark(done)
+	for _, r := range llRunRules(c.cfg) {
+		c.landlockRule(ruleset, r, handled)
+	}
 }
 
 // dropPrefixRuleset closes the ruleset a pooled prefix made, when the run
@@ -223,6 +256,7 @@ func (c *compiler) dropPrefixRuleset() {
 func (c *compiler) landlockRule(ruleset initproc.Register, r llRule, handled uint64) {
 	access := r.access & handled
 	optional := r.path != c.cfg.Skill && r.path != c.cfg.WorkDir
+	c.hostSteps(r.host, func() { c.note("landlock", accessWord(r.access), r.path) })
 	c.b.LandlockRule("landlock rule for "+r.path, num(unix.AT_FDCWD), false, c.b.String(r.path), reg(ruleset), access, access&llFileRights, optional)
 }
 
@@ -230,6 +264,9 @@ func (c *compiler) landlockRule(ruleset initproc.Register, r llRule, handled uin
 type llRule struct {
 	path   string
 	access uint64
+	// host names the host's files the rule comes from, for the listing
+	// (see step.host); "" for a rule of the config.
+	host string
 }
 
 // llSharedRules are the rules listed on applyLandlock that do not depend
@@ -239,16 +276,16 @@ type llRule struct {
 func llSharedRules(ownProc bool) []llRule {
 	var rules []llRule
 	for _, p := range llSystemDirs() {
-		rules = append(rules, llRule{p, llReadExec})
+		rules = append(rules, llRule{path: p, access: llReadExec})
 	}
 	for _, p := range sharedCaches() {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead})
 	}
 	for _, p := range llDevices() {
-		rules = append(rules, llRule{p, llDevice})
+		rules = append(rules, llRule{path: p, access: llDevice})
 	}
 	for _, p := range llProcPaths(ownProc) {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead})
 	}
 	return rules
 }
@@ -257,7 +294,7 @@ func llSharedRules(ownProc bool) []llRule {
 // every run (the private /tmp is the run's): /dev/shm, and etc, the rules
 // on the sandbox's /etc (llOwnEtcRules).
 func llPrivateSharedRules(etc []llRule) []llRule {
-	return append([]llRule{{"/dev/shm", llReadWrite}}, etc...)
+	return append([]llRule{{path: "/dev/shm", access: llReadWrite}}, etc...)
 }
 
 // llOwnEtcRules are the rules on the sandbox's /etc (buildEtc) and on the
@@ -273,17 +310,17 @@ func llPrivateSharedRules(etc []llRule) []llRule {
 func (c *compiler) llOwnEtcRules(wholeEtc bool) []llRule {
 	var rules []llRule
 	if wholeEtc {
-		rules = append(rules, llRule{"/etc", llRead})
+		rules = append(rules, llRule{path: "/etc", access: llRead})
 	} else {
 		run := runPaths(c.cfg)
 		for _, n := range slices.Sorted(maps.Keys(c.etcListed)) {
 			if p := "/etc/" + n; !holdsAny(p, run) {
-				rules = append(rules, llRule{p, llRead})
+				rules = append(rules, llRule{path: p, access: llRead, host: "/etc entries"})
 			}
 		}
 	}
 	for _, t := range c.etcTargets {
-		rules = append(rules, llRule{t, llRead})
+		rules = append(rules, llRule{path: t, access: llRead, host: "/etc link targets"})
 	}
 	return rules
 }
@@ -294,7 +331,7 @@ func (c *compiler) llOwnEtcRules(wholeEtc bool) []llRule {
 func llEtcEntryRules(etc []string) []llRule {
 	rules := make([]llRule, 0, len(etc))
 	for _, p := range etc {
-		rules = append(rules, llRule{p, llRead})
+		rules = append(rules, llRule{path: p, access: llRead, host: "/etc entries"})
 	}
 	return rules
 }
@@ -338,12 +375,12 @@ func runPaths(cfg *stageconfig.Config) []string {
 // program, the skill and work folders and the grants.
 func llRunRules(cfg *stageconfig.Config) []llRule {
 	rules := []llRule{
-		{cfg.Argv[0], llReadExec},
-		{cfg.Skill, llReadExec},
-		{cfg.WorkDir, llReadWrite},
+		{path: cfg.Argv[0], access: llReadExec},
+		{path: cfg.Skill, access: llReadExec},
+		{path: cfg.WorkDir, access: llReadWrite},
 	}
 	for _, g := range cfg.GrantRules {
-		rules = append(rules, llRule{g.Path, grantAccess(g.Access)})
+		rules = append(rules, llRule{path: g.Path, access: grantAccess(g.Access)})
 	}
 	return rules
 }

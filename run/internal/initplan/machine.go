@@ -219,6 +219,7 @@ func (m *mounter) machineView() {
 	dir := m.at(machineDir)
 	m.b.Sys("mkdir "+machineDir, unix.SYS_MKDIRAT, []initproc.Arg{num(unix.AT_FDCWD), m.ref(dir), imm(0o700)}, initproc.IgnoreErrors())
 	for i, path := range slices.Sorted(maps.Keys(files)) {
+		m.note("bind over", path, "(the run's own, read-only)")
 		src := fmt.Sprintf("%s/%d", dir, i)
 		// A step that fails skips the rest of this file's: a write to
 		// a descriptor not opened, or a remount of the whole /proc
@@ -255,6 +256,9 @@ func (c *compiler) pinCPUs() {
 			mask[n/8] |= 1 << (n % 8)
 		}
 	}
+	if c.listing {
+		c.notef("cpu affinity %v", cpus)
+	}
 	c.b.Sys(fmt.Sprintf("sched_setaffinity %v", cpus), unix.SYS_SCHED_SETAFFINITY,
 		[]initproc.Arg{imm(0), imm(uint64(len(mask))), initproc.Ref(c.b.Bytes(mask))}, initproc.IgnoreErrors())
 }
@@ -271,5 +275,6 @@ func (c *compiler) cgroupNS() {
 	if !stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerUserNS) {
 		return
 	}
+	c.note("cgroup namespace")
 	c.b.Sys("unshare(CLONE_NEWCGROUP)", unix.SYS_UNSHARE, []initproc.Arg{imm(unix.CLONE_NEWCGROUP)}, initproc.IgnoreErrors())
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
@@ -75,6 +74,8 @@ type Plan struct {
 	// prebuilt: the run's root is the one its pooled init process built
 	// ahead (the report says so, see run's PoolStats.Prebuilt).
 	prebuilt bool
+	// steps are the program's listing (see Describe); nil unless asked.
+	steps []step
 }
 
 // Bytes is the program as sent to the init process.
@@ -140,22 +141,40 @@ type compiler struct {
 	// prebuiltRoot: setupMounts used the root a pooled prefix built;
 	// prefixDiscarded: it detached it, as it did not fit the run.
 	prebuiltRoot, prefixDiscarded bool
+	// listing: note the steps in steps (see Describe); noteLayer,
+	// noteCond and noteHost are the layer, condition and host group of
+	// the steps noted now.
+	listing                       bool
+	steps                         []step
+	noteLayer, noteCond, noteHost string
 }
 
 // Compile compiles in.Config into the init process's program.
 func Compile(in Input) (*Plan, error) {
-	cfg := in.Config
-	if len(cfg.Argv) == 0 {
-		return nil, errors.New("config has no command")
+	if err := checkInput(in); err != nil {
+		return nil, err
 	}
-	pre := in.Prefix
-	if pre != nil && !slices.Equal(pre.shape.Namespaces, cfg.Namespaces) {
-		return nil, errNoPrefix
+	return newCompiler(in).compile()
+}
+
+// checkInput refuses an input Compile cannot compile.
+func checkInput(in Input) error {
+	if len(in.Config.Argv) == 0 {
+		return errors.New("config has no command")
 	}
-	c := newCompiler(in)
+	if pre := in.Prefix; pre != nil && !slices.Equal(pre.shape.Namespaces, in.Config.Namespaces) {
+		return errNoPrefix
+	}
+	return nil
+}
+
+// compile emits the whole program, in the order of the layers.
+func (c *compiler) compile() (*Plan, error) {
+	cfg, in, pre := c.cfg, c.in, c.in.Prefix
 	if in.Name != "" {
 		var name [16]byte
 		copy(name[:15], in.Name)
+		c.note("name", in.Name)
 		c.b.Sys("name", unix.SYS_PRCTL, []initproc.Arg{imm(unix.PR_SET_NAME), initproc.Ref(c.b.Bytes(name[:]))}, initproc.IgnoreErrors())
 	}
 	oom := initproc.Int(-1)
@@ -194,13 +213,14 @@ func Compile(in Input) (*Plan, error) {
 	case cfg.WaitForGo:
 		wait = initproc.WaitIfMissing
 	}
+	c.noteReport(wait)
 	c.b.Report(stageconfig.ReportFD, stageconfig.ConfigFD, wait)
 	c.launch(oom)
 	prog, err := c.b.Finish()
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{prog: prog, changed: c.changed, missing: c.missing, dirName: cfg.Dir, prebuilt: c.prebuiltRoot}, nil
+	return &Plan{prog: prog, changed: c.changed, missing: c.missing, dirName: cfg.Dir, prebuilt: c.prebuiltRoot, steps: c.steps}, nil
 }
 
 // newCompiler starts a program for in.
@@ -241,7 +261,9 @@ func (c *compiler) step(l stageconfig.Layer, emit func()) {
 		return
 	}
 	c.b.Begin(bit(l))
+	c.noteLayer = string(l)
 	emit()
+	c.noteLayer = ""
 	c.b.End()
 }
 
@@ -258,6 +280,7 @@ func (c *compiler) step(l stageconfig.Layer, emit func()) {
 // and openOOMScore opens /proc/self/oom_score_adj first. prctl cannot fail
 // here, so a failure ends the start like any other step's.
 func (c *compiler) notDumpable() {
+	c.note("not dumpable")
 	c.b.Sys("prctl(PR_SET_DUMPABLE, 0)", unix.SYS_PRCTL, []initproc.Arg{initproc.Imm(unix.PR_SET_DUMPABLE), initproc.Imm(0), initproc.Imm(0), initproc.Imm(0), initproc.Imm(0)})
 }
 
@@ -273,6 +296,9 @@ func (c *compiler) credentials() {
 	if !stageconfig.Has(c.cfg.Namespaces, stageconfig.LayerUserNS) {
 		uid, gid = c.in.HostUID, c.in.HostGID
 	}
+	if c.listing {
+		c.notef("identity uid %d gid %d, no supplementary groups", uid, gid)
+	}
 	c.b.Sys("setgroups", unix.SYS_SETGROUPS, []initproc.Arg{initproc.Imm(0), initproc.Imm(0)})
 	c.b.Sys(fmt.Sprintf("setresgid %d", gid), unix.SYS_SETRESGID, []initproc.Arg{initproc.Int(gid), initproc.Int(gid), initproc.Int(gid)})
 	c.b.Sys(fmt.Sprintf("setresuid %d", uid), unix.SYS_SETRESUID, []initproc.Arg{initproc.Int(uid), initproc.Int(uid), initproc.Int(uid)})
@@ -283,6 +309,7 @@ func (c *compiler) credentials() {
 // process of the run when it exits after the script, and no host process
 // can be signalled.
 func (c *compiler) checkPIDNS() {
+	c.note("check: PID 1 of a new PID namespace")
 	c.b.Sys("getpid", unix.SYS_GETPID, nil, initproc.Into(c.tmp))
 	c.b.Assert("not PID 1 of a new PID namespace", initproc.Eq, initproc.Reg(c.tmp), initproc.Imm(1), false)
 }
@@ -294,6 +321,7 @@ const sandboxHostname = stageconfig.SandboxHostname
 // the host's. A refusal of sethostname changes nothing: the layer is then
 // as absent as on a host without it.
 func (c *compiler) setHostname() {
+	c.note("hostname", sandboxHostname, "(domain name \"(none)\")")
 	name := c.b.String(sandboxHostname)
 	c.b.Sys("sethostname", unix.SYS_SETHOSTNAME, []initproc.Arg{initproc.Ref(name), initproc.Imm(uint64(len(sandboxHostname)))},
 		initproc.Unavailable(unix.EPERM, unix.EACCES, unix.ENOSYS))
@@ -306,6 +334,7 @@ func (c *compiler) setHostname() {
 // process may install Landlock and seccomp filters. It fails only where
 // the kernel lacks it (EINVAL before Linux 3.5): a layer not offered.
 func (c *compiler) setNoNewPrivs() {
+	c.note("no_new_privs")
 	c.b.Sys("prctl(PR_SET_NO_NEW_PRIVS)", unix.SYS_PRCTL, []initproc.Arg{initproc.Imm(unix.PR_SET_NO_NEW_PRIVS), initproc.Imm(1), initproc.Imm(0), initproc.Imm(0), initproc.Imm(0)},
 		initproc.UnavailableAny())
 }
@@ -339,6 +368,7 @@ func (c *compiler) launch(oom initproc.Arg) {
 		l.AddressSpace = withinHardLimit(unix.RLIMIT_AS, cfg.Limits.AddressSpace)
 	}
 	if !c.pidNS() {
+		c.noteLaunch("exec", l)
 		c.b.Exec(l)
 		return
 	}
@@ -351,7 +381,39 @@ func (c *compiler) launch(oom initproc.Arg) {
 			l.Procs = withinHardLimit(unix.RLIMIT_NPROC, cfg.Limits.Procs+1)
 		}
 	}
+	c.noteLaunch("start the script under the init process, which reaps:", l)
 	c.b.Reaper(l, stageconfig.StatusFD, stageconfig.ConfigFD, oom)
+}
+
+// noteLaunch notes how the script starts: how, its argument vector,
+// working folder and the limits set on it alone (its environment is left
+// out: it may hold what the caller passed).
+func (c *compiler) noteLaunch(how string, l initproc.Launch) {
+	if !c.listing {
+		return
+	}
+	text := fmt.Sprintf("%s %s (in %s, %d environment variables)", how, strings.Join(l.Argv, " "), l.Dir, len(l.Env))
+	for _, lim := range []struct {
+		name string
+		v    uint64
+	}{{"AS", l.AddressSpace}, {"CPU", l.CPUSeconds}, {"NPROC", l.Procs}} {
+		if lim.v != 0 {
+			text += fmt.Sprintf(", rlimit %s %d", lim.name, lim.v)
+		}
+	}
+	c.note(text)
+}
+
+// noteReport notes the report and the wait for the go-ahead.
+func (c *compiler) noteReport(wait uint32) {
+	switch wait {
+	case initproc.WaitAlways:
+		c.note("report the layers; wait for the supervisor's go-ahead")
+	case initproc.WaitIfMissing:
+		c.note("report the layers; wait for the supervisor's go-ahead if one is missing")
+	default:
+		c.note("report the layers")
+	}
 }
 
 // withinHardLimit returns v, or this process's hard limit for resource if
@@ -366,79 +428,4 @@ func withinHardLimit(resource int, v uint64) uint64 {
 		return cur.Max
 	}
 	return v
-}
-
-// Report turns the init process's report into the layers applied and
-// missing, with a message for each failure, as the supervisor reads it.
-func (p *Plan) Report(r initproc.Report) stageconfig.Report {
-	out := stageconfig.Report{Applied: layersOf(r.Applied), Prebuilt: p.prebuilt}
-	missing := append([]stageconfig.Missing(nil), p.missing...)
-	for i := 0; i < int(r.NFail) && i < len(r.Fails); i++ {
-		f := r.Fails[i]
-		reason := p.describe(f)
-		switch f.Kind {
-		case initproc.FailFatal:
-			out.Fatal = reason
-			continue
-		case initproc.FailChanged:
-			out.Changed = reason
-		}
-		for _, l := range layersOf(f.Layers) {
-			m := stageconfig.Missing{Layer: l, Reason: reason}
-			missing = append(missing, m)
-			if f.Kind != initproc.FailMissing {
-				out.Incomplete = append(out.Incomplete, m)
-			}
-		}
-	}
-	// In the order of the layers, as the init stage reported them.
-	for _, l := range layerOrder {
-		for _, m := range missing {
-			if m.Layer == l {
-				out.Missing = append(out.Missing, m)
-			}
-		}
-	}
-	return out
-}
-
-// describe words a failure: the operation's description and the errno
-// with its name, as "mount /proc: operation not permitted (EPERM)"; a swap
-// with its own message.
-func (p *Plan) describe(f initproc.Failure) string {
-	if msg, ok := p.changed[int(f.Op)]; ok && f.Kind == initproc.FailChanged {
-		return msg
-	}
-	desc := p.prog.Describe(f.Op)
-	if f.Errno == 0 {
-		return desc
-	}
-	e := syscall.Errno(f.Errno)
-	reason := fmt.Sprintf("%s: %v", desc, e)
-	if name := unix.ErrnoName(e); name != "" && !strings.Contains(reason, name) {
-		reason += " (" + name + ")"
-	}
-	if f.Kind == initproc.FailMissing {
-		reason += "; unavailable here, nothing of it applied"
-	}
-	return reason
-}
-
-// ExecError words the init process's report that the script could not be
-// started.
-func (p *Plan) ExecError(e initproc.ExecError) string {
-	err := syscall.Errno(e.Errno)
-	switch e.Step {
-	case initproc.StepChdir:
-		return fmt.Sprintf("chdir %s: %v", p.dirName, err)
-	case initproc.StepLimitAS:
-		return fmt.Sprintf("RLIMIT_AS: %v", err)
-	case initproc.StepLimitCPU:
-		return fmt.Sprintf("RLIMIT_CPU on the script: %v", err)
-	case initproc.StepLimitProcs:
-		return fmt.Sprintf("RLIMIT_NPROC: %v", err)
-	case initproc.StepReaper:
-		return fmt.Sprintf("starting the script from PID 1: %v", err)
-	}
-	return err.Error()
 }

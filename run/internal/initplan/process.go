@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
@@ -44,6 +45,7 @@ func (c *compiler) setupNetNS() {
 
 // loopbackUp sets the loopback interface up.
 func (c *compiler) loopbackUp() {
+	c.note("loopback up")
 	sock := c.fd
 	c.b.Sys("loopback: socket", unix.SYS_SOCKET, []initproc.Arg{imm(unix.AF_INET), imm(unix.SOCK_DGRAM | unix.SOCK_CLOEXEC), imm(0)},
 		initproc.Into(sock), initproc.Unavailable(refused...))
@@ -69,6 +71,9 @@ func (c *compiler) loopbackUp() {
 func (c *compiler) handOverProxySocket() {
 	cfg := c.cfg
 	sock := c.fd
+	if c.listing {
+		c.notef("proxy socket listening on 127.0.0.1:%d, handed to the supervisor", cfg.ProxyPort)
+	}
 	c.b.Sys("proxy socket", unix.SYS_SOCKET, []initproc.Arg{imm(unix.AF_INET), imm(unix.SOCK_STREAM | unix.SOCK_CLOEXEC), imm(0)}, initproc.Into(sock))
 	sa := unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: [4]byte{127, 0, 0, 1}}
 	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(cfg.ProxyPort))
@@ -115,7 +120,8 @@ func (c *compiler) applyRlimits() {
 			list = append(list, rlimit{"RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Procs})
 		}
 	}
-	for _, r := range append(list, sharedRlimits()...) {
+	shared := len(list)
+	for i, r := range append(list, sharedRlimits()...) {
 		if r.value == 0 && r.resource != unix.RLIMIT_CORE {
 			continue
 		}
@@ -123,10 +129,30 @@ func (c *compiler) applyRlimits() {
 		if v != 0 {
 			v = withinHardLimit(r.resource, v)
 		}
+		if c.listing {
+			group := ""
+			if i >= shared { // a share of the caller's own limit
+				group = "per-user limits"
+			}
+			c.hostSteps(group, func() { c.notef("rlimit %s %d", strings.TrimPrefix(r.name, "RLIMIT_"), v) })
+		}
 		lim := unix.Rlimit{Cur: v, Max: v}
 		d := initproc.Struct(c.b, &lim)
 		c.b.Sys(fmt.Sprintf("%s=%d", r.name, v), unix.SYS_PRLIMIT64, []initproc.Arg{imm(0), imm(uint64(r.resource)), initproc.Ref(d), imm(0)})
 	}
+}
+
+// noteSeccomp notes variant i of n of the seccomp filter, for pol, which
+// runs when the layers need are applied (the last one: otherwise).
+func (c *compiler) noteSeccomp(pol seccomp.Policy, need uint32, i, n int) {
+	cond := ""
+	switch {
+	case i < n-1:
+		cond = layersWord(need) + " applied"
+	case i > 0:
+		cond = "no variant above applies"
+	}
+	c.when(cond, func() { c.note("seccomp filter:", policyWords(pol)) })
 }
 
 // rlimit is one resource limit applyRlimits sets; value 0 leaves it as it
@@ -188,6 +214,7 @@ const (
 // and may not change the bounding set or securebits; that counts as
 // applied when the permitted and effective sets are empty after capset.
 func (c *compiler) dropCapabilities() {
+	c.note("drop every capability (bounding, ambient, permitted, effective, inheritable); securebits locked")
 	bset, sec := c.tmp, c.tmp2
 	c.b.Store(c.statBuf, 8, imm(0))
 	c.b.Load(bset, c.statBuf, 8)
@@ -281,6 +308,7 @@ func (c *compiler) installSeccomp() {
 		vs = append(vs, variant{need, pol(v.m, v.n)})
 	}
 	c.b.Begin(bit(stageconfig.LayerSeccomp))
+	c.noteLayer = string(stageconfig.LayerSeccomp)
 	done := c.b.NewLabel()
 	for i, v := range vs {
 		filter, err := seccomp.Filter(v.pol)
@@ -291,6 +319,9 @@ func (c *compiler) installSeccomp() {
 		next := c.b.NewLabel()
 		if i < len(vs)-1 {
 			c.b.SkipUnlessApplied(v.need, next)
+		}
+		if c.listing {
+			c.noteSeccomp(v.pol, v.need, i, len(vs))
 		}
 		fd := c.b.Bytes(unsafe.Slice((*byte)(unsafe.Pointer(&filter[0])), len(filter)*int(unsafe.Sizeof(filter[0]))))
 		prog := c.b.Zero(int(unsafe.Sizeof(unix.SockFprog{})))
@@ -304,5 +335,6 @@ func (c *compiler) installSeccomp() {
 		c.b.Mark(next)
 	}
 	c.b.Mark(done)
+	c.noteLayer = ""
 	c.b.End()
 }

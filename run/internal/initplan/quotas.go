@@ -146,6 +146,7 @@ func (c *compiler) capQuotas() {
 		return
 	}
 	c.b.Begin(bit(stageconfig.LayerQuotas))
+	c.noteLayer = string(stageconfig.LayerQuotas)
 	done := c.b.NewLabel()
 	if pre := c.in.Prefix; pre != nil && pre.quotas {
 		c.b.SkipIf(initproc.Eq, reg(regQuotas), imm(1), done)
@@ -157,6 +158,7 @@ func (c *compiler) capQuotas() {
 		return nil
 	}, nil)
 	c.b.Mark(done)
+	c.noteLayer = ""
 	c.b.End()
 }
 
@@ -207,6 +209,7 @@ func (c *compiler) quotaWrites(open func(first bool) []initproc.Opt, writeOpts [
 		}
 		first = false
 		v := strconv.FormatInt(quotaValue(q, caller), 10)
+		c.note("quota", path, v)
 		c.b.Sys(fmt.Sprintf("write %s to %s", v, path), unix.SYS_WRITE, []initproc.Arg{reg(c.fd), c.ref(v), imm(uint64(len(v)))}, writeOpts...)
 		c.closeReg(c.fd)
 	}

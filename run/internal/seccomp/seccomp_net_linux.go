@@ -90,7 +90,15 @@ func policyFilter(pol Policy) ([]block, error) {
 
 // policyBlocks assembles the checks above.
 func policyBlocks(a *bpfAsm, pol Policy) {
-	// socket(domain, type, protocol)
+	socketBlock(a, pol)
+	socketpairBlock(a, pol)
+	sendBlocks(a, pol)
+	a.ifSyscall(unix.SYS_EXECVEAT, func() { a.denyFlag(seccompArg4, atEmptyPath) })
+	namespaceBlocks(a, pol)
+}
+
+// socketBlock assembles the checks of socket(domain, type, protocol).
+func socketBlock(a *bpfAsm, pol Policy) {
 	a.ifSyscall(unix.SYS_SOCKET, func() {
 		a.load(seccompArg0)
 		a.jeq(afUnix, "sock_unix")
@@ -139,7 +147,11 @@ func policyBlocks(a *bpfAsm, pol Policy) {
 			a.ret(retEAFNOSUPP)
 		}
 	})
-	// socketpair(domain, type, protocol, sv)
+}
+
+// socketpairBlock assembles the checks of socketpair(domain, type,
+// protocol, sv).
+func socketpairBlock(a *bpfAsm, pol Policy) {
 	a.ifSyscall(unix.SYS_SOCKETPAIR, func() {
 		a.load(seccompArg0)
 		a.jeq(afUnix, "pair_unix")
@@ -154,6 +166,11 @@ func policyBlocks(a *bpfAsm, pol Policy) {
 		}
 		a.ret(retEPERM)
 	})
+}
+
+// sendBlocks assembles the checks of the calls that send (TCP Fast Open)
+// and of setsockopt.
+func sendBlocks(a *bpfAsm, pol Policy) {
 	// TCP Fast Open: a connect carried by the first send.
 	a.ifSyscall(unix.SYS_SENDTO, func() { a.denyFlag(seccompArg3, msgFastOpen) })
 	a.ifSyscall(unix.SYS_SENDMMSG, func() { a.denyFlag(seccompArg3, msgFastOpen) })
@@ -181,7 +198,11 @@ func policyBlocks(a *bpfAsm, pol Policy) {
 			a.ret(retEPERM)
 		}
 	})
-	a.ifSyscall(unix.SYS_EXECVEAT, func() { a.denyFlag(seccompArg4, atEmptyPath) })
+}
+
+// namespaceBlocks assembles the denials of what a missing namespace or
+// memory cgroup would leave within reach.
+func namespaceBlocks(a *bpfAsm, pol Policy) {
 	if pol.NoPID {
 		a.ifSyscall(unix.SYS_SETSID, func() { a.ret(retEPERM) })
 	}
