@@ -3,6 +3,8 @@
 #   make test      vet and run every test (what CI runs), the Python
 #                  package's too (make pytest runs only those)
 #   make security  attack probes and usability suite, with a score
+#   make test-newest-go  the init process's packages on the newest Go
+#                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
 #   make bench-bulk  validate and scan --recursive on realistic skills
 #   make install   install the binary, man page, completions and (Linux) the
@@ -15,11 +17,11 @@
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
 #                  framing, batches and workspace paths, the macOS profile quoting, the Windows
-#                  command-line quoting, the init stage's config decoder and
+#                  command-line quoting, the init process's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep, the uid_map and /proc mount parsers and the JSON
 #                  string writer of the audit record and canonical policy, the
-#                  Debian version made of git describe
+#                  Debian version made of git describe, the CLI test scripts' archives
 #                  for FUZZTIME each (default 30s)
 
 GO       ?= go
@@ -51,7 +53,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test pytest mcpclient security bench bench-bulk fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk fuzz clean
 
 all: build
 
@@ -166,6 +168,22 @@ mcpclient:
 		npm ci --prefix $(MCPCLIENT) --no-audit --no-fund --loglevel=error; \
 	fi
 
+# The init process runs without the Go runtime
+# (run/internal/initproc/README.md): a new Go release may compile its code
+# to calls it must not make, so its packages' tests, the disassembly
+# check among them, also run on the newest release (a toolchain fetched
+# through the module proxy), before go.mod moves to it. Without the proxy
+# they are skipped with the reason.
+NEWEST_GO = $(shell $(GO) list -m -versions golang.org/toolchain 2>/dev/null | tr ' ' '\n' | \
+	sed -n 's/^v0\.0\.1-go\([0-9.]*\)\.linux-$(shell $(GO) env GOARCH)$$/\1/p' | sort -V | tail -1)
+test-newest-go:
+	@v="$(NEWEST_GO)"; if [ -z "$$v" ]; then \
+		echo "make test-newest-go: the module proxy lists no Go toolchain: skipped" >&2; \
+	else \
+		echo "GOTOOLCHAIN=go$$v $(GO) test ./run/internal/initproc ./run/internal/initplan ./run/internal/seccomp"; \
+		GOTOOLCHAIN=go$$v $(GO) test -count=1 ./run/internal/initproc ./run/internal/initplan ./run/internal/seccomp; \
+	fi
+
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)
 
@@ -211,6 +229,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
+	$(GO) test -run '^$$' -fuzz FuzzParseArchive -fuzztime $(FUZZTIME) ./cmd/skill-sandbox
 
 clean:
 	rm -rf bin dist

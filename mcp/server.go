@@ -49,136 +49,168 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 	sess := &session{inflight: map[string]context.CancelFunc{}}
 	if s.cfg.Prestart > 0 {
 		// Deferred first, so closed last, once every run has ended: the
-		// stages still waiting are killed, none is left behind.
+		// init processes still waiting are killed, none is left behind.
 		pool, perr := s.newPool()
 		if perr != nil {
 			return perr
 		}
-		defer func() {
-			pool.Close()
-			st := pool.Stats()
-			s.logf("pre-started init stages: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
-				st.Started, st.Taken, st.Prebuilt, st.Missed, st.Expired, st.Died)
-		}()
+		defer s.closePool(pool)
 		sess.pool = pool
 	}
 	ctx, cancelAll := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	out := newWriter(w, s.budget, cancelAll)
+	c := &conn{s: s, ctx: ctx, sess: sess, out: newWriter(w, s.budget, cancelAll)}
 	defer func() {
 		cancelAll()
-		wg.Wait()
+		c.wg.Wait()
 		s.cleanups.Wait()
-		if werr := out.close(); werr != nil && err == nil {
+		if werr := c.out.close(); werr != nil && err == nil {
 			err = fmt.Errorf("writing responses: %w", werr)
 		}
 	}()
-	// reply answers from this loop. Its message is charged when queued;
-	// when the budget is exhausted (a client that does not read) it
-	// waits, and this loop stops reading: backpressure, not memory.
-	reply := func(id json.RawMessage, result any, e *rpcError) {
-		out.reply(id, result, e, 0, ctx.Done())
-	}
+	return c.serve(r)
+}
 
-	// single sends the response of a request that came alone.
-	single := func(id json.RawMessage, result any, e *rpcError, charged int64, answer bool) {
-		if !answer {
-			s.budget.release(charged)
-			return
-		}
-		// A write error cancels everything (the writer's onError):
-		// nobody can read results any more.
-		out.reply(id, result, e, charged, ctx.Done())
-	}
-	// accept handles one request whose message was size bytes, alone or
-	// in a batch; its response goes to respond, exactly once.
-	accept := func(req *request, size int, inBatch bool, respond respondFunc) {
-		if req.Method == "initialize" {
-			if inBatch {
-				respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), 0, true)
-				return
-			}
-			// Answered in order, so that requests read after it see the
-			// client it names.
-			result, rerr := s.handle(ctx, sess, req)
-			respond(req.ID, result, rerr, 0, true)
-			return
-		}
-		// The request's bytes and a bound on its response are charged
-		// until the response is written; over the budget it is refused.
-		cost := int64(size) + s.reserveFor(req)
-		if !s.budget.tryAcquire(cost) {
-			used, _, _ := s.budget.stats()
-			respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max), 0, true)
-			return
-		}
-		key := string(req.ID)
-		reqCtx, cancel, ok := sess.start(ctx, key)
-		if !ok || reqCtx == nil {
-			s.budget.release(cost)
-			if !ok {
-				respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key), 0, true)
-			} else {
-				respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight), 0, true)
-			}
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer sess.finish(key, cancel)
-			result, rerr := s.handle(reqCtx, sess, req)
-			// Canceled by notifications/cancelled (not by the server's
-			// end): no response.
-			respond(req.ID, result, rerr, cost, reqCtx.Err() == nil || ctx.Err() != nil)
-		}()
-	}
+// closePool kills the pool's waiting init processes and logs what it did.
+func (s *Server) closePool(pool *run.Pool) {
+	pool.Close()
+	st := pool.Stats()
+	s.logf("pre-started init stages: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
+		st.Started, st.Taken, st.Prebuilt, st.Missed, st.Expired, st.Died)
+}
 
+// conn is one connection being served: the requests it reads are handled
+// under ctx, canceled when Serve ends, and answered through out.
+type conn struct {
+	s    *Server
+	ctx  context.Context
+	sess *session
+	out  *writer
+	wg   sync.WaitGroup // the requests being handled
+}
+
+// serve reads r line by line and handles each message until EOF, a read
+// error or the end of c.ctx.
+func (c *conn) serve(r io.Reader) error {
 	lines := make(chan lineOrErr)
-	go readLines(newLineReader(r, s.maxMessage), lines, ctx.Done())
+	go readLines(newLineReader(r, c.s.maxMessage), lines, c.ctx.Done())
 	for {
 		var item lineOrErr
 		select {
-		case <-ctx.Done():
-			if werr := out.writeErr(); werr != nil {
+		case <-c.ctx.Done():
+			if werr := c.out.writeErr(); werr != nil {
 				return fmt.Errorf("writing responses: %w", werr)
 			}
-			return ctx.Err()
+			return c.ctx.Err()
 		case item = <-lines:
 		}
 		switch {
 		case errors.Is(item.err, io.EOF):
 			return nil
 		case errors.Is(item.err, errTooLong):
-			s.logf("dropped a message over %d bytes", s.maxMessage)
-			reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", s.maxMessage))
+			c.s.logf("dropped a message over %d bytes", c.s.maxMessage)
+			c.reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", c.s.maxMessage))
 			continue
 		case item.err != nil:
 			return fmt.Errorf("reading requests: %w", item.err)
 		}
-		if len(item.line) == 0 {
-			continue
-		}
-		if isBatch(item.line) {
-			s.serveBatch(ctx, sess, item.line, out, accept)
-			continue
-		}
-		req, id, perr := parseMessage(item.line)
-		if perr != nil {
-			reply(id, nil, perr)
-			continue
-		}
-		if req == nil {
-			continue
-		}
-		if req.ID == nil {
-			s.notification(sess, req)
-			continue
-		}
-		size := len(item.line)
-		item.line = nil
-		accept(req, size, false, single)
+		c.message(item.line)
 	}
+}
+
+// message handles one line: a batch, a notification or a request.
+func (c *conn) message(line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	if isBatch(line) {
+		c.s.serveBatch(c.ctx, c.sess, line, c.out, c.accept)
+		return
+	}
+	req, id, perr := parseMessage(line)
+	if perr != nil {
+		c.reply(id, nil, perr)
+		return
+	}
+	if req == nil {
+		return
+	}
+	if req.ID == nil {
+		c.s.notification(c.sess, req)
+		return
+	}
+	size := len(line)
+	line = nil // not kept while the request is handled
+	c.accept(req, size, false, c.single)
+}
+
+// reply answers from the read loop. Its message is charged when queued;
+// when the budget is exhausted (a client that does not read) it waits,
+// and the loop stops reading: backpressure, not memory.
+func (c *conn) reply(id json.RawMessage, result any, e *rpcError) {
+	c.out.reply(id, result, e, 0, c.ctx.Done())
+}
+
+// single sends the response of a request that came alone (a respondFunc).
+func (c *conn) single(id json.RawMessage, result any, e *rpcError, charged int64, answer bool) {
+	if !answer {
+		c.s.budget.release(charged)
+		return
+	}
+	// A write error cancels everything (the writer's onError): nobody
+	// can read results any more.
+	c.out.reply(id, result, e, charged, c.ctx.Done())
+}
+
+// accept handles one request whose message was size bytes, alone or in a
+// batch; its response goes to respond, exactly once.
+func (c *conn) accept(req *request, size int, inBatch bool, respond respondFunc) {
+	if req.Method != "initialize" {
+		c.start(req, size, respond)
+		return
+	}
+	if inBatch {
+		respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), 0, true)
+		return
+	}
+	// Answered in order, so that requests read after it see the client
+	// it names.
+	result, rerr := c.s.handle(c.ctx, c.sess, req)
+	respond(req.ID, result, rerr, 0, true)
+}
+
+// start handles req in a goroutine of its own once its bytes are charged
+// to the budget and its id is registered; a request refused for either
+// is answered at once.
+func (c *conn) start(req *request, size int, respond respondFunc) {
+	s := c.s
+	// The request's bytes and a bound on its response are charged until
+	// the response is written; over the budget it is refused.
+	cost := int64(size) + s.reserveFor(req)
+	if !s.budget.tryAcquire(cost) {
+		used, _, _ := s.budget.stats()
+		respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max), 0, true)
+		return
+	}
+	key := string(req.ID)
+	reqCtx, cancel, ok := c.sess.start(c.ctx, key)
+	if !ok || reqCtx == nil {
+		s.budget.release(cost)
+		if !ok {
+			respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key), 0, true)
+		} else {
+			respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight), 0, true)
+		}
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.sess.finish(key, cancel)
+		result, rerr := s.handle(reqCtx, c.sess, req)
+		// Canceled by notifications/cancelled (not by the server's end):
+		// no response.
+		respond(req.ID, result, rerr, cost, reqCtx.Err() == nil || c.ctx.Err() != nil)
+	}()
 }
 
 // respondFunc takes the response of one request: to the writer for a
@@ -206,49 +238,6 @@ func readLines(lr *lineReader, ch chan<- lineOrErr, done <-chan struct{}) {
 			return
 		}
 	}
-}
-
-// session is the state of one connection: the in-flight requests and, for
-// clients of the handshake revisions, what initialize said.
-type session struct {
-	pool     *run.Pool // set before the first request; nil without Prestart
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc
-	client   clientInfo
-	version  string // negotiated by initialize; "" before
-}
-
-// start registers a request id. It reports ok=false when the id is in use,
-// and a nil context when too many requests are in flight.
-func (s *session) start(parent context.Context, key string) (context.Context, context.CancelFunc, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.inflight[key]; dup {
-		return nil, nil, false
-	}
-	if len(s.inflight) >= maxInFlight {
-		return nil, nil, true
-	}
-	ctx, cancel := context.WithCancel(parent)
-	s.inflight[key] = cancel
-	return ctx, cancel, true
-}
-
-func (s *session) finish(key string, cancel context.CancelFunc) {
-	s.mu.Lock()
-	delete(s.inflight, key)
-	s.mu.Unlock()
-	cancel()
-}
-
-func (s *session) cancel(key string) bool {
-	s.mu.Lock()
-	c, ok := s.inflight[key]
-	s.mu.Unlock()
-	if ok {
-		c()
-	}
-	return ok
 }
 
 // notification handles a message without an id. Errors are never sent for

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/internal/realpath"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
@@ -44,7 +46,7 @@ func refusal(kind, format string, a ...any) *fileError {
 
 // workspaceTools are the tools that put a file into the workspace and read
 // one back, offered only with a workspace.
-func (s *Server) workspaceTools(str func(string) map[string]any, obj func(map[string]any, ...string) map[string]any) []tool {
+func (s *Server) workspaceTools() []tool {
 	encoding := func(desc string) map[string]any {
 		return map[string]any{"type": "string", "enum": []string{"text", "base64"}, "description": desc}
 	}
@@ -52,14 +54,14 @@ func (s *Server) workspaceTools(str func(string) map[string]any, obj func(map[st
 	closed := false
 	fileOut := func(props map[string]any) map[string]any {
 		p := map[string]any{
-			"request_id": str("id of the call, also in its audit record"),
+			"request_id": strSchema("id of the call, also in its audit record"),
 			"outcome":    map[string]any{"type": "string", "enum": []string{audit.OutcomeCompleted, audit.OutcomeRefused, audit.OutcomeFailed}},
-			"path":       str("the path asked for"),
+			"path":       strSchema("the path asked for"),
 			"size":       map[string]any{"type": "integer", "description": "size of the file"},
 			"bytes":      map[string]any{"type": "integer", "description": "bytes written or returned"},
-			"sha256":     str("SHA-256 of those bytes"),
-			"error":      str("why the call was refused or failed"),
-			"error_kind": str("usage, unsafe_path, policy, io or internal"),
+			"sha256":     strSchema("SHA-256 of those bytes"),
+			"error":      strSchema("why the call was refused or failed"),
+			"error_kind": strSchema("usage, unsafe_path, policy, io or internal"),
 		}
 		for k, v := range props {
 			p[k] = v
@@ -74,9 +76,9 @@ func (s *Server) workspaceTools(str func(string) map[string]any, obj func(map[st
 			Description: fmt.Sprintf("Write a file into the workspace %s (an input for a script or command), replacing one of that name; missing folders on the way are created. "+
 				"The path is relative to the workspace; it may not leave it, go through a symbolic link, or name a file the caller's tools run on their own (.git, .envrc, editor settings). "+
 				"Content is text, or base64 for binary files; at most %d MiB, and one message holds at most %d bytes.", s.cfg.Workspace, s.workspaceWriteCap()>>20, s.cfg.MaxMessageBytes),
-			InputSchema: obj(map[string]any{
-				"path":     str("file path relative to the workspace, e.g. in/data.csv"),
-				"content":  str("the file's content: text, or base64 with encoding base64"),
+			InputSchema: objSchema(map[string]any{
+				"path":     strSchema("file path relative to the workspace, e.g. in/data.csv"),
+				"content":  strSchema("the file's content: text, or base64 with encoding base64"),
 				"encoding": encoding(`"text" (the default) or "base64"`),
 			}, "path", "content"),
 			OutputSchema: fileOut(map[string]any{"created": map[string]any{"type": "boolean", "description": "no file of that name was there"}}),
@@ -88,15 +90,15 @@ func (s *Server) workspaceTools(str func(string) map[string]any, obj func(map[st
 			Description: fmt.Sprintf("Read a file of the workspace %s (an output of a script or command), at most %d bytes per call: page through a larger one with offset (next_offset, until eof). "+
 				"The path is relative to the workspace; it may not leave it or go through a symbolic link, and only regular files are read. "+
 				"Text is returned as it is (a page ends on a whole character); use encoding base64 for binary files.", s.cfg.Workspace, s.cfg.MaxFileBytes),
-			InputSchema: obj(map[string]any{
-				"path":      str("file path relative to the workspace, e.g. out/report.md"),
+			InputSchema: objSchema(map[string]any{
+				"path":      strSchema("file path relative to the workspace, e.g. out/report.md"),
 				"offset":    map[string]any{"type": "integer", "minimum": 0, "description": "where to start, in bytes (default 0)"},
 				"max_bytes": map[string]any{"type": "integer", "exclusiveMinimum": 0, "description": fmt.Sprintf("at most this many bytes (default and cap %d)", s.cfg.MaxFileBytes)},
 				"encoding":  encoding(`"text" (the default; refused for bytes that are not UTF-8) or "base64"`),
 			}, "path"),
 			OutputSchema: fileOut(map[string]any{
 				"offset": map[string]any{"type": "integer"}, "next_offset": map[string]any{"type": "integer"}, "eof": map[string]any{"type": "boolean"},
-				"encoding": map[string]any{"type": "string"}, "content": str("the bytes read, as text or base64"),
+				"encoding": map[string]any{"type": "string"}, "content": strSchema("the bytes read, as text or base64"),
 			}),
 		},
 	}
@@ -133,7 +135,7 @@ func workspacePath(p string) (string, error) {
 // workspace, so that this tool is no way around it: the built-in deny
 // list (unless the policy exempts the path), the policy's deny_read, and
 // for a write its deny_write and the files the caller's tools run on
-// their own (.git, .envrc, ...; run.IsAutorunPath; a git folder under
+// their own (.git, .envrc, ...; autorun.Inside; a git folder under
 // another name, gitDirMade) unless the policy's allow_autorun names the
 // workspace.
 func (s *Server) workspaceGuard(rel string, write bool) error {
@@ -142,7 +144,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 		return &fileError{kind: audit.KindPolicy, refused: true, err: err}
 	}
 	abs := filepath.Join(s.cfg.Workspace, filepath.FromSlash(rel))
-	if e := run.DenyListEntry(abs, sb.AllowDenied); e != "" {
+	if e := denylist.Entry(abs, run.DefaultDenyPaths(), sb.AllowDenied); e != "" {
 		return refusal(audit.KindPolicy, "%s is on the deny list (%s: credentials, keys, history), which runs never see either", rel, e)
 	}
 	if d, ok := under(abs, sb.DenyPaths); ok {
@@ -157,7 +159,7 @@ func (s *Server) workspaceGuard(rel string, write bool) error {
 	if s.autorunWritable(sb.AutorunWritable) {
 		return nil
 	}
-	if run.IsAutorunPath(rel) {
+	if autorun.Inside(rel) {
 		return refusal(audit.KindPolicy, "%s is a file the caller's own tools run on their own (git hooks and config, .envrc, editor tasks, ...): runs may not write it, and neither may this tool; an operator policy with allow_autorun naming the workspace lifts this", rel)
 	}
 	if d := gitDirMade(s.cfg.Workspace, rel); d != "" {

@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/envkey"
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
-	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // RequestFile is the name of a skill's request file, at the skill's root.
@@ -480,12 +480,7 @@ func (s *schema) envSet(section string, e entry) error {
 	return nil
 }
 
-// envKeyError is run.CheckEnvKey without the sentinel's prefix, which
-// would read oddly in a policy file's error.
-func envKeyError(key string) error {
-	err := run.CheckEnvKey(key)
-	if err == nil {
-		return nil
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), run.ErrBadConfig.Error()+": "))
-}
+// envKeyError is why Run would refuse key in a script's environment
+// (envkey.Check), without Run's sentinel, which would read oddly in a
+// policy file's error.
+func envKeyError(key string) error { return envkey.Check(key) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -388,7 +389,7 @@ func (r *Resolved) filesystem(flags Flags, op, req *Policy, skillDir string) []M
 // the run's built-in deny list: the run would hide it whatever flag grants
 // it, so it is unmet unless the operator policy names it (allowDenied).
 func builtinDenied(kind, p, where string, allowDenied []string) (Missing, bool) {
-	d := run.DenyListEntry(p, allowDenied)
+	d := denylist.Entry(p, run.DefaultDenyPaths(), allowDenied)
 	if d == "" {
 		return Missing{}, false
 	}

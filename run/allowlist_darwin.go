@@ -13,19 +13,19 @@ const hostAllowlistSupported = true
 
 // proxySocketPair has nothing to pair here: there is no namespace to
 // create the listener in, so startInit binds it on the host's loopback
-// (p.proxy.hostLn) before it generates the profile that names its port.
-func proxySocketPair() (sup, child *os.File, err error) { return nil, nil, nil }
+// (proxyRun.hostLn) before it generates the profile that names its port.
+func proxySocketPair() (sup, initEnd *os.File, err error) { return nil, nil, nil }
 
 // start serves the proxy on the listener startInit bound.
-func (pp *proxyPlan) start(*os.File) error {
-	if pp.hostLn == nil {
+func (pr *proxyRun) start(cfg netproxy.Config, _ *os.File) error {
+	if pr.hostLn == nil {
 		return errors.New("no proxy listener was bound")
 	}
-	srv, err := netproxy.New(pp.cfg)
+	srv, err := netproxy.New(cfg)
 	if err != nil {
 		return err
 	}
-	pp.srv = srv
-	go srv.Serve(pp.hostLn)
+	pr.srv = srv
+	go srv.Serve(pr.hostLn)
 	return nil
 }

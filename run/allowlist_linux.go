@@ -14,8 +14,8 @@ import (
 // hostAllowlistSupported: the allowlist relies on network namespaces.
 const hostAllowlistSupported = true
 
-// proxySocketPair returns the supervisor's and the init stage's ends of the
-// unix socket over which the init stage hands over its listening socket.
+// proxySocketPair returns the supervisor's and the init process's ends of the
+// unix socket over which the init process hands over its listening socket.
 func proxySocketPair() (sup, child *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -24,13 +24,13 @@ func proxySocketPair() (sup, child *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "proxy-supervisor"), os.NewFile(uintptr(fds[1]), "proxy-init"), nil
 }
 
-// startProxy receives the listening socket the init stage created inside
+// start receives the listening socket the init process created inside
 // the run's network namespace (it was sent before the layer report, so it
 // is already queued) and serves the proxy on it. Accepting on that socket
 // from here is the relay: a connection the script makes to
 // 127.0.0.1:proxyPort in its namespace is handed to this process, which
 // has the host's network; the script never holds a descriptor of it.
-func (pp *proxyPlan) start(sup *os.File) error {
+func (pr *proxyRun) start(cfg netproxy.Config, sup *os.File) error {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, flags, _, err := unix.Recvmsg(int(sup.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
@@ -57,12 +57,12 @@ func (pp *proxyPlan) start(sup *os.File) error {
 	if err != nil {
 		return fmt.Errorf("proxy socket: %v", err)
 	}
-	srv, err := netproxy.New(pp.cfg)
+	srv, err := netproxy.New(cfg)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	pp.srv = srv
+	pr.srv = srv
 	go srv.Serve(ln)
 	return nil
 }

@@ -86,11 +86,13 @@ type fileState struct {
 	mode  fs.FileMode
 }
 
-// snapshot maps paths to their state; truncated is set when the walk
-// stopped at maxSnapshotEntries or maxSnapshotPathBytes. newest is the
-// latest ctime seen (see settle).
+// snapshot maps paths to their state (folders apart, for the sweep's
+// permission check); truncated is set when the walk stopped at
+// maxSnapshotEntries or maxSnapshotPathBytes. newest is the latest ctime
+// of a non-folder entry seen (see settle).
 type snapshot struct {
 	files     map[string]fileState
+	folders   map[string]fileState
 	truncated bool
 	newest    int64
 }
@@ -117,11 +119,11 @@ func (s *snapshot) settle() {
 	}
 }
 
-// takeSnapshot records every non-folder entry under roots, without
+// takeSnapshot records every entry under roots, without
 // following symlinks (walkEntries). A folder that cannot be read ends the
 // walk of its root and marks the snapshot truncated.
 func takeSnapshot(roots []string) *snapshot {
-	snap := &snapshot{files: map[string]fileState{}}
+	snap := &snapshot{files: map[string]fileState{}, folders: map[string]fileState{}}
 	n, pathBytes := 0, 0
 	for _, root := range roots {
 		err := walkEntries(root, func(p string, st fileState, folder bool) bool {
@@ -129,12 +131,13 @@ func takeSnapshot(roots []string) *snapshot {
 				snap.truncated = true
 				return false
 			}
-			if folder {
-				return true
-			}
 			if pathBytes += len(p); pathBytes > maxSnapshotPathBytes {
 				snap.truncated = true
 				return false
+			}
+			if folder {
+				snap.folders[p] = st
+				return true
 			}
 			snap.files[p] = st
 			snap.newest = max(snap.newest, st.ctime)

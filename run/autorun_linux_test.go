@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 )
 
 // plantScript plants, in the repository argv[1] (a write grant), what the
@@ -88,7 +90,7 @@ func TestPlantedForCallerTools(t *testing.T) {
 		if _, err := os.Lstat(full); err == nil {
 			t.Errorf("%s is still there", p)
 		}
-		if _, err := os.Lstat(full + quarantineSuffix); err != nil {
+		if _, err := os.Lstat(full + autorun.QuarantineSuffix); err != nil {
 			t.Errorf("%s was not renamed aside: %v", p, err)
 		}
 		if !slices.ContainsFunc(o.res.Artifacts.Neutralised, func(n Neutralised) bool {

@@ -22,10 +22,11 @@ import (
 // in st.supervised, or a Missing with the reason. With the cgroup's
 // memory limit in force, RLIMIT_AS is relaxed (see relaxAddressSpace).
 // The cgroup is nil when there is none.
-func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *cgroup.Cgroup, error) {
+func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cgroup.Cgroup, error) {
+	p := l.plan
 	var st *started
 	start := func() (err error) {
-		st, err = startInit(spec, p)
+		st, err = startInit(spec, l)
 		return err
 	}
 	if stageconfig.Has(p.disabled, LayerCgroup) {
@@ -35,7 +36,7 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *cgroup.Cg
 	// A cgroup placed late is made once the program is sent (see
 	// cgroup.PlanLate); whatever ends the run before closes it, made or
 	// not.
-	cg, cgErr := p.lateCgroup, error(nil)
+	cg, cgErr := l.lateCgroup, error(nil)
 	if cg == nil {
 		cg, cgErr = cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
 	}
@@ -66,7 +67,7 @@ func startInCgroup(spec *launchSpec, p *plan, res *Result) (*started, *cgroup.Cg
 		}
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
-	relaxAddressSpace(p, res)
+	relaxAddressSpace(l, res)
 	return st, cg, nil
 }
 
@@ -97,9 +98,9 @@ func configChannel(late bool) (sup, stage *os.File, err error) {
 // MemoryError instead of a kill), and every process gets MemoryMB plus
 // reserveMB, so that programs that reserve far more address space than
 // they use (threads, malloc arenas, node, a JVM) start as they do bare.
-func relaxAddressSpace(p *plan, res *Result) {
-	if relaxed := relaxedAddressSpace(p); relaxed != p.cfg.Limits.AddressSpace {
-		p.cfg.Limits.AddressSpace = relaxed
+func relaxAddressSpace(l *launchState, res *Result) {
+	if relaxed := relaxedAddressSpace(l.plan); relaxed != l.cfg.Limits.AddressSpace {
+		l.cfg.Limits.AddressSpace = relaxed
 		res.AddressSpaceMB = int(relaxed >> 20)
 	}
 }
@@ -144,7 +145,7 @@ func halfJoinedError(err error) error {
 // killHalfJoined kills and reaps an init process that Attach left in part
 // of a cgroup (err, cgroup.ErrHalfJoined): it has run nothing of a run
 // yet, and must not run one half limited. It returns halfJoinedError(err).
-func killHalfJoined(proc *child, err error) error {
+func killHalfJoined(proc *initProcess, err error) error {
 	proc.Kill()
 	proc.Wait()
 	return halfJoinedError(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/envkey"
 )
 
 // sandboxPath is the only PATH a script sees, and the only one used to find
@@ -24,46 +26,6 @@ func proxyVars() []string {
 	}
 }
 
-// reservedEnv are set by the sandbox itself and cannot be overridden.
-func reservedEnv() []string {
-	return []string{"PATH", "HOME", "TMPDIR", "SKILL_SANDBOX_REQUEST_ID"}
-}
-
-// refusedEnvPrefixes change how the dynamic loader or an interpreter loads
-// code, so a caller-supplied value could turn "run this script" into "run
-// this other code".
-func refusedEnvPrefixes() []string {
-	return []string{
-		"LD_", "DYLD_", "PYTHON", "PERL5", "PERLLIB", "RUBY", "BASH_FUNC_",
-		"GCONV_", "GLIBC_", "MALLOC_", "NODE_OPTIONS", "NODE_PATH",
-		"NODE_REPL_EXTERNAL_MODULE", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-		"JDK_JAVA_OPTIONS", "GIT_CONFIG", "LUA_",
-	}
-}
-
-// refusedEnvNames are shell start-up hooks and parsing knobs.
-func refusedEnvNames() []string {
-	return []string{
-		"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH",
-		"GLOBIGNORE", "PROMPT_COMMAND", "LOCPATH", "HOSTALIASES", "RESOLV_HOST_CONF",
-		"TZDIR", "NLSPATH", "OPENSSL_CONF", "OPENSSL_ENGINES", "SSLKEYLOGFILE",
-	}
-}
-
-// validEnvKey reports whether key is a portable identifier
-// ([A-Za-z_][A-Za-z0-9_]*).
-func validEnvKey(key string) bool {
-	if key == "" || key[0] >= '0' && key[0] <= '9' {
-		return false
-	}
-	for _, c := range []byte(key) {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // saneLang reports whether a caller's LANG looks like a locale name
 // (1 to 64 of [A-Za-z0-9_.@-]) and can be passed on.
 func saneLang(lang string) bool {
@@ -78,32 +40,11 @@ func saneLang(lang string) bool {
 	return true
 }
 
-// CheckEnvKey reports why Run would refuse key in Sandbox.Env (an invalid
-// name, a variable the sandbox sets itself, or one that changes which code
-// an interpreter or the loader runs), or nil. Policy files use it to refuse
-// such keys when they are read rather than when a run starts.
-func CheckEnvKey(key string) error { return checkEnvKey(key) }
-
-// checkEnvKey reports why key may not be set by the caller, or nil.
+// checkEnvKey reports why key may not be set by the caller, or nil (see
+// envkey.Check), as a configuration error.
 func checkEnvKey(key string) error {
-	if !validEnvKey(key) {
-		return fmt.Errorf("%w: environment name %q is not a valid identifier", ErrBadConfig, key)
-	}
-	upper := strings.ToUpper(key)
-	for _, r := range reservedEnv() {
-		if upper == r {
-			return fmt.Errorf("%w: %s is set by the sandbox and cannot be overridden", ErrBadConfig, key)
-		}
-	}
-	for _, r := range refusedEnvNames() {
-		if upper == r {
-			return fmt.Errorf("%w: %s is refused: it changes how a shell or library starts", ErrBadConfig, key)
-		}
-	}
-	for _, p := range refusedEnvPrefixes() {
-		if strings.HasPrefix(upper, p) {
-			return fmt.Errorf("%w: %s is refused: it changes which code an interpreter or the loader runs", ErrBadConfig, key)
-		}
+	if err := envkey.Check(key); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// selfExe is the binary re-executed as the init stage.
+// selfExe is the binary re-executed as the init process.
 func selfExe() string {
 	p, err := os.Executable()
 	if err != nil {
@@ -28,54 +28,60 @@ func selfExe() string {
 	return p
 }
 
-// startInit starts the init stage in its own session and process group,
-// with the run's Seatbelt profile in its config: the init stage sets the
+// startInit starts the init process in its own session and process group,
+// with the run's Seatbelt profile in its config: the init process sets the
 // resource limits and executes the script through sandbox-exec under that
 // profile (see init_darwin.go). With a host allowlist, the proxy's
 // listener is bound first on the host's loopback, since the profile names
 // its port.
-func startInit(spec *launchSpec, p *plan) (*started, error) {
+func startInit(spec *launchSpec, l *launchState) (*started, error) {
+	p := l.plan
 	st := &started{}
 	if p.proxy != nil {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("network proxy: %v", err)
 		}
-		p.proxy.hostLn = ln
-		p.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
-		p.cfg.Env = withProxyEnv(p.cfg.Env, p.cfg.ProxyPort)
+		l.proxy.hostLn = ln
+		l.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+		l.cfg.Env = withProxyEnv(l.cfg.Env, l.cfg.ProxyPort)
 	}
 	if stageconfig.Has(p.cfg.Layers, LayerSeatbelt) {
-		prof, err := seatbeltProfile(seatbeltPolicyOf(p))
+		// The profile is of the config as sent: with the proxy's port.
+		sent := *p
+		sent.cfg = l.cfg
+		prof, err := seatbeltProfile(seatbeltPolicyOf(&sent))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever
 			// AllowDegraded says; the caller can rename the folder.
 			return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 		}
-		p.cfg.Seatbelt = prof
+		l.cfg.Seatbelt = prof
 	}
 	cmd := initCmd(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
 	}
+	// Fork and exec: the init process follows, this binary in a session
+	// of its own, as the caller (or, for root, the sandbox identity).
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.proc = childOf(cmd.Process)
+	st.proc = initProcessOf(cmd.Process)
 	return st, nil
 }
 
-// initCmd is the command of an init stage: this binary re-executed with
+// initCmd is the command of an init process: this binary re-executed with
 // argv[0] stageconfig.Arg0 (see ExecInitIfRequested); its environment
 // names the run (the request id, for people reading ps).
 func initCmd(spec *launchSpec) *exec.Cmd {
 	return &exec.Cmd{
 		Path: selfExe(),
 		Args: []string{stageconfig.Arg0},
-		// The init stage gets the script's environment in its config;
+		// The init process gets the script's environment in its config;
 		// its own only names the run. GOGC and GOMAXPROCS keep the init
-		// stage's Go runtime small: no collection, few threads.
+		// process's Go runtime small: no collection, few threads.
 		Env:        []string{"SKILL_SANDBOX_INIT=" + spec.name, "GOGC=off", "GOMAXPROCS=1"},
 		Stdin:      spec.stdin,
 		Stdout:     spec.stdout,
@@ -84,22 +90,18 @@ func initCmd(spec *launchSpec) *exec.Cmd {
 	}
 }
 
-// compiledStage and compileAhead are nothing here: the init stage gets
-// the config itself; stagePrefix is nothing either: there are no pools.
-type (
-	compiledStage struct{}
-	compileAhead  *struct{}
-	stagePrefix   *struct{}
-)
+// initProgram is nothing here: the init process gets the config itself,
+// and there are no pools.
+type initProgram struct{}
 
 // startCompile has nothing to compile here.
-func startCompile(*plan, bool) {}
+func startCompile(*launchState, bool) {}
 
 // sendStage writes the config as a 4-byte big-endian length and its flat
-// encoding (see stageconfig's wire.go), in one write, so the init stage
+// encoding (see stageconfig's wire.go), in one write, so the init process
 // reads exactly the config and not the go byte after it.
-func sendStage(w io.Writer, p *plan) error {
-	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &p.cfg)
+func sendStage(w io.Writer, l *launchState) error {
+	msg, err := stageconfig.Encode(make([]byte, 4, 1024), &l.cfg)
 	if err != nil {
 		return err
 	}
@@ -108,17 +110,17 @@ func sendStage(w io.Writer, p *plan) error {
 	return err
 }
 
-// readStageReport reads the init stage's layer report, a JSON line; the
-// init stage waits for the go-ahead when the config says so.
-func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error) {
+// readStageReport reads the init process's layer report, a JSON line; the
+// init process waits for the go-ahead when the config says so.
+func readStageReport(rd *bufio.Reader, l *launchState) (stageconfig.Report, bool, error) {
 	var rep stageconfig.Report
 	err := readReport(rd, &rep)
-	return rep, p.cfg.WaitForGo, err
+	return rep, l.cfg.WaitForGo, err
 }
 
 // readStageAfter reads what follows the layer report: nothing (ok) when
 // execve succeeded, else a line with the exec error.
-func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err error) {
+func readStageAfter(rd *bufio.Reader, _ *launchState) (ok bool, execErr string, err error) {
 	var after stageconfig.Report
 	switch err := readReport(rd, &after); {
 	case errors.Is(err, io.EOF):
@@ -132,7 +134,7 @@ func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err err
 	}
 }
 
-// readReport reads one JSON line from the init stage; io.EOF when the pipe
+// readReport reads one JSON line from the init process; io.EOF when the pipe
 // closed without one.
 func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 	line, err := rd.ReadBytes('\n')
@@ -150,14 +152,14 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 
 // killSandbox kills the run's processes. Without a PID namespace nothing
 // ends the tree with its first process, so the tree is found by parent
-// chain (processTable, descendants): the init stage (or the script that
+// chain (processTable, descendants): the init process (or the script that
 // replaced it) is stopped, then every descendant, rescanning until no new
 // one appears (a stopped process cannot fork), then all are killed along
 // with the process group. The sweep runs only while the first process is
 // not yet reaped: after that its pid may name another program. A
 // descendant that was orphaned before the sweep (a daemon that left the
 // session) is out of reach; docs/platforms.md says so.
-func killSandbox(c *child, _ bool) {
+func killSandbox(c *initProcess, _ bool) {
 	proc := c.proc
 	if proc.Signal(syscall.Signal(0)) == nil {
 		proc.Signal(syscall.SIGSTOP)

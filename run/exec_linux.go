@@ -59,15 +59,15 @@ func enableSubreaper(pidns bool) {
 // child subreaper) are reaped. The request id is not used: a process's
 // environment is its own to forge.
 //
-// The init stage is signalled through child (its pidfd), never once
-// reaped. Its process group and session are swept by its pid, which is
-// its own until it is reaped: launch sweeps before it reaps
-// (child.waitSweeping), and a process left in the group or session keeps
-// their id from being reused meanwhile. The members are held by pidfds
+// The init process is signalled through its initProcess (a pidfd),
+// never once reaped. Its process group and session are swept by its pid,
+// which is its own until it is reaped: launch sweeps before it reaps
+// (initProcess.waitSweeping), and a process left in the group or session
+// keeps their id from being reused meanwhile. The members are held by pidfds
 // (see member), and one sweep of a run goes at a time (the watchdog's kill
 // and launch's may meet; where the kernel has no pidfds, two sweeps could
 // otherwise both wait for one member by pid).
-func killSandbox(proc *child, pidns bool) {
+func killSandbox(proc *initProcess, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return
@@ -85,7 +85,7 @@ func killSandbox(proc *child, pidns bool) {
 }
 
 // sweepSession sends SIGKILL to every process of the session of pid (the
-// init stage, left out) and then reaps, without waiting, those that are
+// init process, left out) and then reaps, without waiting, those that are
 // our children and have exited; it returns how many processes it found.
 // Every member is signalled before any is reaped, and none is waited for:
 // a member a tracer in the session holds as a zombie (ptrace) is reaped
@@ -147,10 +147,10 @@ func (m member) close() {
 	}
 }
 
-// sessionMembers calls each with every process, other than the init stage
+// sessionMembers calls each with every process, other than the init process
 // itself (pid), whose session is the run's (see holdMember), and returns
 // how many there were; each owns the member it is given (close). The init
-// stage is started as a session leader, every process of the run inherits
+// process is started as a session leader, every process of the run inherits
 // its session, and without a PID namespace the seccomp filter refuses
 // setsid(2), the only way out of it (see seccomp_net_linux.go). The session
 // id is the kernel's and cannot be forged; the kernel does not reuse the

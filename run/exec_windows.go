@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -16,7 +15,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// A Windows run: no init stage. The supervisor creates a Job Object with
+// A Windows run: no init process. The supervisor creates a Job Object with
 // the run's limits, starts the script suspended, puts it in the job before
 // it runs an instruction, and resumes it; every process it starts is in
 // the job too. The time limit, a cancellation, too much output and the
@@ -27,7 +26,7 @@ import (
 // job is gone.
 const windowsWaitDelay = 2 * time.Second
 
-// ExecInitIfRequested does nothing on Windows: there is no init stage.
+// ExecInitIfRequested does nothing on Windows: there is no init process.
 func ExecInitIfRequested() {}
 
 // sandboxIdentity: the script runs as the caller; there are no uids.
@@ -80,26 +79,58 @@ func newJob(l jobLimits) (windows.Handle, error) {
 	return job, nil
 }
 
+// launchOS is the Windows part of a launch's state: the run's Job
+// Object and the script's process.
+type launchOS struct {
+	job   windows.Handle // 0 without one
+	cmd   *exec.Cmd
+	proc  windows.Handle // the script's process
+	begun time.Time      // when the script was started, for Result.Duration
+}
+
 // launch runs the script in its Job Object and waits for it.
-func launch(ctx context.Context, p *plan, res *Result) error {
+func launch(ctx context.Context, l *launchState, res *Result) error {
+	p := l.plan
 	if ctx.Err() != nil {
 		res.Canceled = true
 		return nil
 	}
-	var job windows.Handle
 	var jobErr error
 	if !stageconfig.Has(p.disabled, LayerJob) {
-		job, jobErr = newJob(jobLimitsOf(p))
+		l.job, jobErr = newJob(jobLimitsOf(p))
 	}
-	if job != 0 {
-		defer windows.CloseHandle(job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
+	if l.job != 0 {
+		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
 	}
 	res.Applied, res.Missing = windowsLayers(p, jobErr)
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		return isolationError(blocking)
 	}
 	warnDegraded(p.warn, res.Missing)
+	wd := newWatchdog(l)
+	if err := l.start(); err != nil {
+		return err
+	}
+	defer windows.CloseHandle(l.proc)
+	res.Started = true
+	// Both goroutines use the job and process handles: they end before
+	// the handles are closed (a closed handle's value can be reused).
+	wd.start(ctx, p.timeout, l.terminate)
+	exited := l.endWithScript()
+	waitErr := l.cmd.Wait()
+	wd.finish()
+	exited.Wait()
+	res.Duration = time.Since(l.begun)
+	fillJobStats(l.job, res)
+	l.collectOutput(res)
+	wd.record(res)
+	return l.collectExit(wd, waitErr, res)
+}
 
+// start starts the script suspended, puts it in the run's job before it
+// runs an instruction, and resumes it.
+func (l *launchState) start() error {
+	p := l.plan
 	cmdline, err := windowsCommandLine(p.cfg.Argv)
 	if err != nil {
 		return err
@@ -108,14 +139,14 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 	if err != nil {
 		sysRoot = `C:\Windows`
 	}
-	cmd := &exec.Cmd{
+	l.cmd = &exec.Cmd{
 		Path:   p.cfg.Argv[0],
 		Args:   p.cfg.Argv,
 		Env:    windowsEnv(p.cfg.Env, sysRoot, p.cfg.WorkDir, filepath.Dir(p.cfg.Argv[0])),
 		Dir:    p.cfg.Dir,
 		Stdin:  p.stdin,
-		Stdout: p.stdout,
-		Stderr: p.stderr,
+		Stdout: l.stdout,
+		Stderr: l.stderr,
 		// CREATE_NO_WINDOW gives the script a console of its own with no
 		// window, never the caller's (whose input it could read and
 		// whose screen it could write).
@@ -123,115 +154,77 @@ func launch(ctx context.Context, p *plan, res *Result) error {
 			CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW},
 		WaitDelay: windowsWaitDelay,
 	}
-	if err := cmd.Start(); err != nil {
+	// CreateProcess: the script follows, suspended, as the caller.
+	if err := l.cmd.Start(); err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
-	start := time.Now()
+	l.begun = time.Now()
 	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_SUSPEND_RESUME|
-		windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(cmd.Process.Pid))
+		windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(l.cmd.Process.Pid))
 	if err == nil {
-		defer windows.CloseHandle(h)
-		if job != 0 {
-			err = windows.AssignProcessToJobObject(job, h)
+		l.proc = h
+		if l.job != 0 {
+			err = windows.AssignProcessToJobObject(l.job, h)
 		}
 		if err == nil {
 			err = resumeProcess(h)
 		}
 	}
 	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+		if h != 0 {
+			windows.CloseHandle(h)
+		}
+		l.cmd.Process.Kill()
+		l.cmd.Wait()
 		return fmt.Errorf("%w: putting the script in its job: %v", ErrStart, err)
 	}
-	res.Started = true
+	return nil
+}
 
-	// terminate ends every process of the run.
-	terminate := func() {
-		if job != 0 {
-			windows.TerminateJobObject(job, 1)
-		}
-		cmd.Process.Kill()
+// terminate ends every process of the run.
+func (l *launchState) terminate() {
+	if l.job != 0 {
+		windows.TerminateJobObject(l.job, 1)
 	}
-	var ended atomic.Int32
-	tooMuch := make(chan struct{})
-	var tooMuchOnce sync.Once
-	p.stdout.onExceed = func() { tooMuchOnce.Do(func() { close(tooMuch) }) }
-	p.stderr.onExceed = p.stdout.onExceed
-	done := make(chan struct{})
-	// Both goroutines use the job and process handles: they end before
-	// the handles are closed (a closed handle's value can be reused).
-	var helpers sync.WaitGroup
-	helpers.Add(2)
+	l.cmd.Process.Kill()
+}
+
+// endWithScript ends the run when the script exits: what it left running
+// dies with the job, as a PID namespace's processes die with its init
+// process on Linux. The returned group is done once that has happened.
+func (l *launchState) endWithScript() *sync.WaitGroup {
+	var exited sync.WaitGroup
+	exited.Add(1)
 	go func() {
-		defer helpers.Done()
-		timer := time.NewTimer(p.timeout)
-		defer timer.Stop()
-		reason := endNone
-		select {
-		case <-done:
-			return
-		case <-timer.C:
-			reason = endTimeout
-		case <-ctx.Done():
-			reason = endCanceled
-		case <-tooMuch:
-			reason = endOutput
-		}
-		if ended.CompareAndSwap(endNone, reason) {
-			terminate()
+		defer exited.Done()
+		windows.WaitForSingleObject(l.proc, windows.INFINITE)
+		if l.job != 0 {
+			windows.TerminateJobObject(l.job, 1)
 		}
 	}()
-	// The script's exit ends the run: what it left running dies with the
-	// job, as a PID namespace's processes die with its init on Linux.
-	go func() {
-		defer helpers.Done()
-		windows.WaitForSingleObject(h, windows.INFINITE)
-		if job != 0 {
-			windows.TerminateJobObject(job, 1)
-		}
-	}()
-	waitErr := cmd.Wait()
-	close(done)
-	helpers.Wait()
-	res.Duration = time.Since(start)
-	fillJobStats(job, res)
-	res.Stdout, res.Stderr = p.stdout.output(), p.stderr.output()
-	switch {
-	case p.stdout.exceeded:
-		res.OutputExceeded = "stdout"
-	case p.stderr.exceeded:
-		res.OutputExceeded = "stderr"
-	}
-	switch ended.Load() {
-	case endTimeout:
-		res.TimedOut = true
-	case endCanceled:
-		res.Canceled = true
-	}
-	if ps := cmd.ProcessState; ps != nil {
+	return &exited
+}
+
+// collectExit fills the script's exit code into res, and its CPU time
+// when the job did not give it, and returns the wait's error when the
+// script's state is unknown.
+func (l *launchState) collectExit(wd *watchdog, waitErr error, res *Result) error {
+	if ps := l.cmd.ProcessState; ps != nil {
 		res.ExitCode = ps.ExitCode()
 		if res.CPUTime == 0 {
 			res.CPUTime = ps.UserTime() + ps.SystemTime()
 		}
 	}
-	if ended.Load() != endNone {
+	if wd.stopped() {
 		// Terminated by the supervisor: reported as Linux reports a
 		// kill, so that records of both platforms compare.
 		res.ExitCode, res.Signal = -1, "SIGKILL"
 	}
-	if waitErr != nil && cmd.ProcessState == nil {
+	if waitErr != nil && l.cmd.ProcessState == nil {
 		return fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
 	}
 	return nil
 }
-
-// Why a Windows run ended early.
-const (
-	endNone int32 = iota
-	endTimeout
-	endCanceled
-	endOutput
-)
 
 // resumeProcess resumes every thread of a process created suspended.
 // CreateProcess's thread handle is not kept by os/exec, so the process is

@@ -7,7 +7,7 @@ import "golang.org/x/sys/unix"
 // repository's git folder to git whatever its own name (a bare
 // repository, or a worktree's), and git's discovery uses it when the
 // caller runs git in it or below, running what its config names
-// (core.fsmonitor, core.pager, hooks). isAutorun cannot see it: the
+// (core.fsmonitor, core.pager, hooks). autorun.Matches cannot see it: the
 // folder's name may be anything.
 var gitMarkers = [...]string{"HEAD", "commondir", "objects", "refs"}
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -33,7 +34,7 @@ type Grants struct {
 	ReadOnly []string
 	// Autorun lists the files and folders inside Write grants that the
 	// caller's tools run on their own (.git, .envrc, .vscode, ...: see
-	// isAutorun), kept read-only; AutorunWritable the Write grants
+	// docs/grants.md), kept read-only; AutorunWritable the Write grants
 	// exempted (Sandbox.AutorunWritable).
 	Autorun         []string
 	AutorunWritable []string
@@ -101,234 +102,123 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 	if len(s.ReadPaths) == 0 && len(s.WritePaths) == 0 && s.Cwd == "" {
 		return gp, nil // ReadOnlyPaths can only narrow write grants
 	}
-	allowed := map[string]bool{}
-	for _, p := range s.AllowDenied {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return nil, fmt.Errorf("%w: AllowDenied %q: %v", ErrBadConfig, p, err)
-		}
-		allowed[a] = true
-		if r, err := filepath.EvalSymlinks(a); err == nil {
-			allowed[r] = true
-		}
-	}
-	deny := newDenyList(append(DefaultDenyPaths(), s.DenyPaths...), homeFolders(), allowed)
-	alias := denyAliases(deny, allowed)
-	var typed []typedPath
-
-	resolve := func(p string, write bool) (string, error) {
-		flag := "--read"
-		if write {
-			flag = "--write"
-		}
-		if p == "" {
-			return "", fmt.Errorf("%w: empty %s path", ErrBadConfig, flag)
-		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-		}
-		if abs == "/" {
-			return "", fmt.Errorf("%w: %s /: granting the whole file system is refused; grant the folders the script needs", ErrBadConfig, flag)
-		}
-		// A root caller's grant may not go through a symlink of the
-		// sandbox identity's (resolveUnplanted); checked before a write
-		// folder is created, and the real path taken from that same walk.
-		nominal, _ := sandboxIdentity()
-		checkLinks := nominal >= 0 && nominal != os.Geteuid()
-		planted := func() (string, fs.FileInfo, error) {
-			real, info, link := resolveUnplanted(abs, nominal)
-			if link != "" {
-				return "", nil, fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to the identity sandboxed scripts run as (uid %d, or a run's own id of %d-%d): a script may have planted it to redirect this grant; name the real path", ErrBadConfig, flag, p, link, nominal, RunIDFirst, RunIDFirst+RunIDCount-1)
-			}
-			return real, info, nil
-		}
-		if checkLinks && write {
-			if _, _, err := planted(); err != nil {
-				return "", err
-			}
-		}
-		if write && skill != "" {
-			if err := checkSkillGrants(skill, []string{abs}); err != nil {
-				return "", err
-			}
-		}
-		if write {
-			if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-				if err := checkGrantable(abs, flag, deny, allowed); err != nil {
-					return "", err
-				}
-				if dry {
-					if err := wouldMakeFolder(abs, gp.toMake); err != nil {
-						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-					}
-					if !slices.Contains(gp.grants.Created, abs) {
-						gp.grants.Created = append(gp.grants.Created, abs)
-					}
-				} else {
-					made, err := makeWriteFolder(abs, !slices.Contains(s.Disable, LayerMountNS), uid, gid)
-					gp.made = append(gp.made, made...)
-					if err != nil {
-						return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-					}
-					if slices.Contains(made, abs) {
-						gp.grants.Created = append(gp.grants.Created, abs)
-					}
-				}
-			}
-		}
-		var (
-			real   string
-			walked fs.FileInfo
-		)
-		if checkLinks && !write {
-			// One walk checks and resolves a read grant (a hundred grants
-			// cost a hundred walks, not three hundred): the real path is
-			// what the walk saw; EvalSymlinks only names a missing path's
-			// error.
-			r, info, perr := planted()
-			switch {
-			case perr != nil:
-				return "", perr
-			case info != nil:
-				real, walked = r, info
-			default:
-				if real, err = filepath.EvalSymlinks(abs); err == nil && !dry {
-					err = errors.New("changed while it was resolved")
-				}
-			}
-		} else {
-			real, err = filepath.EvalSymlinks(abs)
-			if r, ok := gp.toMake[abs]; ok && errors.Is(err, fs.ErrNotExist) {
-				real, err = r, nil
-			}
-			if checkLinks && err == nil {
-				r, info, perr := planted()
-				switch {
-				case perr != nil:
-					return "", perr
-				case info != nil:
-					real, walked = r, info
-				case !dry:
-					err = errors.New("changed while it was resolved")
-				}
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-		}
-		if real == "/" {
-			return "", fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", ErrBadConfig, flag, p)
-		}
-		if err := checkGrantable(real, flag, deny, allowed); err != nil {
-			return "", err
-		}
-		if err := alias.check(real, flag, write, allowed); err != nil {
-			return "", err
-		}
-		st, err := os.Stat(real)
-		if walked != nil {
-			st, err = walked, nil // what the walk saw, not a second lookup
-		}
-		if err == nil {
-			switch {
-			case write && !st.IsDir():
-				return "", fmt.Errorf("%w: --write %s is not a folder", ErrBadConfig, p)
-			case !st.IsDir() && !st.Mode().IsRegular():
-				return "", fmt.Errorf("%w: --read %s is neither a regular file nor a folder", ErrBadConfig, p)
-			}
-			gp.ids[real] = fileIDOf(st)
-		} else if _, ok := gp.toMake[abs]; !ok || !dry {
-			return "", fmt.Errorf("%w: %s %s: %v", ErrBadConfig, flag, p, err)
-		}
-		if write && skill != "" {
-			if err := checkSkillGrants(skill, []string{real}); err != nil {
-				return "", err
-			}
-		}
-		typed = append(typed, typedPath{flag, abs, real})
-		if write && !allowed[real] {
-			// The script could create any of these inside the folder.
-			for _, d := range deny.entries {
-				base := denyBase(d)
-				if (pathUnder(base, real) || base == real && hasMeta(d)) && !allowed[d] {
-					return "", fmt.Errorf("%w: --write %s would let the script create %s, which is on the deny list; grant a folder that holds no home folder or credential path", ErrBadConfig, p, d)
-				}
-			}
-		}
-		return real, nil
-	}
-
-	for _, p := range s.WritePaths {
-		r, err := resolve(p, true)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(gp.grants.Write, r) {
-			gp.grants.Write = append(gp.grants.Write, r)
-		}
-	}
-	for _, p := range s.ReadPaths {
-		r, err := resolve(p, false)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(gp.grants.Read, r) && !slices.Contains(gp.grants.Write, r) {
-			gp.grants.Read = append(gp.grants.Read, r)
-		}
-	}
-	if s.Cwd != "" {
-		abs, err := filepath.Abs(s.Cwd)
-		typedCwd := abs
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-			if r, ok := gp.toMake[typedCwd]; ok && errors.Is(err, fs.ErrNotExist) {
-				abs, err = r, nil // a folder the run would make
-			} else if errors.Is(err, fs.ErrNotExist) {
-				err = missingBelowMade(typedCwd, gp.toMake, err)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: --cwd %s: %v", ErrBadConfig, s.Cwd, err)
-		}
-		if st, err := os.Stat(abs); (err != nil || !st.IsDir()) && !slices.Contains(slices.Collect(maps.Values(gp.toMake)), abs) {
-			return nil, fmt.Errorf("%w: --cwd %s is not a folder", ErrBadConfig, s.Cwd)
-		}
-		inside := func(g string) bool { return abs == g || pathUnder(abs, g) }
-		if !slices.ContainsFunc(gp.grants.Read, inside) && !slices.ContainsFunc(gp.grants.Write, inside) {
-			return nil, fmt.Errorf("%w: --cwd %s is not inside a --read or --write grant", ErrBadConfig, s.Cwd)
-		}
-		gp.grants.Cwd = abs
-		typed = append(typed, typedPath{"--cwd", filepath.Clean(typedCwd), abs})
-	}
-	if err := gp.planAliases(skill, typed); err != nil {
+	allowed, err := allowedPaths(s.AllowDenied)
+	if err != nil {
 		return nil, err
 	}
+	deny := denylist.New(append(DefaultDenyPaths(), s.DenyPaths...), denylist.HomeFolders(), allowed)
+	pl := &grantPlanner{s: s, skill: skill, dry: dry, uid: uid, gid: gid, gp: gp,
+		deny: deny, alias: denyAliases(deny, allowed), allowed: allowed}
+	if err := pl.resolveGrants(); err != nil {
+		return nil, err
+	}
+	if err := pl.planCwd(); err != nil {
+		return nil, err
+	}
+	if err := gp.planAliases(skill, pl.typed); err != nil {
+		return nil, err
+	}
+	if err := pl.planMasks(); err != nil {
+		return nil, err
+	}
+	if err := gp.planMounts(); err != nil {
+		return nil, err
+	}
+	return gp, nil
+}
 
-	// Deny entries inside read grants are masked; write grants hold none,
-	// except those AllowDenied exempted (planReadOnly).
+// resolveGrants resolves the write grants, then the read grants, into
+// gp.grants, each once; a path granted both ways is kept as a write
+// grant only.
+func (pl *grantPlanner) resolveGrants() error {
+	g := &pl.gp.grants
+	for _, p := range pl.s.WritePaths {
+		r, err := pl.resolve(p, true)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(g.Write, r) {
+			g.Write = append(g.Write, r)
+		}
+	}
+	for _, p := range pl.s.ReadPaths {
+		r, err := pl.resolve(p, false)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(g.Read, r) && !slices.Contains(g.Write, r) {
+			g.Read = append(g.Read, r)
+		}
+	}
+	return nil
+}
+
+// planCwd resolves Sandbox.Cwd, which must be a folder (or one the run
+// would make) inside a grant, into gp.grants.Cwd.
+func (pl *grantPlanner) planCwd() error {
+	s, gp := pl.s, pl.gp
+	if s.Cwd == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(s.Cwd)
+	typedCwd := abs
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+		if r, ok := gp.toMake[typedCwd]; ok && errors.Is(err, fs.ErrNotExist) {
+			abs, err = r, nil // a folder the run would make
+		} else if errors.Is(err, fs.ErrNotExist) {
+			err = missingBelowMade(typedCwd, gp.toMake, err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: --cwd %s: %v", ErrBadConfig, s.Cwd, err)
+	}
+	if st, err := os.Stat(abs); (err != nil || !st.IsDir()) && !slices.Contains(slices.Collect(maps.Values(gp.toMake)), abs) {
+		return fmt.Errorf("%w: --cwd %s is not a folder", ErrBadConfig, s.Cwd)
+	}
+	inside := func(g string) bool { return abs == g || pathUnder(abs, g) }
+	if !slices.ContainsFunc(gp.grants.Read, inside) && !slices.ContainsFunc(gp.grants.Write, inside) {
+		return fmt.Errorf("%w: --cwd %s is not inside a --read or --write grant", ErrBadConfig, s.Cwd)
+	}
+	gp.grants.Cwd = abs
+	pl.typed = append(pl.typed, typedPath{"--cwd", filepath.Clean(typedCwd), abs})
+	return nil
+}
+
+// planMasks lists in gp.grants.Masked the deny entries inside read
+// grants (write grants hold none, except those AllowDenied exempted:
+// planReadOnly), refusing a deny entry by another name mounted inside a
+// grant (checkSubmounts) and a working directory in a masked entry.
+func (pl *grantPlanner) planMasks() error {
+	gp := pl.gp
 	for _, r := range gp.grants.Read {
-		for _, m := range append(deny.matchesUnder(r, allowed), alias.inside(r)...) {
+		for _, m := range append(pl.deny.MatchesUnder(r, pl.allowed), pl.alias.inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}
 		}
 	}
-	if err := s.planReadOnly(gp, deny, allowed); err != nil {
-		return nil, err
+	if err := pl.s.planReadOnly(gp, pl.deny, pl.allowed); err != nil {
+		return err
 	}
 	sort.Strings(gp.grants.Masked)
-	if err := alias.checkSubmounts(gp.grants.Read, gp.grants.Write, gp.grants.Masked); err != nil {
-		return nil, err
+	if err := pl.alias.checkSubmounts(gp.grants.Read, gp.grants.Write, gp.grants.Masked); err != nil {
+		return err
 	}
 	// Refused here, with the reason, rather than by the exec failing in
 	// a folder the script may not enter.
 	for _, m := range gp.grants.Masked {
 		if c := gp.grants.Cwd; c == m || pathUnder(c, m) {
-			return nil, fmt.Errorf("%w: --cwd %s lies in %s, which is on the deny list and hidden from the script", ErrBadConfig, s.Cwd, m)
+			return fmt.Errorf("%w: --cwd %s lies in %s, which is on the deny list and hidden from the script", ErrBadConfig, pl.s.Cwd, m)
 		}
 	}
+	return nil
+}
 
+// planMounts sets the mounts, the Landlock rules and the reach of the
+// resolved grants: write grants whole, read grants spelled out around
+// their masked entries (readRules), mounts parents first.
+func (gp *grantPlan) planMounts() error {
 	for _, w := range gp.grants.Write {
 		id := gp.ids[w]
 		gp.mounts = append(gp.mounts, stageconfig.GrantMount{Path: w, Write: true, Dev: id[0], Ino: id[1]})
@@ -341,7 +231,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 		gp.reach[r] = "r"
 		rules, err := readRules(r, gp.grants.Masked, maxGrantRules-len(gp.rules))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		gp.rules = append(gp.rules, rules...)
 	}
@@ -352,7 +242,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 	sort.SliceStable(gp.mounts, func(i, j int) bool {
 		return strings.Count(gp.mounts[i].Path, "/") < strings.Count(gp.mounts[j].Path, "/")
 	})
-	return gp, nil
+	return nil
 }
 
 // maskMounts returns the masked entries as the init stage masks them

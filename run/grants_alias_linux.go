@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
@@ -40,7 +41,7 @@ type denyAlias struct {
 // denyAliases reads the mount table once for one plan; entries with
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
-func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
+func denyAliases(deny *denylist.List, allowed map[string]bool) denyAlias {
 	a := denyAlias{deny: map[string]fsPath{}}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -57,8 +58,8 @@ func denyAliases(deny *denyList, allowed map[string]bool) denyAlias {
 		}
 		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
 	}
-	for _, d := range deny.entries {
-		if hasMeta(d) || allowed[d] || !deny.exists[d] {
+	for _, d := range deny.Entries() {
+		if denylist.HasMeta(d) || allowed[d] || !deny.Exists(d) {
 			continue
 		}
 		if fp, ok := a.fsPathOf(d); ok {

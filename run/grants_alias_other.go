@@ -2,11 +2,13 @@
 
 package run
 
+import "github.com/skill-sandbox/skill-sandbox/internal/denylist"
+
 // denyAlias finds nothing here: the deny list is checked by path only
 // (see grants_alias_linux.go).
 type denyAlias struct{}
 
-func denyAliases(*denyList, map[string]bool) denyAlias { return denyAlias{} }
+func denyAliases(*denylist.List, map[string]bool) denyAlias { return denyAlias{} }
 
 func (denyAlias) check(string, string, bool, map[string]bool) error { return nil }
 

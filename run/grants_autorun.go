@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -13,7 +14,7 @@ import (
 const maxAutorunPaths = 256
 
 // planAutorun finds, in each write grant that AutorunWritable does not
-// name, the files the caller's tools run on their own (isAutorun) that
+// name, the files the caller's tools run on their own (autorun.Matches) that
 // exist now, and adds each regular file and folder among them to the
 // read-only parts of the grant (gp.readOnly), which the init stage
 // mounts read-only on themselves: the kernel keeps them, and a mount
@@ -76,11 +77,11 @@ type autorunFound struct {
 }
 
 // inAutorun reports whether the absolute path p is, or lies in, an entry
-// isAutorun matches (a grant of a project's .git or .vscode) or a folder
+// autorun.Matches matches (a grant of a project's .git or .vscode) or a folder
 // with a git folder's shape (gitDirPath: a bare repository).
 func inAutorun(p string) bool {
 	for {
-		if isAutorun(filepath.Base(p)) || gitDirPath(p) {
+		if autorun.Matches(filepath.Base(p)) || gitDirPath(p) {
 			return true
 		}
 		up := filepath.Dir(p)

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -13,7 +14,7 @@ import (
 var errTooMany = errors.New("too many")
 
 // findAutorun walks the write grant root (by descriptors, following no
-// symlink: walkNoFollowAt) for entries isAutorun matches and folders with
+// symlink: walkNoFollowAt) for entries autorun.Matches matches and folders with
 // a git folder's shape (gitDirAt), not going into a matching folder, and
 // returns them; more than max of them, or more
 // than maxSnapshotEntries entries walked, is an error, as is a folder
@@ -30,7 +31,7 @@ func findAutorun(root string, max int) ([]autorunFound, error) {
 		if p == root {
 			return walkOn
 		}
-		if !isAutorun(p[len(root)+1:]) && (st.Mode&unix.S_IFMT != unix.S_IFDIR || !gitDirAt(parent, name)) {
+		if !autorun.Matches(p[len(root)+1:]) && (st.Mode&unix.S_IFMT != unix.S_IFDIR || !gitDirAt(parent, name)) {
 			return walkOn
 		}
 		if len(out) == max {

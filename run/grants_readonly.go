@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -22,7 +23,7 @@ import (
 // exempted (and refuses such a grant when an entry inside it is missing:
 // the script could create it), and sets gp.mountOnly when either needs the
 // mount namespace.
-func (s *Sandbox) planReadOnly(gp *grantPlan, deny *denyList, allowed map[string]bool) error {
+func (s *Sandbox) planReadOnly(gp *grantPlan, deny *denylist.List, allowed map[string]bool) error {
 	for _, p := range s.ReadOnlyPaths {
 		abs, err := filepath.Abs(p)
 		if err == nil {
@@ -52,7 +53,7 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny *denyList, allowed map[string
 		if !allowed[w] {
 			continue // planGrants refused it if it could hold an entry
 		}
-		for _, m := range deny.matchesUnder(w, allowed) {
+		for _, m := range deny.MatchesUnder(w, allowed) {
 			_, err := os.Lstat(m)
 			switch {
 			case err == nil:
@@ -60,7 +61,7 @@ func (s *Sandbox) planReadOnly(gp *grantPlan, deny *denyList, allowed map[string
 					gp.grants.Masked = append(gp.grants.Masked, m)
 					gp.maskedInWrite = append(gp.maskedInWrite, m)
 				}
-			case !deny.has(m):
+			case !deny.Has(m):
 				// A wildcard's match: only those that exist are
 				// denied (/tmp/ssh-*); new ones are the script's own.
 			default:

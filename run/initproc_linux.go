@@ -26,12 +26,15 @@ import (
 // supervisor compiles for the run (run/internal/initplan), without a Go
 // runtime or a second program of its own.
 
-// compiledStage is the program sent to the init process, kept to read its
-// report.
-type compiledStage = *initplan.Plan
-
-// stagePrefix is what a pooled init process ran ahead of its run.
-type stagePrefix = *initplan.Prefix
+// initProgram is a launch's program for the init process: the compile
+// started ahead of the init process's start (see startCompile), the
+// prefix a pooled init process ran ahead of its run, and the program
+// sent (kept to read the init process's reports).
+type initProgram struct {
+	ahead    *pendingCompile
+	prefix   *initplan.Prefix
+	compiled *initplan.Plan
+}
 
 // startInit starts the init process in new namespaces. When user
 // namespaces cannot be created (disabled by the caller, by sysctl, by a
@@ -40,7 +43,8 @@ type stagePrefix = *initplan.Prefix
 // when the caller is unprivileged, and a privileged caller must not keep
 // host root. The missing namespaces are then reported and the remaining
 // layers still apply.
-func startInit(spec *launchSpec, p *plan) (*started, error) {
+func startInit(spec *launchSpec, l *launchState) (*started, error) {
+	p := l.plan
 	files, release, err := spec.fds()
 	if err != nil {
 		return nil, err
@@ -52,14 +56,16 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 		for _, l := range p.wantNS {
 			flags |= cloneFlag(l)
 		}
-		if split, ok := startSplit(spec, p, files, flags); ok {
+		if split, ok := startSplit(spec, l, files, flags); ok {
 			return split, nil
 		}
 		at := nsAttr(flags, files, p.hostUID, p.hostGID)
 		at.Name = initName(p.requestID)
+		// Clone: the init process follows, in all of the run's
+		// namespaces, as uid 0 of its user namespace (the host's p.hostUID).
 		pid, err := initproc.Start(at)
 		if err == nil {
-			st.proc = newChild(pid)
+			st.proc = newInitProcess(pid)
 			st.namespaces = p.wantNS
 			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
 			enableSubreaper(st.pidns)
@@ -77,11 +83,13 @@ func startInit(spec *launchSpec, p *plan) (*started, error) {
 			st.missing = append(st.missing, Missing{Layer: l, Reason: "needs the user namespace, which is disabled"})
 		}
 	}
+	// Clone: the init process follows, in no namespace, as the
+	// supervisor's uid (it drops to p.hostUID itself: see initplan).
 	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.requestID)})
 	if err != nil {
 		return nil, err
 	}
-	st.proc = newChild(pid)
+	st.proc = newInitProcess(pid)
 	enableSubreaper(false)
 	return st, nil
 }
@@ -109,7 +117,7 @@ const splitFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | un
 // startSplit clones the init process into its user and PID namespaces
 // alone: it makes the others itself (initproc's Attr.Unshare), on the
 // other core, while the supervisor compiles its program here (see
-// compileAhead), each about half a millisecond; a network namespace is
+// startCompile), each about half a millisecond; a network namespace is
 // most of a clone's cost. A new process lands on the idle core, which a
 // goroutine woken for the compile did not reliably do (2 cores, a VM).
 // ok is false when it cannot be had: no report pipe to hear the init
@@ -117,7 +125,8 @@ const splitFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | un
 // unshare refused. The caller then clones as before, and reports what it
 // cannot have as before; an init process whose unshare failed has ended
 // and is reaped here.
-func startSplit(spec *launchSpec, p *plan, files []int, flags uintptr) (*started, bool) {
+func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*started, bool) {
+	p := l.plan
 	later := flags & splitFlags
 	if spec.report == nil || later == 0 {
 		return nil, false
@@ -125,12 +134,15 @@ func startSplit(spec *launchSpec, p *plan, files []int, flags uintptr) (*started
 	at := nsAttr(flags&^later, files, p.hostUID, p.hostGID)
 	at.Name = initName(p.requestID)
 	at.Unshare = later
+	// Clone: the init process follows, in the run's user and PID
+	// namespaces, as uid 0 of its user namespace (the host's p.hostUID);
+	// it unshares the others itself.
 	pid, err := initproc.Start(at)
 	if err != nil {
 		return nil, false
 	}
-	proc := newChild(pid)
-	p.ahead.compileNow()
+	proc := newInitProcess(pid)
+	l.program.ahead.compileNow()
 	if err := initproc.ReadUnshared(spec.report, pid, unshareWait); err != nil {
 		proc.Kill()
 		proc.Wait()
@@ -201,27 +213,28 @@ func (s *launchSpec) fds() (files []int, release func(), err error) {
 }
 
 // sendStage compiles the run's config, now that the namespaces the init
-// process has are known (p.cfg.Namespaces), and sends the program. The
+// process has are known (l.cfg.Namespaces), and sends the program. The
 // init process waits for the go-ahead, when the config asks for one,
 // also when a layer is already known to be missing. The compile started
 // ahead (startCompile) is taken when it guessed right.
-func sendStage(w io.Writer, p *plan) error {
-	in := stageInput(p, &p.cfg, p.knownMissing)
-	plan, err := p.ahead.result(in)
-	if plan == nil && err == nil {
-		plan, err = initplan.Compile(in)
+func sendStage(w io.Writer, l *launchState) error {
+	in := stageInput(l, &l.cfg, l.knownMissing)
+	prog, err := l.program.ahead.result(in)
+	if prog == nil && err == nil {
+		prog, err = initplan.Compile(in)
 	}
 	if err != nil {
 		return err
 	}
-	p.compiled = plan
-	_, err = w.Write(plan.Bytes())
+	l.program.compiled = prog
+	_, err = w.Write(prog.Bytes())
 	return err
 }
 
-// stageInput is what the program of a run of p is compiled from, with
-// cfg as its config and knownMissing as p.knownMissing.
-func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.Input {
+// stageInput is what the program of launch l is compiled from, with cfg
+// as its config and knownMissing as l.knownMissing.
+func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) initplan.Input {
+	p := l.plan
 	return initplan.Input{
 		Config:         cfg,
 		RootCaller:     dropsToNobody(p.hostUID),
@@ -229,17 +242,13 @@ func stageInput(p *plan, cfg *stageconfig.Config, knownMissing bool) initplan.In
 		HostGID:        p.hostGID,
 		GrantFolders:   grantFolders(p),
 		Name:           initName(p.requestID),
-		Prefix:         p.prefix,
+		Prefix:         l.program.prefix,
 		KnownMissing:   knownMissing,
-		MakeWorkDir:    !p.workMade,
+		MakeWorkDir:    !l.workMade,
 		MayRunDegraded: p.degradedByChoice(),
-		JoinCgroup:     p.lateCgroup.TasksFiles(),
+		JoinCgroup:     l.lateCgroup.TasksFiles(),
 	}
 }
-
-// compileAhead is the run's program compiled while its init process
-// starts (see startCompile); nil for none.
-type compileAhead = *pendingCompile
 
 // pendingCompile is a compile started ahead, done by whichever comes to
 // it first: the goroutine startCompile starts, or the supervisor when it
@@ -278,7 +287,7 @@ func (a *pendingCompile) compile() {
 }
 
 // startCompile prepares compiling the run's program on the guess that
-// the start goes as planned: every namespace of p.wantNS, the cgroup
+// the start goes as planned: every namespace of the plan's wantNS, the cgroup
 // unless disabled, and the relaxed RLIMIT_AS unless neither the cgroup nor
 // the watch may hold the memory. sendStage takes the
 // result when the guess holds, and compiles again otherwise. With aside,
@@ -286,8 +295,9 @@ func (a *pendingCompile) compile() {
 // makes the run's cgroup and clones the init process (a pooled one, see
 // Pool); else startSplit does it while the init process makes its
 // namespaces, and sendStage when that did not happen.
-func startCompile(p *plan, aside bool) {
-	guess := p.cfg
+func startCompile(l *launchState, aside bool) {
+	p := l.plan
+	guess := l.cfg
 	guess.Namespaces = p.wantNS
 	if !stageconfig.Has(p.disabled, LayerCgroup) {
 		guess.MemoryCgroup = true
@@ -300,11 +310,11 @@ func startCompile(p *plan, aside bool) {
 	if err != nil || stageconfig.Decode(enc, cfg) != nil {
 		return
 	}
-	a := &pendingCompile{in: stageInput(p, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
+	a := &pendingCompile{in: stageInput(l, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
 	if aside {
 		go a.compile()
 	}
-	p.ahead = a
+	l.program.ahead = a
 }
 
 // result returns the program compiled ahead if it was compiled from in
@@ -330,7 +340,7 @@ func (a *pendingCompile) result(in initplan.Input) (*initplan.Plan, error) {
 
 // readStageReport reads the init process's layer report (initproc.Report)
 // and says whether it waits for the go-ahead.
-func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error) {
+func readStageReport(rd *bufio.Reader, l *launchState) (stageconfig.Report, bool, error) {
 	var r initproc.Report
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r))
 	if n, err := io.ReadFull(rd, buf); err != nil {
@@ -342,13 +352,13 @@ func readStageReport(rd *bufio.Reader, p *plan) (stageconfig.Report, bool, error
 	if !r.Valid() {
 		return stageconfig.Report{}, false, errors.New("malformed layer report")
 	}
-	return p.compiled.Report(r), r.Waiting == 1, nil
+	return l.program.compiled.Report(r), r.Waiting == 1, nil
 }
 
 // readStageAfter reads what follows the layer report: nothing (ok) once
 // execve succeeded (the report descriptor is close-on-exec), else the exec
 // error (initproc.ExecError).
-func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err error) {
+func readStageAfter(rd *bufio.Reader, l *launchState) (ok bool, execErr string, err error) {
 	var e initproc.ExecError
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&e)), unsafe.Sizeof(e))
 	n, err := io.ReadFull(rd, buf)
@@ -360,7 +370,7 @@ func readStageAfter(rd *bufio.Reader, p *plan) (ok bool, execErr string, err err
 	case !e.Valid():
 		return false, "", errors.New("malformed exec report")
 	}
-	return false, p.compiled.ExecError(e), nil
+	return false, l.program.compiled.ExecError(e), nil
 }
 
 // stageReady reads what a pooled init process sends on its report
@@ -395,11 +405,12 @@ func grantFolders(p *plan) []bool {
 // namespaces, and sends it the prefix it runs while it waits for a run's
 // descriptors and program (see Pool and initplan's CompilePrefix). It
 // returns the process's PID namespace link too (see started.pidNSLink),
-// read before the prefix is sent, "" without a PID namespace.
-func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*child, stagePrefix, string, error) {
+// read before the prefix is sent, "" without a PID namespace. The prefix
+// is returned as the program its run starts from.
+func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*initProcess, initProgram, string, error) {
 	files, release, err := spec.fds()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, initProgram{}, "", err
 	}
 	defer release()
 	var flags uintptr
@@ -413,15 +424,17 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 		RootCaller: dropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
 	})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
+		return nil, initProgram{}, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}
 	at := nsAttr(flags, files, shape.uid, shape.gid)
 	at.Name = pooledName
+	// Clone: a pooled init process follows, in the pool's namespaces, as
+	// uid 0 of its user namespace (the host's shape.uid).
 	pid, err := initproc.Start(at)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, initProgram{}, "", err
 	}
-	proc := newChild(pid)
+	proc := newInitProcess(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
 		pidNS = readPIDNSLink(pid)
@@ -430,9 +443,9 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*c
 	if err != nil {
 		proc.Kill()
 		proc.Wait()
-		return nil, nil, "", fmt.Errorf("the pooled init process's prefix: %w", err)
+		return nil, initProgram{}, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}
-	return proc, pre, pidNS, nil
+	return proc, initProgram{prefix: pre}, pidNS, nil
 }
 
 // idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
@@ -453,6 +466,8 @@ func idmapUserNS(uid, gid int) (int, error) {
 	defer unix.Close(null)
 	at := nsAttr(unix.CLONE_NEWUSER, []int{null, null, null, int(r.Fd()), null}, uid, gid)
 	at.Name = "ss-idmap"
+	// Clone: an init process with no program follows, in a new user
+	// namespace, as uid 0 of it (the host's uid); it exits at once.
 	pid, err := initproc.Start(at)
 	if err != nil {
 		return -1, err

@@ -14,24 +14,20 @@ import (
 // The init process (run/internal/initproc) is written for amd64 and
 // arm64: on other architectures a run is refused with ErrUnsupported.
 
-// compiledStage, compileAhead and stagePrefix are nothing here.
-type (
-	compiledStage struct{}
-	compileAhead  *struct{}
-	stagePrefix   *struct{}
-)
+// initProgram is nothing here: there is no program to compile.
+type initProgram struct{}
 
 // startCompile has nothing to compile for.
-func startCompile(*plan, bool) {}
+func startCompile(*launchState, bool) {}
 
 // startInit refuses: there is no init process for this architecture.
-func startInit(*launchSpec, *plan) (*started, error) {
+func startInit(*launchSpec, *launchState) (*started, error) {
 	return nil, fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 
 // startPooledProcess refuses, as startInit does.
-func startPooledProcess(*launchSpec, poolShape, io.Writer) (*child, stagePrefix, string, error) {
-	return nil, nil, "", fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
+func startPooledProcess(*launchSpec, poolShape, io.Writer) (*initProcess, initProgram, string, error) {
+	return nil, initProgram{}, "", fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 
 // idmapUserNS has no init process to take a namespace from.
@@ -42,13 +38,13 @@ func stageReady(io.Reader) bool { return false }
 
 // sendStage, readStageReport and readStageAfter are never reached:
 // startInit refused.
-func sendStage(io.Writer, *plan) error { return initproc.ErrUnsupported }
+func sendStage(io.Writer, *launchState) error { return initproc.ErrUnsupported }
 
-func readStageReport(*bufio.Reader, *plan) (stageconfig.Report, bool, error) {
+func readStageReport(*bufio.Reader, *launchState) (stageconfig.Report, bool, error) {
 	return stageconfig.Report{}, false, initproc.ErrUnsupported
 }
 
-func readStageAfter(*bufio.Reader, *plan) (bool, string, error) {
+func readStageAfter(*bufio.Reader, *launchState) (bool, string, error) {
 	return false, "", initproc.ErrUnsupported
 }
 

@@ -5,6 +5,8 @@ package run
 import (
 	"errors"
 	"os"
+
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
 )
 
 // hostAllowlistSupported: the allowlist relies on Linux network namespaces
@@ -14,7 +16,7 @@ const hostAllowlistSupported = false
 var errNoAllowlist = errors.New("the host allowlist needs Linux network namespaces")
 
 // proxySocketPair is never reached: planProxy refuses AllowHosts here.
-func proxySocketPair() (sup, child *os.File, err error) { return nil, nil, errNoAllowlist }
+func proxySocketPair() (sup, initEnd *os.File, err error) { return nil, nil, errNoAllowlist }
 
 // start is never reached: planProxy refuses AllowHosts here.
-func (pp *proxyPlan) start(sup *os.File) error { return errNoAllowlist }
+func (pr *proxyRun) start(netproxy.Config, *os.File) error { return errNoAllowlist }

@@ -17,10 +17,14 @@ import (
 // namespace is private to the run, so a fixed port cannot clash.
 const proxyPort = 3128
 
-// proxyPlan is the network allowlist of a run: the policy, and once the
-// init stage has handed over its listening socket, the running proxy.
+// proxyPlan is the network allowlist of a run: the policy.
 type proxyPlan struct {
 	cfg netproxy.Config
+}
+
+// proxyRun is a launch's allowlist proxy, running once the init process
+// has handed over its listening socket (see proxyRun.start).
+type proxyRun struct {
 	srv *netproxy.Proxy
 	// hostLn is, on macOS, the proxy's listener on the host's loopback,
 	// bound before the profile that names its port is generated.
@@ -85,24 +89,23 @@ func withProxyEnv(env []string, port int) []string {
 	return append(out, "NODE_USE_ENV_PROXY=1")
 }
 
-// stopProxy ends the proxy (every open connection) and puts its log in
-// res.
-func (pp *proxyPlan) stop(res *Result) {
-	if pp != nil && pp.srv == nil && pp.hostLn != nil {
-		pp.hostLn.Close() // refused before the proxy started
+// stop ends the proxy (every open connection) and puts its log in res.
+func (pr *proxyRun) stop(res *Result) {
+	if pr.srv == nil && pr.hostLn != nil {
+		pr.hostLn.Close() // refused before the proxy started
 	}
-	if pp == nil || pp.srv == nil {
+	if pr.srv == nil {
 		return
 	}
-	pp.srv.Close()
-	rep := pp.srv.Report()
+	pr.srv.Close()
+	rep := pr.srv.Report()
 	res.Network = &rep
 }
 
 // startAllowlist refuses the run when the network namespace that enforces
 // the allowlist is missing (never an open network instead), and otherwise
-// starts the proxy on the socket the init stage handed over.
-func startAllowlist(p *plan, sup *os.File, res *Result) error {
+// starts the proxy on the socket the init process handed over.
+func startAllowlist(l *launchState, sup *os.File, res *Result) error {
 	for _, m := range res.Missing {
 		if !stageconfig.Has(allowlistLayers(), m.Layer) {
 			continue
@@ -117,7 +120,7 @@ func startAllowlist(p *plan, sup *os.File, res *Result) error {
 			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
 			ErrIsolation, m.Layer, m.Reason)
 	}
-	if err := p.proxy.start(sup); err != nil {
+	if err := l.proxy.start(l.plan.proxy.cfg, sup); err != nil {
 		return fmt.Errorf("%w: network proxy: %v", ErrStart, err)
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 // pooledInit is an init stage waiting in a pool: cloned into its
 // namespaces, mapped, blocked reading its config socket.
 type pooledInit struct {
-	proc *child
+	proc *initProcess
 	born time.Time
 	// cg is the stage's cgroup, which it was born in (see cgroup.Cgroup.StartInside),
 	// with no limits until a run sets its own; nil when none could be had
@@ -28,9 +28,9 @@ type pooledInit struct {
 	// The supervisor's ends: the config socket (a stream socket, so that
 	// descriptors can travel with the first byte) and the pipes.
 	cfgW, repR, outR, errR, statusR *os.File
-	// prefix is what the stage runs while it waits (see
-	// initplan.CompilePrefix), which its run's program builds on.
-	prefix stagePrefix
+	// program holds the prefix the init process runs while it waits
+	// (see initplan.CompilePrefix), which its run's program builds on.
+	program initProgram
 	// pidNS is the stage's PID namespace link, read before its prefix
 	// made it not dumpable (see started.pidNSLink).
 	pidNS string
@@ -80,11 +80,11 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		return fail(err)
 	}
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
-	var proc *child
-	var prefix stagePrefix
+	var proc *initProcess
+	var program initProgram
 	var pidNS string
 	start := func() (err error) {
-		proc, prefix, pidNS, err = startPooledProcess(spec, shape, cfgW)
+		proc, program, pidNS, err = startPooledProcess(spec, shape, cfgW)
 		return err
 	}
 	cg := poolCgroup(shape)
@@ -118,7 +118,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		}
 		return fail(err)
 	}
-	return &pooledInit{proc: proc, prefix: prefix, pidNS: pidNS, id: id, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
+	return &pooledInit{proc: proc, program: program, pidNS: pidNS, id: id, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
 // poolCgroup creates the cgroup a pooled stage is born in, without limits
@@ -208,17 +208,18 @@ func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
 	id.release()
 }
 
-// take hands a waiting stage of the pool to p's run (see use). It
+// take hands a waiting stage of the pool to l's run (see use). It
 // returns nil when the pool is nil or has no fitting stage; the files it
-// opens are added to closeLater.
-func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *cgroup.Cgroup, error) {
+// opens are added to l.closeLater.
+func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	if pl == nil {
 		return nil, nil, nil
 	}
+	p := l.plan
 	var pi *pooledInit
 	if pl.shape.ownIDs {
 		// The stage the run reserved (see reserve), whose id it has.
-		pi, p.reserved = p.reserved, nil
+		pi, l.reserved = l.reserved, nil
 		if pi != nil && !canHandOver(p) {
 			pl.discard(pi)
 			return nil, nil, nil
@@ -229,7 +230,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	if pi == nil {
 		return nil, nil, nil
 	}
-	ip, cg, usable, err := pi.use(p, pl.shape, closeLater, res)
+	ip, cg, usable, err := pi.use(l, pl.shape, res)
 	switch {
 	case !usable:
 		pl.discard(pi)
@@ -243,7 +244,7 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 	return ip, cg, nil
 }
 
-// use hands the stage, of shape, to p's run: once its prefix is done
+// use hands the stage, of shape, to l's run: once its prefix is done
 // (waitReady), it sets the run's cgroup limits, sends the run's
 // descriptors (see the init process's childReceive), moves the stage into
 // the run's cgroup when it has none, and returns it as launch uses it;
@@ -252,23 +253,24 @@ func (pl *Pool) take(p *plan, closeLater *[]*os.File, res *Result) (*initProc, *
 // the run was used (its stdin is not read), and the caller kills the
 // stage and starts another. An error is a stage killed half joined to
 // the cgroup, which fails the run. The files it opens are added to
-// closeLater.
-func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res *Result) (ip *initProc, cg *cgroup.Cgroup, usable bool, err error) {
+// l.closeLater.
+func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *startedInit, cg *cgroup.Cgroup, usable bool, err error) {
+	p := l.plan
 	// The run's program compiles while the prefix may still run.
-	p.prefix = pi.prefix
+	l.program = pi.program
 	if p.proxy != nil {
 		// The descriptor handOver passes the proxy socket on.
-		p.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
+		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
 	}
-	startCompile(p, true)
-	unused := func() (*initProc, *cgroup.Cgroup, bool, error) {
-		p.prefix, p.ahead = nil, nil
+	startCompile(l, true)
+	unused := func() (*startedInit, *cgroup.Cgroup, bool, error) {
+		l.program = initProgram{}
 		return nil, nil, false, nil
 	}
 	if !pi.waitReady() {
 		return unused()
 	}
-	ip = &initProc{
+	ip = &startedInit{
 		st:   &started{proc: pi.proc, namespaces: shape.wantNS, pidns: stageconfig.Has(shape.wantNS, LayerPIDNS), pidNSLink: pi.pidNS},
 		cfgW: pi.cfgW, repR: pi.repR, outR: pi.outR, errR: pi.errR, statusR: pi.statusR,
 	}
@@ -279,22 +281,22 @@ func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res 
 			return unused()
 		}
 	}
-	if err := pi.handOver(p, ip, closeLater); err != nil {
+	if err := pi.handOver(p, ip, &l.closeLater); err != nil {
 		// The stage died after the liveness check (handOver sends
 		// nothing and reads no stdin when the send fails).
 		return unused()
 	}
-	*closeLater = append(*closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
+	l.closeLater = append(l.closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
 	enableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
-		cg, err := joinCgroup(p, ip.st, res)
+		cg, err := joinCgroup(l, ip.st, res)
 		if err != nil {
 			return nil, nil, true, err
 		}
 		return ip, cg, true, nil
 	}
 	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
-	relaxAddressSpace(p, res)
+	relaxAddressSpace(l, res)
 	return ip, pi.cg, true, nil
 }
 
@@ -302,7 +304,8 @@ func (pi *pooledInit) use(p *plan, shape poolShape, closeLater *[]*os.File, res 
 // yet, into the run's cgroup before its config is sent. A cgroup that
 // cannot be had is reported missing, as for a stage of its own; a stage
 // left in part of it (see cgroup.Cgroup.Attach) is killed, and an error.
-func joinCgroup(p *plan, st *started, res *Result) (*cgroup.Cgroup, error) {
+func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
+	p := l.plan
 	if stageconfig.Has(p.disabled, LayerCgroup) {
 		return nil, nil
 	}
@@ -320,7 +323,7 @@ func joinCgroup(p *plan, st *started, res *Result) (*cgroup.Cgroup, error) {
 		return nil, nil
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
-	relaxAddressSpace(p, res)
+	relaxAddressSpace(l, res)
 	return cg, nil
 }
 
@@ -329,7 +332,7 @@ func joinCgroup(p *plan, st *started, res *Result) (*cgroup.Cgroup, error) {
 // config socket. The stage puts them where a stage of its own would have
 // them (stdin on 0, the others from firstTreeFD on), so the config is the
 // same either way.
-func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (err error) {
+func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File) (err error) {
 	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File
 	defer func() {
@@ -371,16 +374,16 @@ func (pi *pooledInit) handOver(p *plan, ip *initProc, closeLater *[]*os.File) (e
 	}
 	pass = append(pass, p.extraFiles...)
 	if p.proxy != nil {
-		sup, child, err := proxySocketPair()
+		sup, initEnd, err := proxySocketPair()
 		if err != nil {
 			return err
 		}
-		// The stage has its copy of child once sent; the proxy must see
-		// only the stage's end.
-		closeAfter = append(closeAfter, child)
+		// The init process has its copy of initEnd once sent; the proxy
+		// must see only the init process's end.
+		closeAfter = append(closeAfter, initEnd)
 		*closeLater = append(*closeLater, sup)
-		ip.proxySup = sup // the socket after p.extraFiles: p.cfg.ProxyFD (see use)
-		pass = append(pass, child)
+		ip.proxySup = sup // the socket after p.extraFiles: the config's ProxyFD (see use)
+		pass = append(pass, initEnd)
 	}
 	var oob []byte
 	if len(pass) > 0 {

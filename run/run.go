@@ -2,11 +2,8 @@ package run
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,8 +45,9 @@ const (
 // by nobody (checkReachable says so clearly when it is not).
 const nobodyUID = 65534
 
-// plan is what Run decided before starting anything; the platform launcher
-// turns it into a process.
+// plan is what prepare decided for a run, before starting anything: the
+// paths, grants, limits, environment and layers wanted. It is not
+// changed after prepare; what a launch changes is in its launchState.
 type plan struct {
 	cfg       stageconfig.Config
 	hostUID   int     // host uid the script runs as
@@ -58,8 +56,7 @@ type plan struct {
 	disabled  []Layer // layers turned off by the caller
 	timeout   time.Duration
 	stdin     io.Reader
-	stdout    *capture
-	stderr    *capture
+	output    outputPlan
 	strict    bool      // RequireIsolation: every missing layer refuses
 	degraded  bool      // AllowDegraded: no missing layer refuses
 	warn      io.Writer // one line per cause of missing layers; may be nil
@@ -73,7 +70,7 @@ type plan struct {
 	watchWriteMB int
 	cgroup       cgroup.Limits // limits of the run's cgroup
 
-	// extraFiles are passed to the init stage after its fixed
+	// extraFiles are passed to the init process after its fixed
 	// descriptors: the detached trees of handOver.
 	extraFiles []*os.File
 	// needMountNS is the error to return when the run gets no mount
@@ -89,41 +86,25 @@ type plan struct {
 	autorun      map[string]uint64
 	// proxy is the host allowlist; nil without one.
 	proxy *proxyPlan
-	// teardown, when set, runs once the sandbox is gone: the work
-	// folder's removal. Removing the folder while the sandbox's mount
-	// namespace is still being torn down would make the kernel unmount
-	// the folder from it on the caller's path (about 1 ms). launch hands
-	// it to finishLater (and clears it) when it returns before the
-	// teardown; Run calls it otherwise.
-	teardown func()
 	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
 	// for the platforms that state the deny list in a profile (macOS).
 	denyPaths, allowDenied []string
-	// pool supplies pre-started init stages; nil without one.
+	// pool supplies pre-started init processes; nil without one.
 	pool *Pool
-	// reserved is the pooled stage whose host id the run has (see
-	// Pool.reserve), until launch takes it; nil otherwise.
-	reserved *pooledInit
-	// workMade says whether the supervisor made the work folder on the
-	// host: with a mount namespace it is made inside the sandbox's root
-	// (and by the init stage on the host if that layer fails).
-	workMade bool
-	// compiled is what sendStage made of cfg for the init stage, kept to
-	// read its report (see sendStage).
-	compiled compiledStage
-	// ahead is cfg's compile started before the init stage (see
-	// compileAhead); zero when none was.
-	ahead compileAhead
-	// lateCgroup is the run's cgroup when the init process joins it once it
-	// is made, after the clone (see cgroup.PlanLate); nil otherwise.
-	lateCgroup *cgroup.Cgroup
-	// prefix is what the pooled init stage that took the run built ahead;
-	// nil for a stage of the run's own.
-	prefix stagePrefix
-	// knownMissing: a layer is already known to be missing when the
-	// init stage starts (a namespace, the cgroup, a layer disabled in a
-	// strict run), so it waits for the go-ahead in any case.
-	knownMissing bool
+	// hostWorkDir says whether prepare made the work folder on the host:
+	// with a mount namespace it is made inside the sandbox's root (and
+	// on the host by the launch if that layer fails).
+	hostWorkDir bool
+}
+
+// outputPlan is where the script's output streams go: the caller's
+// writers (nil for none), how much of each Result keeps (capBytes) and
+// how much is forwarded before the run ends (maxStream, Sandbox.MaxOutput;
+// 0 for no end).
+type outputPlan struct {
+	stdout, stderr io.Writer
+	capBytes       int
+	maxStream      int64
 }
 
 // Run validates the skill, resolves script inside its scripts/ folder and
@@ -147,7 +128,7 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 	if res.Timeout <= 0 {
 		res.Timeout = DefaultTimeout
 	}
-	p, cleanup, err := s.prepare(script, args, command, res)
+	l, cleanup, err := s.prepare(script, args, command, res)
 	if err != nil {
 		if cleanup != nil {
 			cleanup()
@@ -155,13 +136,13 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		unmakeRefused(res)
 		return err
 	}
-	p.teardown = cleanup
-	if p.hostUID > 0 && p.hostUID != os.Geteuid() {
-		res.SandboxUID = p.hostUID
+	l.teardown = cleanup
+	if uid := l.plan.hostUID; uid > 0 && uid != os.Geteuid() {
+		res.SandboxUID = uid
 	}
-	err = launchListing(ctx, p, res)
-	if p.teardown != nil { // not handed to the background teardown
-		p.teardown()
+	err = launchListing(ctx, l, res)
+	if l.teardown != nil { // not handed to the background teardown
+		l.teardown()
 	}
 	unmakeRefused(res)
 	return err
@@ -179,16 +160,17 @@ func unmakeRefused(res *Result) {
 	res.made, res.Grants.Created = nil, nil
 }
 
-// launchListing launches the plan and, when it has write grants or a kept
+// launchListing launches l's plan and, when it has write grants or a kept
 // work folder, lists in res.Artifacts what the run changed there.
-func launchListing(ctx context.Context, p *plan, res *Result) error {
+func launchListing(ctx context.Context, l *launchState, res *Result) error {
+	p := l.plan
 	if len(p.artifactRoots) == 0 {
-		return launch(ctx, p, res)
+		return launch(ctx, l, res)
 	}
 	before := takeSnapshot(p.artifactRoots)
 	before.settle()
 	start := time.Now()
-	err := launch(ctx, p, res)
+	err := launch(ctx, l, res)
 	if res.Started {
 		// A kept work folder is read on the host after the run as the
 		// grants are: what in it leads elsewhere goes too.
@@ -206,285 +188,9 @@ func launchListing(ctx context.Context, p *plan, res *Result) error {
 	return err
 }
 
-// hostIdentity is the host uid and gid a run gets (see
-// Sandbox.hostIdentity): own is the run's own id, held until the run is
-// gone, and stage the pooled init stage reserved with it, until launch
-// takes it; nil when the run has none.
-type hostIdentity struct {
-	uid, gid int
-	own      *runID
-	stage    *pooledInit
-}
-
-// prepare does every check and decision that needs no child process:
-// validation, script and interpreter resolution (or, for a non-nil command,
-// the command's program: see Command), environment, work folder, and the
-// run's host identity (see hostIdentity).
-// The returned cleanup (possibly nil) removes the work folder and gives
-// the identity back; it runs once the sandbox is gone.
-func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*plan, func(), error) {
-	id, err := s.hostIdentity()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, cleanup, err := s.prepareAs(id, script, args, command, res)
-	if id.own == nil {
-		return p, cleanup, err
-	}
-	if p != nil {
-		p.reserved = id.stage
-	}
-	inner := cleanup
-	cleanup = func() {
-		if inner != nil {
-			inner()
-		}
-		// A reserved stage the run never took (it was refused, or
-		// canceled before its start) goes back to the pool, its id
-		// with it.
-		unused := id.stage
-		if p != nil {
-			unused, p.reserved = p.reserved, nil
-		}
-		if unused != nil {
-			s.Pool.unreserve(unused, id.own)
-			return
-		}
-		id.own.release()
-	}
-	if err != nil && inner == nil {
-		cleanup()
-		return nil, nil, err
-	}
-	return p, cleanup, err
-}
-
-// prepareAs is prepare for a run as id.
-func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*plan, func(), error) {
-	if s.SkillDir == "" {
-		return nil, nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
-	}
-	if err := s.checkNumbers(); err != nil {
-		return nil, nil, err
-	}
-	if s.AllowDegraded && s.RequireIsolation {
-		return nil, nil, fmt.Errorf("%w: AllowDegraded and RequireIsolation contradict each other", ErrBadConfig)
-	}
-	for _, l := range s.Disable {
-		if !knownLayer(l) {
-			return nil, nil, fmt.Errorf("%w: unknown layer %q in Disable", ErrBadConfig, l)
-		}
-	}
-	proxy, err := s.planProxy()
-	if err != nil {
-		return nil, nil, err
-	}
-	skill, err := filepath.Abs(s.SkillDir)
-	if err == nil {
-		skill, err = filepath.EvalSymlinks(skill)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSkill, err)
-	}
-
-	// The interpreters' environments are read grants like ReadPaths.
-	grantee, interpRoots := s, []string(nil)
-	if len(s.Interpreters) > 0 {
-		if interpRoots, err = s.interpreterRoots(); err != nil {
-			return nil, nil, err
-		}
-		c := *s
-		c.ReadPaths = append(slices.Clone(s.ReadPaths), interpRoots...)
-		grantee = &c
-	}
-
-	uid, gid := id.uid, id.gid
-	var argv []string
-	var asMB int
-	switch {
-	case command != nil:
-		argv, asMB, err = s.commandArgv(uid, gid, skill, command, res)
-	case s.Module:
-		argv, asMB, err = s.moduleArgv(uid, gid, skill, script, args, s.UseWorkDir || s.Cwd != "", res)
-	default:
-		argv, asMB, err = s.scriptArgv(uid, gid, skill, script, args, res)
-	}
-	// A folder the sandbox identity cannot reach may still be handed
-	// over (see handOver): that decision comes below.
-	var reachErr error
-	if errors.As(err, new(*unreachableError)) {
-		reachErr, err = err, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-
-	gp, err := grantee.planGrants(skill, false, uid, gid)
-	if err != nil {
-		return nil, nil, err
-	}
-	gp.markExec(interpRoots)
-	res.Grants, res.made = gp.grants, gp.made
-	masks, err := maskMounts(gp.grants.Masked)
-	if err != nil {
-		return nil, nil, err
-	}
-
-	requestID := s.RequestID
-	if requestID == "" {
-		requestID = newRequestID()
-	}
-	// With a mount namespace the work folder is made inside the
-	// sandbox's own root, and the host folder of that name would only
-	// cost a mkdir and a removal: it is made on the host only when the
-	// run ends up without one (see makeDeferredWorkDir) or is kept.
-	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
-	deferWork := !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && tmpIsFolder()
-	var work string
-	if deferWork {
-		work, err = workDirName()
-	} else {
-		work, err = makeWorkDir(uid, gid)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	// Deferred, the folder may still have been made, by the init stage
-	// (see makeDeferredWorkDir): it is removed if it is there as that
-	// made it, a folder of the sandbox identity's, never what someone
-	// else put at its name meanwhile (the script and, through
-	// mountinfo, other users can learn it).
-	cleanup := func() {
-		switch {
-		case s.KeepWorkDir:
-		case !deferWork:
-			removeAll(work)
-		case ownFolder(work, uid):
-			removeAll(work)
-		}
-	}
-	if s.KeepWorkDir {
-		res.WorkDir = work
-	}
-	env, err := buildEnv(s.Env, work, requestID, s.searchPath())
-	if err != nil {
-		return nil, cleanup, err
-	}
-	dir := filepath.Join(skill, "scripts")
-	if command == nil && !s.Module && !strings.HasPrefix(res.Script, "scripts/") {
-		// A script outside scripts/ ("ooxml/scripts/unpack.py") runs
-		// from the skill folder its path is relative to; the skill may
-		// have no scripts/ at all.
-		dir = skill
-	}
-	if s.Module {
-		dir = skill // python -m imports the module from the working directory
-	}
-	if s.UseWorkDir || command != nil {
-		dir = work
-	}
-	if gp.grants.Cwd != "" {
-		dir = gp.grants.Cwd
-	}
-	workDirMB := 0
-	if !s.KeepWorkDir {
-		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
-	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-
-	p := &plan{
-		workMade: !deferWork,
-		hostUID:  uid,
-		hostGID:  gid,
-		disabled: s.Disable,
-		timeout:  timeout,
-		stdin:    s.Stdin,
-		strict:   s.RequireIsolation,
-		degraded: s.AllowDegraded,
-		pool:     s.Pool,
-	}
-	outputCap := orDefault(s.OutputCap, DefaultOutputCap)
-	p.stdout = newCapture(s.Stdout, outputCap)
-	p.stderr = newCapture(s.Stderr, outputCap)
-	p.stdout.maxStream, p.stderr.maxStream = s.MaxOutput, s.MaxOutput
-	p.cfg = stageconfig.Config{
-		Argv:         argv,
-		Env:          env,
-		Dir:          dir,
-		Skill:        skill,
-		WorkDir:      work,
-		WorkDirMB:    workDirMB,
-		AllowNetwork: s.AllowNetwork,
-		WaitForGo:    !s.AllowDegraded, // prepare refuses AllowDegraded with RequireIsolation
-		Limits: stageconfig.Limits{
-			AddressSpace: uint64(asMB) << 20,
-			CPUSeconds:   cpuSeconds(s.CPUSeconds, timeout),
-			Procs:        uint64(orDefault(s.MaxProcs, DefaultMaxProcs)),
-			FileSize:     uint64(orDefault(s.MaxFileMB, DefaultMaxFileMB)) << 20,
-			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
-		},
-		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
-	}
-	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
-	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
-	p.artifactRoots = append([]string(nil), gp.grants.Write...)
-	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
-	if s.KeepWorkDir {
-		p.artifactRoots = append(p.artifactRoots, work)
-	}
-	if p.extraFiles, err = handOver(uid, gid, &p.cfg, reachErr != nil); err != nil {
-		return nil, cleanup, err
-	}
-	closeTrees := cleanup
-	cleanup = func() {
-		for _, f := range p.extraFiles {
-			f.Close()
-		}
-		closeTrees()
-	}
-	if reachErr == nil {
-		reachErr = checkGrantReach(uid, gid, gp.reach)
-	}
-	if reachErr != nil {
-		if len(p.extraFiles) == 0 {
-			return nil, cleanup, reachErr
-		}
-		p.needMountNS = reachErr
-	}
-	if p.needMountNS == nil {
-		p.needMountNS = gp.mountOnly
-	}
-	if proxy != nil {
-		p.proxy = proxy
-		p.cfg.Env = withProxyEnv(p.cfg.Env, proxyPort)
-		p.cfg.ProxyPort = proxyPort
-		// The run must be refused before the script starts if the
-		// network namespace is missing.
-		p.cfg.WaitForGo = true
-	}
-	p.wantNS = wantNS
-	p.cfg.Layers = append(p.cfg.Layers, enabled(processLayers(s.AllowNetwork), s.Disable)...)
-	p.warn = s.Warnings
-	p.denyPaths, p.allowDenied = s.DenyPaths, s.AllowDenied
-	p.requestID = requestID
-	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
-	p.memoryMB = memoryMB
-	p.watchWorkDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
-	p.watchWriteMB = orDefault(s.WriteMB, DefaultWriteMB)
-	p.cgroup = cgroup.Limits{
-		MemoryBytes: int64(memoryMB+workDirMB) << 20,
-		Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
-		CPUs:        s.CPUs,
-	}
-	return p, cleanup, nil
-}
-
 // enabled is ls without the layers in disable, in ls's order. A run's
 // namespaces and a pool's shape both come from it, so they compare equal
-// exactly when a pooled stage fits the run.
+// exactly when a pooled init process fits the run.
 func enabled(ls, disable []Layer) []Layer {
 	var out []Layer
 	for _, l := range ls {
@@ -676,105 +382,6 @@ func describeProblems(r validate.Result) string {
 
 // newRequestID returns 128 random bits in hex.
 func newRequestID() string { return random.ID() }
-
-// makeWorkDir creates the per-run work folder, private to the sandbox
-// identity.
-func makeWorkDir(uid, gid int) (string, error) {
-	dir, err := os.MkdirTemp(hostTemp(), "skill-sandbox-run-")
-	if err != nil {
-		return "", fmt.Errorf("work folder: %w", err)
-	}
-	if uid != os.Getuid() || gid != os.Getgid() {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.Remove(dir)
-			return "", fmt.Errorf("work folder: %w", err)
-		}
-	}
-	return dir, nil
-}
-
-// workDirName returns a fresh name for a work folder in the temporary
-// folder, as makeWorkDir's, without making it.
-func workDirName() (string, error) {
-	tmp := hostTemp()
-	var b [8]byte
-	if err := random.Read(b[:]); err != nil {
-		return "", fmt.Errorf("work folder: %w", err)
-	}
-	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil
-}
-
-// makeDeferredWorkDir makes on the host the work folder prepare named
-// without making it (see workDirName), for a run whose init stage has no
-// mount namespace after all. Mkdir fails on anything already there.
-func makeDeferredWorkDir(p *plan) error {
-	if p.workMade {
-		return nil
-	}
-	dir := p.cfg.WorkDir
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("work folder: %w", err)
-	}
-	p.workMade = true
-	if p.hostUID != os.Getuid() || p.hostGID != os.Getgid() {
-		if err := os.Chown(dir, p.hostUID, p.hostGID); err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-	}
-	return nil
-}
-
-// hostTemp is the folder Run makes its work folders in: $TMPDIR
-// (os.TempDir) with symlinks resolved, since the init stage mounts over
-// and grants access to the exact path, or /tmp when $TMPDIR lies in a
-// tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
-// /run/user/UID: see neverGranted), where the path would not exist for
-// the script and every run would be refused.
-func hostTemp() string {
-	tmp := os.TempDir()
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = real
-	}
-	for _, n := range neverGranted() {
-		if (tmp == n || pathUnder(tmp, n)) && tmpIsFolder() {
-			return "/tmp"
-		}
-	}
-	return tmp
-}
-
-// tmpIsFolder reports whether /tmp is a folder, where the init stage
-// builds the sandbox's root (initplan's rootBase); without it the root is
-// built on the work folder, which must then exist on the host.
-func tmpIsFolder() bool {
-	st, err := os.Lstat("/tmp")
-	return err == nil && st.IsDir()
-}
-
-// removeAll removes the work folder even when the script left folders
-// without write or search permission behind. The script may still run
-// things that change the tree (an orphan the kill missed), so the
-// folders are made searchable through an os.Root: a folder swapped for a
-// symlink meanwhile never has the chmod applied to what it points to
-// outside the work folder.
-func removeAll(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	root, err := os.OpenRoot(dir)
-	if err == nil {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				if rel, rerr := filepath.Rel(dir, p); rerr == nil {
-					root.Chmod(rel, 0o700)
-				}
-			}
-			return nil
-		})
-		root.Close()
-	}
-	os.RemoveAll(dir)
-}
 
 // cpuSeconds is the RLIMIT_CPU of a run: the asked limit, else one second
 // more than the wall-time limit (a single-threaded script cannot use more).

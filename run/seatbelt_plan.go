@@ -3,6 +3,8 @@ package run
 import (
 	"path/filepath"
 	"slices"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 )
 
 // seatbeltPolicyOf turns a run's plan into the policy of its macOS
@@ -35,9 +37,9 @@ func seatbeltPolicyOf(p *plan) seatbeltPolicy {
 			}
 		}
 	}
-	for _, d := range denyEntries(append(DefaultDenyPaths(), p.denyPaths...), homeFolders(), allowed) {
+	for _, d := range denylist.Expand(append(DefaultDenyPaths(), p.denyPaths...), denylist.HomeFolders(), allowed) {
 		matches := []string{d}
-		if hasMeta(d) {
+		if denylist.HasMeta(d) {
 			matches, _ = filepath.Glob(d)
 		}
 		for _, m := range matches {

@@ -71,12 +71,12 @@ func TestReaperReport(t *testing.T) {
 		{"forged before the reaper's", string(msg) + string(msg), 2 * stageconfig.ReaperReportLen},
 		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + stageconfig.ReaperReportLen},
 	} {
-		got, whole := readReaperReport(strings.NewReader(tc.pipe))
+		got, whole := readStatusReport(strings.NewReader(tc.pipe))
 		if whole || len(got) != tc.n {
 			t.Errorf("%s: %d bytes, whole %v; want %d, not whole", tc.name, len(got), whole, tc.n)
 		}
 	}
-	if got, whole := readReaperReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
+	if got, whole := readStatusReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
 		t.Errorf("one report: whole %v", whole)
 	}
 }

@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 )
 
 // TestRenameAsideNamesTaken: a script that made every name renameAside
-// would try (name+quarantineSuffix, then .1 to .99) before planting
+// would try (name+autorun.QuarantineSuffix, then .1 to .99) before planting
 // .envrc kept its .envrc under its live name (red team: the record said
 // "failed", the run exited normally, and direnv would load it). The
 // rename aside must still happen, to a name the script could not guess.
 func TestRenameAsideNamesTaken(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 100; i++ {
-		n := ".envrc" + quarantineSuffix
+		n := ".envrc" + autorun.QuarantineSuffix
 		if i > 0 {
 			n += "." + strconv.Itoa(i)
 		}
@@ -45,7 +47,7 @@ func TestRenameAsideNamesTaken(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, ".envrc")); err == nil {
 		t.Errorf(".envrc is still there (aside %q)", aside)
 	}
-	if isAutorun(aside) {
+	if autorun.Matches(aside) {
 		t.Errorf("aside name %q is itself an auto-run name", aside)
 	}
 	var now unix.Stat_t

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +17,7 @@ import (
 // code on the caller's side, and lists each in the returned Neutralised
 // (bounded by MaxArtifacts; truncated is set past it, or past
 // maxEntries entries walked, maxSnapshotEntries for a run). A grant of
-// autorun is walked whole all the same: it held at most that many
+// autorunRoots is walked whole all the same: it held at most that many
 // entries when the run was planned, and a script that made more would
 // otherwise hide a planted .git behind them. An entry counts as the
 // run's when its ctime, which a script cannot set back, is not before
@@ -28,9 +29,15 @@ import (
 //   - a symlink whose target, resolved from the grant, leaves it
 //     (linkEscapes) is removed: `cp -L`, `tar -h` and file readers
 //     follow it to the caller's files;
-//   - in the grants of autorun, an entry isAutorun matches that is not
-//     the one that existed when the run was planned (existing, by inode;
-//     those were read-only) is renamed aside with quarantineSuffix, and
+//   - a file or folder, the grant's own included, that others may write
+//     after the run and could not before it (new, or the run's chmod)
+//     loses others' write permission (restrictOthersWrite): another
+//     local user must not get to change the caller's files through the
+//     run;
+//   - in the grants of autorunRoots, an entry autorun.Matches matches
+//     that is not the one that existed when the run was planned
+//     (existing, by inode; those were read-only) is renamed aside with
+//     autorun.QuarantineSuffix, and
 //     so is the HEAD of a folder that one of the run's entries named as
 //     in gitMarkers left with a git folder's shape (gitDirIn), whatever
 //     the folder's name: git no longer takes it for a repository.
@@ -39,7 +46,7 @@ import (
 // descriptors (walkNoFollowAt): each entry is checked again by inode and
 // acted on relative to its folder's descriptor, never through a symlink,
 // as another run sharing the grant may still be changing it.
-func sweepGrants(roots, autorun []string, existing map[string]uint64, before *snapshot, since time.Time, maxEntries int) (out []Neutralised, truncated bool) {
+func sweepGrants(roots, autorunRoots []string, existing map[string]uint64, before *snapshot, since time.Time, maxEntries int) (out []Neutralised, truncated bool) {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
@@ -47,13 +54,16 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 		if err != nil {
 			continue // gone: nothing to neutralise
 		}
-		quarantine := contains(autorun, root)
+		quarantine := contains(autorunRoots, root)
 		err = walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
 			if n++; n > maxEntries {
 				truncated = true
 				if !quarantine {
 					return walkStop
 				}
+			}
+			if nt, ok := restrictOthersWrite(parent, name, p, st, before, since); ok {
+				out, truncated = appendNeutralised(out, truncated, nt)
 			}
 			if p == root {
 				return walkOn
@@ -73,7 +83,7 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 			case t == unix.S_IFLNK:
 				target, escapes := linkEscapes(rootFd, root, rel, parent, name)
 				if !escapes {
-					if quarantine && isAutorun(rel) {
+					if quarantine && autorun.Matches(rel) {
 						nt = Neutralised{Path: p, Kind: "autorun", Target: target}
 						break
 					}
@@ -83,7 +93,7 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 					return walkOn
 				}
 				nt = Neutralised{Path: p, Kind: "symlink", Target: target, Action: NeutralisedRemoved}
-			case quarantine && isAutorun(rel):
+			case quarantine && autorun.Matches(rel):
 				nt = Neutralised{Path: p, Kind: "autorun"}
 			default:
 				if quarantine && isGitMarker(name) {
@@ -103,11 +113,7 @@ func sweepGrants(roots, autorun []string, existing map[string]uint64, before *sn
 			} else if removeSame(parent, name, st) != nil {
 				nt.Action = NeutralisedFailed
 			}
-			if len(out) < MaxArtifacts {
-				out = append(out, nt)
-			} else {
-				truncated = true
-			}
+			out, truncated = appendNeutralised(out, truncated, nt)
 			return walkSkip
 		})
 		unix.Close(rootFd)
@@ -223,8 +229,8 @@ func removeSame(parent int, name string, st *unix.Stat_t) error {
 }
 
 // renameAside renames the entry name of the folder parent, still the
-// inode st describes, to name+quarantineSuffix (then ".1", ".2", ...),
-// replacing nothing, and returns the new name. When the script took all
+// inode st describes, to name+autorun.QuarantineSuffix (then ".1", ".2",
+// ...), replacing nothing, and returns the new name. When the script took all
 // those names beforehand, a random part goes before the suffix: a name
 // it cannot have made.
 func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
@@ -237,7 +243,7 @@ func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 	}
 	var err error
 	for i := 0; i < 100; i++ {
-		aside := name + quarantineSuffix
+		aside := name + autorun.QuarantineSuffix
 		if i > 0 {
 			aside += "." + strconv.Itoa(i)
 		}
@@ -250,7 +256,7 @@ func renameAside(parent int, name string, st *unix.Stat_t) (string, error) {
 		if rerr := random.Read(rnd[:]); rerr != nil {
 			return "", rerr
 		}
-		aside := fmt.Sprintf("%s.%x%s", name, rnd, quarantineSuffix)
+		aside := fmt.Sprintf("%s.%x%s", name, rnd, autorun.QuarantineSuffix)
 		if err = unix.Renameat2(parent, name, parent, aside, unix.RENAME_NOREPLACE); err == nil {
 			return aside, nil
 		}

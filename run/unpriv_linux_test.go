@@ -37,6 +37,7 @@ func unprivilegedTests() string {
 		"TestNestedUserNamespace",
 		"TestNoNewPrivsFlag",
 		"TestNothingOutlivesTheRun",
+		"TestOthersWriteRestricted",
 		"TestOutputAttacks",
 		"TestOutputTrapsNeutralised",
 		"TestPlantedForCallerTools",

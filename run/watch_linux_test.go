@@ -251,7 +251,7 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 	} {
 		p := &plan{memoryMB: 64}
 		p.cfg.WorkDirMB = 16
-		st := &started{proc: newChild(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
+		st := &started{proc: newInitProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
 		if w.active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
 			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.active(), st.supervised, st.missing, c.active)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -49,7 +50,11 @@ func buildAndRun(m *testing.M) int {
 	}
 	// The verified copies and digests the tests make stay out of the
 	// user's own cache folder (set after the build: go's own cache is
-	// found through it too).
+	// found through it too). Fuzz workers run this again: their build
+	// keeps go's cache through GOCACHE.
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	return m.Run()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -44,8 +45,8 @@ Flags:
 `
 
 // defaultPrestart is --prestart's default: a small pool saves the start of
-// the sandbox's namespaces and init stage on the next calls, at the cost of
-// that many idle processes.
+// the sandbox's namespaces and init process on the next calls, at the cost
+// of that many idle processes.
 const defaultPrestart = 2
 
 // mcpFlags are the parsed flags of mcp.
@@ -94,48 +95,85 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	return fs
 }
 
-// cmdMCP implements "skill-sandbox mcp".
+// cmdMCP implements "skill-sandbox mcp": parse the flags, build the
+// server's config, open the audit log, check the sandbox, serve.
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
 	var f mcpFlags
 	fs := newMCPFlagSet(&f)
-	usageErr := func(format string, a ...any) int { return misuse(stderr, "mcp", format, a...) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(stderr, fs, mcpUsage) // stdout carries only protocol messages
 			return 0
 		}
-		return usageErr("%v", err)
+		return misuse(stderr, "mcp", "%v", err)
 	}
 	// Limits given on the command line override the operator policy;
 	// those not given leave it (or the defaults) in force.
 	set := setFlags(fs)
+	if msg := mcpFlagsProblem(fs, &f, set); msg != "" {
+		return misuse(stderr, "mcp", "%s", msg)
+	}
+	cfg := mcpConfig(&f, set, stderr)
+	if f.policyFile != "" {
+		op, err := policy.ParseFile(f.policyFile)
+		if err != nil {
+			errorf(stderr, "mcp: %v", err)
+			return exitRefused
+		}
+		cfg.Policy = op
+	}
+	if f.auditLog != "" {
+		log, err := openMCPAuditLog(f.auditLog, f.workspace, cfg.Policy)
+		if err != nil {
+			errorf(stderr, "mcp: %v", err)
+			return exitRefused
+		}
+		defer log.Close()
+		cfg.AuditLog = log
+	}
+	srv, err := mcp.NewServer(cfg)
+	if err != nil {
+		errorf(stderr, "mcp: %v", err)
+		return exitRefused
+	}
+	return serveMCP(srv, stdin, stdout, stderr, sigs)
+}
+
+// mcpFlagsProblem returns the usage error of mcp's flags, or "";
+// set holds the flags given.
+func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string {
 	switch {
 	case fs.NArg() > 0:
-		return usageErr("unexpected argument %q (f.skills folders are given with --skills)", fs.Arg(0))
+		return fmt.Sprintf("unexpected argument %q (f.skills folders are given with --skills)", fs.Arg(0))
 	case len(f.skills) == 0:
-		return usageErr("want at least one --skills DIR")
+		return "want at least one --skills DIR"
 	case f.requireSignature && f.allowedSigners == "":
-		return usageErr("--require-signature needs --allowed-signers FILE")
+		return "--require-signature needs --allowed-signers FILE"
 	case f.allowedSigners != "" && !f.requireSignature:
-		return usageErr("--allowed-signers is only used with --require-signature")
+		return "--allowed-signers is only used with --require-signature"
 	case f.allowDegraded && f.requireIsolation:
-		return usageErr("--allow-degraded and --require-isolation contradict each other")
+		return "--allow-degraded and --require-isolation contradict each other"
 	case f.allowAutorun && f.workspace == "":
-		return usageErr("--allow-autorun needs --workspace DIR (it exempts the workspace)")
+		return "--allow-autorun needs --workspace DIR (it exempts the workspace)"
 	case f.maxRuns <= 0:
-		return usageErr("--max-runs must be positive, got %d", f.maxRuns)
+		return fmt.Sprintf("--max-runs must be positive, got %d", f.maxRuns)
 	case f.prestart < 0:
-		return usageErr("--prestart must not be negative, got %d", f.prestart)
+		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
 	case set["timeout"] && f.timeout <= 0:
-		return usageErr("--timeout must be positive, got %v", f.timeout)
+		return fmt.Sprintf("--timeout must be positive, got %v", f.timeout)
 	case set["memory"] && f.memoryMB <= 0:
-		return usageErr("--memory must be positive, got %d", f.memoryMB)
+		return fmt.Sprintf("--memory must be positive, got %d", f.memoryMB)
 	case f.maxMessage <= 0:
-		return usageErr("--max-message must be positive, got %d", f.maxMessage)
+		return fmt.Sprintf("--max-message must be positive, got %d", f.maxMessage)
 	case f.maxBuffered <= 0:
-		return usageErr("--max-buffered must be positive, got %d", f.maxBuffered)
+		return fmt.Sprintf("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
+	return ""
+}
 
+// mcpConfig returns the server's config of the flags f (set: those
+// given), without the operator policy and the audit log.
+func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 	cfg := mcp.Config{
 		SkillDirs: f.skills,
 		Sandbox: run.Sandbox{
@@ -166,54 +204,39 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 	if set["memory"] {
 		cfg.Flags.MemoryMB = f.memoryMB
 	}
-	if f.policyFile != "" {
-		op, err := policy.ParseFile(f.policyFile)
-		if err != nil {
-			errorf(stderr, "mcp: %v", err)
-			return exitRefused
-		}
-		cfg.Policy = op
+	return cfg
+}
+
+// openMCPAuditLog opens the audit log at name, refused inside the
+// workspace or a write grant of the operator policy op (nil without),
+// where a run could rewrite the records.
+func openMCPAuditLog(name, workspace string, op *policy.Policy) (*audit.Log, error) {
+	write := []string{workspace}
+	if op != nil {
+		write = append(write, op.Filesystem.Write...)
 	}
-	if f.auditLog != "" {
-		write := []string{f.workspace}
-		if cfg.Policy != nil {
-			write = append(write, cfg.Policy.Filesystem.Write...)
-		}
-		if err := auditLogOutsideGrants(f.auditLog, write); err != nil {
-			errorf(stderr, "mcp: %v", err)
-			return exitRefused
-		}
-		if err := prepareStateDir(f.auditLog); err != nil {
-			errorf(stderr, "mcp: audit log: %v", err)
-			return exitRefused
-		}
-		log, err := audit.OpenLog(f.auditLog)
-		if err != nil {
-			errorf(stderr, "mcp: %v", err)
-			return exitRefused
-		}
-		defer log.Close()
-		cfg.AuditLog = log
+	if err := auditLogOutsideGrants(name, write); err != nil {
+		return nil, err
 	}
-	srv, err := mcp.NewServer(cfg)
-	if err != nil {
-		errorf(stderr, "mcp: %v", err)
-		return exitRefused
+	if err := prepareStateDir(name); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
 	}
+	return audit.OpenLog(name)
+}
+
+// serveMCP checks that srv's runs can start and serves stdin and stdout
+// until EOF or SIGINT/SIGTERM; it returns the exit status.
+func serveMCP(srv *mcp.Server, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
 	// SIGINT and SIGTERM stop the server as EOF does: every run is
 	// stopped and has its record before the exit.
 	ctx, interrupted, stop := interruptContext(sigs)
 	defer stop()
 	// A server whose every run would be refused does not start: a client
 	// would otherwise see it answer as if it were healthy.
-	if err := srv.Check(ctx); err != nil {
-		if sig, ok := interrupted().(syscall.Signal); ok {
-			return exitSignal + int(sig)
-		}
-		errorf(stderr, "mcp: %v", err)
-		return exitRefused
+	err := srv.Check(ctx)
+	if err == nil {
+		err = srv.Serve(ctx, stdin, stdout)
 	}
-	err = srv.Serve(ctx, stdin, stdout)
 	if sig, ok := interrupted().(syscall.Signal); ok {
 		return exitSignal + int(sig)
 	}

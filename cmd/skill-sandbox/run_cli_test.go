@@ -163,6 +163,8 @@ func requireSandbox(t *testing.T, skill string) {
 // TestRecordPerCall runs every kind of call twice, as audit (record on
 // stderr) and as run --audit-log (record in the file), and checks that each
 // yields exactly one record that matches the schema and says what happened.
+// The usage errors and a script's own exit status are checked the same
+// way by testdata/script/run-usage.txt and run-record.txt.
 func TestRecordPerCall(t *testing.T) {
 	skill := newSkill(t, nil)
 	requireSandbox(t, skill)
@@ -205,8 +207,6 @@ func TestRecordPerCall(t *testing.T) {
 					t.Errorf("args %q", rec.Args)
 				}
 			}},
-		{"non-zero exit", []string{skill, "fail.sh"},
-			want{3, audit.OutcomeExited, audit.LevelWarn, "", 3, "", "failing"}, nil},
 		{"skill path missing", []string{filepath.Join(skill, "nope"), "ok.sh"},
 			want{1, audit.OutcomeRefused, audit.LevelError, audit.KindInvalidSkill, -1, "", "skill-sandbox: error: "},
 			func(t *testing.T, rec audit.Record) {
@@ -250,22 +250,6 @@ func TestRecordPerCall(t *testing.T) {
 			}},
 		{"refused env key", []string{"--env", "LD_PRELOAD=/x.so", skill, "ok.sh"},
 			want{1, audit.OutcomeRefused, audit.LevelError, audit.KindBadConfig, -1, "", "skill-sandbox: error: "}, nil},
-		{"usage: no script", []string{skill},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "want PATH and SCRIPT"}, nil},
-		{"usage: bad flag value", []string{"--timeout", "soon", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "invalid value"}, nil},
-		{"usage: bad env", []string{"--env", "NOEQUALS", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "KEY=VAL"}, nil},
-		{"usage: empty grant", []string{"--read", "", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", `invalid value "" for flag -read: empty value`}, nil},
-		{"usage: empty path", []string{"", "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "PATH is empty"}, nil},
-		{"usage: negative memory", []string{"--memory", "-1", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--memory must be positive"}, nil},
-		{"usage: zero work folder size", []string{"--workdir-size", "0", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--workdir-size must be positive"}, nil},
-		{"usage: degraded and required", []string{"--allow-degraded", "--require-isolation", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "contradict"}, nil},
 		{"allow-degraded with every layer", []string{"--allow-degraded", skill, "ok.sh"},
 			want{0, audit.OutcomeExited, audit.LevelInfo, "", 0, "out", ""}, nil},
 		{"output past --max-output", []string{"--max-output", "100", skill, "flood.sh"},
@@ -275,10 +259,6 @@ func TestRecordPerCall(t *testing.T) {
 					t.Errorf("output_exceeded %q max_output_bytes %d signal %q stdout %+v", rec.OutputExceeded, rec.MaxOutputBytes, rec.Signal, rec.Stdout)
 				}
 			}},
-		{"usage: negative max-output", []string{"--max-output", "-1", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--max-output must not be negative"}, nil},
-		{"usage: negative cpus", []string{"--cpus", "-1", skill, "ok.sh"},
-			want{2, audit.OutcomeRefused, audit.LevelError, audit.KindUsage, -1, "", "--cpus must not be negative"}, nil},
 		// The script is not PID 1 of its PID namespace (a reaper is), so
 		// a signal it sends itself has its default effect.
 		{"killed by its own signal", []string{skill, "selfkill.sh"},
@@ -321,7 +301,7 @@ func TestRecordPerCall(t *testing.T) {
 		if rec.RequestID == "" || rec.Tool.Name != "skill-sandbox" || rec.Tool.Version != cliVersion || rec.UID != os.Getuid() {
 			t.Errorf("request id %q tool %+v uid %d", rec.RequestID, rec.Tool, rec.UID)
 		}
-		if w.kind != audit.KindUsage && !filepath.IsAbs(rec.Skill.Path) {
+		if !filepath.IsAbs(rec.Skill.Path) {
 			t.Errorf("skill path %q is not absolute", rec.Skill.Path)
 		}
 		if extra != nil {

@@ -59,7 +59,8 @@ func newScanFlagSet(f *scanFlags) *flag.FlagSet {
 	return fs
 }
 
-// cmdScan implements "skill-sandbox scan".
+// cmdScan implements "skill-sandbox scan": parse the flags, find the
+// skill folders, scan and print each, print the summary, write SARIF.
 func cmdScan(args []string, stdout, stderr io.Writer) int {
 	var f scanFlags
 	fs := newScanFlagSet(&f)
@@ -78,96 +79,127 @@ func cmdScan(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return misuse(stderr, "scan", "%v", err)
 	}
-	failed := false
-	dirs := paths
-	if f.recursive {
-		dirs = nil
-		for _, root := range paths {
-			found, err := validate.Find(root)
-			if err != nil {
-				errorf(stderr, "scan: %v", err)
-				failed = true
-				continue
-			}
-			if len(found) == 0 {
-				errorf(stderr, "scan: no skills (folders with SKILL.md) under %s", root)
-				failed = true
-			}
-			dirs = append(dirs, found...)
-		}
-	}
+	dirs, failed := scanDirs(paths, f.recursive, stderr)
 	out := stdout
 	if f.sarifFile == "-" {
 		out = io.Discard
 	}
-	// Results are printed as they come, in the order of dirs, so that
-	// memory stays bounded for any number of skills (the SARIF log,
-	// written at the end, keeps them all).
-	bw := bufio.NewWriter(out)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	counts := map[scan.Severity]int{}
-	total, scanned := 0, 0
-	var ok []*scan.Result
-	err = scan.Each(dirs, func(_ string, res *scan.Result, err error) error {
-		if err != nil {
-			if ferr := bw.Flush(); ferr != nil {
-				return ferr
-			}
-			errorf(stderr, "%v", err)
-			failed = true
-			return nil
-		}
-		scanned++
-		if f.sarifFile != "" {
-			ok = append(ok, res)
-		}
-		for _, fd := range res.Findings {
-			counts[fd.Severity]++
-			total++
-			// A file nobody read through fails a pre-install check
-			// unless the caller accepts it explicitly.
-			if fd.Severity >= threshold && !(f.acceptUnscanned && fd.Rule == scan.RuleNotScanned) {
-				failed = true
-			}
-		}
-		if f.jsonOut {
-			return enc.Encode(res)
-		}
-		for _, f := range res.Findings {
-			loc := filepath.Join(res.Path, filepath.FromSlash(f.File))
-			if f.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", loc, f.Line)
-			}
-			fmt.Fprintf(bw, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
-		}
-		return nil
-	})
+	rep := newScanReport(out, stderr, &f, threshold)
+	err = scan.Each(dirs, rep.add)
 	if err == nil {
-		err = bw.Flush()
+		err = rep.bw.Flush()
 	}
 	if err != nil {
 		errorf(stderr, "scan: %v", err)
 		return 1
 	}
 	if !f.jsonOut {
-		accepted := ""
-		if f.acceptUnscanned {
-			accepted = " (files not read through accepted)"
-		}
-		fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above%s\n",
-			scanned, total, counts[scan.Critical], counts[scan.High], counts[scan.Medium], counts[scan.Low], counts[scan.Info], threshold, accepted)
+		rep.summary(out)
 	}
 	if f.sarifFile != "" {
-		if err := writeSARIF(f.sarifFile, ok, stdout); err != nil {
+		if err := writeSARIF(f.sarifFile, rep.ok, stdout); err != nil {
 			errorf(stderr, "scan: %v", err)
 			return 1
 		}
 	}
-	if failed {
+	if failed || rep.failed {
 		return 1
 	}
 	return 0
+}
+
+// scanDirs returns the skill folders to scan: paths themselves, or with
+// recursive the skill folders found under each. failed is true when a
+// path could not be searched or holds no skill (the reason printed).
+func scanDirs(paths []string, recursive bool, stderr io.Writer) (dirs []string, failed bool) {
+	if !recursive {
+		return paths, false
+	}
+	for _, root := range paths {
+		found, err := validate.Find(root)
+		if err != nil {
+			errorf(stderr, "scan: %v", err)
+			failed = true
+			continue
+		}
+		if len(found) == 0 {
+			errorf(stderr, "scan: no skills (folders with SKILL.md) under %s", root)
+			failed = true
+		}
+		dirs = append(dirs, found...)
+	}
+	return dirs, failed
+}
+
+// scanReport prints the results of scan as they come, in the order of
+// the folders, so that memory stays bounded for any number of skills (the
+// SARIF log, written at the end, keeps them all), and counts them.
+type scanReport struct {
+	f         *scanFlags
+	threshold scan.Severity
+	stderr    io.Writer
+	bw        *bufio.Writer
+	enc       *json.Encoder
+	counts    map[scan.Severity]int
+	total     int
+	scanned   int
+	ok        []*scan.Result // kept for --sarif
+	failed    bool           // a folder could not be scanned, or a finding fails the scan
+}
+
+// newScanReport returns the report of a scan printing to out.
+func newScanReport(out, stderr io.Writer, f *scanFlags, threshold scan.Severity) *scanReport {
+	bw := bufio.NewWriter(out)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &scanReport{f: f, threshold: threshold, stderr: stderr, bw: bw, enc: enc, counts: map[scan.Severity]int{}}
+}
+
+// add takes the result of one folder (scan.Each's callback).
+func (r *scanReport) add(_ string, res *scan.Result, err error) error {
+	if err != nil {
+		if ferr := r.bw.Flush(); ferr != nil {
+			return ferr
+		}
+		errorf(r.stderr, "%v", err)
+		r.failed = true
+		return nil
+	}
+	r.scanned++
+	if r.f.sarifFile != "" {
+		r.ok = append(r.ok, res)
+	}
+	for _, fd := range res.Findings {
+		r.counts[fd.Severity]++
+		r.total++
+		// A file nobody read through fails a pre-install check unless
+		// the caller accepts it explicitly.
+		if fd.Severity >= r.threshold && !(r.f.acceptUnscanned && fd.Rule == scan.RuleNotScanned) {
+			r.failed = true
+		}
+	}
+	if r.f.jsonOut {
+		return r.enc.Encode(res)
+	}
+	for _, f := range res.Findings {
+		loc := filepath.Join(res.Path, filepath.FromSlash(f.File))
+		if f.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, f.Line)
+		}
+		fmt.Fprintf(r.bw, "%-8s %s: %s [%s]\n", f.Severity, visible(loc), visible(f.Reason), f.Rule)
+	}
+	return nil
+}
+
+// summary prints the line of counts that ends the text output.
+func (r *scanReport) summary(out io.Writer) {
+	accepted := ""
+	if r.f.acceptUnscanned {
+		accepted = " (files not read through accepted)"
+	}
+	c := r.counts
+	fmt.Fprintf(out, "%d skill(s) scanned: %d finding(s) (critical %d, high %d, medium %d, low %d, info %d); failing at %s and above%s\n",
+		r.scanned, r.total, c[scan.Critical], c[scan.High], c[scan.Medium], c[scan.Low], c[scan.Info], r.threshold, accepted)
 }
 
 // writeSARIF writes the SARIF log to name, or to stdout for "-". The file

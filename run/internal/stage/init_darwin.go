@@ -43,6 +43,8 @@ func applySeatbelt(cfg *config) error {
 	}
 	check := exec.Command(SandboxExec, "-p", cfg.Seatbelt, "/usr/bin/true")
 	check.Env = []string{}
+	// Fork and exec: sandbox-exec follows, as the init process's
+	// identity, running /usr/bin/true under the run's profile.
 	if out, err := check.CombinedOutput(); err != nil {
 		msg := strings.TrimSpace(string(out))
 		if len(msg) > 200 {

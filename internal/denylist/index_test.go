@@ -1,4 +1,4 @@
-package run
+package denylist
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 // TestDenyListIndex: the indexed deny list answers as a scan of every
-// entry does (the check planGrants made before the index): the first
+// entry does (the check run's planGrants made before the index): the first
 // entry a path is or lies inside, with the deepest folder matching it,
 // and the entries (wildcards expanded) strictly inside a grant.
 func TestDenyListIndex(t *testing.T) {
@@ -20,7 +20,7 @@ func TestDenyListIndex(t *testing.T) {
 		}
 	}
 	list := []string{"~/.ssh", "~/.config/gcloud", "~/.aws", filepath.Join(home, "sock-*"), filepath.Join(base, "home"), "~/.netrc"}
-	dl := newDenyList(list, []string{home}, map[string]bool{})
+	dl := New(list, []string{home}, map[string]bool{})
 	scan := func(p string) (string, string) {
 		for _, d := range dl.entries {
 			for q := p; ; q = filepath.Dir(q) {
@@ -38,11 +38,11 @@ func TestDenyListIndex(t *testing.T) {
 		var out []string
 		for _, d := range dl.entries {
 			matches := []string{d}
-			if hasMeta(d) {
+			if HasMeta(d) {
 				matches, _ = filepath.Glob(d)
 			}
 			for _, m := range matches {
-				if m != g && pathUnder(m, g) {
+				if m != g && under(m, g) {
 					out = append(out, m)
 				}
 			}
@@ -54,13 +54,13 @@ func TestDenyListIndex(t *testing.T) {
 		filepath.Join(home, ".config"), filepath.Join(home, ".config", "gcloud", "x"), filepath.Join(home, "sock-1"),
 		filepath.Join(home, "sock-1", "deep"), filepath.Join(home, "sock"), filepath.Join(home, "work"), "/etc",
 	} {
-		d, at := dl.entryOf(p)
+		d, at := dl.EntryOf(p)
 		wd, wat := scan(p)
 		if d != wd || at != wat {
-			t.Errorf("entryOf(%s) = %q, %q; a scan says %q, %q", p, d, at, wd, wat)
+			t.Errorf("EntryOf(%s) = %q, %q; a scan says %q, %q", p, d, at, wd, wat)
 		}
-		if got, want := dl.matchesUnder(p, map[string]bool{}), under(p); !slices.Equal(got, want) {
-			t.Errorf("matchesUnder(%s) = %q; a scan says %q", p, got, want)
+		if got, want := dl.MatchesUnder(p, map[string]bool{}), under(p); !slices.Equal(got, want) {
+			t.Errorf("MatchesUnder(%s) = %q; a scan says %q", p, got, want)
 		}
 	}
 }

@@ -14,20 +14,20 @@ import (
 
 // startSleep starts /bin/sleep 30 as a child of the test, outside os/exec
 // (whose *os.Process would reap it on its own terms).
-func startSleep(t *testing.T) *child {
+func startSleep(t *testing.T) *initProcess {
 	t.Helper()
 	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{})
 	if err != nil {
 		t.Skipf("cannot start /bin/sleep: %v", err)
 	}
-	return newChild(pid)
+	return newInitProcess(pid)
 }
 
 // TestChildKillWait checks child: Kill ends the process, Wait reaps it and
 // keeps its status and usage, and once it is reaped neither Kill nor
 // another Wait touches the pid again (which may by then be another
 // process's).
-func TestChildKillWait(t *testing.T) {
+func TestInitProcessKillWait(t *testing.T) {
 	c := startSleep(t)
 	if _, _, ok := c.exitState(); ok || c.hasExitState() {
 		t.Fatal("exit state before Wait")
@@ -62,7 +62,7 @@ func TestChildKillWait(t *testing.T) {
 // TestChildKillRacesWait kills a process from several goroutines while
 // another reaps it (run with -race): every Kill either reaches the
 // process or reports it reaped, and Wait reaps it once.
-func TestChildKillRacesWait(t *testing.T) {
+func TestInitProcessKillRacesWait(t *testing.T) {
 	for range 20 {
 		c := startSleep(t)
 		var wg sync.WaitGroup
@@ -92,7 +92,7 @@ func TestChildKillRacesWait(t *testing.T) {
 // program ignores SIGCHLD): Wait reports it, no exit state is made up,
 // and no signal goes to its pid after, which may by then be another
 // process's.
-func TestChildGone(t *testing.T) {
+func TestInitProcessGone(t *testing.T) {
 	c := startSleep(t)
 	if err := syscall.Kill(c.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestChildGone(t *testing.T) {
 // the process has exited and before it is reaped (a zombie: its pid, and
 // its group's and session's id, still its own), and once only; and also
 // when the wait fails.
-func TestChildWaitSweepsBeforeReaping(t *testing.T) {
+func TestInitProcessWaitSweepsBeforeReaping(t *testing.T) {
 	c := startSleep(t)
 	c.Kill()
 	calls := 0
@@ -148,7 +148,7 @@ func TestChildWaitSweepsBeforeReaping(t *testing.T) {
 // (/proc/sys/kernel/ns_last_pid, root only): Wait must not wait for or
 // reap that other process, nor take its status, and Kill must not reach
 // it.
-func TestChildWaitKeepsToItsPidfd(t *testing.T) {
+func TestInitProcessWaitKeepsToItsPidfd(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to set ns_last_pid")
 	}

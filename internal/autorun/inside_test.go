@@ -1,8 +1,8 @@
-package run
+package autorun
 
 import "testing"
 
-func TestIsAutorunPath(t *testing.T) {
+func TestInside(t *testing.T) {
 	for _, c := range []struct {
 		rel  string
 		want bool
@@ -20,8 +20,8 @@ func TestIsAutorunPath(t *testing.T) {
 		{"x.skill-sandbox-quarantine", false},
 		{"notes/.gitignore", false},
 	} {
-		if got := IsAutorunPath(c.rel); got != c.want {
-			t.Errorf("IsAutorunPath(%q) = %v, want %v", c.rel, got, c.want)
+		if got := Inside(c.rel); got != c.want {
+			t.Errorf("Inside(%q) = %v, want %v", c.rel, got, c.want)
 		}
 	}
 }

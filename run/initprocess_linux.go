@@ -9,23 +9,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// child is the init stage's process, known by the pid its clone returned,
-// and signalled and reaped here rather than through an *os.Process: the
-// first os.FindProcess of a process checks whether pidfds work, with a
-// vfork of a child of its own, about 0.12 ms of CPU on every call of the
-// CLI, which on 2 cores the init stage building its sandbox needs.
+// initProcess is the supervisor's handle to the init process, known by
+// the pid its clone returned, and signalled and reaped here rather than
+// through an *os.Process: the first os.FindProcess of a process checks
+// whether pidfds work, with a vfork of a child of its own, about 0.12 ms
+// of CPU on every call of the CLI, which on 2 cores the init process
+// building its sandbox needs.
 //
 // A signal or a wait never reaches another process that got the pid:
 // both go through a pidfd where the kernel has them (pidfd_open(2),
-// Linux 5.3), opened while the child is still unreaped, so it is the
-// child's; and a signal goes only while the child is not reaped, which
-// Wait does under mu. A child that vanished without Wait (reaped
+// Linux 5.3), opened while the init process is still unreaped, so it is
+// its; and a signal goes only while the init process is not reaped, which
+// Wait does under mu. An init process that vanished without Wait (reaped
 // elsewhere, as when the program ignores SIGCHLD) counts as gone: no
 // signal goes to its pid after, and no exit state is made up. Without a
 // pidfd the pid is used, which holds as long as nothing else in this
 // process reaps children it did not start (nothing here waits for pid
 // -1).
-type child struct {
+type initProcess struct {
 	pid int
 
 	waitMu  sync.Mutex // one Wait at a time
@@ -40,74 +41,74 @@ type child struct {
 	usage    syscall.Rusage
 }
 
-// newChild returns the child whose pid a clone returned. Its pidfd is
-// opened on first use: right after the clone the init process waits for
-// its program.
-func newChild(pid int) *child { return &child{pid: pid, pidfd: -1} }
+// newInitProcess returns the handle to the init process whose pid a
+// clone returned. Its pidfd is opened on first use: right after the clone
+// the init process waits for its program.
+func newInitProcess(pid int) *initProcess { return &initProcess{pid: pid, pidfd: -1} }
 
 // Pid returns the process's pid.
-func (c *child) Pid() int { return c.pid }
+func (ip *initProcess) Pid() int { return ip.pid }
 
-// pidfdLocked returns the child's pidfd, opened on first use, or -1
-// where the kernel has none; mu is held and the child not reaped (so the
+// pidfdLocked returns the init process's pidfd, opened on first use, or -1
+// where the kernel has none; mu is held and the process not reaped (so the
 // pid is still its).
-func (c *child) pidfdLocked() int {
-	if !c.tried {
-		c.tried = true
-		if fd, err := unix.PidfdOpen(c.pid, 0); err == nil { // close-on-exec
-			c.pidfd = fd
+func (ip *initProcess) pidfdLocked() int {
+	if !ip.tried {
+		ip.tried = true
+		if fd, err := unix.PidfdOpen(ip.pid, 0); err == nil { // close-on-exec
+			ip.pidfd = fd
 		}
 	}
-	return c.pidfd
+	return ip.pidfd
 }
 
 // Kill sends the process SIGKILL, unless it is already reaped
 // (os.ErrProcessDone then).
-func (c *child) Kill() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
+func (ip *initProcess) Kill() error {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.done {
 		return os.ErrProcessDone
 	}
-	if fd := c.pidfdLocked(); fd >= 0 {
+	if fd := ip.pidfdLocked(); fd >= 0 {
 		err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		if err != unix.ENOSYS && err != unix.EPERM {
 			return err
 		}
 	}
-	return unix.Kill(c.pid, unix.SIGKILL)
+	return unix.Kill(ip.pid, unix.SIGKILL)
 }
 
 // Wait blocks until the process has exited, then reaps it and keeps its
 // status and resource usage (see exitState). Waiting for a process
 // already reaped returns os.ErrProcessDone.
-func (c *child) Wait() error { return c.waitSweeping(nil) }
+func (ip *initProcess) Wait() error { return ip.waitSweeping(nil) }
 
 // waitSweeping is Wait, calling sweep (when not nil) once the process
 // has exited but before it is reaped: its pid, and so its process group
 // and session, cannot be another's until then. Where waiting fails sweep
 // is called all the same: a process of the run must not outlive it, and
 // one left in its group or session keeps their id from being reused.
-func (c *child) waitSweeping(sweep func()) error {
-	c.waitMu.Lock()
-	defer c.waitMu.Unlock()
+func (ip *initProcess) waitSweeping(sweep func()) error {
+	ip.waitMu.Lock()
+	defer ip.waitMu.Unlock()
 	swept := false
 	defer func() {
 		if sweep != nil && !swept {
 			sweep()
 		}
 	}()
-	c.mu.Lock()
-	if c.done {
-		c.mu.Unlock()
+	ip.mu.Lock()
+	if ip.done {
+		ip.mu.Unlock()
 		return os.ErrProcessDone
 	}
 	// Only release closes the pidfd, and only here, under waitMu.
-	idType, id := unix.P_PID, c.pid
-	if fd := c.pidfdLocked(); fd >= 0 {
+	idType, id := unix.P_PID, ip.pid
+	if fd := ip.pidfdLocked(); fd >= 0 {
 		idType, id = unix.P_PIDFD, fd
 	}
-	c.mu.Unlock()
+	ip.mu.Unlock()
 	// Block until it can be reaped, without reaping it: a Kill meanwhile
 	// still finds the pid this process's.
 	var info unix.Siginfo
@@ -117,10 +118,10 @@ func (c *child) waitSweeping(sweep func()) error {
 			break
 		}
 		if err != unix.EINTR {
-			c.mu.Lock()
-			defer c.mu.Unlock()
+			ip.mu.Lock()
+			defer ip.mu.Unlock()
 			if err == unix.ECHILD {
-				c.release()
+				ip.release()
 			}
 			return os.NewSyscallError("waitid", err)
 		}
@@ -129,51 +130,51 @@ func (c *child) waitSweeping(sweep func()) error {
 		sweep()
 		swept = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
 	for {
 		// A zombie child of ours, checked through its pidfd where there
 		// is one: its pid is its own until this reaps it.
-		_, err := syscall.Wait4(c.pid, &c.status, 0, &c.usage)
+		_, err := syscall.Wait4(ip.pid, &ip.status, 0, &ip.usage)
 		if err == nil {
-			c.hasState = true
-			c.release()
+			ip.hasState = true
+			ip.release()
 			return nil
 		}
 		if !errors.Is(err, syscall.EINTR) {
 			if errors.Is(err, syscall.ECHILD) {
-				c.release()
+				ip.release()
 			}
 			return os.NewSyscallError("wait4", err)
 		}
 	}
 }
 
-// release marks the child reaped (or gone) and closes its pidfd; mu is
+// release marks the init process reaped (or gone) and closes its pidfd; mu is
 // held.
-func (c *child) release() {
-	c.done = true
-	if c.pidfd >= 0 {
-		unix.Close(c.pidfd)
-		c.pidfd = -1
+func (ip *initProcess) release() {
+	ip.done = true
+	if ip.pidfd >= 0 {
+		unix.Close(ip.pidfd)
+		ip.pidfd = -1
 	}
 }
 
 // hasExitState reports whether Wait has reaped the process and has its
 // status.
-func (c *child) hasExitState() bool {
-	_, _, ok := c.exitState()
+func (ip *initProcess) hasExitState() bool {
+	_, _, ok := ip.exitState()
 	return ok
 }
 
 // exitState returns the process's wait status and resource usage once
 // Wait has reaped it; ok is false before.
-func (c *child) exitState() (ws syscall.WaitStatus, ru *syscall.Rusage, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.hasState {
+func (ip *initProcess) exitState() (ws syscall.WaitStatus, ru *syscall.Rusage, ok bool) {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if !ip.hasState {
 		return 0, nil, false
 	}
-	usage := c.usage
-	return c.status, &usage, true
+	usage := ip.usage
+	return ip.status, &usage, true
 }

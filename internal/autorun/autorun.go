@@ -1,4 +1,12 @@
-package run
+// Package autorun names the files that the caller's own tools run, or
+// load code or commands from, without being asked to (.git, .envrc,
+// .vscode, *.pth, ...): the entries runs keep read-only in write grants
+// and quarantine when a run creates them.
+//
+// It runs in the supervisor, which plans and sweeps a run's write grants
+// with it, and in the MCP server, whose workspace writes refuse the same
+// entries. It touches nothing and holds no state.
+package autorun
 
 import (
 	"path"
@@ -47,19 +55,19 @@ var autorunSuffixes = []string{
 	".code-workspace", // VS Code: settings and tasks of a workspace
 }
 
-// quarantineSuffix is added to the name of an auto-run file a run
+// QuarantineSuffix is added to the name of an auto-run file a run
 // created; no tool looks for the name it makes.
-const quarantineSuffix = ".skill-sandbox-quarantine"
+const QuarantineSuffix = ".skill-sandbox-quarantine"
 
-// isAutorun reports whether the entry with the slash-separated path rel
+// Matches reports whether the entry with the slash-separated path rel
 // (relative to a write grant) is a file the caller's tools run on their
 // own. Only its last name counts: the folders above a match are matched
 // themselves, and what lies inside a matching folder goes with it. A
 // quarantined name never matches. Case is ignored: on a case-insensitive
 // folder (ext4 or tmpfs casefold, or a host's share) ".GIT" is ".git".
-func isAutorun(rel string) bool {
+func Matches(rel string) bool {
 	name := strings.ToLower(path.Base(rel))
-	if rel == "" || rel == "." || strings.HasSuffix(name, quarantineSuffix) {
+	if rel == "" || rel == "." || strings.HasSuffix(name, QuarantineSuffix) {
 		return false
 	}
 	if autorunNames[name] || isLefthook(name) {
@@ -90,6 +98,22 @@ func isLefthook(name string) bool {
 	switch ext {
 	case "yml", "yaml", "toml", "json", "jsonc":
 		return true
+	}
+	return false
+}
+
+// Inside reports whether the slash-separated path rel, relative to
+// a write grant, is or lies in an entry that the caller's own tools run
+// on their own (.git, .envrc, .vscode, *.pth, ...: the names that runs
+// keep read-only in write grants, docs/grants.md). A writer other than a
+// run (the MCP server's write_workspace_file) refuses them by it unless
+// the grant is exempted (run.Sandbox.AutorunWritable).
+func Inside(rel string) bool {
+	parts := strings.Split(strings.Trim(rel, "/"), "/")
+	for i := range parts {
+		if Matches(strings.Join(parts[:i+1], "/")) {
+			return true
+		}
 	}
 	return false
 }

@@ -1,0 +1,135 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// handshake fails the start when sending the init process its program
+// or making its cgroup failed (startErr), else checks the layer report
+// (see checkReport) and lets the init process execve the script, with a
+// go-ahead when it waits for one. It records the layers and whether the
+// script started in res. A refused run's init process is killed.
+func handshake(l *launchState, startErr error, res *Result) error {
+	if startErr != nil {
+		l.kill()
+		return fmt.Errorf("%w: %v", ErrStart, startErr)
+	}
+	rd := bufio.NewReader(l.init.repR)
+	waiting, err := l.checkReport(rd, res)
+	if err != nil {
+		l.kill()
+		return err
+	}
+	if waiting {
+		if _, err := l.init.cfgW.Write([]byte{stageconfig.GoByte}); err != nil {
+			l.kill()
+			return fmt.Errorf("%w: starting script: %v", ErrStart, err)
+		}
+	}
+	// The report pipe is close-on-exec: its end without another message
+	// means execve succeeded.
+	ok, execErr, err := readStageAfter(rd, l)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
+	case execErr != "":
+		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.cfg.Argv[0], execErr)
+	}
+	res.Started = ok
+	return nil
+}
+
+// checkReport reads the init process's layer report into res and
+// refuses a run with missing layers (see refusing) or with layers built
+// part-way (which the init process has refused already, see
+// incompleteError); with a host allowlist it starts the proxy. waiting
+// says the init process waits for the go-ahead.
+func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, err error) {
+	p := l.plan
+	rep, waiting, err := readStageReport(rd, l)
+	if err != nil {
+		return false, fmt.Errorf("%w: init stage: %v", ErrStart, err)
+	}
+	if rep.Fatal != "" {
+		return false, fmt.Errorf("%w: init stage: %s", ErrStart, rep.Fatal)
+	}
+	if rep.Prebuilt {
+		p.pool.countPrebuilt()
+	}
+	res.Applied, res.Missing = mergeLayers(p, l.init.st, rep)
+	res.Missing = explainMissing(res.Missing)
+	if rep.Changed != "" {
+		// A grant or mask swapped since the checks: refused like any
+		// other isolation failure, AllowDegraded or not.
+		return false, fmt.Errorf("%w: init stage: %s", ErrIsolation, rep.Changed)
+	}
+	if len(rep.Incomplete) > 0 {
+		return false, incompleteError(explainIncomplete(rep.Incomplete))
+	}
+	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+		// The init process waits for the go-ahead whenever a layer is
+		// missing and the config may refuse the run (stageconfig's
+		// WaitForGo), so the script has not started.
+		return false, isolationError(blocking)
+	}
+	if p.proxy != nil {
+		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
+			return false, err
+		}
+	}
+	warnDegraded(p.warn, res.Missing)
+	return waiting, nil
+}
+
+// mergeLayers orders the init process's report, the layers the supervisor
+// applied or could not have and the disabled layers into Applied and
+// Missing.
+func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
+	var applied []Layer
+	var missing []Missing
+	kept := rootKept(p.hostUID)
+	for _, l := range allLayers(p.cfg.AllowNetwork) {
+		switch {
+		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.disabled, l):
+			missing = append(missing, Missing{Layer: l, Reason: kept})
+		case stageconfig.Has(rep.Applied, l), stageconfig.Has(st.supervised, l):
+			applied = append(applied, l)
+		case stageconfig.Has(p.disabled, l):
+			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
+		case l == LayerLandlockNet && stageconfig.Has(rep.Applied, LayerNetNS):
+			// Not needed: TCP cannot leave the private network
+			// namespace (see applyLandlock).
+		case l == LayerWatch && !hasMissing(st.missing, l):
+			// Not needed: the work folder is a capped tmpfs and the
+			// cgroup caps the memory (see planWatch).
+		default:
+			reason := ""
+			for _, m := range append(st.missing, rep.Missing...) {
+				if m.Layer == l {
+					reason = m.Reason
+					break
+				}
+			}
+			if reason == "" {
+				reason = "not reported by the init stage"
+			}
+			missing = append(missing, Missing{Layer: l, Reason: reason})
+		}
+	}
+	return applied, missing
+}
+
+// hasMissing reports whether ms holds layer l.
+func hasMissing(ms []Missing, l Layer) bool {
+	for _, m := range ms {
+		if m.Layer == l {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,265 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// reapGrace bounds how long a timed-out or canceled run waits for the
+// init process to kill and reap the PID namespace before it is killed.
+const reapGrace = 500 * time.Millisecond
+
+// outputGrace bounds how long Run waits for the output pipes to drain after
+// the sandbox is gone; only a process that escaped the kill could hold them.
+const outputGrace = 2 * time.Second
+
+// launchOS is the Unix part of a launch's state: the init process and
+// the supervisor's ends of its descriptors, the run's cgroup and the
+// program sent to the init process.
+type launchOS struct {
+	// closeLater are the descriptors the launch opened, closed when it
+	// returns.
+	closeLater []*os.File
+	// pooled says whether the init process was taken from the pool.
+	pooled bool
+	// init is the started init process; nil until start.
+	init *startedInit
+	// begun is when the init process was had, for Result.Duration.
+	begun time.Time
+	// cg is the run's cgroup; nil without one, and once finishCgroup or
+	// finishLater has it.
+	cg *cgroup.Cgroup
+	// lateCgroup is the run's cgroup when the init process joins it
+	// once it is made, after the clone (see planLateCgroup); nil
+	// otherwise.
+	lateCgroup *cgroup.Cgroup
+	// knownMissing: a layer is already known to be missing when the
+	// init process starts (a namespace, the cgroup, a layer disabled in
+	// a strict run), so it waits for the go-ahead in any case.
+	knownMissing bool
+	// program is what the init process is sent (see sendStage).
+	program initProgram
+	// copies are the goroutines copying the script's output.
+	copies sync.WaitGroup
+	// running says the script runs under an init process that reaps (a
+	// PID namespace), which stop asks to end the run itself.
+	running atomic.Bool
+}
+
+// launch starts the init process, hands it the config, checks the layer
+// report, lets it execve the script and waits for the whole tree to end.
+func launch(ctx context.Context, l *launchState, res *Result) error {
+	p := l.plan
+	res.AddressSpaceMB = int(p.cfg.Limits.AddressSpace >> 20)
+	if ctx.Err() != nil {
+		res.Canceled = true
+		return nil
+	}
+	defer l.closeFiles()
+	if p.proxy != nil {
+		defer l.proxy.stop(res)
+	}
+	err := l.start(res)
+	if l.pooled {
+		defer p.pool.refill()
+	}
+	if err != nil {
+		return err
+	}
+	// On the early return below; release takes it otherwise.
+	defer func() { l.cg.Close() }()
+	if err := l.complete(); err != nil {
+		return err
+	}
+	st := l.init.st
+	// The watch (watch_linux.go) ends the run past a cap the kernel does
+	// not keep here.
+	watch := planWatch(p, st, l.cg)
+	if watch.maxMemory > 0 { // the watch holds the memory: no cgroup does
+		relaxAddressSpace(l, res)
+	}
+	// After planWatch, which may find the watch missing.
+	l.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
+	l.cfg.MemoryCgroup = l.cg != nil
+	// The config is complete: the init process, which waits for its
+	// program, gets it before the goroutines below start, whose wake-ups
+	// would otherwise come first on 2 cores.
+	startErr := l.sendConfig()
+	wd := newWatchdog(l)
+	l.copyOutput()
+	// From here on the watchdog kills the whole sandbox on timeout or
+	// cancellation: while the layers are set up, or while the script runs.
+	wd.start(ctx, p.timeout, func() { l.stop(wd.done) })
+	if watch.active() {
+		go runWatch(watch, st.proc.Pid(), st.pidns, wd.done, wd.exceeded)
+	}
+	runErr := handshake(l, startErr, res)
+	l.running.Store(runErr == nil && st.pidns && res.Started)
+	end := l.wait()
+	res.Duration = time.Since(l.begun)
+	wd.finish()
+	l.release(end, res)
+	waitOutput(&l.copies, l.init.outR, l.init.errR)
+	l.collectOutput(res)
+	wd.record(res)
+	return l.collectStatus(end, runErr, res)
+}
+
+// closeFiles closes the descriptors the launch opened.
+func (l *launchState) closeFiles() {
+	for _, f := range l.closeLater {
+		f.Close()
+	}
+}
+
+// start takes an init process from the plan's pool when one fits, else
+// starts one of the run's own.
+func (l *launchState) start(res *Result) error {
+	ip, cg, err := l.plan.pool.take(l, res)
+	l.pooled = ip != nil
+	if err == nil && ip == nil {
+		ip, cg, err = startFresh(l, res)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	l.init, l.cg, l.begun = ip, cg, time.Now()
+	return nil
+}
+
+// complete fits the config to the namespaces the init process has, or
+// ends the init process when the run cannot do without one it lacks.
+func (l *launchState) complete() error {
+	p, st := l.plan, l.init.st
+	hasMountNS := stageconfig.Has(st.namespaces, LayerMountNS)
+	if p.needMountNS != nil && !hasMountNS {
+		// Without a mount namespace the handed-over trees cannot be
+		// attached: refuse before anything runs.
+		l.killAndWait()
+		return p.needMountNS
+	}
+	l.cfg.Namespaces = st.namespaces
+	if !hasMountNS {
+		if err := makeDeferredWorkDir(l); err != nil {
+			l.killAndWait()
+			return fmt.Errorf("%w: %v", ErrStart, err)
+		}
+	}
+	if !stageconfig.Has(st.namespaces, LayerUserNS) && l.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
+		l.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
+	}
+	return nil
+}
+
+// sendConfig sends the init process its program, then makes a cgroup
+// placed late (see planLateCgroup); the error fails the start.
+func (l *launchState) sendConfig() error {
+	if err := sendStage(l.init.cfgW, l); err != nil {
+		return fmt.Errorf("sending config: %v", err)
+	}
+	if err := l.cg.MakeLate(l.plan.cgroup, l.init.cfgW); err != nil {
+		return fmt.Errorf("the run's cgroup: %v", err)
+	}
+	l.cg.OpenStats()
+	return nil
+}
+
+// copyOutput copies the script's output streams into their captures
+// until their pipes end (see waitOutput).
+func (l *launchState) copyOutput() {
+	l.copies.Add(2)
+	go func() { defer l.copies.Done(); io.Copy(l.stdout, l.init.outR) }()
+	go func() { defer l.copies.Done(); io.Copy(l.stderr, l.init.errR) }()
+}
+
+// kill ends every process of the run (see killSandbox).
+func (l *launchState) kill() { killSandbox(l.init.st.proc, l.init.st.pidns) }
+
+// killAndWait ends every process of the run and reaps the init process.
+func (l *launchState) killAndWait() {
+	l.kill()
+	l.init.st.proc.Wait()
+}
+
+// stop ends a started run. Under a PID namespace it first asks the init
+// process, by closing the config channel, to kill and reap the namespace
+// itself, which keeps the script's status and CPU time; SIGKILL to the
+// init process follows if it has not exited after reapGrace, or done is
+// closed first (the run ended by itself).
+func (l *launchState) stop(done <-chan struct{}) {
+	if l.running.Load() {
+		l.init.cfgW.Close()
+		select {
+		case <-done:
+			return
+		case <-time.After(reapGrace):
+		}
+	}
+	l.kill()
+}
+
+// ending is how the run's processes ended: with the init process's
+// report of the script's status (msg, reported), or with the init
+// process's own exit (waitErr is its wait's error).
+type ending struct {
+	msg      []byte
+	reported bool
+	waitErr  error
+}
+
+// wait waits for the run to end. Under a PID namespace the init process
+// reports the script's status and the run's usage once every process of
+// the run is gone, then exits: the result is complete at the report, and
+// the init process's exit, the namespaces' teardown and the cgroup's
+// removal are left to finishLater, off the caller's path. Without a
+// report (no PID namespace, an init process killed), the init process is
+// waited for here.
+func (l *launchState) wait() ending {
+	var e ending
+	st := l.init.st
+	if l.running.Load() {
+		e.msg, e.reported = readStatusReport(l.init.statusR)
+	}
+	if e.reported {
+		return e
+	}
+	// Without a PID namespace the kernel does not end the tree with its
+	// first process: what is left of the process group and session, and
+	// any descendant reparented to us, is killed (killSandbox), while the
+	// first process's pid is still its own: before it is reaped.
+	if st.pidns {
+		e.waitErr = st.proc.Wait()
+	} else {
+		e.waitErr = st.proc.waitSweeping(func() { killSandbox(st.proc, false) })
+	}
+	return e
+}
+
+// release hands the init process, the cgroup and the teardown to
+// finishLater once the init process has reported; otherwise it records
+// the cgroup's figures and removes it.
+func (l *launchState) release(e ending, res *Result) {
+	st := l.init.st
+	if e.reported {
+		if !st.pidns {
+			killSandbox(st.proc, false) // finishLater reaps it
+		}
+		recordCgroupStats(l.cg, res)
+		res.cleanup = make(chan struct{})
+		go finishLater(st.proc, l.cg, l.teardown, res)
+		l.teardown = nil
+	} else {
+		finishCgroup(l.cg, res)
+	}
+	l.cg = nil
+}

@@ -1,0 +1,379 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// hostIdentity is the host uid and gid a run gets (see
+// Sandbox.hostIdentity): own is the run's own id, held until the run is
+// gone, and stage the pooled init process reserved with it, until launch
+// takes it; nil when the run has none.
+type hostIdentity struct {
+	uid, gid int
+	own      *runID
+	stage    *pooledInit
+}
+
+// prepare does every check and decision that needs no child process:
+// validation, script and interpreter resolution (or, for a non-nil command,
+// the command's program: see Command), environment, work folder, and the
+// run's host identity (see hostIdentity). It returns the plan in the
+// state of a launch not started yet.
+// The returned cleanup (possibly nil) removes the work folder and gives
+// the identity back; it runs once the sandbox is gone.
+func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*launchState, func(), error) {
+	id, err := s.hostIdentity()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, cleanup, err := s.prepareAs(id, script, args, command, res)
+	var l *launchState
+	if p != nil {
+		l = newLaunchState(p)
+	}
+	if id.own == nil {
+		return l, cleanup, err
+	}
+	if l != nil {
+		l.reserved = id.stage
+	}
+	inner := cleanup
+	cleanup = func() {
+		if inner != nil {
+			inner()
+		}
+		// A reserved init process the run never took (it was refused,
+		// or canceled before its start) goes back to the pool, its id
+		// with it.
+		unused := id.stage
+		if l != nil {
+			unused, l.reserved = l.reserved, nil
+		}
+		if unused != nil {
+			s.Pool.unreserve(unused, id.own)
+			return
+		}
+		id.own.release()
+	}
+	if err != nil && inner == nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return l, cleanup, err
+}
+
+// prepareAs is prepare for a run as id.
+func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*plan, func(), error) {
+	proxy, err := s.checkConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	skill, err := filepath.Abs(s.SkillDir)
+	if err == nil {
+		skill, err = filepath.EvalSymlinks(skill)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSkill, err)
+	}
+	grantee, interpRoots, err := s.withInterpreters()
+	if err != nil {
+		return nil, nil, err
+	}
+	argv, asMB, reachErr, err := s.argv(id, skill, script, args, command, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	gp, masks, err := grantee.runGrants(id, skill, interpRoots, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	requestID := s.RequestID
+	if requestID == "" {
+		requestID = newRequestID()
+	}
+	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	work, deferWork, cleanup, err := s.workFolder(id, wantNS, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := buildEnv(s.Env, work, requestID, s.searchPath())
+	if err != nil {
+		return nil, cleanup, err
+	}
+	p := s.newPlan(id, requestID, wantNS, !deferWork)
+	p.cfg = s.stageConfig(argv, asMB, env, skill, work)
+	p.cfg.Dir = s.scriptDir(skill, work, command, gp.grants.Cwd, res)
+	setGrants(p, gp, masks)
+	if s.KeepWorkDir {
+		p.artifactRoots = append(p.artifactRoots, work)
+	}
+	if proxy != nil {
+		p.proxy = proxy
+		p.cfg.Env = withProxyEnv(p.cfg.Env, proxyPort)
+		p.cfg.ProxyPort = proxyPort
+		// The run must be refused before the script starts if the
+		// network namespace is missing.
+		p.cfg.WaitForGo = true
+	}
+	cleanup, err = attachTrees(p, id, gp, reachErr, cleanup)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	return p, cleanup, nil
+}
+
+// checkConfig refuses a Sandbox whose fields contradict themselves or
+// are out of range, and returns the host allowlist's plan (nil without
+// one).
+func (s *Sandbox) checkConfig() (*proxyPlan, error) {
+	if s.SkillDir == "" {
+		return nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
+	}
+	if err := s.checkNumbers(); err != nil {
+		return nil, err
+	}
+	if s.AllowDegraded && s.RequireIsolation {
+		return nil, fmt.Errorf("%w: AllowDegraded and RequireIsolation contradict each other", ErrBadConfig)
+	}
+	for _, l := range s.Disable {
+		if !knownLayer(l) {
+			return nil, fmt.Errorf("%w: unknown layer %q in Disable", ErrBadConfig, l)
+		}
+	}
+	return s.planProxy()
+}
+
+// withInterpreters returns the Sandbox whose grants the run gets: s, or
+// with Interpreters a copy of s that has the interpreters' environments
+// (interpRoots) as read grants like ReadPaths.
+func (s *Sandbox) withInterpreters() (grantee *Sandbox, interpRoots []string, err error) {
+	if len(s.Interpreters) == 0 {
+		return s, nil, nil
+	}
+	if interpRoots, err = s.interpreterRoots(); err != nil {
+		return nil, nil, err
+	}
+	c := *s
+	c.ReadPaths = append(slices.Clone(s.ReadPaths), interpRoots...)
+	return &c, interpRoots, nil
+}
+
+// argv returns the argv of the run (a command, a module or a script:
+// see commandArgv, moduleArgv, scriptArgv) and its RLIMIT_AS in MiB. A
+// folder the sandbox identity cannot reach is returned as reachErr, not
+// as an error: it may still be handed over (see handOver), which
+// attachTrees decides.
+func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []string, res *Result) (argv []string, asMB int, reachErr, err error) {
+	switch {
+	case command != nil:
+		argv, asMB, err = s.commandArgv(id.uid, id.gid, skill, command, res)
+	case s.Module:
+		argv, asMB, err = s.moduleArgv(id.uid, id.gid, skill, script, args, s.UseWorkDir || s.Cwd != "", res)
+	default:
+		argv, asMB, err = s.scriptArgv(id.uid, id.gid, skill, script, args, res)
+	}
+	if errors.As(err, new(*unreachableError)) {
+		return argv, asMB, err, nil
+	}
+	return argv, asMB, nil, err
+}
+
+// runGrants plans the run's grants (see planGrants), with the
+// interpreters' environments executable, and its masks; it records the
+// grants and the write folders it made in res.
+func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string, res *Result) (*grantPlan, []stageconfig.GrantMount, error) {
+	gp, err := s.planGrants(skill, false, id.uid, id.gid)
+	if err != nil {
+		return nil, nil, err
+	}
+	gp.markExec(interpRoots)
+	res.Grants, res.made = gp.grants, gp.made
+	masks, err := maskMounts(gp.grants.Masked)
+	if err != nil {
+		return nil, nil, err
+	}
+	return gp, masks, nil
+}
+
+// workFolder names the run's work folder and makes it on the host unless
+// that is deferred (deferWork): with a mount namespace the work folder is
+// made inside the sandbox's own root, and the host folder of that name
+// would only cost a mkdir and a removal, so it is made on the host only
+// when the run ends up without one (see makeDeferredWorkDir) or is kept.
+// cleanup removes it (see the comment inside).
+func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work string, deferWork bool, cleanup func(), err error) {
+	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && tmpIsFolder()
+	if deferWork {
+		work, err = workDirName()
+	} else {
+		work, err = makeWorkDir(id.uid, id.gid)
+	}
+	if err != nil {
+		return "", false, nil, err
+	}
+	// Deferred, the folder may still have been made, by the init
+	// process (see makeDeferredWorkDir): it is removed if it is there as
+	// that made it, a folder of the sandbox identity's, never what
+	// someone else put at its name meanwhile (the script and, through
+	// mountinfo, other users can learn it).
+	cleanup = func() {
+		switch {
+		case s.KeepWorkDir:
+		case !deferWork:
+			removeAll(work)
+		case ownFolder(work, id.uid):
+			removeAll(work)
+		}
+	}
+	if s.KeepWorkDir {
+		res.WorkDir = work
+	}
+	return work, deferWork, cleanup, nil
+}
+
+// scriptDir is the working directory the script starts in: the skill's
+// scripts/ folder, the skill folder for a script outside it or a module,
+// the work folder for a command or with UseWorkDir, and cwd, a grant's
+// path, when the caller chose one.
+func (s *Sandbox) scriptDir(skill, work string, command []string, cwd string, res *Result) string {
+	dir := filepath.Join(skill, "scripts")
+	if command == nil && !s.Module && !strings.HasPrefix(res.Script, "scripts/") {
+		// A script outside scripts/ ("ooxml/scripts/unpack.py") runs
+		// from the skill folder its path is relative to; the skill may
+		// have no scripts/ at all.
+		dir = skill
+	}
+	if s.Module {
+		dir = skill // python -m imports the module from the working directory
+	}
+	if s.UseWorkDir || command != nil {
+		dir = work
+	}
+	if cwd != "" {
+		dir = cwd
+	}
+	return dir
+}
+
+// newPlan is the plan of a run of s as id, without its config: the
+// limits, the output, the layers wanted and refused, the pool.
+func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hostWorkDir bool) *plan {
+	workDirMB := 0
+	if !s.KeepWorkDir {
+		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
+	}
+	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
+	return &plan{
+		hostWorkDir: hostWorkDir,
+		hostUID:     id.uid,
+		hostGID:     id.gid,
+		wantNS:      wantNS,
+		disabled:    s.Disable,
+		timeout:     runTimeout(s.Timeout),
+		stdin:       s.Stdin,
+		output:      outputPlan{stdout: s.Stdout, stderr: s.Stderr, capBytes: orDefault(s.OutputCap, DefaultOutputCap), maxStream: s.MaxOutput},
+		strict:      s.RequireIsolation,
+		degraded:    s.AllowDegraded,
+		pool:        s.Pool,
+		warn:        s.Warnings,
+		denyPaths:   s.DenyPaths,
+		allowDenied: s.AllowDenied,
+		requestID:   requestID,
+		memoryMB:    memoryMB,
+
+		watchWorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB),
+		watchWriteMB:   orDefault(s.WriteMB, DefaultWriteMB),
+		cgroup: cgroup.Limits{
+			MemoryBytes: int64(memoryMB+workDirMB) << 20,
+			Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
+			CPUs:        s.CPUs,
+		},
+	}
+}
+
+// stageConfig is the config the init process gets, without the grants
+// and the working directory: the script's argv (with asMB, its RLIMIT_AS
+// in MiB) and env, the folders, the limits and the process layers.
+func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work string) stageconfig.Config {
+	workDirMB := 0
+	if !s.KeepWorkDir {
+		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
+	}
+	return stageconfig.Config{
+		Argv:         argv,
+		Env:          env,
+		Skill:        skill,
+		WorkDir:      work,
+		WorkDirMB:    workDirMB,
+		AllowNetwork: s.AllowNetwork,
+		WaitForGo:    !s.AllowDegraded, // prepare refuses AllowDegraded with RequireIsolation
+		Limits: stageconfig.Limits{
+			AddressSpace: uint64(asMB) << 20,
+			CPUSeconds:   cpuSeconds(s.CPUSeconds, runTimeout(s.Timeout)),
+			Procs:        uint64(orDefault(s.MaxProcs, DefaultMaxProcs)),
+			FileSize:     uint64(orDefault(s.MaxFileMB, DefaultMaxFileMB)) << 20,
+			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
+		},
+		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
+		Layers:  enabled(processLayers(s.AllowNetwork), s.Disable),
+	}
+}
+
+// setGrants puts the grant plan gp and the masks in p's config, and the
+// write grants in p's folders whose changes are listed.
+func setGrants(p *plan, gp *grantPlan, masks []stageconfig.GrantMount) {
+	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
+	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
+	p.artifactRoots = append([]string(nil), gp.grants.Write...)
+	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
+}
+
+// runTimeout is a run's time limit: timeout, or DefaultTimeout when it
+// is not set.
+func runTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return DefaultTimeout
+	}
+	return timeout
+}
+
+// attachTrees hands over the folders the sandbox identity cannot reach
+// by path (see handOver) as p.extraFiles, and returns cleanup extended to
+// close them. A folder still out of reach refuses the run, unless trees
+// were handed over: then the run needs its mount namespace
+// (p.needMountNS), as it does for a grant that only a mount can give
+// (gp.mountOnly).
+func attachTrees(p *plan, id hostIdentity, gp *grantPlan, reachErr error, cleanup func()) (func(), error) {
+	var err error
+	if p.extraFiles, err = handOver(id.uid, id.gid, &p.cfg, reachErr != nil); err != nil {
+		return cleanup, err
+	}
+	closeTrees := cleanup
+	cleanup = func() {
+		for _, f := range p.extraFiles {
+			f.Close()
+		}
+		closeTrees()
+	}
+	if reachErr == nil {
+		reachErr = checkGrantReach(id.uid, id.gid, gp.reach)
+	}
+	if reachErr != nil {
+		if len(p.extraFiles) == 0 {
+			return cleanup, reachErr
+		}
+		p.needMountNS = reachErr
+	}
+	if p.needMountNS == nil {
+		p.needMountNS = gp.mountOnly
+	}
+	return cleanup, nil
+}

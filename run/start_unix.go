@@ -1,0 +1,182 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
+	"golang.org/x/sys/unix"
+)
+
+// started describes the init process once it runs.
+type started struct {
+	proc       *initProcess
+	namespaces []Layer   // namespaces the process was cloned into
+	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
+	supervised []Layer   // layers the supervisor applied: the cgroup
+	pidns      bool      // the process is the first of its own PID namespace
+	// pidNSLink is the process's PID namespace (its /proc ns/pid link),
+	// which the watch compares processes against. It is read before the
+	// process runs its program: then the program makes it not dumpable
+	// (initplan's notDumpable), and an unprivileged supervisor can no
+	// longer read it. Empty until read (see readPIDNSLink).
+	pidNSLink string
+}
+
+// startedInit is a started init process and the supervisor's ends of its
+// descriptors.
+type startedInit struct {
+	st       *started
+	cfgW     *os.File // the config: a pipe, or a socket for a pooled one
+	repR     *os.File // the layer report
+	outR     *os.File // the script's stdout
+	errR     *os.File // the script's stderr
+	statusR  *os.File // the script's wait status, from the init process
+	proxySup *os.File // the allowlist proxy's socket; nil without one
+}
+
+// startFresh starts an init process of the run's own in the run's
+// cgroup (see startInCgroup). The files it opens are added to
+// l.closeLater.
+func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
+	p := l.plan
+	// Placed first: a cgroup joined late makes the config channel a
+	// socket (see configChannel).
+	if !stageconfig.Has(p.disabled, LayerCgroup) {
+		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
+	}
+	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
+		sup, stage, err = stagePipe(stageReads)
+		if err == nil {
+			l.closeLater = append(l.closeLater, sup, stage)
+		}
+		return sup, stage, err
+	}
+	cfgW, cfgR, err1 := configChannel(l.lateCgroup != nil)
+	if err1 == nil {
+		l.closeLater = append(l.closeLater, cfgW, cfgR)
+	}
+	repR, repW, err2 := pipe(false)
+	outR, outW, err3 := pipe(false)
+	errR, errW, err4 := pipe(false)
+	statusR, statusW, err5 := pipe(false)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return nil, nil, err
+	}
+	if err := chownOutput(p.hostUID, p.hostGID, outW, errW); err != nil {
+		return nil, nil, err
+	}
+	stdin, err := stdinFile(p.stdin, &l.closeLater)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
+	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
+	var proxySup, proxyInit *os.File
+	if p.proxy != nil {
+		sup, initEnd, err := proxySocketPair()
+		if err != nil {
+			return nil, nil, err
+		}
+		l.closeLater = append(l.closeLater, sup, initEnd)
+		l.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
+		proxySup, proxyInit, extra = sup, initEnd, append(extra, initEnd)
+	}
+	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
+	startCompile(l, false)
+	st, cg, err := startInCgroup(spec, l, res)
+	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
+		f.Close()
+	}
+	if proxyInit != nil {
+		proxyInit.Close()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &startedInit{st: st, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR, proxySup: proxySup}, cg, nil
+}
+
+// launchSpec is what an init process starts with: its standard descriptors
+// and, from descriptor 3 on, extra (config, report, status, the home
+// tasks slots, the trees, the proxy socket; a nil entry leaves its slot
+// closed); name names the run (the request id, for people reading ps).
+type launchSpec struct {
+	name           string
+	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
+	stdout, stderr *os.File
+	extra          []*os.File
+	// report is the supervisor's end of the init process's report pipe, where
+	// an init process of the run's own says it has made its namespaces
+	// (see startSplit); nil for a pooled one.
+	report *os.File
+}
+
+// chownOutput gives the script's stdout and stderr pipes to its host
+// identity, so that reopening them by name (echo x > /dev/stderr,
+// /proc/self/fd/1) passes the permission check, as it does outside the
+// sandbox; the pipes are private to this run either way.
+func chownOutput(uid, gid int, outW, errW *os.File) error {
+	if uid == os.Geteuid() {
+		return nil
+	}
+	for _, f := range []*os.File{outW, errW} {
+		if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stdinFile turns the caller's reader into something exec can hand over:
+// nil stays nil (/dev/null), a file is passed as is but a folder (not at
+// all) and a socket (copied) (see directStdin), and any other reader is
+// copied through a pipe.
+func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if f, ok := r.(*os.File); ok {
+		asIs, skip := directStdin(f)
+		switch {
+		case skip:
+			return nil, nil
+		case asIs:
+			return f, nil
+		}
+	}
+	pw, pr, err := stagePipe(true)
+	if err != nil {
+		return nil, err
+	}
+	*closeLater = append(*closeLater, pr)
+	go func() {
+		io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, nil
+}
+
+// directStdin tells how the file f, given as the script's stdin, reaches
+// it: not at all (skip: the script reads /dev/null) when it is a folder,
+// whose descriptor would lead into the host's tree from inside the
+// sandbox's root (/proc/self/fd/0, openat(0, "..")), past the mount
+// namespace; copied through a pipe when it is a socket, the caller's
+// connection: passed as it is, the script could write to the caller's
+// peer (a Node.js parent's stdio "pipes" are socket pairs; an inetd-style
+// service's stdin is its client) or shut it down; as it is otherwise.
+func directStdin(f *os.File) (asIs, skip bool) {
+	st, err := f.Stat()
+	switch {
+	case err != nil || st.IsDir():
+		return false, true
+	case st.Mode()&os.ModeSocket != 0:
+		return false, false
+	}
+	return true, false
+}

@@ -1,0 +1,111 @@
+package run
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/random"
+)
+
+// makeWorkDir creates the per-run work folder, private to the sandbox
+// identity.
+func makeWorkDir(uid, gid int) (string, error) {
+	dir, err := os.MkdirTemp(hostTemp(), "skill-sandbox-run-")
+	if err != nil {
+		return "", fmt.Errorf("work folder: %w", err)
+	}
+	if uid != os.Getuid() || gid != os.Getgid() {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.Remove(dir)
+			return "", fmt.Errorf("work folder: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// workDirName returns a fresh name for a work folder in the temporary
+// folder, as makeWorkDir's, without making it.
+func workDirName() (string, error) {
+	tmp := hostTemp()
+	var b [8]byte
+	if err := random.Read(b[:]); err != nil {
+		return "", fmt.Errorf("work folder: %w", err)
+	}
+	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil
+}
+
+// makeDeferredWorkDir makes on the host the work folder prepare named
+// without making it (see workDirName), for a run whose init process has
+// no mount namespace after all. Mkdir fails on anything already there.
+func makeDeferredWorkDir(l *launchState) error {
+	if l.workMade {
+		return nil
+	}
+	p := l.plan
+	dir := p.cfg.WorkDir
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("work folder: %w", err)
+	}
+	l.workMade = true
+	if p.hostUID != os.Getuid() || p.hostGID != os.Getgid() {
+		if err := os.Chown(dir, p.hostUID, p.hostGID); err != nil {
+			return fmt.Errorf("work folder: %w", err)
+		}
+	}
+	return nil
+}
+
+// hostTemp is the folder Run makes its work folders in: $TMPDIR
+// (os.TempDir) with symlinks resolved, since the init process mounts over
+// and grants access to the exact path, or /tmp when $TMPDIR lies in a
+// tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
+// /run/user/UID: see neverGranted), where the path would not exist for
+// the script and every run would be refused.
+func hostTemp() string {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	for _, n := range neverGranted() {
+		if (tmp == n || pathUnder(tmp, n)) && tmpIsFolder() {
+			return "/tmp"
+		}
+	}
+	return tmp
+}
+
+// tmpIsFolder reports whether /tmp is a folder, where the init process
+// builds the sandbox's root (initplan's rootBase); without it the root is
+// built on the work folder, which must then exist on the host.
+func tmpIsFolder() bool {
+	st, err := os.Lstat("/tmp")
+	return err == nil && st.IsDir()
+}
+
+// removeAll removes the work folder even when the script left folders
+// without write or search permission behind. The script may still run
+// things that change the tree (an orphan the kill missed), so the
+// folders are made searchable through an os.Root: a folder swapped for a
+// symlink meanwhile never has the chmod applied to what it points to
+// outside the work folder.
+func removeAll(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	root, err := os.OpenRoot(dir)
+	if err == nil {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				if rel, rerr := filepath.Rel(dir, p); rerr == nil {
+					root.Chmod(rel, 0o700)
+				}
+			}
+			return nil
+		})
+		root.Close()
+	}
+	os.RemoveAll(dir)
+}
