@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -81,7 +82,7 @@ type plan struct {
 	// Result.Artifacts.
 	artifactRoots []string
 	// sweepAutorun and autorun are the grant plan's (see planAutorun),
-	// for sweepGrants.
+	// for artifacts.Sweep.
 	sweepAutorun []string
 	autorun      map[string]uint64
 	// proxy is the host allowlist; nil without one.
@@ -167,8 +168,8 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	if len(p.artifactRoots) == 0 {
 		return launch(ctx, l, res)
 	}
-	before := takeSnapshot(p.artifactRoots)
-	before.settle()
+	before := artifacts.Take(p.artifactRoots)
+	before.Settle()
 	start := time.Now()
 	err := launch(ctx, l, res)
 	if res.Started {
@@ -178,12 +179,10 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		if res.WorkDir != "" {
 			roots = append(slices.Clip(roots), res.WorkDir)
 		}
-		neutralised, truncated := sweepGrants(roots, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
+		neutralised, truncated := artifacts.Sweep(roots, p.sweepAutorun, p.autorun, before, start, artifacts.MaxEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
-		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
-		res.Artifacts.Neutralised = neutralised
-		res.Artifacts.Truncated = res.Artifacts.Truncated || truncated
+		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.artifactRoots)), neutralised, truncated)
 	}
 	return err
 }

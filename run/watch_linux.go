@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -185,7 +186,7 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 
 // treeUsage adds up the disk blocks and counts the entries under dir, each
 // inode once (hard links), and stops early once either passes its cap:
-// over is then true. The walk is walkNoFollow's: the script changes the
+// over is then true. The walk is artifacts.WalkNoFollow's: the script changes the
 // folder as we walk it, and a folder swapped for a symlink to a FIFO once
 // blocked the watch for good, and with it every cap. A vanished entry is
 // skipped; any other error (a folder the script made unreadable, a tree
@@ -193,7 +194,7 @@ func runWatch(w watchPlan, initPID int, pidns bool, done <-chan struct{}, exceed
 func treeUsage(dir string, maxBytes, maxInodes int64) (bytes, inodes int64, over bool) {
 	type key struct{ dev, ino uint64 }
 	seen := map[key]bool{}
-	err := walkNoFollow(dir, func(_ string, st *unix.Stat_t) bool {
+	err := artifacts.WalkNoFollow(dir, func(_ string, st *unix.Stat_t) bool {
 		inodes++
 		if k := (key{st.Dev, st.Ino}); !seen[k] {
 			seen[k] = true

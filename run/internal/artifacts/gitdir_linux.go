@@ -1,4 +1,4 @@
-package run
+package artifacts
 
 import "golang.org/x/sys/unix"
 
@@ -20,9 +20,9 @@ func gitDirIn(fd int) bool {
 	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
 }
 
-// gitDirAt reports whether the folder name in the folder open as parent
+// GitDirAt reports whether the folder name in the folder open as parent
 // (not followed if a symlink) has git's shape.
-func gitDirAt(parent int, name string) bool {
+func GitDirAt(parent int, name string) bool {
 	fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
@@ -31,10 +31,10 @@ func gitDirAt(parent int, name string) bool {
 	return gitDirIn(fd)
 }
 
-// gitDirPath reports whether the folder at the absolute path p has git's
-// shape (inAutorun: a write grant in such a folder).
-func gitDirPath(p string) bool {
-	return gitDirAt(unix.AT_FDCWD, p)
+// GitDirPath reports whether the folder at the absolute path p has git's
+// shape (run's inAutorun: a write grant in such a folder).
+func GitDirPath(p string) bool {
+	return GitDirAt(unix.AT_FDCWD, p)
 }
 
 // isGitMarker reports whether name is one of gitMarkers, whose making

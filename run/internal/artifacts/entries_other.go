@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package run
+package artifacts
 
 import (
 	"io/fs"

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package artifacts
 
 import (
 	"io/fs"
@@ -10,9 +10,9 @@ import (
 )
 
 // walkEntries calls visit for root and every entry under it (see
-// walkNoFollow, which never leaves root), until visit returns false.
+// WalkNoFollow, which never leaves root), until visit returns false.
 func walkEntries(root string, visit func(p string, st fileState, folder bool) bool) error {
-	return walkNoFollow(root, func(p string, st *unix.Stat_t) bool {
+	return WalkNoFollow(root, func(p string, st *unix.Stat_t) bool {
 		mode := modeOf(uint32(st.Mode))
 		return visit(p, fileState{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino), mode: mode}, mode.IsDir())
 	})

@@ -1,4 +1,4 @@
-package run
+package artifacts
 
 import (
 	"os"
@@ -66,7 +66,7 @@ func TestWalkParentSwapped(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "mine"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if snap := takeSnapshot([]string{root}); snap.truncated || len(snap.files) != 1 {
+	if snap := Take([]string{root}); snap.truncated || len(snap.files) != 1 {
 		t.Fatalf("before the swap: %d files, truncated %v; want 1, false", len(snap.files), snap.truncated)
 	}
 	// The swap: base/shared becomes a symlink to elsewhere.
@@ -76,7 +76,7 @@ func TestWalkParentSwapped(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(base, "shared")); err != nil {
 		t.Fatal(err)
 	}
-	snap := takeSnapshot([]string{root})
+	snap := Take([]string{root})
 	for p := range snap.files {
 		t.Errorf("the snapshot of %s lists %s, reached through a symlinked parent", root, p)
 	}
@@ -107,7 +107,7 @@ func TestWalkDepthCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		folders := 0
-		err := walkNoFollow(root, func(_ string, st *unix.Stat_t) bool {
+		err := WalkNoFollow(root, func(_ string, st *unix.Stat_t) bool {
 			folders++
 			return true
 		})

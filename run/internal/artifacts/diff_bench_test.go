@@ -1,4 +1,4 @@
-package run
+package artifacts
 
 import (
 	"fmt"
@@ -26,12 +26,12 @@ func BenchmarkArtifacts10000(b *testing.B) {
 	changed := filepath.Join(root, "d050", "f050")
 	b.ResetTimer()
 	for range b.N {
-		before := takeSnapshot([]string{root})
-		before.settle()
+		before := Take([]string{root})
+		before.Settle()
 		if err := os.WriteFile(changed, []byte("other content"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		if a := diffSnapshots(before, takeSnapshot([]string{root})); a.Count != 1 {
+		if a := Diff(before, Take([]string{root})); a.Count != 1 {
 			b.Fatalf("%d changes, want 1", a.Count)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package artifacts
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errStopWalk ends walkNoFollow when its visit function says so.
+// errStopWalk ends WalkNoFollow when its visit function says so.
 var errStopWalk = errors.New("walk stopped")
 
-// errTooDeep ends walkNoFollow at a folder more than maxWalkDepth levels
+// errTooDeep ends WalkNoFollow at a folder more than maxWalkDepth levels
 // below its root.
 var errTooDeep = errors.New("folder too deep")
 
-// maxWalkDepth is how many levels below its root walkNoFollow goes. It
+// maxWalkDepth is how many levels below its root WalkNoFollow goes. It
 // holds one descriptor per level open, so it bounds them: a script can
 // nest folders about 2048 deep within PATH_MAX, and several watched runs
 // (the supervisor walks each run's work folder every few watch ticks)
@@ -28,7 +28,7 @@ var errTooDeep = errors.New("folder too deep")
 // is marked truncated, the work folder watch stops the run.
 const maxWalkDepth = 256
 
-// walkNoFollow calls visit with the path and lstat(2) data of root and of
+// WalkNoFollow calls visit with the path and lstat(2) data of root and of
 // every entry under it, until visit returns false. The supervisor walks
 // folders the sandbox writes (the work folder, write grants) while a
 // script may still change them (its own run, or another run sharing a
@@ -47,36 +47,36 @@ const maxWalkDepth = 256
 // root must be absolute with its symlinks resolved (the artifact roots
 // and the work folder are, once, before the run; on macOS that takes
 // /var to /private/var): the folders above it are opened from "/" one
-// name at a time, without following a symlink either (openParentNoFollow),
+// name at a time, without following a symlink either (OpenParentNoFollow),
 // since a script allowed to write above root (two runs sharing a write
 // grant) could otherwise swap one of them for a symlink and have root's
 // path lead elsewhere. Such a swap, seen as a symlink or a non-folder
 // above root, is an error; a folder above root that vanished is skipped,
 // as root itself is.
-func walkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
-	return walkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) walkStep {
+func WalkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
+	return WalkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) Step {
 		if !visit(p, st) {
-			return walkStop
+			return WalkStop
 		}
-		return walkOn
+		return WalkOn
 	})
 }
 
-// walkStep is what a walkNoFollowAt visit function asks for next.
-type walkStep int
+// Step is what a WalkNoFollowAt visit function asks for next.
+type Step int
 
-// Steps of walkNoFollowAt.
+// Steps of WalkNoFollowAt.
 const (
-	walkOn   walkStep = iota // go on, into the entry when it is a folder
-	walkSkip                 // go on, but not into this folder
-	walkStop                 // end the walk
+	WalkOn   Step = iota // go on, into the entry when it is a folder
+	WalkSkip             // go on, but not into this folder
+	WalkStop             // end the walk
 )
 
-// walkNoFollowAt is walkNoFollow, with visit also given the descriptor of
+// WalkNoFollowAt is WalkNoFollow, with visit also given the descriptor of
 // the folder holding the entry and the entry's name in it (so that it can
 // act on the entry without going by its path), and able to skip a folder.
 // The descriptor is valid only during the call.
-func walkNoFollowAt(root string, visit func(parent int, name, p string, st *unix.Stat_t) walkStep) error {
+func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix.Stat_t) Step) error {
 	var walk func(parent int, name, p string, depth int) error
 	walk = func(parent int, name, p string, depth int) error {
 		var st unix.Stat_t
@@ -84,9 +84,9 @@ func walkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 			return walkErr(p, err)
 		}
 		switch visit(parent, name, p, &st) {
-		case walkStop:
+		case WalkStop:
 			return errStopWalk
-		case walkSkip:
+		case WalkSkip:
 			return nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -121,7 +121,7 @@ func walkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 		}
 	}
 	root = strings.TrimSuffix(root, "/")
-	parent, name, err := openParentNoFollow(root)
+	parent, name, err := OpenParentNoFollow(root)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil
@@ -147,11 +147,11 @@ func walkErr(p string, err error) error {
 
 // openNoFollow opens the file at the absolute path p for reading, going
 // from "/" one name at a time without following a symlink anywhere on the
-// path and without blocking on a FIFO (openParentNoFollow). The artifact
+// path and without blocking on a FIFO (OpenParentNoFollow). The artifact
 // roots are free of symlinks (resolved before the run), so only a name
 // the sandbox swapped for a symlink fails here.
 func openNoFollow(p string) (*os.File, error) {
-	parent, name, err := openParentNoFollow(p)
+	parent, name, err := OpenParentNoFollow(p)
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +163,13 @@ func openNoFollow(p string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-// openParentNoFollow opens the folder holding the absolute path p and
+// OpenParentNoFollow opens the folder holding the absolute path p and
 // returns its descriptor and p's last name. It goes from "/" one name at
 // a time, each opened relative to the one before with O_NOFOLLOW and
 // O_DIRECTORY, so a symlink or a non-folder anywhere above p fails
 // (ELOOP, ENOTDIR) instead of being followed; one descriptor is held at
 // a time.
-func openParentNoFollow(p string) (int, string, error) {
+func OpenParentNoFollow(p string) (int, string, error) {
 	if !strings.HasPrefix(p, "/") {
 		return -1, "", &os.PathError{Op: "open", Path: p, Err: unix.EINVAL}
 	}

@@ -1,4 +1,4 @@
-package run
+package artifacts
 
 import (
 	"os"
@@ -57,7 +57,7 @@ func TestRenameAsideNamesTaken(t *testing.T) {
 }
 
 // TestSweepPastEntryBound: a script that makes more entries than a
-// snapshot walks (maxSnapshotEntries; a bound of 10 here) cannot hide a
+// snapshot walks (MaxEntries; a bound of 10 here) cannot hide a
 // planted .git past them (red team: the sweep stopped there, and the .git
 // of every folder not yet walked stayed live; reproduced through mcp
 // run_command with 12 folders of 10,000 files). Three folders of 6
@@ -75,7 +75,7 @@ func TestSweepPastEntryBound(t *testing.T) {
 			}
 		}
 	}
-	out, truncated := sweepGrants([]string{root}, []string{root}, nil, &snapshot{files: map[string]fileState{}}, since, 10)
+	out, truncated := Sweep([]string{root}, []string{root}, nil, &Snapshot{files: map[string]fileState{}}, since, 10)
 	for _, d := range []string{"a", "b", "c"} {
 		if _, err := os.Lstat(filepath.Join(root, d, ".git")); err == nil {
 			t.Errorf("%s/.git is still there after the sweep (%d neutralised, truncated %v)", d, len(out), truncated)

@@ -1,16 +1,10 @@
-package run
+package artifacts
 
 import (
 	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-// Kind and action of a Neutralised entry whose permissions were narrowed.
-const (
-	neutralisedWritable   = "writable"
-	NeutralisedRestricted = "restricted"
 )
 
 // restrictOthersWrite removes others' write permission from the regular
@@ -22,7 +16,7 @@ const (
 // there would let any local user change the caller's files after the
 // run. It goes by a descriptor opened without following links and
 // checked to be the inode walked, as another run may share the grant.
-func restrictOthersWrite(parent int, name, p string, st *unix.Stat_t, before *snapshot, since time.Time) (Neutralised, bool) {
+func restrictOthersWrite(parent int, name, p string, st *unix.Stat_t, before *Snapshot, since time.Time) (Neutralised, bool) {
 	t := st.Mode & unix.S_IFMT
 	if (t != unix.S_IFREG && t != unix.S_IFDIR) || st.Mode&0o002 == 0 || time.Unix(st.Ctim.Unix()).Before(since) {
 		return Neutralised{}, false
@@ -34,9 +28,9 @@ func restrictOthersWrite(parent int, name, p string, st *unix.Stat_t, before *sn
 	if ok && old.ino == uint64(st.Ino) && old.mode.Perm()&0o002 != 0 {
 		return Neutralised{}, false // the caller's choice, kept
 	}
-	nt := Neutralised{Path: p, Kind: neutralisedWritable, Action: NeutralisedRestricted}
+	nt := Neutralised{Path: p, Kind: Writable, Action: Restricted}
 	if chmodSame(parent, name, st, st.Mode&0o7777&^0o002) != nil {
-		nt.Action = NeutralisedFailed
+		nt.Action = Failed
 	}
 	return nt, true
 }
@@ -62,10 +56,10 @@ func chmodSame(parent int, name string, st *unix.Stat_t, mode uint32) error {
 	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
 
-// appendNeutralised appends nt to out within MaxArtifacts, setting
+// appendNeutralised appends nt to out within MaxFiles, setting
 // truncated past it.
 func appendNeutralised(out []Neutralised, truncated bool, nt Neutralised) ([]Neutralised, bool) {
-	if len(out) < MaxArtifacts {
+	if len(out) < MaxFiles {
 		return append(out, nt), truncated
 	}
 	return out, true
