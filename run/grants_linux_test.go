@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
 
 // grantAttack is an attack on the grants. Each must work with both file
@@ -385,7 +387,7 @@ func TestGrantPlantedSymlinkRace(t *testing.T) {
 	if err := os.Lchown(link, nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
 	}
-	stop := exchangeLoop([2]string{dir, link})
+	stop := swaptest.ExchangeLoop([2]string{dir, link})
 	defer stop()
 	realPrivate, _ := filepath.EvalSymlinks(private)
 	for range 300 {

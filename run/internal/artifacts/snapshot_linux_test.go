@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
 
 // TestArtifactsStayInTheRoot swaps folders of a write grant with symlinks
@@ -35,7 +37,7 @@ func TestArtifactsStayInTheRoot(t *testing.T) {
 	for i := range pairs {
 		swaps = append(swaps, [2]string{filepath.Join(root, "d"+string(rune('a'+i))), filepath.Join(root, "l"+string(rune('a'+i)))})
 	}
-	stop := exchangeLoop(swaps...)
+	stop := swaptest.ExchangeLoop(swaps...)
 	defer func() {
 		if err := stop(); err != nil {
 			t.Errorf("renameat2: %v", err)

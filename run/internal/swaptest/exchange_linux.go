@@ -1,4 +1,4 @@
-package run
+package swaptest
 
 import (
 	"sync"
@@ -6,12 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exchangeLoop swaps the two paths of each pair (renameat2 with
+// ExchangeLoop swaps the two paths of each pair (renameat2 with
 // RENAME_EXCHANGE) over and over, as a hostile writer racing a check
 // would, until the returned stop is called. stop waits for the loop and
 // returns the first failed exchange, if any; the loop keeps going after
 // one, so the race is never left unexercised.
-func exchangeLoop(pairs ...[2]string) (stop func() error) {
+func ExchangeLoop(pairs ...[2]string) (stop func() error) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var first error
