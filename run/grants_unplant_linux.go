@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // unplantSymlinks gives to the sandbox identity (uid:gid) each symlink
@@ -21,7 +21,7 @@ import (
 // (made, or moved, by the script), less a second for the coarse clock of
 // file times: one of root's a moment before is given away too, which only
 // refuses grants through it. It runs when every process of the run is
-// gone, and goes by descriptors (unplantIn, artifacts.OpenParentNoFollow), as
+// gone, and goes by descriptors (unplantIn, walk.OpenParent), as
 // another run sharing the grant may still be changing it.
 func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	if os.Geteuid() != 0 || uid == 0 {
@@ -30,7 +30,7 @@ func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
-		parent, name, err := artifacts.OpenParentNoFollow(strings.TrimSuffix(root, "/"))
+		parent, name, err := walk.OpenParent(strings.TrimSuffix(root, "/"))
 		if err != nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 
 	"golang.org/x/sys/unix"
 )
@@ -437,7 +438,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	proc := newInitProcess(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
-		pidNS = readPIDNSLink(pid)
+		pidNS = watch.PIDNSLink(pid)
 	}
 	_, err = config.Write(pre.Bytes())
 	if err != nil {

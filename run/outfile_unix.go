@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // resolveOutput returns the real path of the file abs names, which need
@@ -53,12 +53,12 @@ func resolveOutput(abs string, uid int) (real, link string) {
 }
 
 // openAtEach opens the absolute path real one name at a time from the
-// root, each with O_NOFOLLOW (artifacts.OpenParentNoFollow), so that no symlink on
+// root, each with O_NOFOLLOW (walk.OpenParent), so that no symlink on
 // the way is followed: a symlink as the last name fails with ELOOP, one
 // above it with ELOOP or ENOTDIR (Linux checks O_DIRECTORY first). name
 // is the *os.File's name.
 func openAtEach(real, name string, flag int, perm fs.FileMode) (*os.File, error) {
-	parent, last, err := artifacts.OpenParentNoFollow(real)
+	parent, last, err := walk.OpenParent(real)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Unwrap(err)}
 	}

@@ -12,10 +12,10 @@
 // Take, hashing what changed within MaxFiles and MaxBytes. The caller
 // (run) turns the List and Neutralised entries into its Result.
 //
-// Both walks go by descriptors, never through a symlink (WalkNoFollow,
-// WalkNoFollowAt, OpenParentNoFollow), because another run sharing a
-// write grant may still be changing it; run's grant planning and work
-// folder watch use the same walk.
+// Both walks go by descriptors, never through a symlink (run/internal/
+// walk), because another run sharing a write grant may still be
+// changing it. GitDirAt and GitDirPath are the sweep's test of a git
+// folder's shape, which run's grant planning shares.
 //
 // It runs in the supervisor, after every process of the run is gone
 // (Take and Settle before the run starts). The descriptor walk is Linux

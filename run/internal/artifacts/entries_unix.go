@@ -4,19 +4,26 @@ package artifacts
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 
 	"golang.org/x/sys/unix"
 )
 
 // walkEntries calls visit for root and every entry under it (see
-// WalkNoFollow, which never leaves root), until visit returns false.
+// walk.NoFollow, which never leaves root), until visit returns false.
 func walkEntries(root string, visit func(p string, st fileState, folder bool) bool) error {
-	return WalkNoFollow(root, func(p string, st *unix.Stat_t) bool {
+	return walk.NoFollow(root, func(p string, st *unix.Stat_t) bool {
 		mode := modeOf(uint32(st.Mode))
 		return visit(p, fileState{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino), mode: mode}, mode.IsDir())
 	})
 }
+
+// openNoFollow is walk.OpenNoFollow: no symlink is followed anywhere
+// on p, and a FIFO planted in the file's place does not block.
+func openNoFollow(p string) (*os.File, error) { return walk.OpenNoFollow(p) }
 
 // modeOf converts a st_mode to an fs.FileMode, as os.Lstat does.
 func modeOf(m uint32) fs.FileMode {

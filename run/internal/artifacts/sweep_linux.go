@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +40,7 @@ import (
 //     the folder's name: git no longer takes it for a repository.
 //
 // It runs when every process of the run is gone, and goes by
-// descriptors (WalkNoFollowAt): each entry is checked again by inode and
+// descriptors (walk.NoFollowAt): each entry is checked again by inode and
 // acted on relative to its folder's descriptor, never through a symlink,
 // as another run sharing the grant may still be changing it.
 func Sweep(roots, autorunRoots []string, existing map[string]uint64, before *Snapshot, since time.Time, maxEntries int) (out []Neutralised, truncated bool) {
@@ -51,26 +52,26 @@ func Sweep(roots, autorunRoots []string, existing map[string]uint64, before *Sna
 			continue // gone: nothing to neutralise
 		}
 		quarantine := contains(autorunRoots, root)
-		err = WalkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) Step {
+		err = walk.NoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walk.Step {
 			if n++; n > maxEntries {
 				truncated = true
 				if !quarantine {
-					return WalkStop
+					return walk.Stop
 				}
 			}
 			if nt, ok := restrictOthersWrite(parent, name, p, st, before, since); ok {
 				out, truncated = appendNeutralised(out, truncated, nt)
 			}
 			if p == root {
-				return WalkOn
+				return walk.On
 			}
 			t := st.Mode & unix.S_IFMT
 			rel := p[len(root)+1:]
 			if ino, ok := existing[p]; ok && ino == uint64(st.Ino) {
-				return WalkSkip // the caller's own, read-only during the run
+				return walk.Skip // the caller's own, read-only during the run
 			}
 			if old, ok := before.files[p]; (ok && old.ino == uint64(st.Ino)) || time.Unix(st.Ctim.Unix()).Before(since) {
-				return WalkOn // not the run's; a folder may hold newer entries
+				return walk.On // not the run's; a folder may hold newer entries
 			}
 			var nt Neutralised
 			switch {
@@ -86,7 +87,7 @@ func Sweep(roots, autorunRoots []string, existing map[string]uint64, before *Sna
 					if quarantine && isGitMarker(name) {
 						out, truncated = unGitDir(parent, p, out, truncated)
 					}
-					return WalkOn
+					return walk.On
 				}
 				nt = Neutralised{Path: p, Kind: "symlink", Target: target, Action: Removed}
 			case quarantine && autorun.Matches(rel):
@@ -95,7 +96,7 @@ func Sweep(roots, autorunRoots []string, existing map[string]uint64, before *Sna
 				if quarantine && isGitMarker(name) {
 					out, truncated = unGitDir(parent, p, out, truncated)
 				}
-				return WalkOn
+				return walk.On
 			}
 			if nt.Kind == "autorun" {
 				aside, err := renameAside(parent, name, st)
@@ -110,7 +111,7 @@ func Sweep(roots, autorunRoots []string, existing map[string]uint64, before *Sna
 				nt.Action = Failed
 			}
 			out, truncated = appendNeutralised(out, truncated, nt)
-			return WalkSkip
+			return walk.Skip
 		})
 		unix.Close(rootFd)
 		truncated = truncated || err != nil
@@ -159,9 +160,9 @@ func specialKind(t uint32) string {
 }
 
 // openDirNoFollow opens the folder at the absolute path p (O_PATH), with
-// no symlink followed on the way (OpenParentNoFollow).
+// no symlink followed on the way (walk.OpenParent).
 func openDirNoFollow(p string) (int, error) {
-	parent, name, err := OpenParentNoFollow(p)
+	parent, name, err := walk.OpenParent(p)
 	if err != nil {
 		return -1, err
 	}

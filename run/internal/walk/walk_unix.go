@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package artifacts
+package walk
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errStopWalk ends WalkNoFollow when its visit function says so.
-var errStopWalk = errors.New("walk stopped")
+// errStop ends NoFollow when its visit function says so.
+var errStop = errors.New("walk stopped")
 
-// errTooDeep ends WalkNoFollow at a folder more than maxWalkDepth levels
+// errTooDeep ends NoFollow at a folder more than MaxDepth levels
 // below its root.
 var errTooDeep = errors.New("folder too deep")
 
-// maxWalkDepth is how many levels below its root WalkNoFollow goes. It
+// MaxDepth is how many levels below its root NoFollow goes. It
 // holds one descriptor per level open, so it bounds them: a script can
 // nest folders about 2048 deep within PATH_MAX, and several watched runs
 // (the supervisor walks each run's work folder every few watch ticks)
@@ -26,9 +26,9 @@ var errTooDeep = errors.New("folder too deep")
 // fail other runs. A deeper tree ends the walk with an error, which the
 // callers treat as they treat an unreadable folder: the artifact listing
 // is marked truncated, the work folder watch stops the run.
-const maxWalkDepth = 256
+const MaxDepth = 256
 
-// WalkNoFollow calls visit with the path and lstat(2) data of root and of
+// NoFollow calls visit with the path and lstat(2) data of root and of
 // every entry under it, until visit returns false. The supervisor walks
 // folders the sandbox writes (the work folder, write grants) while a
 // script may still change them (its own run, or another run sharing a
@@ -42,41 +42,41 @@ const maxWalkDepth = 256
 // type as we look (ENOENT, ENOTDIR, ELOOP) is skipped; any other error
 // ends the walk and is returned, as is a folder whose path is PATH_MAX
 // long or more (as when the walks went by paths), or one more than
-// maxWalkDepth levels below root.
+// MaxDepth levels below root.
 //
 // root must be absolute with its symlinks resolved (the artifact roots
 // and the work folder are, once, before the run; on macOS that takes
 // /var to /private/var): the folders above it are opened from "/" one
-// name at a time, without following a symlink either (OpenParentNoFollow),
+// name at a time, without following a symlink either (OpenParent),
 // since a script allowed to write above root (two runs sharing a write
 // grant) could otherwise swap one of them for a symlink and have root's
 // path lead elsewhere. Such a swap, seen as a symlink or a non-folder
 // above root, is an error; a folder above root that vanished is skipped,
 // as root itself is.
-func WalkNoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
-	return WalkNoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) Step {
+func NoFollow(root string, visit func(p string, st *unix.Stat_t) bool) error {
+	return NoFollowAt(root, func(_ int, _, p string, st *unix.Stat_t) Step {
 		if !visit(p, st) {
-			return WalkStop
+			return Stop
 		}
-		return WalkOn
+		return On
 	})
 }
 
-// Step is what a WalkNoFollowAt visit function asks for next.
+// Step is what a NoFollowAt visit function asks for next.
 type Step int
 
-// Steps of WalkNoFollowAt.
+// Steps of NoFollowAt.
 const (
-	WalkOn   Step = iota // go on, into the entry when it is a folder
-	WalkSkip             // go on, but not into this folder
-	WalkStop             // end the walk
+	On   Step = iota // go on, into the entry when it is a folder
+	Skip             // go on, but not into this folder
+	Stop             // end the walk
 )
 
-// WalkNoFollowAt is WalkNoFollow, with visit also given the descriptor of
+// NoFollowAt is NoFollow, with visit also given the descriptor of
 // the folder holding the entry and the entry's name in it (so that it can
 // act on the entry without going by its path), and able to skip a folder.
 // The descriptor is valid only during the call.
-func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix.Stat_t) Step) error {
+func NoFollowAt(root string, visit func(parent int, name, p string, st *unix.Stat_t) Step) error {
 	var walk func(parent int, name, p string, depth int) error
 	walk = func(parent int, name, p string, depth int) error {
 		var st unix.Stat_t
@@ -84,9 +84,9 @@ func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 			return walkErr(p, err)
 		}
 		switch visit(parent, name, p, &st) {
-		case WalkStop:
-			return errStopWalk
-		case WalkSkip:
+		case Stop:
+			return errStop
+		case Skip:
 			return nil
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -95,7 +95,7 @@ func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 		if len(p) >= unix.PathMax {
 			return &os.PathError{Op: "walk", Path: p, Err: unix.ENAMETOOLONG}
 		}
-		if depth > maxWalkDepth {
+		if depth > MaxDepth {
 			return &os.PathError{Op: "walk", Path: p, Err: errTooDeep}
 		}
 		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -121,7 +121,7 @@ func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 		}
 	}
 	root = strings.TrimSuffix(root, "/")
-	parent, name, err := OpenParentNoFollow(root)
+	parent, name, err := OpenParent(root)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil
@@ -130,7 +130,7 @@ func WalkNoFollowAt(root string, visit func(parent int, name, p string, st *unix
 	}
 	err = walk(parent, name, root, 0)
 	unix.Close(parent)
-	if err == errStopWalk {
+	if err == errStop {
 		return nil
 	}
 	return err
@@ -145,13 +145,13 @@ func walkErr(p string, err error) error {
 	return &os.PathError{Op: "walk", Path: p, Err: err}
 }
 
-// openNoFollow opens the file at the absolute path p for reading, going
+// OpenNoFollow opens the file at the absolute path p for reading, going
 // from "/" one name at a time without following a symlink anywhere on the
-// path and without blocking on a FIFO (OpenParentNoFollow). The artifact
+// path and without blocking on a FIFO (OpenParent). The artifact
 // roots are free of symlinks (resolved before the run), so only a name
 // the sandbox swapped for a symlink fails here.
-func openNoFollow(p string) (*os.File, error) {
-	parent, name, err := OpenParentNoFollow(p)
+func OpenNoFollow(p string) (*os.File, error) {
+	parent, name, err := OpenParent(p)
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +163,13 @@ func openNoFollow(p string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-// OpenParentNoFollow opens the folder holding the absolute path p and
+// OpenParent opens the folder holding the absolute path p and
 // returns its descriptor and p's last name. It goes from "/" one name at
 // a time, each opened relative to the one before with O_NOFOLLOW and
 // O_DIRECTORY, so a symlink or a non-folder anywhere above p fails
 // (ELOOP, ENOTDIR) instead of being followed; one descriptor is held at
 // a time.
-func OpenParentNoFollow(p string) (int, string, error) {
+func OpenParent(p string) (int, string, error) {
 	if !strings.HasPrefix(p, "/") {
 		return -1, "", &os.PathError{Op: "open", Path: p, Err: unix.EINVAL}
 	}
