@@ -193,7 +193,7 @@ func holdMember(n int, sid, self string) (member, bool) {
 	name := strconv.Itoa(n)
 	look := func() (ours, ok bool) {
 		// state, ppid, pgrp, session
-		f := statFields(name)
+		f := proc.StatFields(name)
 		if len(f) < 4 || f[3] != sid {
 			return false, false
 		}

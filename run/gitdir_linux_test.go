@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 )
 
 // gitShapeScript makes, in the write grant argv[1], repositories under
@@ -126,8 +128,8 @@ func TestGitDirIn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := gitDirPath(d); got != c.want {
-			t.Errorf("%v: gitDirPath = %v, want %v", c.entries, got, c.want)
+		if got := artifacts.GitDirPath(d); got != c.want {
+			t.Errorf("%v: artifacts.GitDirPath = %v, want %v", c.entries, got, c.want)
 		}
 		if got := inAutorun(filepath.Join(d, "sub")); got != c.want {
 			t.Errorf("%v: inAutorun(sub) = %v, want %v", c.entries, got, c.want)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -339,7 +340,7 @@ type unreachableError struct {
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identityName(e.uid))
+	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identity.Name(e.uid))
 }
 
 func (e *unreachableError) Unwrap() error { return ErrBadConfig }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -19,7 +20,7 @@ const maxAutorunPaths = 256
 // read-only parts of the grant (gp.readOnly), which the init stage
 // mounts read-only on themselves: the kernel keeps them, and a mount
 // point can be neither renamed nor removed (EBUSY). Those the script
-// creates are quarantined when the run is over (sweepGrants). The
+// creates are quarantined when the run is over (artifacts.Sweep). The
 // existing ones are listed in Grants.Autorun, the exempted grants in
 // Grants.AutorunWritable.
 func (s *Sandbox) planAutorun(gp *grantPlan) error {
@@ -78,10 +79,10 @@ type autorunFound struct {
 
 // inAutorun reports whether the absolute path p is, or lies in, an entry
 // autorun.Matches matches (a grant of a project's .git or .vscode) or a folder
-// with a git folder's shape (gitDirPath: a bare repository).
+// with a git folder's shape (artifacts.GitDirPath: a bare repository).
 func inAutorun(p string) bool {
 	for {
-		if autorun.Matches(filepath.Base(p)) || gitDirPath(p) {
+		if autorun.Matches(filepath.Base(p)) || artifacts.GitDirPath(p) {
 			return true
 		}
 		up := filepath.Dir(p)

@@ -7,43 +7,45 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // errTooMany ends findAutorun past its bound.
 var errTooMany = errors.New("too many")
 
 // findAutorun walks the write grant root (by descriptors, following no
-// symlink: walkNoFollowAt) for entries autorun.Matches matches and folders with
-// a git folder's shape (gitDirAt), not going into a matching folder, and
-// returns them; more than max of them, or more
-// than maxSnapshotEntries entries walked, is an error, as is a folder
+// symlink: walk.NoFollowAt) for entries autorun.Matches matches and
+// folders with a git folder's shape (artifacts.GitDirAt), not going into
+// a matching folder, and returns them; more than max of them, or more
+// than artifacts.MaxEntries entries walked, is an error, as is a folder
 // it cannot read: a file left unseen would stay writable.
 func findAutorun(root string, max int) ([]autorunFound, error) {
 	var out []autorunFound
 	n := 0
 	var stop error
-	err := walkNoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walkStep {
-		if n++; n > maxSnapshotEntries {
-			stop = fmt.Errorf("more than %d entries", maxSnapshotEntries)
-			return walkStop
+	err := walk.NoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walk.Step {
+		if n++; n > artifacts.MaxEntries {
+			stop = fmt.Errorf("more than %d entries", artifacts.MaxEntries)
+			return walk.Stop
 		}
 		if p == root {
-			return walkOn
+			return walk.On
 		}
-		if !autorun.Matches(p[len(root)+1:]) && (st.Mode&unix.S_IFMT != unix.S_IFDIR || !gitDirAt(parent, name)) {
-			return walkOn
+		if !autorun.Matches(p[len(root)+1:]) && (st.Mode&unix.S_IFMT != unix.S_IFDIR || !artifacts.GitDirAt(parent, name)) {
+			return walk.On
 		}
 		if len(out) == max {
 			stop = fmt.Errorf("%w: more than %d", errTooMany, max)
-			return walkStop
+			return walk.Stop
 		}
 		t := st.Mode & unix.S_IFMT
 		out = append(out, autorunFound{
 			GrantMount: stageconfig.GrantMount{Path: p, Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
 			mount:      t == unix.S_IFREG || t == unix.S_IFDIR,
 		})
-		return walkSkip
+		return walk.Skip
 	})
 	if stop != nil {
 		return nil, stop

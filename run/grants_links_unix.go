@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 )
 
 // resolveUnplanted resolves the absolute path p as the kernel does, one
 // name at a time, and returns the real path with the lstat(2) data of
 // what it names, or, in link, the first symlink met on the way that
 // belongs to uid, the sandbox identity of a root caller, or to a run's
-// own id (see sandboxOwner). Such a symlink
+// own id (see identity.SandboxOwner). Such a symlink
 // was made by a sandboxed script (or by nobody's processes): one that a
 // run with a write grant left in its folder (out/charts ->
 // /root/.config/autostart) turned a later grant the caller named below it
@@ -55,7 +57,7 @@ func resolveUnplanted(p string, uid int) (real string, info fs.FileInfo, link st
 			cur = next
 			continue
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && sandboxOwner(st.Uid, uid) {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && identity.SandboxOwner(st.Uid, uid) {
 			return "", nil, next
 		}
 		target, err := os.Readlink(next)

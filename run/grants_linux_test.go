@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
 
 // grantAttack is an attack on the grants. Each must work with both file
@@ -289,7 +292,7 @@ print("copied")
 	os.Chown(otherOut, 12345, 12345)
 	o = runIn(t, Sandbox{WritePaths: []string{otherOut}}, dir, "rw.py", in, otherOut)
 	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), otherOut+" is not writable by uid ") || !strings.Contains(o.err.Error(), sandboxIDWords()) ||
-		strings.Contains(o.err.Error(), "chown ") == ownRunIDs() {
+		strings.Contains(o.err.Error(), "chown ") == identity.OwnRunIDs() {
 		t.Errorf("another user's write folder: err %v", o.err)
 	}
 	sb.Disable = []Layer{LayerMountNS}
@@ -385,7 +388,7 @@ func TestGrantPlantedSymlinkRace(t *testing.T) {
 	if err := os.Lchown(link, nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
 	}
-	stop := exchangeLoop([2]string{dir, link})
+	stop := swaptest.ExchangeLoop([2]string{dir, link})
 	defer stop()
 	realPrivate, _ := filepath.EvalSymlinks(private)
 	for range 300 {

@@ -198,7 +198,7 @@ print("made")
 				left := found(t, func(_ string, st *unix.Stat_t) bool {
 					return st.Mode&unix.S_IFMT == unix.S_IFCHR || st.Mode&unix.S_IFMT == unix.S_IFBLK
 				})
-				// Made, it is removed when the run ends (sweepGrants),
+				// Made, it is removed when the run ends (artifacts.Sweep),
 				// and named in the record.
 				return []string{out}, func(o outcome) bool {
 					return left(o) || slices.ContainsFunc(o.res.Artifacts.Neutralised, func(n Neutralised) bool { return n.Kind == "device" })

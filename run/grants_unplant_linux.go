@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // unplantSymlinks gives to the sandbox identity (uid:gid) each symlink
@@ -19,7 +21,7 @@ import (
 // (made, or moved, by the script), less a second for the coarse clock of
 // file times: one of root's a moment before is given away too, which only
 // refuses grants through it. It runs when every process of the run is
-// gone, and goes by descriptors (unplantIn, openParentNoFollow), as
+// gone, and goes by descriptors (unplantIn, walk.OpenParent), as
 // another run sharing the grant may still be changing it.
 func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	if os.Geteuid() != 0 || uid == 0 {
@@ -28,7 +30,7 @@ func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	since = since.Add(-time.Second)
 	n := 0
 	for _, root := range roots {
-		parent, name, err := openParentNoFollow(strings.TrimSuffix(root, "/"))
+		parent, name, err := walk.OpenParent(strings.TrimSuffix(root, "/"))
 		if err != nil {
 			continue
 		}

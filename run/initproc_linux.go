@@ -14,9 +14,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 
 	"golang.org/x/sys/unix"
 )
@@ -178,7 +180,7 @@ func nsAttr(flags uintptr, files []int, uid, gid int) *initproc.Attr {
 		Files:          files,
 		UIDMap:         fmt.Sprintf("0 %d 1\n", uid),
 		GIDMap:         fmt.Sprintf("0 %d 1\n", gid),
-		SetgroupsAllow: dropsToNobody(uid),
+		SetgroupsAllow: identity.DropsToNobody(uid),
 		ReportFD:       stageconfig.ReportFD,
 	}
 }
@@ -237,7 +239,7 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 	p := l.plan
 	return initplan.Input{
 		Config:         cfg,
-		RootCaller:     dropsToNobody(p.hostUID),
+		RootCaller:     identity.DropsToNobody(p.hostUID),
 		HostUID:        p.hostUID,
 		HostGID:        p.hostGID,
 		GrantFolders:   grantFolders(p),
@@ -421,7 +423,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	// process can.
 	pre, err := initplan.CompilePrefix(initplan.PoolShape{
 		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
-		RootCaller: dropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
+		RootCaller: identity.DropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
 	})
 	if err != nil {
 		return nil, initProgram{}, "", fmt.Errorf("the pooled init process's prefix: %w", err)
@@ -437,7 +439,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	proc := newInitProcess(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
-		pidNS = readPIDNSLink(pid)
+		pidNS = watch.PIDNSLink(pid)
 	}
 	_, err = config.Write(pre.Bytes())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 )
 
 // reapGrace bounds how long a timed-out or canceled run waits for the
@@ -82,10 +83,10 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		return err
 	}
 	st := l.init.st
-	// The watch (watch_linux.go) ends the run past a cap the kernel does
-	// not keep here.
-	watch := planWatch(p, st, l.cg)
-	if watch.maxMemory > 0 { // the watch holds the memory: no cgroup does
+	// The watch (run/internal/watch) ends the run past a cap the kernel
+	// does not keep here.
+	wp := planWatch(p, st, l.cg)
+	if wp.MaxMemory > 0 { // the watch holds the memory: no cgroup does
 		relaxAddressSpace(l, res)
 	}
 	// After planWatch, which may find the watch missing.
@@ -100,8 +101,8 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	// From here on the watchdog kills the whole sandbox on timeout or
 	// cancellation: while the layers are set up, or while the script runs.
 	wd.start(ctx, p.timeout, func() { l.stop(wd.done) })
-	if watch.active() {
-		go runWatch(watch, st.proc.Pid(), st.pidns, wd.done, wd.exceeded)
+	if wp.Active() {
+		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.done, wd.exceeded)
 	}
 	runErr := handshake(l, startErr, res)
 	l.running.Store(runErr == nil && st.pidns && res.Started)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
 
 // maskRaceScript reads the key of both names, a few times over, while the
@@ -60,7 +62,7 @@ func TestMaskSwapAttack(t *testing.T) {
 		t.Fatalf("run without the race: err %v stdout %q stderr %q", o.err, o.stdout, o.stderr)
 	}
 
-	stop := exchangeLoop([2]string{secret, swap})
+	stop := swaptest.ExchangeLoop([2]string{secret, swap})
 	const runs = 150
 	ran, refused := 0, 0
 	for i := 0; i < runs; i++ {

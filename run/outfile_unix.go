@@ -10,6 +10,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // resolveOutput returns the real path of the file abs names, which need
@@ -35,7 +38,7 @@ func resolveOutput(abs string, uid int) (real, link string) {
 		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
 			return next, ""
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && sandboxOwner(st.Uid, uid) {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && identity.SandboxOwner(st.Uid, uid) {
 			return "", next
 		}
 		target, err := os.Readlink(next)
@@ -51,12 +54,12 @@ func resolveOutput(abs string, uid int) (real, link string) {
 }
 
 // openAtEach opens the absolute path real one name at a time from the
-// root, each with O_NOFOLLOW (openParentNoFollow), so that no symlink on
+// root, each with O_NOFOLLOW (walk.OpenParent), so that no symlink on
 // the way is followed: a symlink as the last name fails with ELOOP, one
 // above it with ELOOP or ENOTDIR (Linux checks O_DIRECTORY first). name
 // is the *os.File's name.
 func openAtEach(real, name string, flag int, perm fs.FileMode) (*os.File, error) {
-	parent, last, err := openParentNoFollow(real)
+	parent, last, err := walk.OpenParent(real)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Unwrap(err)}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -18,7 +19,7 @@ import (
 // takes it; nil when the run has none.
 type hostIdentity struct {
 	uid, gid int
-	own      *runID
+	own      *identity.RunID
 	stage    *pooledInit
 }
 
@@ -61,7 +62,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			s.Pool.unreserve(unused, id.own)
 			return
 		}
-		id.own.release()
+		id.own.Release()
 	}
 	if err != nil && inner == nil {
 		cleanup()

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -34,16 +36,9 @@ const (
 	reserveMB = 16 << 10
 )
 
-// nobodyUID is the host identity of the sandbox when the caller is root.
-// Mapping the namespace's uid 0 to host root would keep host privileges
-// that no namespace removes: root's user_struct is exempt from
-// RLIMIT_NPROC (a fork bomb would not be contained), and permission checks
-// on host files compare host uids, so files owned by root with owner-only
-// access (/etc/shadow's owner bits, 0600 keys under /root) would be
-// readable wherever Landlock is missing. So for a root caller the
-// namespace's uid 0 is host nobody, and the skill folder must be readable
-// by nobody (checkReachable says so clearly when it is not).
-const nobodyUID = 65534
+// nobodyUID is identity.Nobody, the host identity of the sandbox when
+// the caller is root; run's shorthand, as its grants and tests use it.
+const nobodyUID = identity.Nobody
 
 // plan is what prepare decided for a run, before starting anything: the
 // paths, grants, limits, environment and layers wanted. It is not
@@ -81,7 +76,7 @@ type plan struct {
 	// Result.Artifacts.
 	artifactRoots []string
 	// sweepAutorun and autorun are the grant plan's (see planAutorun),
-	// for sweepGrants.
+	// for artifacts.Sweep.
 	sweepAutorun []string
 	autorun      map[string]uint64
 	// proxy is the host allowlist; nil without one.
@@ -167,8 +162,8 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	if len(p.artifactRoots) == 0 {
 		return launch(ctx, l, res)
 	}
-	before := takeSnapshot(p.artifactRoots)
-	before.settle()
+	before := artifacts.Take(p.artifactRoots)
+	before.Settle()
 	start := time.Now()
 	err := launch(ctx, l, res)
 	if res.Started {
@@ -178,12 +173,10 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		if res.WorkDir != "" {
 			roots = append(slices.Clip(roots), res.WorkDir)
 		}
-		neutralised, truncated := sweepGrants(roots, p.sweepAutorun, p.autorun, before, start, maxSnapshotEntries)
+		neutralised, truncated := artifacts.Sweep(roots, p.sweepAutorun, p.autorun, before, start, artifacts.MaxEntries)
 		uid, gid := sandboxIdentity()
 		unplantSymlinks(res.Grants.Write, start, uid, gid)
-		res.Artifacts = diffSnapshots(before, takeSnapshot(p.artifactRoots))
-		res.Artifacts.Neutralised = neutralised
-		res.Artifacts.Truncated = res.Artifacts.Truncated || truncated
+		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.artifactRoots)), neutralised, truncated)
 	}
 	return err
 }

@@ -24,7 +24,7 @@ type started struct {
 	// which the watch compares processes against. It is read before the
 	// process runs its program: then the program makes it not dumpable
 	// (initplan's notDumpable), and an unprivileged supervisor can no
-	// longer read it. Empty until read (see readPIDNSLink).
+	// longer read it. Empty until read (see watch.PIDNSLink).
 	pidNSLink string
 }
 

@@ -10,10 +10,10 @@ import (
 )
 
 // TestScriptSymlinkPastWalkLimit: a root caller's script plants a symlink
-// deeper than walkNoFollow descends (maxWalkDepth), and a second one next
-// to a tree that makes the walk stop early. Each must be given to uid
-// 65534 after the run like any other (see unplantSymlinks); one left to
-// root would be followed by a later grant that names a path through it
+// deeper than walk.NoFollow descends (walk.MaxDepth), and a second one
+// next to a tree that makes the walk stop early. Each must be given to
+// uid 65534 after the run like any other (see unplantSymlinks); one left
+// to root would be followed by a later grant that names a path through it
 // (`--write out/charts`, charts -> /etc/cron.d), as root's own.
 func TestScriptSymlinkPastWalkLimit(t *testing.T) {
 	if os.Geteuid() != 0 {

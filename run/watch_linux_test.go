@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -178,63 +176,9 @@ func TestWatchSwappedFolder(t *testing.T) {
 	}
 }
 
-// TestTreeUsage checks the walk's arithmetic: hard links count once, and
-// a folder it cannot read counts as over the cap.
-func TestTreeUsage(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1<<20), 0o644)
-	os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b"))
-	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
-	os.WriteFile(filepath.Join(dir, "sub", "c"), make([]byte, 1<<20), 0o644)
-	cases := []struct {
-		name              string
-		maxBytes, maxInos int64
-		wantOver          bool
-	}{
-		{"within", 8 << 20, 100, false},
-		{"bytes", 1 << 20, 100, true},
-		{"inodes", 8 << 20, 3, true},
-	}
-	for _, c := range cases {
-		bytes, inodes, over := treeUsage(dir, c.maxBytes, c.maxInos)
-		if over != c.wantOver {
-			t.Errorf("%s: over %v, want %v (bytes %d inodes %d)", c.name, over, c.wantOver, bytes, inodes)
-		}
-		if !c.wantOver && (inodes != 5 || bytes < 2<<20 || bytes > 3<<20) {
-			t.Errorf("%s: bytes %d inodes %d, want 2-3 MiB (the hard link once) and 5 entries", c.name, bytes, inodes)
-		}
-	}
-	if os.Geteuid() != 0 {
-		os.Chmod(filepath.Join(dir, "sub"), 0)
-		defer os.Chmod(filepath.Join(dir, "sub"), 0o755)
-		if _, _, over := treeUsage(dir, 8<<20, 100); !over {
-			t.Errorf("an unreadable folder did not count as over the cap")
-		}
-	}
-}
-
-// FuzzParseStatFields checks that a process's chosen name cannot change
-// the fields read after it: the session id, which tells the run's
-// processes apart without a PID namespace.
-func FuzzParseStatFields(f *testing.F) {
-	for _, name := range []string{"python3", "a) S 1 1 1", ")", "((", "x\n) R 9 9 9", ""} {
-		f.Add(name)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		if len(name) > 15 {
-			name = name[:15] // TASK_COMM_LEN - 1
-		}
-		line := []byte("4242 (" + name + ") S 17 4242 777 0 -1 4194560 100 0 0 0\n")
-		f := parseStatFields(line)
-		if len(f) < 4 || f[0] != "S" || f[1] != "17" || f[3] != "777" {
-			t.Fatalf("name %q: fields %q", name, f)
-		}
-	})
-}
-
 // TestWatchNeedsPIDNamespace checks that a watch which cannot tell the
-// run's processes, because the init stage's PID namespace could not be
-// read (it is read before the stage runs its program, which makes it not
+// run's processes, because the init process's PID namespace could not be
+// read (it is read before the init process runs its program, which makes it not
 // dumpable), is a missing layer rather than a watch that counts nothing.
 func TestWatchNeedsPIDNamespace(t *testing.T) {
 	gone := exec.Command("true")
@@ -253,73 +197,11 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 		p.cfg.WorkDirMB = 16
 		st := &started{proc: newInitProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
-		if w.active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
-			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.active(), st.supervised, st.missing, c.active)
+		if w.Active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
+			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.Active(), st.supervised, st.missing, c.active)
 		}
-		if c.active && w.pidNSLink == "" {
+		if c.active && w.PIDNSLink == "" {
 			t.Errorf("%s: no PID namespace link in the plan", c.name)
 		}
 	}
-}
-
-// TestStatmHasMemory checks which statm lines mark a process without an
-// address space (one in its exit, which the watch must not take for a
-// process hiding its descriptors), and that a doubt counts as memory.
-func TestStatmHasMemory(t *testing.T) {
-	cases := []struct {
-		statm string
-		want  bool
-	}{
-		{"0 0 0 0 0 0 0\n", false},
-		{"6425 3120 1510 1 0 2330 0\n", true},
-		{"", true},
-		{"x 0 0\n", true},
-		{"-1 0\n", true},
-	}
-	for _, c := range cases {
-		if got := statmHasMemory([]byte(c.statm)); got != c.want {
-			t.Errorf("statmHasMemory(%q) = %v, want %v", c.statm, got, c.want)
-		}
-	}
-}
-
-// TestHoldsFiles checks holdsFiles on real processes: a live one may hold
-// descriptors, a zombie (no memory, descriptors closed) may not.
-func TestHoldsFiles(t *testing.T) {
-	live := exec.Command("sleep", "30")
-	if err := live.Start(); err != nil {
-		t.Skipf("cannot start sleep: %v", err)
-	}
-	defer live.Wait()
-	defer live.Process.Kill()
-	if !holdsFiles(live.Process.Pid) {
-		t.Errorf("a live process does not count as holding files")
-	}
-	zombie := exec.Command("true")
-	if err := zombie.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer zombie.Wait()
-	// WNOWAIT waits for its exit and leaves it a zombie until Wait.
-	var info unix.Siginfo
-	if err := unix.Waitid(unix.P_PID, zombie.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
-		t.Fatal(err)
-	}
-	if holdsFiles(zombie.Process.Pid) {
-		t.Errorf("a zombie counts as holding files")
-	}
-}
-
-// FuzzStatmHasMemory checks that no statm line makes the reader panic,
-// and that only a leading 0 means no memory.
-func FuzzStatmHasMemory(f *testing.F) {
-	for _, s := range []string{"0 0 0 0 0 0 0\n", "12 3 4 1 0 5 0\n", "", " ", "0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fields := strings.Fields(s)
-		if !statmHasMemory([]byte(s)) && (len(fields) == 0 || strings.TrimLeft(fields[0], "0") != "") {
-			t.Fatalf("%q reads as no memory", s)
-		}
-	})
 }

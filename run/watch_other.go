@@ -2,12 +2,12 @@
 
 package run
 
-import "github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
+)
 
 // planWatch: the watch reads /proc, which macOS does not have, and the
 // layer is not among the macOS ones (layers_darwin.go). A kept work folder
 // is bounded per file only there.
-func planWatch(*plan, *started, *cgroup.Cgroup) watchPlan { return watchPlan{} }
-
-// runWatch has nothing to do here.
-func runWatch(watchPlan, int, bool, <-chan struct{}, func(string)) {}
+func planWatch(*plan, *started, *cgroup.Cgroup) watch.Plan { return watch.Plan{} }

@@ -64,19 +64,3 @@ func TestWriteGrantCap(t *testing.T) {
 		})
 	}
 }
-
-// BenchmarkGrantsUsage walks a write grant of 10,000 files in 100
-// folders, as the watch does every watchProcEvery ticks.
-func BenchmarkGrantsUsage(b *testing.B) {
-	root := b.TempDir()
-	for i := range 100 {
-		d := filepath.Join(root, strconv.Itoa(i))
-		os.Mkdir(d, 0o755)
-		for j := range 100 {
-			os.WriteFile(filepath.Join(d, strconv.Itoa(j)), []byte("x"), 0o644)
-		}
-	}
-	for b.Loop() {
-		grantsUsage([]string{root}, 1<<40)
-	}
-}

@@ -52,7 +52,7 @@ import "golang.org/x/sys/unix"
 // work folder or /tmp) and shmget (EPERM; also inside the run's own IPC
 // namespace, whose shmall is unlimited). Their pages are in no process's
 // address space or resident size, so neither RLIMIT_AS nor the
-// supervisor's watch (watch_linux.go) would count them: 1 GiB in memfds
+// supervisor's watch (run/internal/watch) would count them: 1 GiB in memfds
 // would pass a 512 MiB limit. POSIX shared memory (shm_open) is a file in
 // the private /dev/shm, a 64 MiB tmpfs.
 //

@@ -42,8 +42,9 @@ type Config struct {
 	ProxyPort int
 	ProxyFD   int
 
-	// Seatbelt is the macOS profile (see seatbelt.go) the init process
-	// executes the script under, through sandbox-exec; empty elsewhere.
+	// Seatbelt is the macOS profile (see run/internal/seatbelt) the init
+	// process executes the script under, through sandbox-exec; empty
+	// elsewhere.
 	Seatbelt string `json:",omitempty"`
 
 	// WaitForGo makes the init process wait for GoByte after its layer
