@@ -11,7 +11,7 @@ import (
 )
 
 // pooledChildren lists this process's children that are pre-started init
-// stages, waiting for a run.
+// processes, waiting for a run.
 func pooledChildren() []int {
 	ents, _ := os.ReadDir("/proc")
 	self := strconv.Itoa(os.Getpid())
@@ -33,8 +33,8 @@ func pooledChildren() []int {
 	return pids
 }
 
-// TestPrestart serves runs from pre-started init stages and checks that
-// EOF on stdin leaves none of them behind: Serve kills the stages still
+// TestPrestart serves runs from pre-started init processes and checks that
+// EOF on stdin leaves none of them behind: Serve kills the init processes still
 // waiting before it returns (the process lives on, so this is not the
 // kernel's parent-death signal at work).
 func TestPrestart(t *testing.T) {

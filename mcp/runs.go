@@ -72,7 +72,7 @@ func within(path, dir string) bool {
 type runCall struct {
 	tool string
 	meta audit.Meta
-	pool *run.Pool // pre-started init stages; nil without
+	pool *run.Pool // pre-started init processes; nil without
 }
 
 func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
@@ -224,7 +224,7 @@ func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *
 	return &sb, nil
 }
 
-// newPool starts the pre-started init stages of a connection, shaped like
+// newPool starts the pre-started init processes of a connection, shaped like
 // a run of the first skills folder (its namespaces follow the network
 // policy); runs of another shape start their own.
 func (s *Server) newPool() (*run.Pool, error) {

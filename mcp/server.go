@@ -37,7 +37,7 @@ type callInfo struct {
 	stateless bool     // a 2026-07-28 request (protocol version in _meta)
 	rev       revision // the revision the answer is shaped for
 	client    clientInfo
-	pool      *run.Pool // the connection's pre-started init stages; nil without
+	pool      *run.Pool // the connection's pre-started init processes; nil without
 }
 
 // Serve reads requests from r and writes responses to w until r reaches

@@ -19,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The sandbox re-executes this test binary as its init stage.
+	// The sandbox re-executes this test binary as its init process.
 	run.ExecInitIfRequested()
 	os.Exit(runWithCache(m))
 }

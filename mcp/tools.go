@@ -75,7 +75,7 @@ type Config struct {
 	// MaxRuns bounds the runs in progress; DefaultMaxRuns when zero.
 	MaxRuns int
 
-	// Prestart is how many init stages Serve keeps started ahead of the
+	// Prestart is how many init processes Serve keeps started ahead of the
 	// runs (run.Pool): already in their namespaces, waiting for a config.
 	// Zero starts none; Serve kills those still waiting when it returns.
 	Prestart int

@@ -106,7 +106,7 @@ func isolationError(blocking []Missing) error {
 	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
 }
 
-// incompleteError is the message of a run the init stage refused because
+// incompleteError is the message of a run the init process refused because
 // layers the kernel offers failed part-way through their construction
 // (stageconfig.Report.Incomplete): a grant not bound, a mask not mounted,
 // a read-only lock or pivot_root refused, a Landlock rule not added. It is

@@ -78,7 +78,7 @@ type grantPlan struct {
 	// (parents before children), so that a run refused before its script
 	// started can remove them again (removeMade).
 	made []string
-	// aliases are the grants typed through a symlink that the init stage
+	// aliases are the grants typed through a symlink that the init process
 	// re-creates at the path as typed (see planAliases).
 	aliases []stageconfig.GrantAlias
 	// toMake, in a dry run (CheckGrants), maps each folder a run would
@@ -246,10 +246,10 @@ func (gp *grantPlan) planMounts() error {
 	return nil
 }
 
-// maskMounts returns the masked entries as the init stage masks them
+// maskMounts returns the masked entries as the init process masks them
 // (maskDenied): each at its path with the folders above it resolved, since
-// the init stage follows no symlink and a mask belongs on what the path
-// leads to, and with the device and inode it has now, which the init stage
+// the init process follows no symlink and a mask belongs on what the path
+// leads to, and with the device and inode it has now, which the init process
 // checks again before mounting the mask. Entries gone since are left out.
 // Two entries that are the same folder or symlink seen through the same
 // mount mean the names were being swapped while they were looked at (a

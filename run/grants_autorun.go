@@ -17,7 +17,7 @@ const maxAutorunPaths = 256
 // planAutorun finds, in each write grant that AutorunWritable does not
 // name, the files the caller's tools run on their own (autorun.Matches) that
 // exist now, and adds each regular file and folder among them to the
-// read-only parts of the grant (gp.readOnly), which the init stage
+// read-only parts of the grant (gp.readOnly), which the init process
 // mounts read-only on themselves: the kernel keeps them, and a mount
 // point can be neither renamed nor removed (EBUSY). Those the script
 // creates are quarantined when the run is over (artifacts.Sweep). The

@@ -23,7 +23,7 @@ const mountGrants = true
 // (a root caller, see nobodyUID) reach the skill folder and the grants
 // without anyone changing their permissions. For each path, the
 // supervisor, which can reach it, makes a detached copy of its mount
-// (open_tree(2) with OPEN_TREE_CLONE); the init stage attaches each copy
+// (open_tree(2) with OPEN_TREE_CLONE); the init process attaches each copy
 // at its own path in the sandbox's mount namespace (move_mount(2)): the
 // folders above it, such as a 0700 `mktemp -d` folder or /root, are then
 // never traversed. Read-only copies (the skill folder, read grants) are
@@ -39,7 +39,7 @@ const mountGrants = true
 //
 // The skill folder is handed over only with skillToo (when the sandbox
 // identity cannot reach it otherwise). It returns the files to pass to
-// the init stage (their descriptors are recorded in cfg), or nil when the
+// the init process (their descriptors are recorded in cfg), or nil when the
 // caller is the sandbox identity or cannot clone mounts. When a read-only
 // copy cannot be id-mapped, the path itself must be accessible to the
 // sandbox identity; the error then names it.

@@ -14,7 +14,7 @@ import (
 // Where the typed path lies in a folder the sandbox shows from the host
 // (a grant, the skill folder, a system folder), the host's own symlink is
 // there and leads to the mounted grant. Elsewhere the sandbox's root is
-// its own tmpfs (or its private /tmp), and the init stage re-creates the
+// its own tmpfs (or its private /tmp), and the init process re-creates the
 // typed path there as a symlink to the resolved grant (a GrantAlias).
 // Without a mount namespace the script sees the host's folders, symlinks
 // included, and Landlock checks what they lead to.

@@ -30,7 +30,7 @@ for op in sys.argv[1:]:
 // symlinked folder and a chain of symlinks; with the links in the root
 // tmpfs (/var/tmp) and in the private /tmp, and with either file layer
 // alone (without the mount namespace the host's symlinks are seen), and
-// from a pooled stage, whose root is built ahead. The
+// from a pooled init process, whose root is built ahead. The
 // alias widens nothing, whichever layer is left: a sibling of a file grant
 // stays out of reach, and a --read grant stays read-only through it.
 func TestGrantTypedThroughSymlink(t *testing.T) {
@@ -40,7 +40,7 @@ func TestGrantTypedThroughSymlink(t *testing.T) {
 		fullIsolation(t)
 	}
 	dir := newSkill(t, map[string]string{"typed.py": typedScript})
-	var pool *Pool // a pooled stage builds its root ahead (prebuildRoot)
+	var pool *Pool // a pooled init process builds its root ahead (prebuildRoot)
 	if !fallback {
 		pool = newTestPool(t, 1, 0, Sandbox{})
 	}

@@ -24,7 +24,7 @@ func TestRunWithTmpdirInSandboxTree(t *testing.T) {
 	if got := hostTemp(); got != "/tmp" {
 		t.Errorf("hostTemp() with TMPDIR=/dev/shm = %s, want /tmp", got)
 	}
-	for _, keep := range []bool{false, true} { // a work folder made at once, and one made by the init stage
+	for _, keep := range []bool{false, true} { // a work folder made at once, and one made by the init process
 		sb := &Sandbox{SkillDir: dir, UseWorkDir: true, KeepWorkDir: keep}
 		res, err := sb.Run(context.Background(), "pwd.sh", nil)
 		if errors.Is(err, ErrUnsupported) {

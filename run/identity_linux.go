@@ -16,12 +16,12 @@ func sandboxIdentity() (int, int) { return identity.Sandbox() }
 // rootKept is identity.RootKept; macOS has its own in exec_darwin.go.
 func rootKept(uid int) string { return identity.RootKept(uid) }
 
-// hostIdentity returns the host uid and gid s's run gets: an id of its
-// own (see identity.OwnRunIDs), the one of a pooled stage it reserves
-// when s has a pool whose stages have theirs, else the sandbox identity.
-// A run with a write grant that is not id-mapped keeps the sandbox
-// identity, nobody (see unmappedWrite). It stays in run for the Sandbox
-// and its Pool.
+// hostIdentity returns the host uid and gid s's run gets: an id of its own
+// (see identity.OwnRunIDs), the one of a pooled init process it reserves
+// when s has a pool whose init processes have theirs, else the sandbox
+// identity. A run with a write grant that is not id-mapped keeps the
+// sandbox identity, nobody (see unmappedWrite). It stays in run for the
+// Sandbox and its Pool.
 func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 	uid, gid := sandboxIdentity()
 	if s.sharedNobody || uid != nobodyUID || !identity.OwnRunIDs() || s.unmappedWrite() {

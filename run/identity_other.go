@@ -11,5 +11,5 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 	return hostIdentity{uid: uid, gid: gid}, nil
 }
 
-// unreserve has nothing to put back here: pools hold no stages.
+// unreserve has nothing to put back here: pools hold no init processes.
 func (pl *Pool) unreserve(*pooledInit, *identity.RunID) {}

@@ -24,7 +24,7 @@ import (
 const faultChildEnv = "SKILL_SANDBOX_FAULT_CHILD"
 
 // fault is a system call the kernel fails with errno in a helper's process
-// tree (its own threads and the init stage it starts), as a container's
+// tree (its own threads and the init process it starts), as a container's
 // seccomp profile or an LSM would: all of them, or those whose argument
 // arg has the low 32 bits val (or, with anyBit, a bit of val set).
 type fault struct {
@@ -56,7 +56,7 @@ type faultCase struct {
 // atFDCWD is AT_FDCWD's low 32 bits, as seccomp sees the argument.
 const atFDCWD = uint32(0xffffff9c)
 
-// faultCases classifies the failure points of the init stage: a kernel or
+// faultCases classifies the failure points of the init process: a kernel or
 // policy that refuses a layer outright (the run goes ahead with the layer
 // reported missing), and a layer that exists but fails part-way (refused,
 // AllowDegraded or not). The errno each case injects is one the kernel
@@ -119,7 +119,7 @@ type faultOutcome struct {
 }
 
 // TestIncompleteLayers injects each class of failure into the init
-// stage of a run with AllowDegraded, through a seccomp filter on the
+// process of a run with AllowDegraded, through a seccomp filter on the
 // helper process that runs it (the kernel then fails the call as a
 // container's profile or an LSM would), and checks the verdict: a layer
 // the kernel refuses outright is reported missing and the run goes ahead;

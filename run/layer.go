@@ -4,12 +4,12 @@ import "github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 // Layer names one isolation mechanism. Result.Applied and Result.Missing use
 // these names, and they are stable: audit records and probes refer to them.
-// The init stage reports them too, so the type lives in stageconfig.
+// The init process reports them too, so the type lives in stageconfig.
 type Layer = stageconfig.Layer
 
 // The layers, in the order they are applied: the namespaces by clone(2),
-// the cgroup by the supervisor before the init stage reads its config, the
-// rest by the init stage. See stageconfig for what each one does.
+// the cgroup by the supervisor before the init process reads its config, the
+// rest by the init process. See stageconfig for what each one does.
 const (
 	LayerUserNS        = stageconfig.LayerUserNS        // user namespace: no host privileges, uid mapped
 	LayerPIDNS         = stageconfig.LayerPIDNS         // PID namespace: host processes invisible, tree dies with its init

@@ -12,7 +12,7 @@ func namespaceLayers(allowNetwork bool) []Layer {
 	return ls
 }
 
-// processLayers are applied by the init stage itself.
+// processLayers are applied by the init process itself.
 func processLayers(allowNetwork bool) []Layer {
 	ls := []Layer{LayerRlimits, LayerQuotas, LayerCaps, LayerNoNewPrivs, LayerLandlockFS}
 	if !allowNetwork {
@@ -21,7 +21,7 @@ func processLayers(allowNetwork bool) []Layer {
 	return append(ls, LayerLandlockScope, LayerSeccomp)
 }
 
-// supervisorLayers are applied by the supervisor around the init stage.
+// supervisorLayers are applied by the supervisor around the init process.
 func supervisorLayers() []Layer { return []Layer{LayerCgroup, LayerWatch} }
 
 // allowlistLayers enforce the host allowlist: the script's only network

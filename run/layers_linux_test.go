@@ -201,7 +201,7 @@ except OSError as e:
 			setup:  printed("allocated"),
 		},
 		{
-			// PID 1 is the run's reaper: with RLIMIT_CPU lowered, the
+			// PID 1 is the run's init process: with RLIMIT_CPU lowered, the
 			// kernel would kill it and the run with it. Its threads have
 			// pids of their own, and prlimit64 on any of them sets the
 			// whole process's limits.

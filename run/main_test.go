@@ -12,7 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The sandbox re-executes this test binary as its init stage.
+	// The sandbox re-executes this test binary as its init process.
 	ExecInitIfRequested()
 	if err := forbidUserNamespacesIfAsked(); err != nil {
 		fmt.Fprintln(os.Stderr, "run tests:", err)

@@ -47,11 +47,11 @@ func TestAllowHostsProxyEnv(t *testing.T) {
 	}
 }
 
-// TestAllowHostsPooled: a run that takes a pre-started init stage from a
-// Pool gets its proxy socket handed over with its config (the stage's
-// namespace was made before the run's allowlist was known): curl reaches
-// the allowed host, a denied one is refused, and the stage was taken, not
-// started for the run.
+// TestAllowHostsPooled: a run that takes a pre-started init process from a
+// Pool gets its proxy socket handed over with its config (the init
+// process's namespace was made before the run's allowlist was known): curl
+// reaches the allowed host, a denied one is refused, and the init process
+// was taken, not started for the run.
 func TestAllowHostsPooled(t *testing.T) {
 	needAllowlist(t)
 	needTool(t, "curl")

@@ -452,7 +452,7 @@ time.sleep(60)
 }
 
 // TestAllowHostsWithGrants: the proxy's descriptor is handed to the init
-// stage after the granted trees', and both work in one run.
+// process after the granted trees', and both work in one run.
 func TestAllowHostsWithGrants(t *testing.T) {
 	needAllowlist(t)
 	needTool(t, "curl")

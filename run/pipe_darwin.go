@@ -2,7 +2,7 @@ package run
 
 import "os"
 
-// stagePipe returns a pipe between the supervisor and an init stage, the
+// stagePipe returns a pipe between the supervisor and an init process, the
 // supervisor's end first (see pipe_linux.go); here both are os.Pipe's.
 func stagePipe(stageReads bool) (sup, stage *os.File, err error) {
 	r, w, err := os.Pipe()

@@ -11,13 +11,13 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// DefaultPoolMaxIdle is how long a pre-started init stage may wait for a
-// run when NewPool is given no limit. Past it the stage is killed and
+// DefaultPoolMaxIdle is how long a pre-started init process may wait for a
+// run when NewPool is given no limit. Past it the init process is killed and
 // replaced, so that none outlives what the supervisor knew when it started
 // it (the host's mounts and identities) by long.
 const DefaultPoolMaxIdle = 30 * time.Second
 
-// Pool keeps a few init stages started ahead of the runs that will use
+// Pool keeps a few init processes started ahead of the runs that will use
 // them, for long-lived callers such as the MCP server: each is already
 // cloned into its namespaces (user, PID, mount, IPC, UTS and, unless the
 // network is allowed, network), has its uid and gid maps written and its Go
@@ -25,26 +25,27 @@ const DefaultPoolMaxIdle = 30 * time.Second
 // root with the system folders, /etc, /dev, /proc and /dev/shm, the
 // loopback up, the Landlock ruleset with the rules on those, the seccomp
 // filter), and waits for its config; the run's own parts (skill and work
-// folders, grants, masks, /tmp) are added when it comes. What the
-// stage shows of /etc is therefore the host's as of the stage's start,
-// at most maxIdle old. A run whose namespaces and
-// identity match takes one (see Sandbox.Pool), hands it its descriptors
-// (stdin, the handed-over trees, the proxy socket) and its config, and the
-// pool starts a replacement in the background: once that run is done, or
-// at once when it took the last stage waiting. The run then goes on
-// exactly as with a stage of its own: the cgroup is joined before the
-// config is sent, and every layer is applied from the config, on what was
-// built ahead where the config agrees with it (a stage whose build does
+// folders, grants, masks, /tmp) are added when it comes. What the init
+// process shows of /etc is therefore the host's as of the init process's
+// start, at most maxIdle old. A run whose namespaces and identity match
+// takes one (see Sandbox.Pool), hands it its descriptors (stdin, the
+// handed-over trees, the proxy socket) and its config, and the pool starts
+// a replacement in the background: once that run is done, or at once when
+// it took the last init process waiting. The run then goes on exactly as
+// with an init process of its own: the cgroup is joined before the config
+// is sent, and every layer is applied from the config, on what was built
+// ahead where the config agrees with it (an init process whose build does
 // not fit the run discards it and builds the root afresh).
 //
-// Each stage serves one run at most and is never reused; nothing of a run
-// reaches another (every stage has its own pipes and namespaces). A stage
-// that has waited longer than its maximum, or that died, is killed and
-// replaced, not used. Close kills the waiting stages; runs already under
-// way are not affected. A Pool is safe for concurrent use.
+// Each init process serves one run at most and is never reused; nothing of
+// a run reaches another (every init process has its own pipes and
+// namespaces). An init process that has waited longer than its maximum, or
+// that died, is killed and replaced, not used. Close kills the waiting init
+// processes; runs already under way are not affected. A Pool is safe for
+// concurrent use.
 //
-// Only Linux has pools; elsewhere a Pool never holds a stage and every run
-// starts its own.
+// Only Linux has pools; elsewhere a Pool never holds an init process and
+// every run starts its own.
 type Pool struct {
 	size    int
 	maxIdle time.Duration
@@ -53,7 +54,7 @@ type Pool struct {
 	mu       sync.Mutex
 	idle     []*pooledInit // oldest first
 	closed   bool
-	disabled error // set when stages cannot be started here; no more tries
+	disabled error // set when init processes cannot be started here; no more tries
 	failed   error // the last start failure; filling waits for the next take
 	stats    PoolStats
 
@@ -61,46 +62,47 @@ type Pool struct {
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 
-	// trace, when not nil, is told under mu of each step that decides
-	// when stages start, in the order they happen: "taken" (get hands a
-	// stage to a run), "refill" (that run is done), "wake" (the filler is
-	// signalled), "start" (the filler starts a stage), "asleep" (it waits
-	// with nothing to start). Tests set it (newPool) to check the order,
-	// which no wait of theirs could show: a replacement started too early
-	// may show up only after any chosen wait.
+	// trace, when not nil, is told under mu of each step that decides when
+	// init processes start, in the order they happen: "taken" (get hands an
+	// init process to a run), "refill" (that run is done), "wake" (the
+	// filler is signalled), "start" (the filler starts an init process),
+	// "asleep" (it waits with nothing to start). Tests set it (newPool) to
+	// check the order, which no wait of theirs could show: a replacement
+	// started too early may show up only after any chosen wait.
 	trace func(event string)
 }
 
 // PoolStats counts what a Pool did since NewPool.
 type PoolStats struct {
-	Started int // stages started
-	Taken   int // stages handed to a run
-	Missed  int // runs that found no fitting stage and started their own
-	Expired int // stages killed after waiting longer than the maximum
-	Died    int // stages found dead when taken, and discarded
-	// Prebuilt counts the runs whose root was the one their pooled stage
+	Started int // init processes started
+	Taken   int // init processes handed to a run
+	Missed  int // runs that found no fitting init process and started their own
+	Expired int // init processes killed after waiting longer than the maximum
+	Died    int // init processes found dead when taken, and discarded
+	// Prebuilt counts the runs whose root was the one their pooled init process
 	// built ahead; a run whose configuration the build does not fit has
 	// its root built afresh, and is not counted.
 	Prebuilt int
 }
 
-// poolShape is what a run must share with a pooled stage to use it: the
+// poolShape is what a run must share with a pooled init process to use it: the
 // namespaces it was cloned into and the identity its uid 0 maps to.
 type poolShape struct {
 	wantNS   []Layer
 	uid, gid int
-	// ownIDs: each stage gets a host id of its own when it starts (see
+	// ownIDs: each init process gets a host id of its own when it starts (see
 	// identity.Take), which uid and gid then are, and so does the run that
 	// reserves it (see reserve).
 	ownIDs bool
 	cgroup bool    // runs have a cgroup (it is not disabled)
 	cpus   float64 // their cgroup's CPU limit (Sandbox.CPUs)
-	// allowNetwork is like's AllowNetwork: the stages build their root's
-	// /etc for it ahead (a run that differs has its root built afresh).
+	// allowNetwork is like's AllowNetwork: the init processes build their
+	// root's /etc for it ahead (a run that differs has its root built
+	// afresh).
 	allowNetwork bool
 }
 
-// NewPool starts size init stages fitting runs of like (its AllowNetwork
+// NewPool starts size init processes fitting runs of like (its AllowNetwork
 // and Disable decide the namespaces, Disable and CPUs the cgroup) and keeps that many waiting until
 // Close. maxIdle bounds how long one waits (DefaultPoolMaxIdle when zero).
 // like is not kept.
@@ -122,8 +124,8 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
-		// Without a user namespace a stage starts as the fallback, which
-		// is decided per run (see startInit): not pooled.
+		// Without a user namespace an init process starts as the fallback,
+		// which is decided per run (see startInit): not pooled.
 		pl.disabled = errors.New("no user namespace")
 	}
 	pl.wg.Add(1)
@@ -138,9 +140,9 @@ func (pl *Pool) Stats() PoolStats {
 	return pl.stats
 }
 
-// Close kills the waiting stages and waits until they are gone; the pool
-// starts no more. Runs that already took a stage are not affected. Close
-// may be called more than once.
+// Close kills the waiting init processes and waits until they are gone; the
+// pool starts no more. Runs that already took an init process are not
+// affected. Close may be called more than once.
 func (pl *Pool) Close() error {
 	pl.mu.Lock()
 	if pl.closed {
@@ -161,8 +163,8 @@ func (pl *Pool) Close() error {
 	return nil
 }
 
-// get returns a live waiting stage that fits p, or nil (counted as a
-// miss). Stages found dead are discarded.
+// get returns a live waiting init process that fits p, or nil (counted as a
+// miss). Init processes found dead are discarded.
 func (pl *Pool) get(p *plan) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -175,10 +177,10 @@ func (pl *Pool) get(p *plan) *pooledInit {
 	return pl.pop()
 }
 
-// reserve returns a live waiting stage for a run of s whose host id is
-// the stage's own (see poolShape.ownIDs), or nil (counted as a miss): the
-// run learns its id from it before anything of the run is made, and
-// launch takes it (see take). The checks that need the run's plan come
+// reserve returns a live waiting init process for a run of s whose host id
+// is the init process's own (see poolShape.ownIDs), or nil (counted as a
+// miss): the run learns its id from it before anything of the run is made,
+// and launch takes it (see take). The checks that need the run's plan come
 // then.
 func (pl *Pool) reserve(s *Sandbox) *pooledInit {
 	if pl == nil {
@@ -195,7 +197,7 @@ func (pl *Pool) reserve(s *Sandbox) *pooledInit {
 	return pl.pop()
 }
 
-// pop hands out the oldest live waiting stage, or nil (a miss); pl.mu is
+// pop hands out the oldest live waiting init process, or nil (a miss); pl.mu is
 // held.
 func (pl *Pool) pop() *pooledInit {
 	for len(pl.idle) > 0 {
@@ -223,7 +225,7 @@ func (pl *Pool) pop() *pooledInit {
 	return nil
 }
 
-// countPrebuilt counts a run whose stage reported its root built ahead.
+// countPrebuilt counts a run whose init process reported its root built ahead.
 func (pl *Pool) countPrebuilt() {
 	if pl != nil {
 		pl.mu.Lock()
@@ -232,14 +234,14 @@ func (pl *Pool) countPrebuilt() {
 	}
 }
 
-// refill wakes the filler once a run that took a stage is done, when get
-// left stages waiting. Starting a stage (a fork of the supervisor, which
-// user namespaces keep from being a vfork, then the stage's Go start and
-// its build) competes with the run that took one for the CPUs and the
-// supervisor's memory map; after the run it stays off the run's path.
-// Measured with pooled runs of /bin/true 20 ms apart (load 8-17): 4.6-7.0
-// ms median with the replacement started during the run, 3.5-3.8 ms with
-// it started 10 ms later.
+// refill wakes the filler once a run that took an init process is done,
+// when get left init processes waiting. Starting an init process (a fork of
+// the supervisor, which user namespaces keep from being a vfork, then the
+// init process's Go start and its build) competes with the run that took
+// one for the CPUs and the supervisor's memory map; after the run it stays
+// off the run's path. Measured with pooled runs of /bin/true 20 ms apart
+// (load 8-17): 4.6-7.0 ms median with the replacement started during the
+// run, 3.5-3.8 ms with it started 10 ms later.
 func (pl *Pool) refill() {
 	if pl != nil {
 		pl.mu.Lock()
@@ -249,7 +251,7 @@ func (pl *Pool) refill() {
 	}
 }
 
-// discard kills a stage that was taken but could not be used (it died
+// discard kills an init process that was taken but could not be used (it died
 // after the liveness check, or its cgroup refused the run's limits); the
 // run starts its own instead.
 func (pl *Pool) discard(pi *pooledInit) {
@@ -257,7 +259,7 @@ func (pl *Pool) discard(pi *pooledInit) {
 	pi.kill()
 }
 
-// dropped counts a stage get handed out that was killed unused: not
+// dropped counts an init process get handed out that was killed unused: not
 // taken after all, but died; missed when its run starts its own instead.
 // The filler is woken to replace it.
 func (pl *Pool) dropped(missed bool) {
@@ -271,8 +273,8 @@ func (pl *Pool) dropped(missed bool) {
 	pl.signal()
 }
 
-// fits reports whether p's run can use a stage of the pool.
-// A pool whose stages have ids of their own serves only the runs that
+// fits reports whether p's run can use an init process of the pool.
+// A pool whose init processes have ids of their own serves only the runs that
 // reserved one (see reserve).
 func (pl *Pool) fits(p *plan) bool {
 	return !pl.shape.ownIDs && p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid &&
@@ -280,7 +282,7 @@ func (pl *Pool) fits(p *plan) bool {
 }
 
 // fitsShape reports whether a run with these namespaces, disabled layers
-// and CPU limit can use a stage of the pool, whatever its identity.
+// and CPU limit can use an init process of the pool, whatever its identity.
 func (pl *Pool) fitsShape(wantNS, disabled []Layer, cpus float64) bool {
 	return pl.disabled == nil && slices.Equal(wantNS, pl.shape.wantNS) &&
 		stageconfig.Has(disabled, LayerCgroup) == !pl.shape.cgroup && cpus == pl.shape.cpus
@@ -295,8 +297,9 @@ func (pl *Pool) signal() {
 	}
 }
 
-// fill keeps size stages waiting and replaces those past maxIdle. After a
-// failed start it waits for the next take rather than retry in a loop.
+// fill keeps size init processes waiting and replaces those past maxIdle.
+// After a failed start it waits for the next take rather than retry in a
+// loop.
 func (pl *Pool) fill() {
 	defer pl.wg.Done()
 	timer := time.NewTimer(pl.maxIdle)
@@ -329,8 +332,8 @@ func (pl *Pool) fill() {
 	}
 }
 
-// startOne starts a stage and adds it to idle, unless the pool was closed
-// meanwhile.
+// startOne starts an init process and adds it to idle, unless the pool was
+// closed meanwhile.
 func (pl *Pool) startOne() {
 	pi, err := startPooled(pl.shape)
 	pl.mu.Lock()
@@ -355,7 +358,7 @@ func (pl *Pool) traced(event string) {
 	}
 }
 
-// expire kills the stages that waited longer than maxIdle.
+// expire kills the init processes that waited longer than maxIdle.
 func (pl *Pool) expire() {
 	pl.mu.Lock()
 	var old []*pooledInit

@@ -7,9 +7,9 @@ import (
 )
 
 // BenchmarkPooledTrue alternates a run of /bin/true on a pre-started init
-// stage with one on a stage of its own, in one loop, and reports both
+// process with one on an init process of its own, in one loop, and reports both
 // medians and what the pool saves. After each pooled run it waits until
-// the pool has refilled, so that every pooled run finds a stage (the
+// the pool has refilled, so that every pooled run finds an init process (the
 // refill is not timed: it is the work the pool moves off the run's path).
 func BenchmarkPooledTrue(b *testing.B) {
 	dir := newSkill(b, map[string]string{"true.sh": "#!/bin/true\n"})

@@ -29,14 +29,15 @@ type poolHalfOutcome struct {
 }
 
 // TestPoolHalfJoined is TestCgroupHalfJoined (cmd/skill-sandbox) for a
-// pooled stage: a helper process started with chrt -f 1 (SCHED_FIFO) runs
-// a pool of runs with a CPU limit, whose stage the cgroup v1 cpu hierarchy
-// refuses (a real-time process, cpu.rt_runtime_us 0) while memory and pids
-// take it. The stage must not wait in that half-joined cgroup as if it
-// were in all of it: the run takes the pooled stage, goes ahead, and
-// reports the cgroup missing with the cpu hierarchy's refusal. Before,
-// the stage born part-way inside kept its cgroup and the run reported the
-// layer applied, its CPU limit not in force.
+// pooled init process: a helper process started with chrt -f 1 (SCHED_FIFO)
+// runs a pool of runs with a CPU limit, whose init process the cgroup v1
+// cpu hierarchy refuses (a real-time process, cpu.rt_runtime_us 0) while
+// memory and pids take it. The init process must not wait in that
+// half-joined cgroup as if it were in all of it: the run takes the pooled
+// init process, goes ahead, and reports the cgroup missing with the cpu
+// hierarchy's refusal. Before, the init process born part-way inside kept
+// its cgroup and the run reported the layer applied, its CPU limit not in
+// force.
 func TestPoolHalfJoined(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the cgroup v1 hierarchies and SCHED_FIFO")
@@ -82,8 +83,8 @@ func TestPoolHalfJoined(t *testing.T) {
 }
 
 // TestPoolHalfJoinedChild is the helper process of TestPoolHalfJoined: it
-// runs ok.sh on a pooled stage with a CPU limit and prints the outcome as
-// JSON.
+// runs ok.sh on a pooled init process with a CPU limit and prints the
+// outcome as JSON.
 func TestPoolHalfJoinedChild(t *testing.T) {
 	dir := os.Getenv(poolHalfChildEnv)
 	if dir == "" {

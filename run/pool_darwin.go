@@ -2,7 +2,7 @@ package run
 
 import "github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 
-// take never has a stage to give on this platform (see Pool).
+// take never has an init process to give on this platform (see Pool).
 func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	if pl != nil {
 		pl.get(l.plan)

@@ -17,14 +17,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pooledInit is an init stage waiting in a pool: cloned into its
+// pooledInit is an init process waiting in a pool: cloned into its
 // namespaces, mapped, blocked reading its config socket.
 type pooledInit struct {
 	proc *initProcess
 	born time.Time
-	// cg is the stage's cgroup, which it was born in (see cgroup.Cgroup.StartInside),
-	// with no limits until a run sets its own; nil when none could be had
-	// (the run then moves the stage into one of its own).
+	// cg is the init process's cgroup, which it was born in (see
+	// cgroup.Cgroup.StartInside), with no limits until a run sets its own;
+	// nil when none could be had (the run then moves the init process into
+	// one of its own).
 	cg *cgroup.Cgroup
 	// The supervisor's ends: the config socket (a stream socket, so that
 	// descriptors can travel with the first byte) and the pipes.
@@ -32,18 +33,18 @@ type pooledInit struct {
 	// program holds the prefix the init process runs while it waits
 	// (see initplan.CompilePrefix), which its run's program builds on.
 	program initProgram
-	// pidNS is the stage's PID namespace link, read before its prefix
+	// pidNS is the init process's PID namespace link, read before its prefix
 	// made it not dumpable (see started.pidNSLink).
 	pidNS string
-	// id is the stage's own host id (see poolShape.ownIDs), held until
-	// the stage is killed unused or a run reserves it (and the id with
+	// id is the init process's own host id (see poolShape.ownIDs), held until
+	// the init process is killed unused or a run reserves it (and the id with
 	// it); nil otherwise.
 	id *identity.RunID
 }
 
-// startPooled starts a stage of the given shape with no run yet: stdin is
-// /dev/null until a run hands over its own, and the config descriptor is
-// a socket instead of a pipe.
+// startPooled starts an init process of the given shape with no run yet:
+// stdin is /dev/null until a run hands over its own, and the config
+// descriptor is a socket instead of a pipe.
 func startPooled(shape poolShape) (*pooledInit, error) {
 	var files []*os.File
 	var id *identity.RunID
@@ -95,7 +96,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		inside, err = cg.StartInside(start)
 		closeHome()
 		// Not born inside (a v2 cgroup, or a v1 hierarchy that refused
-		// the thread): moved in, all or nothing, else the stage waits
+		// the thread): moved in, all or nothing, else the init process waits
 		// without a cgroup and its run gets one of its own (joinCgroup).
 		if err == nil && !inside {
 			if aerr := cg.Attach(proc.Pid()); aerr != nil {
@@ -122,10 +123,11 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	return &pooledInit{proc: proc, program: program, pidNS: pidNS, id: id, born: time.Now(), cg: cg, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR}, nil
 }
 
-// poolCgroup creates the cgroup a pooled stage is born in, without limits
-// (a run sets its own when it takes the stage): moving a process into a
-// cgroup later is what costs (see cgroup.Cgroup.StartInside). nil when the pool's runs
-// have no cgroup or none can be had.
+// poolCgroup creates the cgroup a pooled init process is born in, without
+// limits (a run sets its own when it takes the init process): moving a
+// process into a cgroup later is what costs (see
+// cgroup.Cgroup.StartInside). nil when the pool's runs have no cgroup or
+// none can be had.
 func poolCgroup(shape poolShape) *cgroup.Cgroup {
 	if !shape.cgroup {
 		return nil
@@ -144,7 +146,7 @@ func unlimited(cpus float64) cgroup.Limits {
 	return cgroup.Limits{MemoryBytes: 1 << 50, Pids: 1 << 22, CPUs: cpus}
 }
 
-// alive reports whether the stage has neither exited nor started to:
+// alive reports whether the init process has neither exited nor started to:
 // waitid, which does not reap it here, says whether it has exited (with
 // WNOHANG, Linux leaves si_signo 0 when it has not), and the state of its
 // first thread whether it is exiting: a killed Go process's first thread
@@ -160,12 +162,12 @@ func (pi *pooledInit) alive() bool {
 	return ok && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
-// readyTimeout bounds how long a run waits for a stage's prefix to end
-// (see waitReady); past it the stage is dropped and the run starts its
+// readyTimeout bounds how long a run waits for an init process's prefix to end
+// (see waitReady); past it the init process is dropped and the run starts its
 // own.
 const readyTimeout = 5 * time.Second
 
-// waitReady waits until the stage has built what its prefix builds and
+// waitReady waits until the init process has built what its prefix builds and
 // awaits its run (see stageReady); false when its prefix failed, or it
 // died or took longer than readyTimeout.
 func (pi *pooledInit) waitReady() bool {
@@ -174,7 +176,7 @@ func (pi *pooledInit) waitReady() bool {
 	return stageReady(pi.repR)
 }
 
-// kill ends a stage that never got a run, removes its cgroup and closes
+// kill ends an init process that never got a run, removes its cgroup and closes
 // its descriptors.
 func (pi *pooledInit) kill() {
 	pi.proc.Kill()
@@ -191,10 +193,10 @@ func canHandOver(p *plan) bool {
 	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
-// unreserve puts back a stage that reserve handed out and whose run never
-// took it, with its id; a stage that can no longer wait (dead, past
-// maxIdle, the pool closed) is killed, and the id released once it is
-// gone.
+// unreserve puts back an init process that reserve handed out and whose run
+// never took it, with its id; an init process that can no longer wait
+// (dead, past maxIdle, the pool closed) is killed, and the id released once
+// it is gone.
 func (pl *Pool) unreserve(pi *pooledInit, id *identity.RunID) {
 	pl.mu.Lock()
 	if !pl.closed && pi.alive() && time.Since(pi.born) < pl.maxIdle {
@@ -209,8 +211,8 @@ func (pl *Pool) unreserve(pi *pooledInit, id *identity.RunID) {
 	id.Release()
 }
 
-// take hands a waiting stage of the pool to l's run (see use). It
-// returns nil when the pool is nil or has no fitting stage; the files it
+// take hands a waiting init process of the pool to l's run (see use). It
+// returns nil when the pool is nil or has no fitting init process; the files it
 // opens are added to l.closeLater.
 func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
 	if pl == nil {
@@ -219,7 +221,7 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup,
 	p := l.plan
 	var pi *pooledInit
 	if pl.shape.ownIDs {
-		// The stage the run reserved (see reserve), whose id it has.
+		// The init process the run reserved (see reserve), whose id it has.
 		pi, l.reserved = l.reserved, nil
 		if pi != nil && !canHandOver(p) {
 			pl.discard(pi)
@@ -245,16 +247,16 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup,
 	return ip, cg, nil
 }
 
-// use hands the stage, of shape, to l's run: once its prefix is done
-// (waitReady), it sets the run's cgroup limits, sends the run's
-// descriptors (see the init process's childReceive), moves the stage into
-// the run's cgroup when it has none, and returns it as launch uses it;
-// the run's program is compiled meanwhile (startCompile). usable is false
-// when the stage cannot serve (its prefix failed or it died): nothing of
-// the run was used (its stdin is not read), and the caller kills the
-// stage and starts another. An error is a stage killed half joined to
-// the cgroup, which fails the run. The files it opens are added to
-// l.closeLater.
+// use hands the init process, of shape, to l's run: once its prefix is done
+// (waitReady), it sets the run's cgroup limits, sends the run's descriptors
+// (see the init process's childReceive), moves the init process into the
+// run's cgroup when it has none, and returns it as launch uses it; the
+// run's program is compiled meanwhile (startCompile). usable is false when
+// the init process cannot serve (its prefix failed or it died): nothing of
+// the run was used (its stdin is not read), and the caller kills the init
+// process and starts another. An error is an init process killed half
+// joined to the cgroup, which fails the run. The files it opens are added
+// to l.closeLater.
 func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *startedInit, cg *cgroup.Cgroup, usable bool, err error) {
 	p := l.plan
 	// The run's program compiles while the prefix may still run.
@@ -283,7 +285,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 		}
 	}
 	if err := pi.handOver(p, ip, &l.closeLater); err != nil {
-		// The stage died after the liveness check (handOver sends
+		// The init process died after the liveness check (handOver sends
 		// nothing and reads no stdin when the send fails).
 		return unused()
 	}
@@ -301,10 +303,11 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	return ip, pi.cg, true, nil
 }
 
-// joinCgroup moves a pooled stage that has no cgroup, and has done nothing
-// yet, into the run's cgroup before its config is sent. A cgroup that
-// cannot be had is reported missing, as for a stage of its own; a stage
-// left in part of it (see cgroup.Cgroup.Attach) is killed, and an error.
+// joinCgroup moves a pooled init process that has no cgroup, and has done
+// nothing yet, into the run's cgroup before its config is sent. A cgroup
+// that cannot be had is reported missing, as for an init process of its
+// own; an init process left in part of it (see cgroup.Cgroup.Attach) is
+// killed, and an error.
 func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
 	p := l.plan
 	if stageconfig.Has(p.disabled, LayerCgroup) {
@@ -330,9 +333,9 @@ func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error
 
 // handOver sends the run's stdin (when it has one), its handed-over trees
 // and, with a host allowlist, the proxy socket, in one message on the
-// config socket. The stage puts them where a stage of its own would have
-// them (stdin on 0, the others from firstTreeFD on), so the config is the
-// same either way.
+// config socket. The init process puts them where an init process of its
+// own would have them (stdin on 0, the others from firstTreeFD on), so the
+// config is the same either way.
 func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File) (err error) {
 	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File

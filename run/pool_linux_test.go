@@ -30,7 +30,7 @@ func newTestPool(t *testing.T, size int, maxIdle time.Duration, like Sandbox) *P
 	return pl
 }
 
-// idlePIDs returns the pids of the stages waiting in pl.
+// idlePIDs returns the pids of the init processes waiting in pl.
 func idlePIDs(pl *Pool) []int {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -41,8 +41,8 @@ func idlePIDs(pl *Pool) []int {
 	return pids
 }
 
-// waitIdle waits until pl has n stages waiting and returns their pids. It
-// waits for a state; nothing is timed.
+// waitIdle waits until pl has n init processes waiting and returns their
+// pids. It waits for a state; nothing is timed.
 func waitIdle(t *testing.T, pl *Pool, n int) []int {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -67,16 +67,17 @@ func waitIdle(t *testing.T, pl *Pool, n int) []int {
 }
 
 // ourChild reports whether pid is still a process of ours (a child of the
-// test, reaped or not): a stage that was killed and reaped is not.
+// test, reaped or not): an init process that was killed and reaped is not.
 func ourChild(pid int) bool {
 	ppid, ok := proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "PPid:")
 	return ok && ppid == strconv.Itoa(os.Getpid())
 }
 
-// TestPoolRuns runs scripts on pooled init stages: each run takes a
-// waiting stage (never one used before: the stage is gone after its run),
-// gets its own stdin, output, grants and layers exactly as a run with a
-// stage of its own, and sees nothing of the run before it.
+// TestPoolRuns runs scripts on pooled init processes: each run takes a
+// waiting init process (never one used before: the init process is gone
+// after its run), gets its own stdin, output, grants and layers exactly as
+// a run with an init process of its own, and sees nothing of the run before
+// it.
 func TestPoolRuns(t *testing.T) {
 	dir := newSkill(t, map[string]string{
 		"echo.sh":   "#!/bin/sh\necho \"in:$(cat)\"\n",
@@ -177,9 +178,10 @@ func runWithPool(t *testing.T, pl *Pool, sb Sandbox, dir, script string) outcome
 	return runIn(t, sb, dir, script)
 }
 
-// TestPoolReplacesStages checks the pool's life cycle: a stage that waited
-// past the maximum is killed and replaced; one that died is discarded, not
-// used; a run of another shape starts its own; Close leaves no stage.
+// TestPoolReplacesStages checks the pool's life cycle: an init process that
+// waited past the maximum is killed and replaced; one that died is
+// discarded, not used; a run of another shape starts its own; Close leaves
+// no init process.
 func TestPoolReplacesStages(t *testing.T) {
 	dir := newSkill(t, map[string]string{"ok.sh": "#!/bin/sh\necho ok\n"})
 	readDir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\nexec cat\n"})
@@ -205,7 +207,7 @@ func TestPoolReplacesStages(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		// The stage is dead (a zombie nobody reaped) before the run.
+		// The init process is dead (a zombie nobody reaped) before the run.
 		deadline := time.Now().Add(time.Minute)
 		for state, _ := proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:"); !strings.HasPrefix(state, "Z"); state, _ = proc.StatusValue("/proc/"+strconv.Itoa(pid)+"/status", "State:") {
 			if time.Now().After(deadline) {
@@ -223,8 +225,9 @@ func TestPoolReplacesStages(t *testing.T) {
 	})
 
 	t.Run("hand-over fails", func(t *testing.T) {
-		// The send to a stage fails (as for one that died just after the
-		// liveness check): the run starts its own, with all of its stdin.
+		// The send to an init process fails (as for one that died just
+		// after the liveness check): the run starts its own, with all of
+		// its stdin.
 		pl := newTestPool(t, 1, time.Hour, Sandbox{})
 		waitIdle(t, pl, 1)
 		pl.mu.Lock()
@@ -281,9 +284,9 @@ func TestPoolRefusesBadSizes(t *testing.T) {
 	}
 }
 
-// TestPoolCgroupAttacks runs the cgroup attacks on pooled stages: a stage
-// waits in a cgroup without limits, and the run's limits (memory, pids)
-// must be in force once it takes it.
+// TestPoolCgroupAttacks runs the cgroup attacks on pooled init processes:
+// an init process waits in a cgroup without limits, and the run's limits
+// (memory, pids) must be in force once it takes it.
 func TestPoolCgroupAttacks(t *testing.T) {
 	fullIsolation(t)
 	needCgroup(t)
@@ -301,12 +304,12 @@ func TestPoolCgroupAttacks(t *testing.T) {
 	}
 }
 
-// TestIdleStageOutOfReach checks that a stage waiting in a pool is out of
-// reach of the caller's other processes, which share its uid (a
+// TestIdleStageOutOfReach checks that an init process waiting in a pool is
+// out of reach of the caller's other processes, which share its uid (a
 // concurrent run's script with its layers disabled among them): its
 // descriptors, the supervisor's home cgroup tasks files included, and its
-// namespaces cannot be opened through /proc once its prefix has made it
-// not dumpable (initplan's notDumpable). Root reaches any process
+// namespaces cannot be opened through /proc once its prefix has made it not
+// dumpable (initplan's notDumpable). Root reaches any process
 // (CAP_SYS_PTRACE), so TestUnprivileged runs this as an unprivileged user.
 func TestIdleStageOutOfReach(t *testing.T) {
 	if os.Geteuid() == 0 {
@@ -319,7 +322,7 @@ func TestIdleStageOutOfReach(t *testing.T) {
 	if f := strings.Fields(uids); len(f) == 0 || f[0] != strconv.Itoa(os.Geteuid()) {
 		t.Fatalf("the stage runs as uid %q, not as the caller: the check below would prove nothing", uids)
 	}
-	// The stage is in the pool once its prefix is sent; the prefix
+	// The init process is in the pool once its prefix is sent; the prefix
 	// turns it not dumpable as its first step. Wait for that state.
 	deadline := time.Now().Add(20 * time.Second)
 	for {

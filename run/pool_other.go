@@ -7,7 +7,7 @@ import "time"
 // pooledInit is never started on this platform.
 type pooledInit struct{ born time.Time }
 
-// startPooled fails: pooled stages need Linux namespaces.
+// startPooled fails: pooled init processes need Linux namespaces.
 func startPooled(poolShape) (*pooledInit, error) {
 	return nil, errNoUserNS
 }

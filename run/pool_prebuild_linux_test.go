@@ -34,13 +34,14 @@ echo x > /dev/shm/x && echo shm-writable
 /usr/bin/env true && echo usr-runs
 `
 
-// TestPooledRootIsTheFreshRoot checks that a stage that built its root and
-// Landlock ruleset ahead (see prebuildRoot) gives its run the root a stage
-// of its own builds, mount for mount, and the same Landlock rules: with the default sandbox, with a kept work
-// folder and a write grant that lie below the folder the root was built
-// on (/tmp, opened through the descriptor taken before it was covered),
-// and with a run whose configuration the build does not fit (it is
-// discarded and the root built afresh).
+// TestPooledRootIsTheFreshRoot checks that an init process that built its
+// root and Landlock ruleset ahead (see prebuildRoot) gives its run the root
+// an init process of its own builds, mount for mount, and the same Landlock
+// rules: with the default sandbox, with a kept work folder and a write
+// grant that lie below the folder the root was built on (/tmp, opened
+// through the descriptor taken before it was covered), and with a run whose
+// configuration the build does not fit (it is discarded and the root built
+// afresh).
 func TestPooledRootIsTheFreshRoot(t *testing.T) {
 	dir := newSkill(t, map[string]string{"view.sh": rootView})
 	tmpWrite, err := os.MkdirTemp("", "pool-grant-")
@@ -80,8 +81,9 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 			if st.Taken != 1 {
 				t.Fatalf("the run did not take the pooled stage: %+v", st)
 			}
-			// Identical output would also come from a stage whose build
-			// failed and that built its root afresh: the stage says which.
+			// Identical output would also come from an init process whose
+			// build failed and that built its root afresh: the init process
+			// says which.
 			if wantBuilt := !tc.sb.AllowNetwork; (st.Prebuilt == 1) != wantBuilt {
 				t.Fatalf("root built ahead used: %d runs, want %v: %+v", st.Prebuilt, wantBuilt, st)
 			}
@@ -99,12 +101,12 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 	}
 }
 
-// TestPoolRefillsAfterTheRun checks when a pool starts a replacement for
-// a stage a run took: once the run is done while other stages wait (the
-// start of a stage would otherwise compete with the run), and at once when
-// the run took the last one. The pool's trace gives the order of its
-// steps, so a replacement started or signalled too early shows whenever
-// it comes.
+// TestPoolRefillsAfterTheRun checks when a pool starts a replacement for an
+// init process a run took: once the run is done while other init processes
+// wait (the start of an init process would otherwise compete with the run),
+// and at once when the run took the last one. The pool's trace gives the
+// order of its steps, so a replacement started or signalled too early shows
+// whenever it comes.
 func TestPoolRefillsAfterTheRun(t *testing.T) {
 	dir := newSkill(t, map[string]string{"wait.sh": "#!/bin/sh\nread x\necho \"got $x\"\n"})
 	for _, tc := range []struct {

@@ -2,11 +2,11 @@ package run
 
 import "testing"
 
-// TestPoolDroppedStats checks the counters of a stage handed to a run and
-// then killed unused: it is no longer taken but died, a miss only when its
-// run starts a stage of its own (discard), not when the run fails (a stage
-// killed half joined to the run's cgroup), and the filler is woken to
-// replace it either way.
+// TestPoolDroppedStats checks the counters of an init process handed to a
+// run and then killed unused: it is no longer taken but died, a miss only
+// when its run starts an init process of its own (discard), not when the
+// run fails (an init process killed half joined to the run's cgroup), and
+// the filler is woken to replace it either way.
 func TestPoolDroppedStats(t *testing.T) {
 	cases := []struct {
 		name   string

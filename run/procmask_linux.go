@@ -7,7 +7,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
-// procMountDesc is how the init stage names its mount of a fresh /proc
+// procMountDesc is how the init process names its mount of a fresh /proc
 // (initplan's mountProc), which its failures start with.
 const procMountDesc = "mount /proc"
 

@@ -12,7 +12,7 @@ import (
 // TestNoMountPropagatesToHost: a root caller hands the grants over as
 // copies of the host's mounts (handOver). On most hosts "/" is a shared
 // mount (systemd), and a copy of a shared mount joins its peer group, so
-// every mount the init stage then makes inside the grant (the mask of a
+// every mount the init process then makes inside the grant (the mask of a
 // denied entry, a read-only part of a write grant) would appear in the
 // host's mount namespace too, and stay there after the run: the host's
 // own ~/.ssh hidden behind an empty tmpfs. The grant here lies on a

@@ -158,7 +158,7 @@ func TestRefusals(t *testing.T) {
 
 func TestExecFailureIsNotAnExitCode(t *testing.T) {
 	// An executable file that is neither ELF nor has a shebang: execve
-	// fails with ENOEXEC inside the init stage.
+	// fails with ENOEXEC inside the init process.
 	dir := newSkill(t, map[string]string{"garbage": "\x01\x02\x03 not a program\n"})
 	o := runIn(t, Sandbox{}, dir, "garbage")
 	if !errors.Is(o.err, ErrStart) {
@@ -495,7 +495,7 @@ except OSError as e:
 				return "500 forks succeeded"
 			}
 			// In a user namespace the script gets exactly 20 tasks:
-			// itself and 19 children (the reaper, one task, is added
+			// itself and 19 children (the init process, one task, is added
 			// to the limit).
 			var n int
 			if _, err := fmt.Sscanf(o.stdout, "fork failed after %d ", &n); err == nil && stageconfig.Has(o.res.Applied, LayerUserNS) && n != 19 {
@@ -664,14 +664,15 @@ self-term)
 esac
 `
 
-// TestPIDNamespaceInit checks the reaper that is PID 1 of the run: the
+// TestPIDNamespaceInit checks the init process, PID 1 of the run: the
 // script is its child with ordinary signal semantics (a signal it sends
 // itself kills it: neither the kernel's PID 1 shield nor a disposition
-// ignored by the reaper reaches it), orphans go to the reaper rather than to the script,
-// the reaper's memory and environment are closed to the script, it runs
-// under no_new_privs and the seccomp filter itself, on every thread, and signals the script
-// sends PID 1 (which shares its Landlock domain, so the signal scope does
-// not apply) neither kill the reaper nor change the run's status.
+// ignored by the init process reaches it), orphans go to the init process
+// rather than to the script, the init process's memory and environment are
+// closed to the script, it runs under no_new_privs and the seccomp filter
+// itself, on every thread, and signals the script sends PID 1 (which shares
+// its Landlock domain, so the signal scope does not apply) neither kill the
+// init process nor change the run's status.
 func TestPIDNamespaceInit(t *testing.T) {
 	fullIsolation(t)
 	needTool(t, "python3")
@@ -704,7 +705,7 @@ func TestPIDNamespaceInit(t *testing.T) {
 
 // TestTimedOutRunAccounting checks that a run ended by its time limit still
 // reports the CPU time its processes used and the script's own status:
-// under a PID namespace the reaper kills and reaps the namespace itself
+// under a PID namespace the init process kills and reaps the namespace itself
 // (SIGKILL to PID 1 would make the kernel discard the children's usage).
 func TestTimedOutRunAccounting(t *testing.T) {
 	needTool(t, "python3")
@@ -733,7 +734,7 @@ while True:
 }
 
 // TestNprocUnderLowHardLimit checks that a caller whose hard RLIMIT_NPROC
-// is just above MaxProcs still gets a run: the reaper adds itself to
+// is just above MaxProcs still gets a run: the init process adds itself to
 // the script's limit but must stay within the hard limit it inherited. The
 // test binary re-runs this test under `ulimit -u` (a hard limit, once
 // lowered, cannot be raised again without CAP_SYS_RESOURCE).

@@ -8,7 +8,7 @@ import (
 	"runtime"
 )
 
-// ExecInitIfRequested does nothing on this platform: there is no init stage.
+// ExecInitIfRequested does nothing on this platform: there is no init process.
 func ExecInitIfRequested() {}
 
 // launch refuses: this platform has no sandbox implementation.

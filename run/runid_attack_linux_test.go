@@ -126,7 +126,7 @@ func marker(t *testing.T) string {
 }
 
 // pooledHold returns a skill with holdScript as hold.py and a Sandbox
-// with a pool of one stage, waiting; it skips unless runs get ids of
+// with a pool of one init process, waiting; it skips unless runs get ids of
 // their own.
 func pooledHold(t *testing.T) (string, Sandbox) {
 	needOwnRunIDs(t)
@@ -385,9 +385,9 @@ func TestMaxProcsPerRun(t *testing.T) {
 	t.Logf("sharing nobody, the runs started %d and %d processes of %d", a.held, b.held, take)
 }
 
-// TestPoolStageBackAfterRefusal: a run of a pool whose stages have ids of
-// their own reserves one before its checks; refused, it gives the stage
-// back with its id, and the next run takes it.
+// TestPoolStageBackAfterRefusal: a run of a pool whose init processes have
+// ids of their own reserves one before its checks; refused, it gives the
+// init process back with its id, and the next run takes it.
 func TestPoolStageBackAfterRefusal(t *testing.T) {
 	dir, sb := pooledHold(t)
 	refused := sb

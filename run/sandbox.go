@@ -1,17 +1,17 @@
 // Package run executes one script of an Agent Skill in a sandbox.
 //
 // A Sandbox describes the limits of one run. Run validates the skill,
-// resolves the script inside its scripts/ folder, chooses the interpreter and
-// starts it with an empty environment plus an allowlist, a pinned working
-// directory, a wall-time limit and resource limits. The script is started
-// through an init stage that applies kernel isolation layers in a fixed
-// order before execve (see Layer): on Linux a clone of the calling process
-// that runs a program of system calls compiled for the run, on macOS the
-// calling binary re-executed. With a PID namespace the init stage stays
-// PID 1 as the run's reaper and starts the script as its child, so the
-// script is not PID 1 and keeps ordinary signal semantics. Programs that
-// use this package call ExecInitIfRequested first thing in main (and in
-// TestMain for tests); it matters on macOS only.
+// resolves the script inside its scripts/ folder, chooses the interpreter
+// and starts it with an empty environment plus an allowlist, a pinned
+// working directory, a wall-time limit and resource limits. The script is
+// started through an init process that applies kernel isolation layers in a
+// fixed order before execve (see Layer): on Linux a clone of the calling
+// process that runs a program of system calls compiled for the run, on
+// macOS the calling binary re-executed. With a PID namespace the init
+// process stays as PID 1 of the namespace, to reap, and starts the script
+// as its child, so the script is not PID 1 and keeps ordinary signal
+// semantics. Programs that use this package call ExecInitIfRequested first
+// thing in main (and in TestMain for tests); it matters on macOS only.
 package run
 
 import (
@@ -95,9 +95,8 @@ type Sandbox struct {
 
 	// MaxProcs caps the processes (and threads) of the script
 	// (RLIMIT_NPROC inside the sandbox's user namespace); DefaultMaxProcs
-	// when zero. Under a PID namespace the reaper's few Go threads are
-	// added to the limit, with a slack of two, so the script gets at
-	// least MaxProcs.
+	// when zero. Under a PID namespace the init process, one task, is
+	// added to the limit, so the script gets MaxProcs.
 	MaxProcs int
 
 	// CPUSeconds caps the CPU time of each process of the script
@@ -269,7 +268,7 @@ type Sandbox struct {
 	// Strict makes validation warnings fail the run, as validate --strict.
 	Strict bool
 
-	// Pool, when set, supplies init stages started ahead of the run (see
+	// Pool, when set, supplies init processes started ahead of the run (see
 	// NewPool); a run takes one when it fits, else starts its own.
 	Pool *Pool
 
@@ -375,8 +374,8 @@ type Result struct {
 	// cleanup, when not nil, is closed once the run's sandbox is gone
 	// (see WaitCleanup).
 	cleanup chan struct{}
-	// cgroupBeforeExit: the cgroup was removed while the init stage was
-	// still exiting, the reaper having moved itself out (see
+	// cgroupBeforeExit: the cgroup was removed while the init process was
+	// still exiting, having moved itself out (see
 	// finishLater); set before cleanup is closed.
 	cgroupBeforeExit bool
 	// made are the folders Run created for missing write grants, removed
@@ -387,13 +386,13 @@ type Result struct {
 // WaitCleanup blocks until the run's sandbox is gone: its init process
 // reaped, its cgroup and its work folder removed. Run returns as soon as
 // the script's status and the run's resource usage are known, when every
-// process of the run but the sandbox's PID 1 has ended; that process then
-// exits by itself, and the kernel tears its namespaces down, while the
+// process of the run but the sandbox's init process has ended; that process
+// then exits by itself, and the kernel tears its namespaces down, while the
 // caller goes on. A program that exits right after Run should call
 // WaitCleanup first, or the run's cgroup is left behind (empty, until a
-// later run sweeps it) and its PID 1 is left to whichever process adopts
-// orphans. It returns at once for a run that had nothing left to clean
-// up, and may be called more than once.
+// later run sweeps it) and its init process is left to whichever process
+// adopts orphans. It returns at once for a run that had nothing left to
+// clean up, and may be called more than once.
 func (r *Result) WaitCleanup() {
 	if r != nil && r.cleanup != nil {
 		<-r.cleanup
@@ -409,5 +408,5 @@ var (
 	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set, or one was built part-way
 	ErrBadConfig     = stageconfig.ErrBadConfig             // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
-	ErrStart         = errors.New("sandbox start failed")   // the init stage or execve of the interpreter failed
+	ErrStart         = errors.New("sandbox start failed")   // the init process or execve of the interpreter failed
 )

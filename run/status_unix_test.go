@@ -12,12 +12,12 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// exit7 is the reaper's report of a script that called exit(7).
+// exit7 is the init process's report of a script that called exit(7).
 var exit7 = stageconfig.ReaperReport{Status: 7 << 8, User: 3 * time.Millisecond, System: time.Millisecond, MaxRSSKiB: 1234}
 
-// TestScriptStatus checks how the supervisor trusts the report the reaper
-// sends when it did not read it before the reaper exited: one whole report
-// from a reaper that exited 0, nothing otherwise.
+// TestScriptStatus checks how the supervisor trusts the report the init
+// process sends when it did not read it before the init process exited:
+// one whole report from an init process that exited 0, nothing otherwise.
 func TestScriptStatus(t *testing.T) {
 	exit7 := string(appendReaperReport(nil, exit7))
 	tests := []struct {

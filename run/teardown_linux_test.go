@@ -13,11 +13,11 @@ import (
 )
 
 // TestRunReturnsBeforeTeardown checks that under a PID namespace Run
-// returns once the reaper has reported, with the result already complete
+// returns once the init process has reported, with the result already complete
 // (status, output, usage), and leaves the sandbox's teardown to the
-// background; and that WaitCleanup then finds the init stage reaped, the
+// background; and that WaitCleanup then finds the init process reaped, the
 // cgroup and the work folder removed, the cgroup under v1 while the init
-// stage was still exiting (its reaper moved itself out of the cgroup
+// process was still exiting (it moved itself out of the cgroup
 // before reporting).
 func TestRunReturnsBeforeTeardown(t *testing.T) {
 	dir := newSkill(t, map[string]string{"x.sh": "#!/bin/sh\necho out\necho err >&2\nexit 3\n"})

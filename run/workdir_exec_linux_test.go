@@ -75,7 +75,7 @@ func TestStdinFolderNotPassed(t *testing.T) {
 // script the socket itself, through which it could write to the caller's
 // peer or shut the connection down: the script reads what was sent
 // through a pipe, and what it writes to its stdin reaches no one. Also
-// through a pooled stage.
+// through a pooled init process.
 func TestStdinSocketCopied(t *testing.T) {
 	needTool(t, "sh")
 	dir := newSkill(t, map[string]string{"x.sh": "#!/bin/sh\necho EXFIL >&0 && echo wrote\ncat\n"})
@@ -102,9 +102,9 @@ func TestStdinSocketCopied(t *testing.T) {
 	}
 }
 
-// stdinPools is the pools the stdin tests run with: none, and one of a
-// stage shaped like like (a pooled stage takes its stdin another way, see
-// handOver), but in the re-run without user namespaces.
+// stdinPools is the pools the stdin tests run with: none, and one of an
+// init process shaped like like (a pooled init process takes its stdin
+// another way, see handOver), but in the re-run without user namespaces.
 func stdinPools(t *testing.T, like Sandbox) []*Pool {
 	if degradedRerun() {
 		return []*Pool{nil}
@@ -112,7 +112,7 @@ func stdinPools(t *testing.T, like Sandbox) []*Pool {
 	return []*Pool{nil, newTestPool(t, 1, 0, like)}
 }
 
-// runPooled is runIn that, with a pool, waits for a stage and fails the
+// runPooled is runIn that, with a pool, waits for an init process and fails the
 // test unless the run took it.
 func runPooled(t *testing.T, sb Sandbox, dir, script string) outcome {
 	t.Helper()

@@ -12,14 +12,14 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 )
 
-// TestCgroupHalfJoined makes one cgroup v1 hierarchy refuse the init stage
+// TestCgroupHalfJoined makes one cgroup v1 hierarchy refuse the init process
 // that the others took: the cpu controller (--cpus) refuses a real-time
 // process (SCHED_FIFO, from chrt) in a cgroup whose cpu.rt_runtime_us is 0,
 // as every new one's is, while memory and pids take it. The cgroup layer is
 // all or nothing (docs/security.md): the run goes ahead without it, the
 // record naming the refused file and errno, and no run's cgroup is left
 // behind; --require-isolation refuses it as an isolation failure. Before,
-// removing the half-joined cgroup killed the init stage and the run failed
+// removing the half-joined cgroup killed the init process and the run failed
 // with "sending config: broken pipe".
 func TestCgroupHalfJoined(t *testing.T) {
 	if os.Geteuid() != 0 {

@@ -73,7 +73,7 @@ killed by signal N, 124 when it timed out).
 `
 
 func main() {
-	// On macOS the sandbox re-executes this binary as its init stage; that
+	// On macOS the sandbox re-executes this binary as its init process; that
 	// process must never reach the CLI below. (On Linux this does nothing.)
 	run.ExecInitIfRequested()
 	// Next, before anything can be interrupted: a SIGINT or SIGTERM from

@@ -23,7 +23,7 @@ var cliBinary string
 
 func TestMain(m *testing.M) {
 	// runCommand runs in-process in some tests: the sandbox re-executes
-	// this test binary as its init stage.
+	// this test binary as its init process.
 	run.ExecInitIfRequested()
 	os.Exit(buildAndRun(m))
 }

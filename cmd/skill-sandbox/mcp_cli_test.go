@@ -60,7 +60,7 @@ func TestMCPEOFStopsRuns(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The server keeps init stages started ahead (--prestart, default 2)
+	// The server keeps init processes started ahead (--prestart, default 2)
 	// once its pool has refilled.
 	var pooled []string
 	for deadline := time.Now().Add(20 * time.Second); len(pooled) == 0 && time.Now().Before(deadline); {
@@ -122,7 +122,7 @@ func processesWith(s string) []string {
 }
 
 // pooledStagesOf lists the children of pid that are pre-started init
-// stages waiting for a run.
+// processes waiting for a run.
 func pooledStagesOf(pid int) []string {
 	ents, _ := os.ReadDir("/proc")
 	var pids []string

@@ -259,8 +259,8 @@ func TestRecordPerCall(t *testing.T) {
 					t.Errorf("output_exceeded %q max_output_bytes %d signal %q stdout %+v", rec.OutputExceeded, rec.MaxOutputBytes, rec.Signal, rec.Stdout)
 				}
 			}},
-		// The script is not PID 1 of its PID namespace (a reaper is), so
-		// a signal it sends itself has its default effect.
+		// The script is not PID 1 of its PID namespace (the init process
+		// is), so a signal it sends itself has its default effect.
 		{"killed by its own signal", []string{skill, "selfkill.sh"},
 			want{128 + int(syscall.SIGKILL), audit.OutcomeKilled, audit.LevelError, "", -1, "before", ""},
 			func(t *testing.T, rec audit.Record) {

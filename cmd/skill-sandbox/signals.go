@@ -21,7 +21,7 @@ import (
 // sigaction where catching costs a round trip to the runtime's signal
 // thread (about 0.07 ms of each start). An ignored signal stays ignored
 // across execve, but the only program run or mcp starts is the init
-// stage, this Go binary, which installs its own SIGPIPE handler at start:
+// process, this Go binary, which installs its own SIGPIPE handler at start:
 // the script gets the default action back when it is executed (checked:
 // SigIgn of a script is the same as before).
 func catchSignals() chan os.Signal {

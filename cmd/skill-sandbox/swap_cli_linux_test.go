@@ -23,12 +23,12 @@ func jqField(t *testing.T, record, field string) string {
 	return strings.TrimSuffix(string(out), "\n")
 }
 
-// TestSwappedMaskRecord checks the record of a run the init stage refuses
+// TestSwappedMaskRecord checks the record of a run the init process refuses
 // because a masked deny-list entry was swapped between the supervisor's
 // check and the mask's mount: while runs read a home folder, the host
 // keeps exchanging (renameat2, RENAME_EXCHANGE) its ~/.ssh with ~/.gnupg,
 // a symlink to a decoy. About half the runs see the swap; the first one
-// the init stage refuses must be an isolation refusal (error_kind
+// the init process refuses must be an isolation refusal (error_kind
 // "isolation", outcome "refused") whose error still names the mask and
 // the failed check, as every other isolation refusal, not "start_failed".
 func TestSwappedMaskRecord(t *testing.T) {
@@ -63,7 +63,7 @@ func TestSwappedMaskRecord(t *testing.T) {
 	args := []string{"audit", "--read", home, skill, "read.sh", home}
 
 	// Without the swap the run goes ahead with the masks in place; where
-	// it cannot (no mount namespace), the init stage has no mask to check.
+	// it cannot (no mount namespace), the init process has no mask to check.
 	r := runCLIEnv(t, env, args...)
 	if strings.Contains(r.Stdout, "SECRET-TOKEN") {
 		// The mask itself failed: that is the attack succeeding without

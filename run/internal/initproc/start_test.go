@@ -281,7 +281,7 @@ func TestChildMemory(t *testing.T) {
 	}
 }
 
-// TestReaperNeedsPIDNamespace: the reaper refuses to start outside a PID
+// TestReaperNeedsPIDNamespace: the init process refuses to reap outside a PID
 // namespace, where its kill(-1) would reach every process of the caller's.
 func TestReaperNeedsPIDNamespace(t *testing.T) {
 	b := NewBuilder(0)
