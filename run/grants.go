@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -43,10 +44,6 @@ type Grants struct {
 // maxGrantRules bounds the Landlock rules one run's grants may need (a
 // read grant holding a denied entry is granted child by child).
 const maxGrantRules = 4096
-
-// neverGranted are trees no grant may touch: kernel interfaces, devices
-// and runtime sockets. The sandbox has its own /proc and /dev.
-func neverGranted() []string { return []string{"/proc", "/sys", "/dev", "/run"} }
 
 // grantPlan is what Run decided about the grants.
 type grantPlan struct {
@@ -108,7 +105,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (_ *grantPlan
 	}
 	deny := denylist.New(append(DefaultDenyPaths(), s.DenyPaths...), denylist.HomeFolders(), allowed)
 	pl := &grantPlanner{s: s, skill: skill, dry: dry, uid: uid, gid: gid, gp: gp,
-		deny: deny, alias: denyAliases(deny, allowed), allowed: allowed}
+		deny: deny, alias: grants.FindAliases(deny, allowed), allowed: allowed}
 	if err := pl.resolveGrants(); err != nil {
 		return nil, err
 	}
@@ -188,11 +185,11 @@ func (pl *grantPlanner) planCwd() error {
 // planMasks lists in gp.grants.Masked the deny entries inside read
 // grants (write grants hold none, except those AllowDenied exempted:
 // planReadOnly), refusing a deny entry by another name mounted inside a
-// grant (checkSubmounts) and a working directory in a masked entry.
+// grant (Aliases.CheckSubmounts) and a working directory in a masked entry.
 func (pl *grantPlanner) planMasks() error {
 	gp := pl.gp
 	for _, r := range gp.grants.Read {
-		for _, m := range append(pl.deny.MatchesUnder(r, pl.allowed), pl.alias.inside(r)...) {
+		for _, m := range append(pl.deny.MatchesUnder(r, pl.allowed), pl.alias.Inside(r)...) {
 			if _, err := os.Lstat(m); err == nil && !slices.Contains(gp.grants.Masked, m) {
 				gp.grants.Masked = append(gp.grants.Masked, m)
 			}
@@ -202,7 +199,7 @@ func (pl *grantPlanner) planMasks() error {
 		return err
 	}
 	sort.Strings(gp.grants.Masked)
-	if err := pl.alias.checkSubmounts(gp.grants.Read, gp.grants.Write, gp.grants.Masked); err != nil {
+	if err := pl.alias.CheckSubmounts(gp.grants.Read, gp.grants.Write, gp.grants.Masked); err != nil {
 		return err
 	}
 	// Refused here, with the reason, rather than by the exec failing in
@@ -254,7 +251,7 @@ func (gp *grantPlan) planMounts() error {
 // mount mean the names were being swapped while they were looked at (a
 // folder has one name in a mount): the secret may then sit under a name
 // seen as the symlink, unmasked, and the run is refused. Through two
-// mounts (a bind mount of /home, see denyAliases) they are one file under
+// mounts (a bind mount of /home, see grants.FindAliases) they are one file under
 // two names, each masked.
 func maskMounts(masked []string) ([]stageconfig.GrantMount, error) {
 	var out []stageconfig.GrantMount
@@ -324,10 +321,8 @@ func readRules(r string, masked []string, budget int) ([]stageconfig.GrantRule, 
 	return rules, nil
 }
 
-// pathUnder reports whether p lies strictly inside dir.
-func pathUnder(p, dir string) bool {
-	return p != dir && strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
+// pathUnder reports whether p lies strictly inside dir (grants.PathUnder).
+func pathUnder(p, dir string) bool { return grants.PathUnder(p, dir) }
 
 // unreachableError is a path the sandbox identity cannot reach through the
 // host's folders (a root caller's sandbox runs as nobody). It wraps

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -51,13 +52,13 @@ func (s *Sandbox) planAutorun(gp *grantPlan) error {
 		if !mountGrants {
 			continue // no mount namespace to keep them: see docs/grants.md
 		}
-		found, err := findAutorun(w, maxAutorunPaths)
+		found, err := grants.FindAutorun(w, maxAutorunPaths)
 		if err != nil {
 			return fmt.Errorf("%w: --write %s: looking for files that tools run on their own: %v (grant a smaller folder, or keep them writable with --allow-autorun %s)", ErrBadConfig, w, err, w)
 		}
 		for _, f := range found {
 			gp.autorun[f.Path] = f.Ino
-			if f.mount && !slices.ContainsFunc(gp.readOnly, func(m stageconfig.GrantMount) bool { return m.Path == f.Path || pathUnder(f.Path, m.Path) }) {
+			if f.Mount && !slices.ContainsFunc(gp.readOnly, func(m stageconfig.GrantMount) bool { return m.Path == f.Path || pathUnder(f.Path, m.Path) }) {
 				gp.readOnly = append(gp.readOnly, f.GrantMount)
 				gp.grants.Autorun = append(gp.grants.Autorun, f.Path)
 			}
@@ -67,14 +68,6 @@ func (s *Sandbox) planAutorun(gp *grantPlan) error {
 		return fmt.Errorf("%w: the write grants hold %d or more files that tools run on their own (.git, .envrc, .vscode, ...), more than %d; grant smaller folders, or keep them writable with --allow-autorun", ErrBadConfig, len(gp.grants.Autorun), maxAutorunPaths)
 	}
 	return nil
-}
-
-// autorunFound is an existing auto-run entry of a write grant; mount is
-// set for a regular file or folder (a symlink or special file is left to
-// the sweep, which goes by its inode).
-type autorunFound struct {
-	stageconfig.GrantMount
-	mount bool
 }
 
 // inAutorun reports whether the absolute path p is, or lies in, an entry

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
 // MakeWriteFolder creates dir (with its parents) when it is missing, the
@@ -24,7 +26,7 @@ func MakeWriteFolder(dir string) (bool, error) {
 // makeWriteFolder does MakeWriteFolder's work and returns the folders it
 // created itself, parents first, also on error. Each is made with one
 // mkdir, not MkdirAll, so that a folder a concurrent caller made first is
-// not counted as ours and never removed by removeMade; see mkdirs for
+// not counted as ours and never removed by removeMade; see grants.Mkdirs for
 // why by descriptors. mapped is false when the run will have no mount
 // namespace, so nothing is handed over id-mapped. uid and gid are the
 // run's host identity, which gets the folders that cannot be mapped.
@@ -46,7 +48,7 @@ func makeWriteFolder(dir string, mapped bool, uid, gid int) ([]string, error) {
 	if uid == os.Geteuid() || len(missing) == 0 || (mapped && canMapWrite(filepath.Dir(missing[0]), uid, gid)) {
 		uid = -1 // the caller's own: no chown
 	}
-	return mkdirs(missing, uid, gid)
+	return grants.Mkdirs(missing, uid, gid)
 }
 
 // removeMade removes the folders makeWriteFolder created, children first,

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
 // grantPlanner holds what planGrants works with while it resolves one
@@ -21,7 +22,7 @@ type grantPlanner struct {
 	uid, gid int    // the run's host identity, given the folders made
 	gp       *grantPlan
 	deny     *denylist.List
-	alias    denyAlias
+	alias    grants.Aliases
 	allowed  map[string]bool // AllowDenied, as given and resolved
 	typed    []typedPath     // the grants and the cwd, as typed and resolved
 }
@@ -95,6 +96,12 @@ func (pl *grantPlanner) resolve(p string, write bool) (string, error) {
 	return real, nil
 }
 
+// resolveUnplanted is grants.ResolveUnplanted with the owners
+// sandboxOwner counts as the sandbox identity uid's.
+func resolveUnplanted(p string, uid int) (string, fs.FileInfo, string) {
+	return grants.ResolveUnplanted(p, func(owner uint32) bool { return sandboxOwner(owner, uid) })
+}
+
 // planted resolves abs as the grant p (named by flag) one name at a time
 // (resolveUnplanted), refusing a symlink of the sandbox identity nominal
 // on the way. info is nil when the walk found nothing.
@@ -124,7 +131,7 @@ func (pl *grantPlanner) prepareWrite(p, abs string, checkLinks bool, nominal int
 	if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := checkGrantable(abs, "--write", pl.deny, pl.allowed); err != nil {
+	if err := grants.CheckGrantable(abs, "--write", pl.deny, pl.allowed); err != nil {
 		return err
 	}
 	return pl.makeMissing(p, abs)
@@ -200,7 +207,7 @@ func (pl *grantPlanner) resolveReal(p, abs string, write, checkLinks bool, nomin
 }
 
 // checkReal checks the real path of the grant p (absolute: abs): not the
-// root, grantable, not a deny entry by another name (denyAlias), a folder
+// root, grantable, not a deny entry by another name (grants.Aliases), a folder
 // for a write grant or a folder or regular file for a read one (walked,
 // when set, is what the planted-symlink walk saw of it), and, for a write
 // grant, clear of the skill folder. It records the file id it checked.
@@ -209,10 +216,10 @@ func (pl *grantPlanner) checkReal(p, abs, real string, walked fs.FileInfo, write
 	if real == "/" {
 		return fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", ErrBadConfig, flag, p)
 	}
-	if err := checkGrantable(real, flag, pl.deny, pl.allowed); err != nil {
+	if err := grants.CheckGrantable(real, flag, pl.deny, pl.allowed); err != nil {
 		return err
 	}
-	if err := pl.alias.check(real, flag, write, pl.allowed); err != nil {
+	if err := pl.alias.Check(real, flag, write, pl.allowed); err != nil {
 		return err
 	}
 	st, err := os.Stat(real)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -28,7 +29,7 @@ type typedPath struct {
 // shadowed are the trees where the sandbox has its own content that an
 // alias would hide or replace: kernel interfaces, devices, runtime
 // sockets and /etc, rebuilt for the sandbox.
-func shadowed() []string { return append(neverGranted(), "/etc") }
+func shadowed() []string { return append(grants.NeverGranted(), "/etc") }
 
 // planAliases sets gp.aliases from the grants typed through a symlink,
 // refusing one whose alias would stand where the sandbox has its own

@@ -13,6 +13,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -181,7 +182,7 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		}
 		neutralised, truncated := artifacts.Sweep(roots, p.sweepAutorun, p.autorun, before, start, artifacts.MaxEntries)
 		uid, gid := sandboxIdentity()
-		unplantSymlinks(res.Grants.Write, start, uid, gid)
+		grants.UnplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.artifactRoots)), neutralised, truncated)
 	}
 	return err
