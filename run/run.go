@@ -82,7 +82,7 @@ type plan struct {
 	// artifactRoots are the folders whose changes are listed in
 	// Result.Artifacts.
 	artifactRoots []string
-	// sweepAutorun and autorun are the grant plan's (see planAutorun),
+	// sweepAutorun and autorun are the grant plan's (see grants.Plan),
 	// for artifacts.Sweep.
 	sweepAutorun []string
 	autorun      map[string]uint64
@@ -158,7 +158,7 @@ func unmakeRefused(res *Result) {
 		return
 	}
 	res.SandboxUID = 0
-	removeMade(res.made)
+	grants.RemoveMade(res.made)
 	res.made, res.Grants.Created = nil, nil
 }
 

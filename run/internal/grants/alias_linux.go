@@ -15,7 +15,7 @@ import (
 // than one: a bind mount of /home at /mnt/home, a btrfs file system whose
 // top level is also mounted (for snapshots), the root file system mounted
 // again for a backup tool. A grant of /mnt/home/ann would then hold
-// /home/ann/.ssh under another name. FindAliases finds those names from
+// /home/ann/.ssh under another name. FindDenyAliases finds those names from
 // /proc/self/mountinfo: two paths are the same folder when their mounts
 // show the same file system (device) and their paths from that file
 // system's root are equal.
@@ -32,19 +32,19 @@ type fsPath struct {
 	dev, path string
 }
 
-// Aliases holds the mount table and where each existing deny entry lies
+// DenyAliases holds the mount table and where each existing deny entry lies
 // in its file system.
-type Aliases struct {
+type DenyAliases struct {
 	mounts []mountEntry
 	deny   map[string]fsPath // deny entry -> its place in its file system
 }
 
-// FindAliases reads the mount table once for one plan (allowed: the
+// FindDenyAliases reads the mount table once for one plan (allowed: the
 // AllowDenied paths, as given and resolved); entries with
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
-func FindAliases(deny *denylist.List, allowed map[string]bool) Aliases {
-	a := Aliases{deny: map[string]fsPath{}}
+func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
+	a := DenyAliases{deny: map[string]fsPath{}}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return a
@@ -73,7 +73,7 @@ func FindAliases(deny *denylist.List, allowed map[string]bool) Aliases {
 
 // fsPathOf returns where p (absolute, symlinks resolved) lies in its file
 // system, through the last mount holding it (the one on top).
-func (a Aliases) fsPathOf(p string) (fsPath, bool) {
+func (a DenyAliases) fsPathOf(p string) (fsPath, bool) {
 	best := -1
 	for i, m := range a.mounts {
 		if p == m.point || PathUnder(p, m.point) || m.point == "/" {
@@ -100,7 +100,7 @@ func (a Aliases) fsPathOf(p string) (fsPath, bool) {
 // Check refuses grant g when it is, or lies inside, a deny entry reached
 // through another mount, and (write grants) when it holds one: the path
 // checks (CheckGrantable) cannot see either.
-func (a Aliases) Check(g, flag string, write bool, allowed map[string]bool) error {
+func (a DenyAliases) Check(g, flag string, write bool, allowed map[string]bool) error {
 	if len(a.deny) == 0 || allowed[g] {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (a Aliases) Check(g, flag string, write bool, allowed map[string]bool) erro
 
 // Inside returns the paths under read grant r at which deny entries
 // appear through another mount, to be masked like those found by path.
-func (a Aliases) Inside(r string) []string {
+func (a DenyAliases) Inside(r string) []string {
 	rp, ok := a.fsPathOf(r)
 	if !ok {
 		return nil

@@ -3,7 +3,7 @@ package grants
 import "testing"
 
 func TestFSPathOf(t *testing.T) {
-	a := Aliases{mounts: []mountEntry{
+	a := DenyAliases{mounts: []mountEntry{
 		{"8:1", "/", "/"},
 		{"8:2", "/", "/home"},
 		{"8:1", "/srv/home", "/mnt/home"}, // a bind mount

@@ -24,7 +24,7 @@ const maxNamedMounts = 8
 // planned (a.mounts); a mount made after that comes along unchecked, which
 // takes the caller's own or a privileged process on the host (the script
 // cannot mount).
-func (a Aliases) CheckSubmounts(read, write, masked []string) error {
+func (a DenyAliases) CheckSubmounts(read, write, masked []string) error {
 	grants := append(slices.Clone(write), read...)
 	held := map[string][]string{}
 	var order []string
