@@ -218,14 +218,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWorkspacePath -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run/internal/seatbelt
+	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run/internal/seatbelt
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzReportJSON -fuzztime $(FUZZTIME) ./run/internal/stageconfig
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime $(FUZZTIME) ./run/internal/initproc
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
-	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run/internal/winproc
+	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run/internal/winproc
 	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist

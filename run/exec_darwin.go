@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -50,7 +51,7 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		// The profile is of the config as sent: with the proxy's port.
 		sent := *p
 		sent.cfg = l.cfg
-		prof, err := seatbeltProfile(seatbeltPolicyOf(&sent))
+		prof, err := seatbelt.Profile(seatbeltPolicyOf(&sent))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever
 			// AllowDegraded says; the caller can rename the folder.

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 
 	"golang.org/x/sys/windows"
 )
@@ -35,50 +35,6 @@ func sandboxIdentity() (int, int) { return -1, -1 }
 // checkReachable has nothing to check: the script runs as the caller.
 func checkReachable(int, int, string, string, string) error { return nil }
 
-// jobAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION.
-type jobAccounting struct {
-	TotalUserTime, TotalKernelTime                       int64
-	ThisPeriodTotalUserTime, ThisPeriodTotalKernelTime   int64
-	TotalPageFaultCount, TotalProcesses, ActiveProcesses uint32
-	TotalTerminatedProcesses                             uint32
-}
-
-// newJob creates the run's Job Object: the job's committed memory, the
-// number of live processes and each process's CPU time are capped; the
-// job's processes die when its last handle closes (so also when the
-// supervisor dies), die rather than show an error dialog, and may not
-// touch the desktop, the clipboard, other processes' windows, system
-// settings or the session (log off, shut down).
-func newJob(l jobLimits) (windows.Handle, error) {
-	job, err := windows.CreateJobObject(nil, nil)
-	if err != nil {
-		return 0, fmt.Errorf("CreateJobObject: %v", err)
-	}
-	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE |
-		windows.JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION | windows.JOB_OBJECT_LIMIT_JOB_MEMORY |
-		windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS | windows.JOB_OBJECT_LIMIT_PROCESS_TIME
-	info.BasicLimitInformation.ActiveProcessLimit = l.ActiveProcesses
-	info.BasicLimitInformation.PerProcessUserTimeLimit = l.ProcessUserTime
-	info.JobMemoryLimit = uintptr(l.JobMemoryBytes)
-	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
-		windows.CloseHandle(job)
-		return 0, fmt.Errorf("job limits: %v", err)
-	}
-	ui := windows.JOBOBJECT_BASIC_UI_RESTRICTIONS{UIRestrictionsClass: windows.JOB_OBJECT_UILIMIT_DESKTOP |
-		windows.JOB_OBJECT_UILIMIT_DISPLAYSETTINGS | windows.JOB_OBJECT_UILIMIT_EXITWINDOWS |
-		windows.JOB_OBJECT_UILIMIT_GLOBALATOMS | windows.JOB_OBJECT_UILIMIT_HANDLES |
-		windows.JOB_OBJECT_UILIMIT_READCLIPBOARD | windows.JOB_OBJECT_UILIMIT_WRITECLIPBOARD |
-		windows.JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS}
-	if _, err := windows.SetInformationJobObject(job, windows.JobObjectBasicUIRestrictions,
-		uintptr(unsafe.Pointer(&ui)), uint32(unsafe.Sizeof(ui))); err != nil {
-		windows.CloseHandle(job)
-		return 0, fmt.Errorf("job UI restrictions: %v", err)
-	}
-	return job, nil
-}
-
 // launchOS is the Windows part of a launch's state: the run's Job
 // Object and the script's process.
 type launchOS struct {
@@ -97,7 +53,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	}
 	var jobErr error
 	if !stageconfig.Has(p.disabled, LayerJob) {
-		l.job, jobErr = newJob(jobLimitsOf(p))
+		l.job, jobErr = winproc.NewJob(jobLimitsOf(p))
 	}
 	if l.job != 0 {
 		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
@@ -131,7 +87,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 // runs an instruction, and resumes it.
 func (l *launchState) start() error {
 	p := l.plan
-	cmdline, err := windowsCommandLine(p.cfg.Argv)
+	cmdline, err := winproc.CommandLine(p.cfg.Argv)
 	if err != nil {
 		return err
 	}
@@ -142,7 +98,7 @@ func (l *launchState) start() error {
 	l.cmd = &exec.Cmd{
 		Path:   p.cfg.Argv[0],
 		Args:   p.cfg.Argv,
-		Env:    windowsEnv(p.cfg.Env, sysRoot, p.cfg.WorkDir, filepath.Dir(p.cfg.Argv[0])),
+		Env:    winproc.Env(p.cfg.Env, sysRoot, p.cfg.WorkDir, filepath.Dir(p.cfg.Argv[0])),
 		Dir:    p.cfg.Dir,
 		Stdin:  p.stdin,
 		Stdout: l.stdout,
@@ -159,21 +115,8 @@ func (l *launchState) start() error {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	l.begun = time.Now()
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_SUSPEND_RESUME|
-		windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(l.cmd.Process.Pid))
-	if err == nil {
-		l.proc = h
-		if l.job != 0 {
-			err = windows.AssignProcessToJobObject(l.job, h)
-		}
-		if err == nil {
-			err = resumeProcess(h)
-		}
-	}
+	l.proc, err = winproc.Adopt(l.job, l.cmd.Process.Pid)
 	if err != nil {
-		if h != 0 {
-			windows.CloseHandle(h)
-		}
 		l.cmd.Process.Kill()
 		l.cmd.Wait()
 		return fmt.Errorf("%w: putting the script in its job: %v", ErrStart, err)
@@ -226,20 +169,6 @@ func (l *launchState) collectExit(wd *watchdog, waitErr error, res *Result) erro
 	return nil
 }
 
-// resumeProcess resumes every thread of a process created suspended.
-// CreateProcess's thread handle is not kept by os/exec, so the process is
-// resumed as a whole (ntdll's NtResumeProcess).
-func resumeProcess(h windows.Handle) error {
-	proc := windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumeProcess")
-	if err := proc.Find(); err != nil {
-		return err
-	}
-	if status, _, _ := proc.Call(uintptr(h)); status != 0 {
-		return fmt.Errorf("NtResumeProcess: NTSTATUS %#x", status)
-	}
-	return nil
-}
-
 // fillJobStats copies the job's totals into res: CPU time of every
 // process, peak committed memory of the job (PeakMemoryKB) and of its
 // largest process (MaxRSSKB; commit, not resident memory).
@@ -247,16 +176,11 @@ func fillJobStats(job windows.Handle, res *Result) {
 	if job == 0 {
 		return
 	}
-	var acct jobAccounting
-	if windows.QueryInformationJobObject(job, windows.JobObjectBasicAccountingInformation,
-		uintptr(unsafe.Pointer(&acct)), uint32(unsafe.Sizeof(acct)), nil) == nil {
-		res.CPUTime = time.Duration(acct.TotalUserTime+acct.TotalKernelTime) * 100
+	if cpu, ok := winproc.CPUTime(job); ok {
+		res.CPUTime = cpu
 	}
-	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-	if windows.QueryInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil) == nil {
-		res.PeakMemoryKB = int64(info.PeakJobMemoryUsed / 1024)
-		res.MaxRSSKB = int64(info.PeakProcessMemoryUsed / 1024)
+	if jobKB, processKB, ok := winproc.PeakMemory(job); ok {
+		res.PeakMemoryKB, res.MaxRSSKB = jobKB, processKB
 	}
 }
 

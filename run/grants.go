@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 )
 
 // Grants are the host paths a run may use besides its skill and work
@@ -47,7 +48,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan
 		Skill: skill, Dry: dry, MountNS: !slices.Contains(s.Disable, LayerMountNS),
 		UID: uid, GID: gid,
 		Nominal:  nominal,
-		Planted:  func(owner uint32) bool { return sandboxOwner(owner, nominal) },
+		Planted:  func(owner uint32) bool { return identity.SandboxOwner(owner, nominal) },
 		RunIDs:   [2]int{RunIDFirst, RunIDFirst + RunIDCount - 1},
 		MapWrite: func(parent string) bool { return canMapWrite(parent, uid, gid) },
 		Writable: writableFolder,
@@ -69,9 +70,9 @@ func mountOnly(gp *grants.Plan) error {
 }
 
 // resolveUnplanted is grants.ResolveUnplanted with the owners
-// sandboxOwner counts as the sandbox identity uid's.
+// identity.SandboxOwner counts as the sandbox identity uid's.
 func resolveUnplanted(p string, uid int) (string, fs.FileInfo, string) {
-	return grants.ResolveUnplanted(p, func(owner uint32) bool { return sandboxOwner(owner, uid) })
+	return grants.ResolveUnplanted(p, func(owner uint32) bool { return identity.SandboxOwner(owner, uid) })
 }
 
 // pathUnder reports whether p lies strictly inside dir (grants.PathUnder).
@@ -87,7 +88,7 @@ type unreachableError struct {
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identityName(e.uid))
+	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identity.Name(e.uid))
 }
 
 func (e *unreachableError) Unwrap() error { return ErrBadConfig }

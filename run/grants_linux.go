@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -170,7 +171,7 @@ func grantAccessible(path string, uid, gid int, want string) bool {
 	if err != nil {
 		return false
 	}
-	return mayAccess(path, uid, gid, wantBits(want, st.IsDir()))
+	return identity.MayAccess(path, uid, gid, wantBits(want, st.IsDir()))
 }
 
 // wantBits are the permission bits a grant needs: "r" read, "rw" read and
@@ -180,12 +181,12 @@ func wantBits(want string, folder bool) uint32 {
 	var bits uint32
 	switch want {
 	case "r":
-		bits = permRead
+		bits = identity.PermRead
 	case "rw":
-		bits = permRead | 2
+		bits = identity.PermRead | 2
 	}
 	if folder {
-		bits |= permExec
+		bits |= identity.PermExec
 	}
 	return bits
 }
@@ -235,10 +236,10 @@ func errGrantAccess(path string, uid int, want string, unmapped bool) error {
 		why = ", and it cannot be id-mapped here"
 	}
 	chown := fmt.Sprintf("chown %d %s, or ", uid, path)
-	if inRunIDs(uint32(uid)) {
+	if identity.IsRunID(uint32(uid)) {
 		chown = "" // the next run has another id
 	}
-	return fmt.Errorf("%w: %s is not %s by %s the identity the sandbox runs as%s (fix: %schmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, identityName(uid), why, chown, chmod, path)
+	return fmt.Errorf("%w: %s is not %s by %s the identity the sandbox runs as%s (fix: %schmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, identity.Name(uid), why, chown, chmod, path)
 }
 
 // checkGrantReach is the permission check without a mount namespace,
@@ -250,7 +251,7 @@ func checkGrantReach(uid, gid int, reach map[string]string) error {
 		return checkOwnReach(reach)
 	}
 	for path, want := range reach {
-		if bad := unreachable(path, uid, gid, permExec); bad != "" && bad != path {
+		if bad := identity.Unreachable(path, uid, gid, identity.PermExec); bad != "" && bad != path {
 			return errUnreachable(bad, uid)
 		}
 		if !grantAccessible(path, uid, gid, want) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
 
@@ -292,7 +293,7 @@ print("copied")
 	os.Chown(otherOut, 12345, 12345)
 	o = runIn(t, Sandbox{WritePaths: []string{otherOut}}, dir, "rw.py", in, otherOut)
 	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), otherOut+" is not writable by uid ") || !strings.Contains(o.err.Error(), sandboxIDWords()) ||
-		strings.Contains(o.err.Error(), "chown ") == ownRunIDs() {
+		strings.Contains(o.err.Error(), "chown ") == identity.OwnRunIDs() {
 		t.Errorf("another user's write folder: err %v", o.err)
 	}
 	sb.Disable = []Layer{LayerMountNS}

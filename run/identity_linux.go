@@ -1,151 +1,81 @@
 package run
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
+	"path/filepath"
+	"slices"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 
 	"golang.org/x/sys/unix"
 )
 
-// initialUserNSIno is the inode number of the initial user namespace
-// (the kernel's PROC_USER_INIT_INO, fixed), as stat shows it through
-// /proc/self/ns/user.
-const initialUserNSIno = 0xEFFFFFFD
+// sandboxIdentity is identity.Sandbox; macOS and Windows have their own
+// in run's exec_*.go.
+func sandboxIdentity() (int, int) { return identity.Sandbox() }
 
-// sandboxIdentity returns the host uid and gid the script runs as: the
-// caller's own, or nobody when the caller is root (see nobodyUID) and
-// nobody can be had (see nobodyUsable). A root caller inside a user
-// namespace that maps only its own id (unshare -r) keeps its own: the
-// namespace's uid 0 is then an unprivileged host user, or host root,
-// which rootKept reports as a missing user namespace.
-func sandboxIdentity() (int, int) {
-	uid, gid := os.Geteuid(), os.Getegid()
-	if uid == 0 && nobodyUsable("/proc/self/") {
-		return nobodyUID, nobodyUID
+// rootKept is identity.RootKept; macOS has its own in exec_darwin.go.
+func rootKept(uid int) string { return identity.RootKept(uid) }
+
+// hostIdentity returns the host uid and gid s's run gets: an id of its
+// own (see identity.OwnRunIDs), the one of a pooled stage it reserves
+// when s has a pool whose stages have theirs, else the sandbox identity.
+// A run with a write grant that is not id-mapped keeps the sandbox
+// identity, nobody (see unmappedWrite). It stays in run for the Sandbox
+// and its Pool.
+func (s *Sandbox) hostIdentity() (hostIdentity, error) {
+	uid, gid := sandboxIdentity()
+	if s.sharedNobody || uid != nobodyUID || !identity.OwnRunIDs() || s.unmappedWrite() {
+		return hostIdentity{uid: uid, gid: gid}, nil
 	}
-	return uid, gid
+	if pi := s.Pool.reserve(s); pi != nil {
+		if id := pi.id; id != nil {
+			pi.id = nil
+			return hostIdentity{uid: id.ID, gid: id.ID, own: id, stage: pi}, nil
+		}
+		s.Pool.discard(pi)
+	}
+	id, err := identity.Take(identity.LockBase)
+	if err != nil {
+		return hostIdentity{}, err
+	}
+	return hostIdentity{uid: id.ID, gid: id.ID, own: id}, nil
 }
 
-// dropsToNobody reports whether a run as host uid runs as nobody where
-// the caller is root: the init process then changes its identity
-// (initplan's RootCaller) and may drop its supplementary groups.
-func dropsToNobody(uid int) bool { return uid != 0 && os.Geteuid() == 0 }
-
-// nobodyUsable reports whether the process whose /proc folder is dir can
-// make a user namespace whose uid 0 is nobody and drop its supplementary
-// groups there. In the initial user namespace (one stat, the usual case)
-// it can. In another (a rootless container, a pod with hostUsers: false,
-// unshare -r) it needs uid and gid 65534 mapped into the namespace and
-// setgroups(2) not denied (unshare -r denies it, and a child namespace
-// cannot allow it again); when /proc cannot be read it is assumed, as
-// before, and the start says what fails.
-func nobodyUsable(dir string) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(dir+"ns/user", &st); err != nil || st.Ino == initialUserNSIno {
+// unmappedWrite reports whether a write grant of s may be handed over
+// without an id-mapping (see handOver): a folder of nobody's (made so by
+// makeWriteFolder where no mapping can be had, or by an earlier version),
+// a folder still to be made where none can be had (canMapWrite), or any
+// write grant without a mount namespace. Such a folder is written as the
+// sandbox identity itself, from one run to the next, so that identity must
+// stay the same: nobody, shared with other such runs, as before runs had
+// ids of their own. A wrong guess costs no access: the grant is checked
+// again when it is handed over. It stays in run for the grants' layers.
+func (s *Sandbox) unmappedWrite() bool {
+	if len(s.WritePaths) == 0 {
+		return false
+	}
+	if slices.Contains(s.Disable, LayerMountNS) {
 		return true
 	}
-	for _, f := range []string{"uid_map", "gid_map"} {
-		b, err := proc.ReadFile(dir+f, 64<<10)
+	for _, p := range s.WritePaths {
+		abs, err := filepath.Abs(p)
 		if err != nil {
-			return true
+			continue // refused later
 		}
-		m, err := parseIDMap(string(b))
-		if err != nil {
-			return false
-		}
-		if _, ok := m.outside(nobodyUID); !ok {
-			return false
-		}
-	}
-	b, err := proc.ReadFile(dir+"setgroups", 64)
-	return err != nil || strings.TrimSpace(string(b)) != "deny"
-}
-
-// idRange is one line of a uid_map or gid_map: count ids from inside map
-// to outside ones in the parent user namespace.
-type idRange struct{ inside, outside, count uint32 }
-
-// idMap is a parsed uid_map or gid_map.
-type idMap []idRange
-
-// maxIDMapLines is the kernel's limit on a map's lines.
-const maxIDMapLines = 340
-
-// parseIDMap parses the text of a uid_map or gid_map (see
-// user_namespaces(7)): lines of three decimal numbers.
-func parseIDMap(s string) (idMap, error) {
-	var m idMap
-	for i, line := range strings.Split(s, "\n") {
-		if strings.TrimSpace(line) == "" {
+		var st unix.Stat_t
+		if unix.Stat(abs, &st) == nil {
+			if st.Uid == nobodyUID {
+				return true
+			}
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("id map line %d: %d fields, want 3", i+1, len(f))
+		parent := filepath.Dir(abs) // the folder it is to be made in
+		for unix.Stat(parent, &st) != nil && filepath.Dir(parent) != parent {
+			parent = filepath.Dir(parent)
 		}
-		var n [3]uint32
-		for j, x := range f {
-			v, err := strconv.ParseUint(x, 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("id map line %d: %q is not an id", i+1, x)
-			}
-			n[j] = uint32(v)
-		}
-		if n[2] == 0 || uint64(n[0])+uint64(n[2]) > 1<<32 || uint64(n[1])+uint64(n[2]) > 1<<32 {
-			return nil, fmt.Errorf("id map line %d: range %d+%d out of bounds", i+1, n[0], n[2])
-		}
-		if len(m) == maxIDMapLines {
-			return nil, errors.New("id map: more than 340 lines")
-		}
-		m = append(m, idRange{inside: n[0], outside: n[1], count: n[2]})
-	}
-	return m, nil
-}
-
-// outside returns the id of the parent namespace that id maps to, and
-// whether it is mapped.
-func (m idMap) outside(id uint32) (uint32, bool) {
-	for _, r := range m {
-		if id >= r.inside && uint64(id) < uint64(r.inside)+uint64(r.count) {
-			return r.outside + (id - r.inside), true
+		if !canMapWrite(parent, nobodyUID, nobodyUID) {
+			return true
 		}
 	}
-	return 0, false
-}
-
-// rootKept returns why the user namespace layer does not hold for a run
-// as host uid, or "" when it does: a root caller whose user namespace has
-// no usable nobody (see sandboxIdentity) runs scripts as its own uid 0,
-// and when that is host root (mapped to uid 0 of the parent namespace,
-// which unshare -r run by root does) the script would own host root's
-// files wherever Landlock is missing and escape RLIMIT_NPROC, as without
-// a user namespace. A parent namespace that is itself not the initial
-// one is not looked through: its uid 0 counts as host root.
-func rootKept(uid int) string {
-	if uid != 0 || os.Geteuid() != 0 {
-		return ""
-	}
-	return rootKeptIn("/proc/self/")
-}
-
-// rootKeptIn is rootKept for the process whose /proc folder is dir.
-func rootKeptIn(dir string) string {
-	b, err := proc.ReadFile(dir+"uid_map", 64<<10)
-	if err != nil {
-		return "uid 0 may be host root: " + dir + "uid_map: " + err.Error()
-	}
-	m, err := parseIDMap(string(b))
-	if err != nil {
-		return "uid 0 may be host root: " + err.Error()
-	}
-	if out, ok := m.outside(0); ok && out != 0 {
-		return ""
-	}
-	return "uid 0 of the caller's user namespace is root of its parent and uid 65534 is not mapped in it (or setgroups is denied): " +
-		"the script would run as host root; map a range of ids into it (unshare --map-auto, a container's subuids) or run as an unprivileged user"
+	return false
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -179,7 +180,7 @@ func nsAttr(flags uintptr, files []int, uid, gid int) *initproc.Attr {
 		Files:          files,
 		UIDMap:         fmt.Sprintf("0 %d 1\n", uid),
 		GIDMap:         fmt.Sprintf("0 %d 1\n", gid),
-		SetgroupsAllow: dropsToNobody(uid),
+		SetgroupsAllow: identity.DropsToNobody(uid),
 		ReportFD:       stageconfig.ReportFD,
 	}
 }
@@ -238,7 +239,7 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 	p := l.plan
 	return initplan.Input{
 		Config:         cfg,
-		RootCaller:     dropsToNobody(p.hostUID),
+		RootCaller:     identity.DropsToNobody(p.hostUID),
 		HostUID:        p.hostUID,
 		HostGID:        p.hostGID,
 		GrantFolders:   grantFolders(p),
@@ -422,7 +423,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	// process can.
 	pre, err := initplan.CompilePrefix(initplan.PoolShape{
 		Namespaces: shape.wantNS, AllowNetwork: shape.allowNetwork,
-		RootCaller: dropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
+		RootCaller: identity.DropsToNobody(shape.uid), HostUID: shape.uid, HostGID: shape.gid,
 	})
 	if err != nil {
 		return nil, initProgram{}, "", fmt.Errorf("the pooled init process's prefix: %w", err)

@@ -1,7 +1,7 @@
 package run
 
 // The layers of a macOS run: there are no namespaces, Landlock, seccomp or
-// cgroups; the Seatbelt profile (seatbelt.go) confines files, network,
+// cgroups; the Seatbelt profile (run/internal/seatbelt) confines files, network,
 // process information and signals, and the init stage sets the resource
 // limits.
 

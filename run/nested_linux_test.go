@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -186,7 +187,7 @@ func checkNestedRun(t *testing.T, want string) {
 			t.Fatalf("the run failed in the namespace: %v (missing %+v)", err, res.Missing)
 		}
 		got := strings.TrimSpace(out.String())
-		if id, err := strconv.ParseUint(got, 10, 32); outside == "own" && (err != nil || !inRunIDs(uint32(id))) {
+		if id, err := strconv.ParseUint(got, 10, 32); outside == "own" && (err != nil || !identity.IsRunID(uint32(id))) {
 			t.Errorf("the script's uid 0 maps to %q here, want an id of %d-%d", got, RunIDFirst, RunIDFirst+RunIDCount-1)
 		} else if outside != "own" && got != outside {
 			t.Errorf("the script's uid 0 maps to %q here, want %s", got, outside)

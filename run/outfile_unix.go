@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
@@ -37,7 +38,7 @@ func resolveOutput(abs string, uid int) (real, link string) {
 		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
 			return next, ""
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && sandboxOwner(st.Uid, uid) {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && identity.SandboxOwner(st.Uid, uid) {
 			return "", next
 		}
 		target, err := os.Readlink(next)

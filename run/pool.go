@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -89,7 +90,7 @@ type poolShape struct {
 	wantNS   []Layer
 	uid, gid int
 	// ownIDs: each stage gets a host id of its own when it starts (see
-	// takeRunID), which uid and gid then are, and so does the run that
+	// identity.Take), which uid and gid then are, and so does the run that
 	// reserves it (see reserve).
 	ownIDs bool
 	cgroup bool    // runs have a cgroup (it is not disabled)
@@ -116,7 +117,7 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 		maxIdle = DefaultPoolMaxIdle
 	}
 	uid, gid := sandboxIdentity()
-	shape := poolShape{uid: uid, gid: gid, ownIDs: uid == nobodyUID && ownRunIDs(), cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
+	shape := poolShape{uid: uid, gid: gid, ownIDs: uid == nobodyUID && identity.OwnRunIDs(), cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
 	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -37,7 +38,7 @@ type pooledInit struct {
 	// id is the stage's own host id (see poolShape.ownIDs), held until
 	// the stage is killed unused or a run reserves it (and the id with
 	// it); nil otherwise.
-	id *runID
+	id *identity.RunID
 }
 
 // startPooled starts a stage of the given shape with no run yet: stdin is
@@ -45,20 +46,20 @@ type pooledInit struct {
 // a socket instead of a pipe.
 func startPooled(shape poolShape) (*pooledInit, error) {
 	var files []*os.File
-	var id *runID
+	var id *identity.RunID
 	fail := func(err error) (*pooledInit, error) {
 		for _, f := range files {
 			f.Close()
 		}
-		id.release()
+		id.Release()
 		return nil, err
 	}
 	if shape.ownIDs {
 		var err error
-		if id, err = takeRunID(runIDLockBase); err != nil {
+		if id, err = identity.Take(identity.LockBase); err != nil {
 			return fail(err)
 		}
-		shape.uid, shape.gid = id.id, id.id
+		shape.uid, shape.gid = id.ID, id.ID
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -178,7 +179,7 @@ func (pi *pooledInit) waitReady() bool {
 func (pi *pooledInit) kill() {
 	pi.proc.Kill()
 	pi.proc.Wait()
-	pi.id.release() // its processes are gone
+	pi.id.Release() // its processes are gone
 	pi.cg.Close()
 	for _, f := range []*os.File{pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR} {
 		f.Close()
@@ -194,7 +195,7 @@ func canHandOver(p *plan) bool {
 // took it, with its id; a stage that can no longer wait (dead, past
 // maxIdle, the pool closed) is killed, and the id released once it is
 // gone.
-func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
+func (pl *Pool) unreserve(pi *pooledInit, id *identity.RunID) {
 	pl.mu.Lock()
 	if !pl.closed && pi.alive() && time.Since(pi.born) < pl.maxIdle {
 		pi.id = id
@@ -205,7 +206,7 @@ func (pl *Pool) unreserve(pi *pooledInit, id *runID) {
 	}
 	pl.mu.Unlock()
 	pl.discard(pi)
-	id.release()
+	id.Release()
 }
 
 // take hands a waiting stage of the pool to l's run (see use). It

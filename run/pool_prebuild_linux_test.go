@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 )
 
 // rootView lists what a script sees of the sandbox's file system: every
@@ -189,7 +191,7 @@ var runIDOption = regexp.MustCompile(`\b(uid|gid)=(\d+)`)
 func runIDsOf(out string) string {
 	return runIDOption.ReplaceAllStringFunc(out, func(m string) string {
 		k, v, _ := strings.Cut(m, "=")
-		if id, err := strconv.ParseUint(v, 10, 32); err == nil && inRunIDs(uint32(id)) {
+		if id, err := strconv.ParseUint(v, 10, 32); err == nil && identity.IsRunID(uint32(id)) {
 			return k + "=RUN"
 		}
 		return m

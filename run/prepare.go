@@ -10,6 +10,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -19,7 +20,7 @@ import (
 // takes it; nil when the run has none.
 type hostIdentity struct {
 	uid, gid int
-	own      *runID
+	own      *identity.RunID
 	stage    *pooledInit
 }
 
@@ -62,7 +63,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			s.Pool.unreserve(unused, id.own)
 			return
 		}
-		id.own.release()
+		id.own.Release()
 	}
 	if err != nil && inner == nil {
 		cleanup()

@@ -14,6 +14,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -36,16 +37,9 @@ const (
 	reserveMB = 16 << 10
 )
 
-// nobodyUID is the host identity of the sandbox when the caller is root.
-// Mapping the namespace's uid 0 to host root would keep host privileges
-// that no namespace removes: root's user_struct is exempt from
-// RLIMIT_NPROC (a fork bomb would not be contained), and permission checks
-// on host files compare host uids, so files owned by root with owner-only
-// access (/etc/shadow's owner bits, 0600 keys under /root) would be
-// readable wherever Landlock is missing. So for a root caller the
-// namespace's uid 0 is host nobody, and the skill folder must be readable
-// by nobody (checkReachable says so clearly when it is not).
-const nobodyUID = 65534
+// nobodyUID is identity.Nobody, the host identity of the sandbox when
+// the caller is root; run's shorthand, as its grants and tests use it.
+const nobodyUID = identity.Nobody
 
 // plan is what prepare decided for a run, before starting anything: the
 // paths, grants, limits, environment and layers wanted. It is not

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 )
 
@@ -20,7 +21,7 @@ import (
 // (root in the initial user namespace, with user namespaces).
 func needOwnRunIDs(t *testing.T) {
 	t.Helper()
-	if !ownRunIDs() {
+	if !identity.OwnRunIDs() {
 		t.Skip("only a root caller in the initial user namespace gives runs ids of their own")
 	}
 	fullIsolation(t)
@@ -155,7 +156,7 @@ func TestRunIDsOfConcurrentRuns(t *testing.T) {
 				t.Errorf("%s: err %v, Result.SandboxUID %d, want %d", c.name, r.err, r.res.SandboxUID, uid)
 			}
 		}()
-		if !inRunIDs(uint32(uid)) {
+		if !identity.IsRunID(uint32(uid)) {
 			t.Errorf("%s: the script runs as host uid %d, not an id of the block", c.name, uid)
 		}
 		if other, ok := seen[uid]; ok {
@@ -399,7 +400,7 @@ func TestPoolStageBackAfterRefusal(t *testing.T) {
 	}
 	m := marker(t)
 	startHeld(t, sb, dir, "hold.py", m)
-	if uid := hostUIDOf(t, m); !inRunIDs(uint32(uid)) {
+	if uid := hostUIDOf(t, m); !identity.IsRunID(uint32(uid)) {
 		t.Errorf("the pooled run runs as host uid %d", uid)
 	}
 	if st := sb.Pool.Stats(); st.Taken != 1 || st.Died != 0 || st.Prebuilt != 1 {

@@ -405,7 +405,7 @@ func (r *Result) WaitCleanup() {
 var (
 	ErrInvalidSkill  = errors.New("skill is invalid")
 	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
-	ErrNoInterpreter = errors.New("interpreter not found")  // e.g. node not installed
+	ErrNoInterpreter = stageconfig.ErrNoInterpreter         // e.g. node not installed
 	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set, or one was built part-way
 	ErrBadConfig     = stageconfig.ErrBadConfig             // e.g. a refused Env key
 	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here

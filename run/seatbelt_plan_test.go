@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt/sbpltest"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -50,58 +52,27 @@ func TestSeatbeltPolicyOf(t *testing.T) {
 	if !slices.Equal(pol.Write, []string{filepath.Join(home, "out")}) || !slices.Equal(pol.Read, []string{filepath.Join(home, "data")}) {
 		t.Errorf("grants: read %v write %v", pol.Read, pol.Write)
 	}
-	if pol.Network != seatbeltNoNetwork {
+	if pol.Network != seatbelt.NoNetwork {
 		t.Errorf("network %v", pol.Network)
 	}
-	prof, err := seatbeltProfile(pol)
+	prof, err := seatbelt.Profile(pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := sbplRules(t, prof)
-	if sbplAllows(rules, "file-read-data", filepath.Join(home, "data", "tok-1")) {
+	rules := sbpltest.Rules(t, prof)
+	if sbpltest.Allows(rules, "file-read-data", filepath.Join(home, "data", "tok-1")) {
 		t.Error("a DenyPaths wildcard match inside a read grant is readable")
 	}
-	if !sbplAllows(rules, "file-read-data", filepath.Join(home, "data", "notes")) {
+	if !sbpltest.Allows(rules, "file-read-data", filepath.Join(home, "data", "notes")) {
 		t.Error("the read grant is not readable")
 	}
 	p.cfg.AllowNetwork = true
-	if pol := seatbeltPolicyOf(p); pol.Network != seatbeltFullNetwork {
+	if pol := seatbeltPolicyOf(p); pol.Network != seatbelt.FullNetwork {
 		t.Errorf("AllowNetwork gave %v", pol.Network)
 	}
 	p.cfg.AllowNetwork, p.proxy, p.cfg.ProxyPort = false, &proxyPlan{}, 40000
-	if pol := seatbeltPolicyOf(p); pol.Network != seatbeltProxyOnly || pol.ProxyPort != 40000 {
+	if pol := seatbeltPolicyOf(p); pol.Network != seatbelt.ProxyOnly || pol.ProxyPort != 40000 {
 		t.Errorf("allowlist gave %v port %d", pol.Network, pol.ProxyPort)
-	}
-}
-
-func TestInterpreterTree(t *testing.T) {
-	dir := t.TempDir()
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	bin := filepath.Join(dir, "bin")
-	os.Mkdir(bin, 0o755)
-	py := filepath.Join(bin, "python3")
-	if err := os.WriteFile(py, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "py")
-	if err := os.Symlink(py, link); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		argv0  string
-		system []string
-		want   string
-	}{
-		{link, []string{dir}, ""},                 // held by a system tree
-		{link, []string{"/usr"}, py},              // outside the software prefixes: the binary only
-		{filepath.Join(dir, "missing"), nil, ""},  // nothing to grant
-		{"/bin/sh", []string{"/usr", "/bin"}, ""}, // the system's own
-	} {
-		if got := interpreterTree(tc.argv0, tc.system); got != tc.want {
-			t.Errorf("interpreterTree(%s, %v) = %q, want %q", tc.argv0, tc.system, got, tc.want)
-		}
 	}
 }
 
@@ -124,17 +95,17 @@ func TestSeatbeltInterpreterInDenied(t *testing.T) {
 	}
 	t.Setenv("HOME", home)
 	p := &plan{cfg: stageconfig.Config{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
-	prof, err := seatbeltProfile(seatbeltPolicyOf(p))
+	prof, err := seatbelt.Profile(seatbeltPolicyOf(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := sbplRules(t, prof)
+	rules := sbpltest.Rules(t, prof)
 	for _, op := range []string{"file-read-data", "process-exec"} {
-		if sbplAllows(rules, op, helper) {
+		if sbpltest.Allows(rules, op, helper) {
 			t.Errorf("%s of an interpreter inside a deny entry (%s) is allowed", op, helper)
 		}
 	}
-	if !sbplAllows(rules, "process-exec", "/bin/sh") {
+	if !sbpltest.Allows(rules, "process-exec", "/bin/sh") {
 		t.Error("the system's programs are no longer executable")
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 )
 
 func TestJobLimitsOf(t *testing.T) {
 	p := &plan{memoryMB: 512, cfg: stageconfig.Config{Limits: stageconfig.Limits{Procs: 128, CPUSeconds: 31}}}
 	got := jobLimitsOf(p)
-	want := jobLimits{JobMemoryBytes: 512 << 20, ActiveProcesses: 128, ProcessUserTime: 31 * 10_000_000}
+	want := winproc.Limits{JobMemoryBytes: 512 << 20, ActiveProcesses: 128, ProcessUserTime: 31 * 10_000_000}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -65,7 +66,7 @@ func TestWindowsEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := windowsEnv(base, `C:\Windows`, `C:\w\run-1`, `C:\Python312`)
+	env := winproc.Env(base, `C:\Windows`, `C:\w\run-1`, `C:\Python312`)
 	get := func(k string) []string {
 		var vs []string
 		for _, kv := range env {

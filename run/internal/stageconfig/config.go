@@ -69,8 +69,9 @@ type Config struct {
 	ProxyPort int
 	ProxyFD   int
 
-	// Seatbelt is the macOS profile (see seatbelt.go) the init stage
-	// executes the script under, through sandbox-exec; empty elsewhere.
+	// Seatbelt is the macOS profile (see run/internal/seatbelt) the init
+	// process executes the script under, through sandbox-exec; empty
+	// elsewhere.
 	Seatbelt string `json:",omitempty"`
 
 	// WaitForGo makes the init stage wait for GoByte after its layer

@@ -47,3 +47,7 @@ type Missing struct {
 // ErrBadConfig is run.ErrBadConfig: an invalid sandbox config, or a host
 // that changed since the supervisor's checks (see runSteps).
 var ErrBadConfig = errors.New("invalid sandbox config") // e.g. a refused Env key
+
+// ErrNoInterpreter is run.ErrNoInterpreter: the script's interpreter is
+// not installed, or not one the sandbox can run.
+var ErrNoInterpreter = errors.New("interpreter not found") // e.g. node not installed

@@ -1,7 +1,6 @@
-package run
+package seatbelt
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -9,203 +8,46 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt/sbpltest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// sbplNode is a parsed SBPL expression: a list, a string literal or an
-// atom (symbol, number).
-type sbplNode struct {
-	list  []sbplNode
-	str   *string
-	atom  string
-	isStr bool
-}
-
-// parseSBPL reads a whole profile the way a Scheme reader does: lists,
-// "strings" with backslash escapes, atoms, ";" comments to the end of the
-// line. It is the tests' model of the real parser, strict enough to make
-// any escape mistake in the generator visible as a different tree.
-func parseSBPL(src string) ([]sbplNode, error) {
-	var stack [][]sbplNode
-	var top []sbplNode
-	add := func(n sbplNode) {
-		if len(stack) == 0 {
-			top = append(top, n)
-		} else {
-			stack[len(stack)-1] = append(stack[len(stack)-1], n)
-		}
-	}
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == ';':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			i++
-		case c == '(':
-			stack = append(stack, nil)
-			i++
-		case c == ')':
-			if len(stack) == 0 {
-				return nil, fmt.Errorf("unbalanced ) at %d", i)
-			}
-			l := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			add(sbplNode{list: l})
-			i++
-		case c == '"':
-			var b strings.Builder
-			i++
-			for {
-				if i >= len(src) {
-					return nil, errors.New("unterminated string")
-				}
-				if src[i] == '\\' {
-					if i+1 >= len(src) {
-						return nil, errors.New("dangling backslash")
-					}
-					switch src[i+1] {
-					case '"', '\\':
-						b.WriteByte(src[i+1])
-					case 'n':
-						b.WriteByte('\n')
-					default:
-						return nil, fmt.Errorf("unknown escape \\%c", src[i+1])
-					}
-					i += 2
-					continue
-				}
-				if src[i] == '"' {
-					i++
-					break
-				}
-				b.WriteByte(src[i])
-				i++
-			}
-			s := b.String()
-			add(sbplNode{str: &s, isStr: true})
-		default:
-			j := i
-			for j < len(src) && !strings.ContainsRune(" \n\t\r()\";", rune(src[j])) {
-				j++
-			}
-			add(sbplNode{atom: src[i:j]})
-			i = j
-		}
-	}
-	if len(stack) != 0 {
-		return nil, errors.New("unbalanced (")
-	}
-	return top, nil
-}
-
-// sbplRule is one top-level (allow|deny OPS... FILTERS...) form.
-type sbplRule struct {
-	allow   bool
-	ops     []string
-	filters []sbplNode
-}
-
-func sbplRules(t *testing.T, profile string) []sbplRule {
-	t.Helper()
-	forms, err := parseSBPL(profile)
-	if err != nil {
-		t.Fatalf("profile does not parse: %v\n%s", err, profile)
-	}
-	var rules []sbplRule
-	for _, f := range forms {
-		if len(f.list) == 0 || f.list[0].atom == "version" {
-			continue
-		}
-		head := f.list[0].atom
-		if head != "allow" && head != "deny" {
-			t.Fatalf("unexpected top-level form %q", head)
-		}
-		r := sbplRule{allow: head == "allow"}
-		for _, n := range f.list[1:] {
-			if n.list != nil {
-				r.filters = append(r.filters, n)
-			} else {
-				r.ops = append(r.ops, n.atom)
-			}
-		}
-		rules = append(rules, r)
-	}
-	return rules
-}
-
-// sbplAllows evaluates op on path as Seatbelt does for path filters: the
-// last matching rule wins, default deny. Rules without filters match
-// every path; rules with only non-path filters match none.
-func sbplAllows(rules []sbplRule, op, path string) bool {
-	allowed := false
-	for _, r := range rules {
-		opMatch := false
-		for _, o := range r.ops {
-			if o == op || o == "default" || strings.HasSuffix(o, "*") && strings.HasPrefix(op, strings.TrimSuffix(o, "*")) {
-				opMatch = true
-			}
-		}
-		if !opMatch {
-			continue
-		}
-		match := len(r.filters) == 0
-		for _, f := range r.filters {
-			if len(f.list) != 2 || !f.list[1].isStr {
-				continue
-			}
-			p := *f.list[1].str
-			switch f.list[0].atom {
-			case "literal":
-				match = match || path == p
-			case "subpath":
-				match = match || path == p || pathUnder(path, p)
-			}
-		}
-		if match {
-			allowed = r.allow
-		}
-	}
-	return allowed
-}
-
 // Golden policies: the home folder is /Users/ann; the deny list is a
 // few entries of DefaultDenyPaths expanded there.
-func goldenPolicies() map[string]seatbeltPolicy {
+func goldenPolicies() map[string]Policy {
 	deny := []string{"/Users/ann/.ssh", "/Users/ann/.aws", "/Users/ann/.netrc", "/Users/ann/.zsh_history", "/private/etc/ssh"}
-	base := func() seatbeltPolicy {
-		return seatbeltPolicy{
+	base := func() Policy {
+		return Policy{
 			Skill:   "/Users/ann/skills/probe",
 			WorkDir: "/private/var/folders/xy/abc/T/skill-sandbox-run-1",
-			System:  append(seatbeltSystemTrees(), "/opt/local"),
+			System:  append(SystemTrees(), "/opt/local"),
 			Deny:    deny,
 		}
 	}
 	grants := base()
 	grants.Read = []string{"/Users/ann", "/Users/ann/data.csv"}
 	grants.Write = []string{"/Users/ann/out"}
-	grants.Network = seatbeltFullNetwork
+	grants.Network = FullNetwork
 	allow := base()
-	allow.Network, allow.ProxyPort = seatbeltProxyOnly, 53127
+	allow.Network, allow.ProxyPort = ProxyOnly, 53127
 	allowDenied := base()
 	// AllowDenied named ~/.ssh/known_hosts and ~/.ssh/keys; an entry of
 	// DenyPaths lies inside the latter.
 	allowDenied.Deny = []string{"/Users/ann/.aws", "/Users/ann/.ssh", "/Users/ann/.ssh/keys/secret"}
 	allowDenied.Read = []string{"/Users/ann/.ssh/known_hosts", "/Users/ann/.ssh/keys"}
-	return map[string]seatbeltPolicy{"default": base(), "grants": grants, "allowlist": allow, "allow-denied": allowDenied}
+	return map[string]Policy{"default": base(), "grants": grants, "allowlist": allow, "allow-denied": allowDenied}
 }
 
 func TestSeatbeltGolden(t *testing.T) {
 	for name, pol := range goldenPolicies() {
 		t.Run(name, func(t *testing.T) {
-			got, err := seatbeltProfile(pol)
+			got, err := Profile(pol)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "seatbelt", name+".sb")
+			golden := filepath.Join("testdata", name+".sb")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
@@ -216,7 +58,7 @@ func TestSeatbeltGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test -run TestSeatbeltGolden -update ./run)", err)
+				t.Fatalf("%v (run go test -run TestSeatbeltGolden -update ./run/internal/seatbelt)", err)
 			}
 			if got != string(want) {
 				t.Errorf("profile differs from %s:\n%s", golden, got)
@@ -266,11 +108,11 @@ func TestSeatbeltDecisions(t *testing.T) {
 		{"allow-denied", "file-read-data", "/Users/ann/.ssh/id_ed25519", false},
 		{"allow-denied", "file-read-data", "/Users/ann/.aws/config", false},
 	} {
-		prof, err := seatbeltProfile(pols[tc.policy])
+		prof, err := Profile(pols[tc.policy])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sbplAllows(sbplRules(t, prof), tc.op, tc.path); got != tc.allowed {
+		if got := sbpltest.Allows(sbpltest.Rules(t, prof), tc.op, tc.path); got != tc.allowed {
 			t.Errorf("%s: %s %s: allowed %v, want %v", tc.policy, tc.op, tc.path, got, tc.allowed)
 		}
 	}
@@ -280,7 +122,7 @@ func TestSeatbeltDecisions(t *testing.T) {
 // the proxy's port, and the others no network filter at all.
 func TestSeatbeltProxyRule(t *testing.T) {
 	for name, pol := range goldenPolicies() {
-		prof, err := seatbeltProfile(pol)
+		prof, err := Profile(pol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +131,7 @@ func TestSeatbeltProxyRule(t *testing.T) {
 			t.Errorf("%s: proxy rule present %v", name, has)
 		}
 		net := strings.Contains(prof, "(allow network")
-		if net != (pol.Network != seatbeltNoNetwork) {
+		if net != (pol.Network != NoNetwork) {
 			t.Errorf("%s: network rules present %v", name, net)
 		}
 	}
@@ -327,7 +169,7 @@ func TestSeatbeltInjection(t *testing.T) {
 			case "deny":
 				pol.Read, pol.Deny = []string{"/Users/ann"}, []string{p}
 			}
-			prof, err := seatbeltProfile(pol)
+			prof, err := Profile(pol)
 			if err != nil {
 				if strings.ContainsAny(p, "\n\r\x00\u0085") || !utf8.ValidString(p) {
 					continue // refused, as it must be
@@ -338,13 +180,13 @@ func TestSeatbeltInjection(t *testing.T) {
 			if strings.ContainsAny(p, "\n\r\x00") || !utf8.ValidString(p) {
 				t.Errorf("%s %q accepted", field, p)
 			}
-			rules := sbplRules(t, prof)
+			rules := sbpltest.Rules(t, prof)
 			for _, r := range rules {
-				if r.allow && len(r.ops) == 1 && r.ops[0] == "default" {
+				if r.Allow && len(r.Ops) == 1 && r.Ops[0] == "default" {
 					t.Fatalf("%s %q injected (allow default):\n%s", field, p, prof)
 				}
 			}
-			if sbplAllows(rules, "file-write-create", "/private/etc/evil") {
+			if sbpltest.Allows(rules, "file-write-create", "/private/etc/evil") {
 				t.Fatalf("%s %q made /private/etc writable:\n%s", field, p, prof)
 			}
 			if field != "deny" && !containsString(t, prof, p) {
@@ -357,14 +199,14 @@ func TestSeatbeltInjection(t *testing.T) {
 // containsString reports whether the parsed profile holds s as a string
 // literal.
 func containsString(t *testing.T, prof, s string) bool {
-	forms, err := parseSBPL(prof)
+	forms, err := sbpltest.Parse(prof)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var walk func([]sbplNode) bool
-	walk = func(ns []sbplNode) bool {
+	var walk func([]sbpltest.Node) bool
+	walk = func(ns []sbpltest.Node) bool {
 		for _, n := range ns {
-			if n.isStr && *n.str == s || walk(n.list) {
+			if n.IsStr && *n.Str == s || walk(n.List) {
 				return true
 			}
 		}
@@ -377,19 +219,19 @@ func TestSeatbeltRefusesRelative(t *testing.T) {
 	for _, p := range []string{"relative/path", "/Users/ann/../etc", "/Users/ann/", ""} {
 		pol := goldenPolicies()["default"]
 		pol.Read = []string{p}
-		if _, err := seatbeltProfile(pol); err == nil {
+		if _, err := Profile(pol); err == nil {
 			t.Errorf("read grant %q accepted", p)
 		}
 	}
 	pol := goldenPolicies()["allowlist"]
 	pol.ProxyPort = 0
-	if _, err := seatbeltProfile(pol); err == nil {
+	if _, err := Profile(pol); err == nil {
 		t.Error("proxy port 0 accepted")
 	}
 }
 
 func TestSeatbeltAncestors(t *testing.T) {
-	got := seatbeltAncestors([]string{"/a/b/c", "/a/d", "/x"})
+	got := ancestors([]string{"/a/b/c", "/a/d", "/x"})
 	want := []string{"/a", "/a/b"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -404,7 +246,7 @@ func FuzzSBPLString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		q, err := sbplString(s)
+		q, err := quote(s)
 		if err != nil {
 			bad := !utf8.ValidString(s)
 			for _, r := range s {
@@ -415,11 +257,11 @@ func FuzzSBPLString(f *testing.F) {
 			}
 			return
 		}
-		nodes, err := parseSBPL(q + " (x)")
+		nodes, err := sbpltest.Parse(q + " (x)")
 		if err != nil {
 			t.Fatalf("%q quoted as %s does not parse: %v", s, q, err)
 		}
-		if len(nodes) != 2 || !nodes[0].isStr || *nodes[0].str != s || nodes[1].list == nil {
+		if len(nodes) != 2 || !nodes[0].IsStr || *nodes[0].Str != s || nodes[1].List == nil {
 			t.Fatalf("%q quoted as %s reads back as %d nodes", s, q, len(nodes))
 		}
 	})
@@ -431,7 +273,7 @@ func FuzzSBPLString(f *testing.F) {
 func TestSeatbeltIgnoresUnreachableDeny(t *testing.T) {
 	pol := goldenPolicies()["default"]
 	pol.Deny = append(pol.Deny, "/private/tmp/ssh-\n(allow default)")
-	prof, err := seatbeltProfile(pol)
+	prof, err := Profile(pol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,15 +292,15 @@ func FuzzSeatbeltProfile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string) {
 		pol := goldenPolicies()["default"]
 		pol.Read = []string{p}
-		prof, err := seatbeltProfile(pol)
+		prof, err := Profile(pol)
 		if err != nil {
 			return
 		}
-		rules := sbplRules(t, prof)
+		rules := sbpltest.Rules(t, prof)
 		if !containsString(t, prof, p) {
 			t.Fatalf("%q is not one literal", p)
 		}
-		if sbplAllows(rules, "file-write-data", "/private/etc/x") || sbplAllows(rules, "file-write-data", p) {
+		if sbpltest.Allows(rules, "file-write-data", "/private/etc/x") || sbpltest.Allows(rules, "file-write-data", p) {
 			t.Fatalf("%q made something writable", p)
 		}
 	})

@@ -1,4 +1,4 @@
-package run
+package winproc
 
 import (
 	"fmt"
@@ -6,64 +6,57 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// Windows command lines. A Windows process receives one string, not an
-// argv; each program splits it itself. Programs built with the Microsoft C
-// runtime (python, node, powershell) follow the CommandLineToArgvW rules,
-// which msvcrtQuote inverts. cmd.exe, which runs .cmd and .bat files, has
-// rules of its own (quotes toggle, %VAR% expands even inside quotes), the
-// classic injection ("BatBadBut"); batchCommandLine refuses what it cannot
-// quote. Both are pure Go so that they are tested on every platform
-// (exec_windows.go only hands the string to CreateProcess).
-
-// winScript is how one kind of script is started on Windows: the programs
+// launcher is how one kind of script is started on Windows: the programs
 // to look for, in order, and the arguments between the program and the
 // script.
-type winScript struct {
+type launcher struct {
 	programs []string
 	args     []string
 }
 
-// winScriptKind returns how a script with this extension (lower case, with
+// scriptKind returns how a script with this extension (lower case, with
 // the dot) is run, or false for an extension Windows runs need a shebang
 // for.
-func winScriptKind(ext string) (winScript, bool) {
+func scriptKind(ext string) (launcher, bool) {
 	switch ext {
 	case ".py":
 		// py -3 is the launcher python.org installs; python is the
 		// Microsoft Store's and conda's name.
-		return winScript{programs: []string{"py", "python", "python3"}}, true
+		return launcher{programs: []string{"py", "python", "python3"}}, true
 	case ".ps1":
-		return winScript{programs: []string{"powershell", "pwsh"},
+		return launcher{programs: []string{"powershell", "pwsh"},
 			args: []string{"-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"}}, true
 	case ".cmd", ".bat":
-		return winScript{programs: []string{"cmd"}}, true
+		return launcher{programs: []string{"cmd"}}, true
 	case ".js", ".mjs", ".cjs":
-		return winScript{programs: []string{"node"}}, true
+		return launcher{programs: []string{"node"}}, true
 	}
-	return winScript{}, false
+	return launcher{}, false
 }
 
-// windowsArgv returns the argv that runs script with args on Windows,
-// refusing arguments its command line (windowsCommandLine) cannot carry
+// Argv returns the argv that runs script with args on Windows,
+// refusing arguments its command line (CommandLine) cannot carry
 // exactly. look finds a program by name (exec.LookPath on Windows).
 // shebang, when the script has one, names the program for extensions
-// winScriptKind does not know ("python3", "/usr/bin/env bash" gives
+// scriptKind does not know ("python3", "/usr/bin/env bash" gives
 // "bash"; a Unix folder in it is dropped). memoryMB caps node's heap as on
 // Linux.
-func windowsArgv(script, shebang string, args []string, memoryMB int, look func(string) (string, error)) ([]string, error) {
-	kind, ok := winScriptKind(strings.ToLower(path.Ext(winBase(script))))
+func Argv(script, shebang string, args []string, memoryMB int, look func(string) (string, error)) ([]string, error) {
+	kind, ok := scriptKind(strings.ToLower(path.Ext(winBase(script))))
 	if !ok {
 		switch base := strings.ToLower(strings.TrimSuffix(winBase(shebang), ".exe")); {
 		case base == "":
-			return nil, fmt.Errorf("%w: %s: no interpreter for this extension on Windows (.py, .ps1, .cmd, .bat, .js)", ErrNoInterpreter, winBase(script))
+			return nil, fmt.Errorf("%w: %s: no interpreter for this extension on Windows (.py, .ps1, .cmd, .bat, .js)", stageconfig.ErrNoInterpreter, winBase(script))
 		case strings.HasPrefix(base, "python"):
-			kind, _ = winScriptKind(".py")
+			kind, _ = scriptKind(".py")
 		case base == "node" || base == "nodejs":
-			kind, _ = winScriptKind(".js")
+			kind, _ = scriptKind(".js")
 		default:
-			kind = winScript{programs: []string{base}}
+			kind = launcher{programs: []string{base}}
 		}
 	}
 	prog := ""
@@ -74,7 +67,7 @@ func windowsArgv(script, shebang string, args []string, memoryMB int, look func(
 		}
 	}
 	if prog == "" {
-		return nil, fmt.Errorf("%w: none of %s is installed", ErrNoInterpreter, strings.Join(kind.programs, ", "))
+		return nil, fmt.Errorf("%w: none of %s is installed", stageconfig.ErrNoInterpreter, strings.Join(kind.programs, ", "))
 	}
 	argv := append([]string{prog}, kind.args...)
 	if ext := strings.ToLower(path.Ext(winBase(prog))); (ext == ".bat" || ext == ".cmd") && !slices.Contains(kind.programs, "cmd") {
@@ -84,7 +77,7 @@ func windowsArgv(script, shebang string, args []string, memoryMB int, look func(
 		// through cmd.exe explicitly, with cmd.exe's quoting.
 		cmd, err := look("cmd")
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s is a batch file and cmd.exe is not found: %v", ErrNoInterpreter, prog, err)
+			return nil, fmt.Errorf("%w: %s is a batch file and cmd.exe is not found: %v", stageconfig.ErrNoInterpreter, prog, err)
 		}
 		argv = append([]string{cmd}, argv...)
 	}
@@ -95,19 +88,19 @@ func windowsArgv(script, shebang string, args []string, memoryMB int, look func(
 		argv = append(argv, "--max-old-space-size="+strconv.Itoa(memoryMB))
 	}
 	argv = append(append(argv, script), args...)
-	if _, err := windowsCommandLine(argv); err != nil {
+	if _, err := CommandLine(argv); err != nil {
 		return nil, err
 	}
 	return argv, nil
 }
 
-// windowsCommandLine is the CreateProcess command line of argv: cmd.exe's
+// CommandLine is the CreateProcess command line of argv: cmd.exe's
 // quoting when argv[0] is cmd.exe (it runs only .cmd and .bat scripts
-// here, see winScriptKind), the C runtime's otherwise.
-func windowsCommandLine(argv []string) (string, error) {
+// here, see scriptKind), the C runtime's otherwise.
+func CommandLine(argv []string) (string, error) {
 	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {
-			return "", fmt.Errorf("%w: argument %q holds a NUL byte", ErrBadConfig, a)
+			return "", fmt.Errorf("%w: argument %q holds a NUL byte", stageconfig.ErrBadConfig, a)
 		}
 	}
 	if strings.TrimSuffix(strings.ToLower(winBase(argv[0])), ".exe") == "cmd" && len(argv) > 1 {
@@ -185,7 +178,7 @@ func batchCommandLine(cmdExe, script string, args []string) (string, error) {
 			if i == 0 {
 				what = "script path"
 			}
-			return "", fmt.Errorf("%w: %s %q holds %q, which cmd.exe interprets even inside quotes; a .cmd or .bat script cannot receive it safely", ErrBadConfig, what, a, a[j])
+			return "", fmt.Errorf("%w: %s %q holds %q, which cmd.exe interprets even inside quotes; a .cmd or .bat script cannot receive it safely", stageconfig.ErrBadConfig, what, a, a[j])
 		}
 		if i > 0 {
 			b.WriteByte(' ')

@@ -1,4 +1,4 @@
-package run
+package seatbelt
 
 import (
 	"fmt"
@@ -10,35 +10,19 @@ import (
 	"unicode/utf8"
 )
 
-// The macOS Seatbelt profile. It is generated here, without a build tag,
-// so that the text is unit-tested (and pinned by golden files) on every
-// platform; exec_darwin.go hands it to /usr/bin/sandbox-exec -p.
-//
-// SBPL is a Scheme dialect; the facts the generator relies on:
-//   - "(deny default)" first: every operation not allowed below is denied;
-//   - the last matching rule wins, so the deny list comes after the
-//     allows it must override, and the exact AllowDenied grants after it;
-//   - paths are matched after symlinks are resolved (/tmp is
-//     /private/tmp, /etc is /private/etc), so every path given here is
-//     resolved by the caller;
-//   - (literal P) matches P only, (subpath P) P and everything under it;
-//   - strings are double-quoted with backslash escapes; the generator
-//     refuses control characters and invalid UTF-8 outright (see
-//     sbplString) rather than trusting the escapes of a parser it cannot
-//     test.
+// Network is how much network a profile gives.
+type Network int
 
-// seatbeltNetwork is how much network a profile gives.
-type seatbeltNetwork int
-
+// The amounts of network a profile can give.
 const (
-	seatbeltNoNetwork   seatbeltNetwork = iota // nothing, not even DNS
-	seatbeltFullNetwork                        // AllowNetwork
-	seatbeltProxyOnly                          // AllowHosts: TCP to the proxy's loopback port only
+	NoNetwork   Network = iota // nothing, not even DNS
+	FullNetwork                // AllowNetwork
+	ProxyOnly                  // AllowHosts: TCP to the proxy's loopback port only
 )
 
-// seatbeltPolicy is the resolved configuration of one run, as the profile
+// Policy is the resolved configuration of one run, as the profile
 // sees it. Every path is absolute, clean and symlink-free.
-type seatbeltPolicy struct {
+type Policy struct {
 	Skill   string   // read and execute
 	WorkDir string   // read and write, no execute
 	System  []string // trees to read and execute: the system and the interpreter
@@ -48,16 +32,16 @@ type seatbeltPolicy struct {
 	// the home folders, plus Sandbox.DenyPaths, minus AllowDenied), with
 	// wildcards already expanded to the paths that exist.
 	Deny      []string
-	Network   seatbeltNetwork
-	ProxyPort int // seatbeltProxyOnly: the proxy's port on 127.0.0.1
+	Network   Network
+	ProxyPort int // ProxyOnly: the proxy's port on 127.0.0.1
 }
 
-// seatbeltSystemTrees are read and executed by every run: the system's
+// SystemTrees are read and executed by every run: the system's
 // programs, libraries and frameworks, and the usual homes of interpreters
 // (Homebrew under /opt/homebrew and /usr/local, python.org's framework
 // under /Library/Frameworks, the Command Line Tools that /usr/bin/python3
 // forwards to).
-func seatbeltSystemTrees() []string {
+func SystemTrees() []string {
 	return []string{
 		"/bin", "/sbin", "/usr", "/System", "/opt/homebrew",
 		"/Library/Frameworks", "/Library/Developer/CommandLineTools",
@@ -65,11 +49,11 @@ func seatbeltSystemTrees() []string {
 	}
 }
 
-// seatbeltSystemFiles are read only, file by file: the parts of /etc and
+// systemFiles are read only, file by file: the parts of /etc and
 // /var that programs need (time zone, TLS roots, protocol tables, the
 // Command Line Tools selection); the rest of /private/etc (passwd, ssh,
 // sudoers) describes the host and stays denied.
-func seatbeltSystemFiles() []string {
+func systemFiles() []string {
 	return []string{
 		"/private/etc/localtime", "/private/etc/ssl", "/private/etc/services",
 		"/private/etc/protocols", "/private/var/db/timezone",
@@ -78,15 +62,15 @@ func seatbeltSystemFiles() []string {
 	}
 }
 
-// seatbeltDevices are read and written: devices that reach nothing, and
+// devices are read and written: devices that reach nothing, and
 // /dev/fd, whose entries are the process's own descriptors.
-func seatbeltDevices() []string { return []string{"/dev/null", "/dev/zero", "/dev/fd"} }
+func devices() []string { return []string{"/dev/null", "/dev/zero", "/dev/fd"} }
 
-// seatbeltSysctls are the sysctl names (or prefixes, ending in ".") that
+// sysctlNames are the sysctl names (or prefixes, ending in ".") that
 // interpreters read at start: CPU count and features, page and memory
 // size, OS name and version, limits. kern.proc.* is not among them: it
 // lists every process of the host.
-func seatbeltSysctls() []string {
+func sysctlNames() []string {
 	return []string{
 		"hw.", "machdep.cpu.", "kern.ostype", "kern.osrelease", "kern.osversion",
 		"kern.osproductversion", "kern.version", "kern.argmax", "kern.maxfilesperproc",
@@ -95,7 +79,7 @@ func seatbeltSysctls() []string {
 	}
 }
 
-// seatbeltMachServices are the only Mach services a script may look up.
+// machServices are the only Mach services a script may look up.
 // Every other lookup (the window server, pasteboard, keychain, launch
 // services, other users' agents) is denied:
 //   - com.apple.system.opendirectoryd.libinfo: getpwuid and getgrgid
@@ -106,7 +90,7 @@ func seatbeltSysctls() []string {
 // With network (full or through the proxy) also:
 //   - com.apple.trustd.agent and com.apple.trustd: certificate checks of
 //     programs that use the system's TLS (curl, Security.framework).
-func seatbeltMachServices(network bool) []string {
+func machServices(network bool) []string {
 	s := []string{"com.apple.system.opendirectoryd.libinfo", "com.apple.system.notification_center"}
 	if network {
 		s = append(s, "com.apple.trustd.agent", "com.apple.trustd")
@@ -114,12 +98,12 @@ func seatbeltMachServices(network bool) []string {
 	return s
 }
 
-// sbplString quotes s as an SBPL string literal. Backslash and double
-// quote are escaped; control characters (newline, NUL, ...), DEL and
+// quote quotes s as an SBPL string literal. Backslash and double quote
+// are escaped; control characters (newline, NUL, ...), DEL and
 // invalid UTF-8 are refused: a path holding one cannot be named in a
 // profile whose parser this project cannot test, so the run is refused
 // instead.
-func sbplString(s string) (string, error) {
+func quote(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("%q is not valid UTF-8", s)
 	}
@@ -138,23 +122,23 @@ func sbplString(s string) (string, error) {
 	return b.String(), nil
 }
 
-// sbplWriter accumulates profile text and the first quoting error.
-type sbplWriter struct {
+// writer accumulates profile text and the first quoting error.
+type writer struct {
 	b   strings.Builder
 	err error
 }
 
-func (w *sbplWriter) line(s string) { w.b.WriteString(s + "\n") }
+func (w *writer) line(s string) { w.b.WriteString(s + "\n") }
 
 // rule writes "(ACTION OPS (FILTER "P") ...)" for each path, one filter a
 // line; nothing when paths is empty.
-func (w *sbplWriter) rule(action, ops, filter string, paths []string) {
+func (w *writer) rule(action, ops, filter string, paths []string) {
 	if len(paths) == 0 {
 		return
 	}
 	w.b.WriteString("(" + action + " " + ops)
 	for _, p := range paths {
-		q, err := sbplString(p)
+		q, err := quote(p)
 		if err != nil && w.err == nil {
 			w.err = err
 		}
@@ -163,19 +147,19 @@ func (w *sbplWriter) rule(action, ops, filter string, paths []string) {
 	w.b.WriteString(")\n")
 }
 
-// seatbeltProfile generates the profile of one run. It fails only on a
-// path it cannot quote safely (see sbplString) or a policy that is not
+// Profile generates the profile of one run. It fails only on a
+// path it cannot quote safely (see quote) or a policy that is not
 // absolute and clean.
-func seatbeltProfile(pol seatbeltPolicy) (string, error) {
+func Profile(pol Policy) (string, error) {
 	if err := pol.check(); err != nil {
 		return "", err
 	}
 	exec := append(append([]string(nil), pol.System...), pol.Skill)
 	read := append(append([]string(nil), exec...), pol.Read...)
 	write := append([]string{pol.WorkDir}, pol.Write...)
-	network := pol.Network != seatbeltNoNetwork
+	network := pol.Network != NoNetwork
 
-	w := &sbplWriter{}
+	w := &writer{}
 	w.line("(version 1)")
 	w.line(";; Generated by skill-sandbox for one run. Deny by default; the last matching rule wins.")
 	w.line("(deny default)")
@@ -187,7 +171,7 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 	w.line("(allow process-info* (target self))")
 	w.line("(allow signal (target same-sandbox))")
 	var sysctls []string
-	for _, s := range seatbeltSysctls() {
+	for _, s := range sysctlNames() {
 		kind := "sysctl-name"
 		if strings.HasSuffix(s, ".") {
 			kind = "sysctl-name-prefix"
@@ -195,16 +179,16 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 		sysctls = append(sysctls, "("+kind+" "+strconv.Quote(s)+")")
 	}
 	w.line("(allow sysctl-read\n  " + strings.Join(sysctls, "\n  ") + ")")
-	w.rule("allow", "mach-lookup", "global-name", seatbeltMachServices(network))
+	w.rule("allow", "mach-lookup", "global-name", machServices(network))
 	w.line("")
 	w.line(";; Files. The root node itself: dyld reads it on macOS 26 before main.")
 	w.line("(allow file-read* (literal \"/\"))")
 	w.line(";; stat (not list or read) of the folders above each granted tree, for path lookups.")
-	w.rule("allow", "file-read-metadata", "literal", seatbeltAncestors(append(append(read, write...), seatbeltSystemFiles()...)))
+	w.rule("allow", "file-read-metadata", "literal", ancestors(append(append(read, write...), systemFiles()...)))
 	w.rule("allow", "file-read*", "subpath", read)
-	w.rule("allow", "file-read*", "subpath", seatbeltSystemFiles())
+	w.rule("allow", "file-read*", "subpath", systemFiles())
 	w.rule("allow", "file-read* file-write*", "subpath", write)
-	w.rule("allow", "file-read* file-write-data file-ioctl", "subpath", seatbeltDevices())
+	w.rule("allow", "file-read* file-write-data file-ioctl", "subpath", devices())
 
 	// The deny list wins over everything above, except a grant that
 	// AllowDenied exempted by its exact path (the planner refused every
@@ -214,7 +198,7 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 	w.line(";; The deny list (credentials, keys, history) wins over the grants above.")
 	var deny []string // entries elsewhere are denied by default already
 	for _, d := range pol.Deny {
-		if slices.ContainsFunc(append(read, write...), func(t string) bool { return d == t || pathUnder(d, t) }) {
+		if slices.ContainsFunc(append(read, write...), func(t string) bool { return d == t || under(d, t) }) {
 			deny = append(deny, d)
 		}
 	}
@@ -227,7 +211,7 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 		var inner []string
 		for _, d := range pol.Deny {
 			for _, g := range append(readExc, writeExc...) {
-				if pathUnder(d, g) && !slices.Contains(inner, d) {
+				if under(d, g) && !slices.Contains(inner, d) {
 					inner = append(inner, d)
 				}
 			}
@@ -237,13 +221,13 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 
 	w.line("")
 	switch pol.Network {
-	case seatbeltNoNetwork:
+	case NoNetwork:
 		w.line(";; Network: none (no sockets to other hosts, to this host, or to DNS).")
-	case seatbeltFullNetwork:
+	case FullNetwork:
 		w.line(";; Network: the host's whole network (AllowNetwork).")
 		w.line("(allow network*)")
 		w.line("(allow system-socket)")
-	case seatbeltProxyOnly:
+	case ProxyOnly:
 		w.line(";; Network: TCP to the allowlist proxy on the loopback only.")
 		w.line(fmt.Sprintf("(allow network-outbound (remote tcp \"localhost:%d\"))", pol.ProxyPort))
 	}
@@ -255,21 +239,21 @@ func seatbeltProfile(pol seatbeltPolicy) (string, error) {
 
 // check refuses a policy the profile cannot state exactly. Deny entries
 // are checked only when they lie inside a granted tree (see
-// seatbeltProfile): elsewhere the default denies them, and a file any
+// Profile): elsewhere the default denies them, and a file any
 // local user can create (/tmp/ssh-* with a newline in its name) must not
 // stop every run.
-func (pol seatbeltPolicy) check() error {
+func (pol Policy) check() error {
 	paths := append([]string{pol.Skill, pol.WorkDir}, pol.System...)
 	paths = append(append(paths, pol.Read...), pol.Write...)
 	for _, p := range paths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return fmt.Errorf("seatbelt profile: path %q is not absolute and clean", p)
 		}
-		if _, err := sbplString(p); err != nil {
+		if _, err := quote(p); err != nil {
 			return fmt.Errorf("seatbelt profile: path %v", err)
 		}
 	}
-	if pol.Network == seatbeltProxyOnly && (pol.ProxyPort <= 0 || pol.ProxyPort > 65535) {
+	if pol.Network == ProxyOnly && (pol.ProxyPort <= 0 || pol.ProxyPort > 65535) {
 		return fmt.Errorf("seatbelt profile: proxy port %d out of range", pol.ProxyPort)
 	}
 	return nil
@@ -281,7 +265,7 @@ func exempted(grants, deny []string) []string {
 	var out []string
 	for _, g := range grants {
 		for _, d := range deny {
-			if pathUnder(g, d) {
+			if under(g, d) {
 				out = append(out, g)
 				break
 			}
@@ -290,9 +274,9 @@ func exempted(grants, deny []string) []string {
 	return out
 }
 
-// seatbeltAncestors returns every proper ancestor of paths but "/",
+// ancestors returns every proper ancestor of paths but "/",
 // sorted and without repeats.
-func seatbeltAncestors(paths []string) []string {
+func ancestors(paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
@@ -303,4 +287,9 @@ func seatbeltAncestors(paths []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// under reports whether p lies strictly inside dir.
+func under(p, dir string) bool {
+	return p != dir && strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

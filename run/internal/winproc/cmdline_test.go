@@ -1,4 +1,4 @@
-package run
+package winproc
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // splitMSVCRT is the tests' model of CommandLineToArgvW for the arguments
@@ -171,7 +173,7 @@ func TestBatchCommandLine(t *testing.T) {
 		t.Errorf("cmd.exe sees %q, want %q", words, w)
 	}
 	for _, bad := range []string{`" & calc & "`, "%USERPROFILE%", "50%", "line\r\nbreak", "nul\x00"} {
-		if _, err := batchCommandLine("cmd.exe", script, []string{bad}); !errors.Is(err, ErrBadConfig) {
+		if _, err := batchCommandLine("cmd.exe", script, []string{bad}); !errors.Is(err, stageconfig.ErrBadConfig) {
 			t.Errorf("argument %q accepted (%v)", bad, err)
 		}
 	}
@@ -219,16 +221,16 @@ func TestWindowsArgv(t *testing.T) {
 		{`C:\s\a.js`, "", installed("node"), []string{`C:\bin\node.exe`, "--max-old-space-size=512", `C:\s\a.js`, "x y"}, nil},
 		{`C:\s\a`, "/usr/bin/python3", installed("python"), []string{`C:\bin\python.exe`, `C:\s\a`, "x y"}, nil},
 		{`C:\s\a.sh`, "bash", installed("bash"), []string{`C:\bin\bash.exe`, `C:\s\a.sh`, "x y"}, nil},
-		{`C:\s\a.py`, "", installed(), nil, ErrNoInterpreter},
-		{`C:\s\a.rb`, "", installed("ruby"), nil, ErrNoInterpreter},
+		{`C:\s\a.py`, "", installed(), nil, stageconfig.ErrNoInterpreter},
+		{`C:\s\a.rb`, "", installed("ruby"), nil, stageconfig.ErrNoInterpreter},
 	} {
-		argv, err := windowsArgv(tc.script, tc.shebang, []string{"x y"}, 512, tc.look)
+		argv, err := Argv(tc.script, tc.shebang, []string{"x y"}, 512, tc.look)
 		if !errors.Is(err, tc.err) || !slices.Equal(argv, tc.want) {
 			t.Errorf("%s: got %q, %v; want %q, %v", tc.script, argv, err, tc.want, tc.err)
 			continue
 		}
 		if err == nil {
-			line, err := windowsCommandLine(argv)
+			line, err := CommandLine(argv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,12 +240,12 @@ func TestWindowsArgv(t *testing.T) {
 			}
 		}
 	}
-	argv, err := windowsArgv(`C:\s\a.cmd`, "", []string{"a&b"}, 512, installed("cmd"))
-	line, _ := windowsCommandLine(argv)
+	argv, err := Argv(`C:\s\a.cmd`, "", []string{"a&b"}, 512, installed("cmd"))
+	line, _ := CommandLine(argv)
 	if err != nil || !strings.HasSuffix(line, `/s /c ""C:\s\a.cmd" "a&b""`) || argv[0] != `C:\bin\cmd.exe` {
 		t.Errorf("batch: %q %s %v", argv, line, err)
 	}
-	if _, err := windowsArgv(`C:\s\a.cmd`, "", []string{"%PATH%"}, 512, installed("cmd")); !errors.Is(err, ErrBadConfig) {
+	if _, err := Argv(`C:\s\a.cmd`, "", []string{"%PATH%"}, 512, installed("cmd")); !errors.Is(err, stageconfig.ErrBadConfig) {
 		t.Errorf("batch with %%PATH%%: %v", err)
 	}
 }
@@ -268,12 +270,12 @@ func TestWindowsArgvBatchShim(t *testing.T) {
 		{`C:\s\a.py`, ""},
 		{`C:\s\a`, "npx"},
 	} {
-		argv, err := windowsArgv(tc.script, tc.shebang, []string{"a&b", "x y"}, 512, look)
+		argv, err := Argv(tc.script, tc.shebang, []string{"a&b", "x y"}, 512, look)
 		if err != nil {
 			t.Errorf("%s: %v", tc.script, err)
 			continue
 		}
-		line, err := windowsCommandLine(argv)
+		line, err := CommandLine(argv)
 		if err != nil {
 			t.Errorf("%s: %v", tc.script, err)
 			continue
@@ -281,7 +283,7 @@ func TestWindowsArgvBatchShim(t *testing.T) {
 		if words, unsafe := cmdView(line); unsafe || len(words) < 3 || words[len(words)-2] != `"a&b"` || words[len(words)-1] != `"x y"` {
 			t.Errorf("%s: cmd.exe sees %q (unsafe %v) in %s", tc.script, words, unsafe, line)
 		}
-		if _, err := windowsArgv(tc.script, tc.shebang, []string{`" & calc & "`}, 512, look); !errors.Is(err, ErrBadConfig) {
+		if _, err := Argv(tc.script, tc.shebang, []string{`" & calc & "`}, 512, look); !errors.Is(err, stageconfig.ErrBadConfig) {
 			t.Errorf("%s: an argument cmd.exe would run was accepted (%v)", tc.script, err)
 		}
 	}
