@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -37,20 +38,20 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 	if err != nil {
 		return Grants{}, err
 	}
-	if _, err := maskMounts(gp.grants.Masked); err != nil {
+	if _, err := grants.MaskMounts(gp.Grants.Masked); err != nil {
 		return Grants{}, err
 	}
 	// A folder Run makes belongs to the sandbox identity (makeWriteFolder):
 	// it has nothing to check yet, and nothing to hand over.
 	made := map[string]bool{}
-	for _, r := range gp.toMake {
+	for _, r := range gp.ToMake {
 		made[r] = true
-		delete(gp.reach, r)
+		delete(gp.Reach, r)
 	}
-	reachErr := checkGrantReach(uid, gid, gp.reach)
+	reachErr := checkGrantReach(uid, gid, gp.Reach)
 	if reachErr != nil && !slices.Contains(s.Disable, LayerMountNS) {
 		cfg := stageconfig.Config{}
-		for _, g := range gp.mounts {
+		for _, g := range gp.Mounts {
 			if !made[g.Path] {
 				cfg.Grants = append(cfg.Grants, g)
 			}
@@ -69,5 +70,5 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 	if reachErr != nil {
 		return Grants{}, reachErr
 	}
-	return gp.grants, nil
+	return Grants(gp.Grants), nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
 // TestCheckGrantsCreatesNothing: CheckGrants lists a missing write folder
@@ -45,7 +47,7 @@ func TestCheckGrantsCreatesNothing(t *testing.T) {
 }
 
 // planGrantsNominal is planGrants for a run as the sandbox identity.
-func (s *Sandbox) planGrantsNominal(skill string, dry bool) (*grantPlan, error) {
+func (s *Sandbox) planGrantsNominal(skill string, dry bool) (*grants.Plan, error) {
 	uid, gid := sandboxIdentity()
 	return s.planGrants(skill, dry, uid, gid)
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/swaptest"
 )
@@ -357,7 +358,7 @@ func TestGrantThroughPlantedSymlink(t *testing.T) {
 					t.Errorf("%s: a folder was created at the link's target", c.name)
 				}
 			} else if gp != nil {
-				removeMade(gp.made)
+				grants.RemoveMade(gp.Made)
 			}
 		}
 	}
@@ -394,8 +395,8 @@ func TestGrantPlantedSymlinkRace(t *testing.T) {
 	for range 300 {
 		sb := Sandbox{ReadPaths: []string{filepath.Join(dir, "data")}}
 		gp, err := sb.planGrantsNominal("", false)
-		if err == nil && strings.HasPrefix(gp.grants.Read[0], realPrivate) {
-			t.Fatalf("the grant of %s resolved to %s, through the swapped-in symlink", filepath.Join(dir, "data"), gp.grants.Read[0])
+		if err == nil && strings.HasPrefix(gp.Grants.Read[0], realPrivate) {
+			t.Fatalf("the grant of %s resolved to %s, through the swapped-in symlink", filepath.Join(dir, "data"), gp.Grants.Read[0])
 		}
 	}
 }

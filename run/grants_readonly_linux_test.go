@@ -206,11 +206,11 @@ func TestPlanReadOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Join(gp.grants.ReadOnly, ",") != strings.Join(c.want, ",") {
-				t.Errorf("ReadOnly %v, want %v", gp.grants.ReadOnly, c.want)
+			if strings.Join(gp.Grants.ReadOnly, ",") != strings.Join(c.want, ",") {
+				t.Errorf("ReadOnly %v, want %v", gp.Grants.ReadOnly, c.want)
 			}
-			if (gp.mountOnly != nil) != (len(c.want) > 0) {
-				t.Errorf("mountOnly %v with ReadOnly %v", gp.mountOnly, gp.grants.ReadOnly)
+			if (gp.MountOnly != "") != (len(c.want) > 0) {
+				t.Errorf("mountOnly %v with ReadOnly %v", gp.MountOnly, gp.Grants.ReadOnly)
 			}
 		})
 	}
@@ -235,7 +235,7 @@ func TestMissingDenyInsideExemptedWriteGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(missing)
-	if !slices.Contains(gp.grants.Masked, real) || gp.mountOnly == nil {
-		t.Errorf("existing entry: masked %v mountOnly %v", gp.grants.Masked, gp.mountOnly)
+	if !slices.Contains(gp.Grants.Masked, real) || gp.MountOnly == "" {
+		t.Errorf("existing entry: masked %v mountOnly %v", gp.Grants.Masked, gp.MountOnly)
 	}
 }

@@ -39,7 +39,7 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 	if real != secret {
 		t.Fatalf("setup: %s resolves to %s", grant, real)
 	}
-	cfg := &stageconfig.Config{Grants: gp.mounts}
+	cfg := &stageconfig.Config{Grants: gp.Mounts}
 	err = initplan.CheckGrants(cfg)
 	if err == nil {
 		t.Fatal("the init process's check of a grant passed a grant swapped for a symlink after its check")

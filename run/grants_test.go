@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -60,7 +61,7 @@ func TestPlanGrants(t *testing.T) {
 		name    string
 		sb      Sandbox
 		wantErr string // substring of the error; "" for success
-		check   func(t *testing.T, gp *grantPlan)
+		check   func(t *testing.T, gp *grants.Plan)
 	}{
 		{name: "root refused", sb: Sandbox{ReadPaths: []string{"/"}}, wantErr: "granting the whole file system is refused"},
 		{name: "root through dots refused", sb: Sandbox{ReadPaths: []string{base + "/../../../.."}}, wantErr: "granting the whole file system"},
@@ -71,9 +72,9 @@ func TestPlanGrants(t *testing.T) {
 		{name: "extra deny entry", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "data")}, DenyPaths: []string{filepath.Join(base, "data")}}, wantErr: "is on the deny list"},
 		{name: "extra home-relative deny entry", sb: Sandbox{ReadPaths: []string{filepath.Join(alice, "docs")}, DenyPaths: []string{"~/docs"}}, wantErr: "is on the deny list"},
 		{name: "exact allow", sb: Sandbox{ReadPaths: []string{filepath.Join(alice, ".ssh", "id_rsa")}, AllowDenied: []string{filepath.Join(alice, ".ssh", "id_rsa")}},
-			check: func(t *testing.T, gp *grantPlan) {
-				if len(gp.grants.Read) != 1 {
-					t.Errorf("read %v", gp.grants.Read)
+			check: func(t *testing.T, gp *grants.Plan) {
+				if len(gp.Grants.Read) != 1 {
+					t.Errorf("read %v", gp.Grants.Read)
 				}
 			}},
 		{name: "allowing a child does not allow the parent", sb: Sandbox{ReadPaths: []string{filepath.Join(alice, ".ssh")}, AllowDenied: []string{filepath.Join(alice, ".ssh", "id_rsa")}}, wantErr: "is on the deny list"},
@@ -86,9 +87,9 @@ func TestPlanGrants(t *testing.T) {
 		{name: "cwd in a masked folder", sb: Sandbox{ReadPaths: []string{alice}, Cwd: filepath.Join(alice, ".ssh")}, wantErr: "--cwd " + filepath.Join(alice, ".ssh") + " lies in " + filepath.Join(alice, ".ssh") + ", which is on the deny list"},
 		{name: "cwd outside the grants", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "data", "in.txt")}, Cwd: filepath.Join(base, "data")}, wantErr: "not inside a --read or --write grant"},
 		{name: "read the home parent masks ssh", sb: Sandbox{ReadPaths: []string{filepath.Join(base, "home")}},
-			check: func(t *testing.T, gp *grantPlan) {
-				if !slices.Equal(gp.grants.Masked, []string{filepath.Join(alice, ".netrc"), filepath.Join(alice, ".ssh")}) {
-					t.Errorf("masked %v, want %s", gp.grants.Masked, filepath.Join(alice, ".ssh"))
+			check: func(t *testing.T, gp *grants.Plan) {
+				if !slices.Equal(gp.Grants.Masked, []string{filepath.Join(alice, ".netrc"), filepath.Join(alice, ".ssh")}) {
+					t.Errorf("masked %v, want %s", gp.Grants.Masked, filepath.Join(alice, ".ssh"))
 				}
 				want := []stageconfig.GrantRule{
 					{Path: filepath.Join(base, "home"), Access: "l"},
@@ -96,30 +97,30 @@ func TestPlanGrants(t *testing.T) {
 					{Path: filepath.Join(alice, "docs"), Access: "r"},
 					{Path: filepath.Join(alice, "notes.txt"), Access: "r"},
 				}
-				if !slices.Equal(gp.rules, want) {
-					t.Errorf("rules\n%v, want\n%v", gp.rules, want)
+				if !slices.Equal(gp.Rules, want) {
+					t.Errorf("rules\n%v, want\n%v", gp.Rules, want)
 				}
 			}},
 		{name: "allowed entry is not masked", sb: Sandbox{ReadPaths: []string{alice}, AllowDenied: []string{filepath.Join(alice, ".ssh"), filepath.Join(alice, ".netrc")}},
-			check: func(t *testing.T, gp *grantPlan) {
-				if len(gp.grants.Masked) != 0 || !slices.Equal(gp.rules, []stageconfig.GrantRule{{Path: alice, Access: "r"}}) {
-					t.Errorf("masked %v rules %v", gp.grants.Masked, gp.rules)
+			check: func(t *testing.T, gp *grants.Plan) {
+				if len(gp.Grants.Masked) != 0 || !slices.Equal(gp.Rules, []stageconfig.GrantRule{{Path: alice, Access: "r"}}) {
+					t.Errorf("masked %v rules %v", gp.Grants.Masked, gp.Rules)
 				}
 			}},
 		{name: "write created, cwd inside", sb: Sandbox{WritePaths: []string{filepath.Join(base, "out", "sub")}, Cwd: filepath.Join(base, "out", "sub")},
-			check: func(t *testing.T, gp *grantPlan) {
+			check: func(t *testing.T, gp *grants.Plan) {
 				out := filepath.Join(base, "out", "sub")
-				if !slices.Equal(gp.grants.Created, []string{out}) || gp.grants.Cwd != out {
-					t.Errorf("created %v cwd %q", gp.grants.Created, gp.grants.Cwd)
+				if !slices.Equal(gp.Grants.Created, []string{out}) || gp.Grants.Cwd != out {
+					t.Errorf("created %v cwd %q", gp.Grants.Created, gp.Grants.Cwd)
 				}
 				if st, err := os.Stat(out); err != nil || !st.IsDir() {
 					t.Errorf("not created: %v", err)
 				}
 			}},
 		{name: "nested grants parents first", sb: Sandbox{WritePaths: []string{filepath.Join(base, "data", "w")}, ReadPaths: []string{filepath.Join(base, "data")}},
-			check: func(t *testing.T, gp *grantPlan) {
-				if len(gp.mounts) != 2 || gp.mounts[0].Path != filepath.Join(base, "data") || !gp.mounts[1].Write {
-					t.Errorf("mounts %+v", gp.mounts)
+			check: func(t *testing.T, gp *grants.Plan) {
+				if len(gp.Mounts) != 2 || gp.Mounts[0].Path != filepath.Join(base, "data") || !gp.Mounts[1].Write {
+					t.Errorf("mounts %+v", gp.Mounts)
 				}
 			}},
 	} {
@@ -150,8 +151,8 @@ func TestPlanGrantsRelative(t *testing.T) {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(base)
-	if gp.grants.Read[0] != filepath.Join(real, "data", "in.txt") || gp.grants.Write[0] != filepath.Join(real, "out") || gp.grants.Cwd != filepath.Join(real, "out") {
-		t.Errorf("grants %+v", gp.grants)
+	if gp.Grants.Read[0] != filepath.Join(real, "data", "in.txt") || gp.Grants.Write[0] != filepath.Join(real, "out") || gp.Grants.Cwd != filepath.Join(real, "out") {
+		t.Errorf("grants %+v", gp.Grants)
 	}
 }
 

@@ -89,25 +89,3 @@ func systemFolder(dir string) bool {
 	}
 	return dir == "/"
 }
-
-// markExec makes the read grants of the interpreters' environments
-// (roots, as interpreterRoots returns them) executable: their mounts
-// without noexec, their Landlock rules with execute.
-func (gp *grantPlan) markExec(roots []string) {
-	for _, root := range roots {
-		r, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			continue // planGrants has refused it already
-		}
-		for i := range gp.mounts {
-			if gp.mounts[i].Path == r && !gp.mounts[i].Write {
-				gp.mounts[i].Exec = true
-			}
-		}
-		for i := range gp.rules {
-			if p := gp.rules[i].Path; gp.rules[i].Access == "r" && (p == r || pathUnder(p, r)) {
-				gp.rules[i].Access = "rx"
-			}
-		}
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -111,7 +112,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	}
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
 	p.cfg = s.stageConfig(argv, asMB, env, skill, work)
-	p.cfg.Dir = s.scriptDir(skill, work, command, gp.grants.Cwd, res)
+	p.cfg.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
 	setGrants(p, gp, masks)
 	if s.KeepWorkDir {
 		p.artifactRoots = append(p.artifactRoots, work)
@@ -190,14 +191,14 @@ func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []st
 // runGrants plans the run's grants (see planGrants), with the
 // interpreters' environments executable, and its masks; it records the
 // grants and the write folders it made in res.
-func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string, res *Result) (*grantPlan, []stageconfig.GrantMount, error) {
+func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string, res *Result) (*grants.Plan, []stageconfig.GrantMount, error) {
 	gp, err := s.planGrants(skill, false, id.uid, id.gid)
 	if err != nil {
 		return nil, nil, err
 	}
-	gp.markExec(interpRoots)
-	res.Grants, res.made = gp.grants, gp.made
-	masks, err := maskMounts(gp.grants.Masked)
+	gp.MarkExec(interpRoots)
+	res.Grants, res.made = Grants(gp.Grants), gp.Made
+	masks, err := grants.MaskMounts(gp.Grants.Masked)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,11 +331,11 @@ func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work
 
 // setGrants puts the grant plan gp and the masks in p's config, and the
 // write grants in p's folders whose changes are listed.
-func setGrants(p *plan, gp *grantPlan, masks []stageconfig.GrantMount) {
-	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.mounts, masks, gp.rules
-	p.cfg.ReadOnly, p.cfg.Aliases = gp.readOnly, gp.aliases
-	p.artifactRoots = append([]string(nil), gp.grants.Write...)
-	p.sweepAutorun, p.autorun = gp.sweepAutorun, gp.autorun
+func setGrants(p *plan, gp *grants.Plan, masks []stageconfig.GrantMount) {
+	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.Mounts, masks, gp.Rules
+	p.cfg.ReadOnly, p.cfg.Aliases = gp.ReadOnly, gp.Aliases
+	p.artifactRoots = append([]string(nil), gp.Grants.Write...)
+	p.sweepAutorun, p.autorun = gp.SweepAutorun, gp.Autorun
 }
 
 // runTimeout is a run's time limit: timeout, or DefaultTimeout when it
@@ -351,8 +352,8 @@ func runTimeout(timeout time.Duration) time.Duration {
 // close them. A folder still out of reach refuses the run, unless trees
 // were handed over: then the run needs its mount namespace
 // (p.needMountNS), as it does for a grant that only a mount can give
-// (gp.mountOnly).
-func attachTrees(p *plan, id hostIdentity, gp *grantPlan, reachErr error, cleanup func()) (func(), error) {
+// (mountOnly).
+func attachTrees(p *plan, id hostIdentity, gp *grants.Plan, reachErr error, cleanup func()) (func(), error) {
 	var err error
 	if p.extraFiles, err = handOver(id.uid, id.gid, &p.cfg, reachErr != nil); err != nil {
 		return cleanup, err
@@ -365,7 +366,7 @@ func attachTrees(p *plan, id hostIdentity, gp *grantPlan, reachErr error, cleanu
 		closeTrees()
 	}
 	if reachErr == nil {
-		reachErr = checkGrantReach(id.uid, id.gid, gp.reach)
+		reachErr = checkGrantReach(id.uid, id.gid, gp.Reach)
 	}
 	if reachErr != nil {
 		if len(p.extraFiles) == 0 {
@@ -374,7 +375,7 @@ func attachTrees(p *plan, id hostIdentity, gp *grantPlan, reachErr error, cleanu
 		p.needMountNS = reachErr
 	}
 	if p.needMountNS == nil {
-		p.needMountNS = gp.mountOnly
+		p.needMountNS = mountOnly(gp)
 	}
 	return cleanup, nil
 }

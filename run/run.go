@@ -13,6 +13,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -75,7 +76,7 @@ type plan struct {
 	// artifactRoots are the folders whose changes are listed in
 	// Result.Artifacts.
 	artifactRoots []string
-	// sweepAutorun and autorun are the grant plan's (see planAutorun),
+	// sweepAutorun and autorun are the grant plan's (see grants.Plan),
 	// for artifacts.Sweep.
 	sweepAutorun []string
 	autorun      map[string]uint64
@@ -151,7 +152,7 @@ func unmakeRefused(res *Result) {
 		return
 	}
 	res.SandboxUID = 0
-	removeMade(res.made)
+	grants.RemoveMade(res.made)
 	res.made, res.Grants.Created = nil, nil
 }
 
@@ -175,7 +176,7 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		}
 		neutralised, truncated := artifacts.Sweep(roots, p.sweepAutorun, p.autorun, before, start, artifacts.MaxEntries)
 		uid, gid := sandboxIdentity()
-		unplantSymlinks(res.Grants.Write, start, uid, gid)
+		grants.UnplantSymlinks(res.Grants.Write, start, uid, gid)
 		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.artifactRoots)), neutralised, truncated)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
 // makeWorkDir creates the per-run work folder, private to the sandbox
@@ -62,14 +63,14 @@ func makeDeferredWorkDir(l *launchState) error {
 // (os.TempDir) with symlinks resolved, since the init process mounts over
 // and grants access to the exact path, or /tmp when $TMPDIR lies in a
 // tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
-// /run/user/UID: see neverGranted), where the path would not exist for
+// /run/user/UID: see grants.NeverGranted), where the path would not exist for
 // the script and every run would be refused.
 func hostTemp() string {
 	tmp := os.TempDir()
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = real
 	}
-	for _, n := range neverGranted() {
+	for _, n := range grants.NeverGranted() {
 		if (tmp == n || pathUnder(tmp, n)) && tmpIsFolder() {
 			return "/tmp"
 		}

@@ -1,4 +1,4 @@
-package run
+package grants
 
 import (
 	"fmt"
@@ -28,14 +28,14 @@ type typedPath struct {
 // shadowed are the trees where the sandbox has its own content that an
 // alias would hide or replace: kernel interfaces, devices, runtime
 // sockets and /etc, rebuilt for the sandbox.
-func shadowed() []string { return append(neverGranted(), "/etc") }
+func shadowed() []string { return append(NeverGranted(), "/etc") }
 
-// planAliases sets gp.aliases from the grants typed through a symlink,
+// planAliases sets gp.Aliases from the grants typed through a symlink,
 // refusing one whose alias would stand where the sandbox has its own
 // content (shadowed, the private /tmp itself) or over what the sandbox
 // mounts (the skill folder, a grant). An alias grants nothing; only the
 // resolved grant is mounted and in the Landlock rules.
-func (gp *grantPlan) planAliases(skill string, typed []typedPath) error {
+func (gp *Plan) planAliases(skill string, typed []typedPath) error {
 	if !mountGrants {
 		return nil // no mount namespace: the host's symlinks are seen
 	}
@@ -43,8 +43,8 @@ func (gp *grantPlan) planAliases(skill string, typed []typedPath) error {
 	sort.SliceStable(typed, func(i, j int) bool {
 		return strings.Count(typed[i].typed, "/") < strings.Count(typed[j].typed, "/")
 	})
-	shown := append(append(append([]string{}, gp.grants.Read...), gp.grants.Write...), stageconfig.SystemDirs()...)
-	mounted := append(append([]string{}, gp.grants.Read...), gp.grants.Write...)
+	shown := append(append(append([]string{}, gp.Grants.Read...), gp.Grants.Write...), stageconfig.SystemDirs()...)
+	mounted := append(append([]string{}, gp.Grants.Read...), gp.Grants.Write...)
 	if skill != "" {
 		shown = append(shown, skill)
 		mounted = append(mounted, skill)
@@ -55,15 +55,15 @@ func (gp *grantPlan) planAliases(skill string, typed []typedPath) error {
 			continue
 		}
 		if underAny(t.typed, shadowed()) || t.typed == "/tmp" {
-			return fmt.Errorf("%w: %s %s resolves to %s, and the path as given lies where the sandbox has its own files, which a symlink there would shadow; give %s", ErrBadConfig, t.flag, t.typed, t.real, t.real)
+			return fmt.Errorf("%w: %s %s resolves to %s, and the path as given lies where the sandbox has its own files, which a symlink there would shadow; give %s", stageconfig.ErrBadConfig, t.flag, t.typed, t.real, t.real)
 		}
 		for _, m := range mounted {
-			if m == t.typed || pathUnder(m, t.typed) {
-				return fmt.Errorf("%w: %s %s resolves to %s, and a symlink at the path as given would shadow %s, which the sandbox mounts; give %s", ErrBadConfig, t.flag, t.typed, t.real, m, t.real)
+			if m == t.typed || PathUnder(m, t.typed) {
+				return fmt.Errorf("%w: %s %s resolves to %s, and a symlink at the path as given would shadow %s, which the sandbox mounts; give %s", stageconfig.ErrBadConfig, t.flag, t.typed, t.real, m, t.real)
 			}
 		}
 		aliased = append(aliased, t.typed)
-		gp.aliases = append(gp.aliases, stageconfig.GrantAlias{Path: t.typed, Target: t.real})
+		gp.Aliases = append(gp.Aliases, stageconfig.GrantAlias{Path: t.typed, Target: t.real})
 	}
 	return nil
 }
@@ -71,7 +71,7 @@ func (gp *grantPlan) planAliases(skill string, typed []typedPath) error {
 // underAny reports whether p is one of dirs or lies below one.
 func underAny(p string, dirs []string) bool {
 	for _, d := range dirs {
-		if p == d || pathUnder(p, d) {
+		if p == d || PathUnder(p, d) {
 			return true
 		}
 	}

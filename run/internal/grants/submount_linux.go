@@ -1,15 +1,17 @@
-package run
+package grants
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // maxNamedMounts bounds the mount points one refusal names.
 const maxNamedMounts = 8
 
-// checkSubmounts refuses a grant that holds another mount (a bind mount,
+// CheckSubmounts refuses a grant that holds another mount (a bind mount,
 // a tmpfs, a FUSE or NFS mount, an automount point), unless that mount is
 // granted on its own or hidden as a deny entry (masked). A grant is bound
 // into the sandbox recursively (a non-recursive bind of a folder with
@@ -22,19 +24,19 @@ const maxNamedMounts = 8
 // planned (a.mounts); a mount made after that comes along unchecked, which
 // takes the caller's own or a privileged process on the host (the script
 // cannot mount).
-func (a denyAlias) checkSubmounts(read, write, masked []string) error {
+func (a DenyAliases) CheckSubmounts(read, write, masked []string) error {
 	grants := append(slices.Clone(write), read...)
 	held := map[string][]string{}
 	var order []string
 	for _, m := range a.mounts {
 		p := m.point
-		if slices.Contains(grants, p) || slices.ContainsFunc(masked, func(d string) bool { return p == d || pathUnder(p, d) }) {
+		if slices.Contains(grants, p) || slices.ContainsFunc(masked, func(d string) bool { return p == d || PathUnder(p, d) }) {
 			continue
 		}
 		// The innermost grant holding p.
 		var g string
 		for _, c := range grants {
-			if pathUnder(p, c) && len(c) > len(g) {
+			if PathUnder(p, c) && len(c) > len(g) {
 				g = c
 			}
 		}
@@ -60,5 +62,5 @@ func (a denyAlias) checkSubmounts(read, write, masked []string) error {
 	if len(points) > maxNamedMounts {
 		named += fmt.Sprintf(" and %d more", len(points)-maxNamedMounts)
 	}
-	return fmt.Errorf("%w: %s %s holds other mounts: %s; they would come into the sandbox with it, unchecked by the rules a grant gets (deny list, owner, mode); grant each on its own (%s %s), or grant folders that hold none", ErrBadConfig, flag, g, named, flag, points[0])
+	return fmt.Errorf("%w: %s %s holds other mounts: %s; they would come into the sandbox with it, unchecked by the rules a grant gets (deny list, owner, mode); grant each on its own (%s %s), or grant folders that hold none", stageconfig.ErrBadConfig, flag, g, named, flag, points[0])
 }

@@ -1,4 +1,4 @@
-package run
+package grants
 
 import (
 	"bufio"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // The deny list names paths, but a folder can be reached through more
 // than one: a bind mount of /home at /mnt/home, a btrfs file system whose
 // top level is also mounted (for snapshots), the root file system mounted
 // again for a backup tool. A grant of /mnt/home/ann would then hold
-// /home/ann/.ssh under another name. denyAliases finds those names from
+// /home/ann/.ssh under another name. FindDenyAliases finds those names from
 // /proc/self/mountinfo: two paths are the same folder when their mounts
 // show the same file system (device) and their paths from that file
 // system's root are equal.
@@ -31,18 +32,19 @@ type fsPath struct {
 	dev, path string
 }
 
-// denyAlias holds the mount table and where each existing deny entry lies
+// DenyAliases holds the mount table and where each existing deny entry lies
 // in its file system.
-type denyAlias struct {
+type DenyAliases struct {
 	mounts []mountEntry
 	deny   map[string]fsPath // deny entry -> its place in its file system
 }
 
-// denyAliases reads the mount table once for one plan; entries with
+// FindDenyAliases reads the mount table once for one plan (allowed: the
+// AllowDenied paths, as given and resolved); entries with
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
-func denyAliases(deny *denylist.List, allowed map[string]bool) denyAlias {
-	a := denyAlias{deny: map[string]fsPath{}}
+func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
+	a := DenyAliases{deny: map[string]fsPath{}}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return a
@@ -71,10 +73,10 @@ func denyAliases(deny *denylist.List, allowed map[string]bool) denyAlias {
 
 // fsPathOf returns where p (absolute, symlinks resolved) lies in its file
 // system, through the last mount holding it (the one on top).
-func (a denyAlias) fsPathOf(p string) (fsPath, bool) {
+func (a DenyAliases) fsPathOf(p string) (fsPath, bool) {
 	best := -1
 	for i, m := range a.mounts {
-		if p == m.point || pathUnder(p, m.point) || m.point == "/" {
+		if p == m.point || PathUnder(p, m.point) || m.point == "/" {
 			if best < 0 || len(m.point) >= len(a.mounts[best].point) {
 				best = i
 			}
@@ -95,10 +97,10 @@ func (a denyAlias) fsPathOf(p string) (fsPath, bool) {
 	return fsPath{dev: m.dev, path: path}, true
 }
 
-// check refuses grant g when it is, or lies inside, a deny entry reached
+// Check refuses grant g when it is, or lies inside, a deny entry reached
 // through another mount, and (write grants) when it holds one: the path
-// checks (checkGrantable) cannot see either.
-func (a denyAlias) check(g, flag string, write bool, allowed map[string]bool) error {
+// checks (CheckGrantable) cannot see either.
+func (a DenyAliases) Check(g, flag string, write bool, allowed map[string]bool) error {
 	if len(a.deny) == 0 || allowed[g] {
 		return nil
 	}
@@ -107,29 +109,29 @@ func (a denyAlias) check(g, flag string, write bool, allowed map[string]bool) er
 		return nil
 	}
 	for d, dp := range a.deny {
-		if dp.dev != gp.dev || g == d || pathUnder(g, d) || pathUnder(d, g) {
+		if dp.dev != gp.dev || g == d || PathUnder(g, d) || PathUnder(d, g) {
 			continue // another file system, or the path checks' business
 		}
-		if gp.path == dp.path || pathUnder(gp.path, dp.path) {
-			return fmt.Errorf("%w: %s %s is %s on the deny list, reached through another mount of its file system", ErrBadConfig, flag, g, d)
+		if gp.path == dp.path || PathUnder(gp.path, dp.path) {
+			return fmt.Errorf("%w: %s %s is %s on the deny list, reached through another mount of its file system", stageconfig.ErrBadConfig, flag, g, d)
 		}
-		if write && pathUnder(dp.path, gp.path) {
-			return fmt.Errorf("%w: --write %s holds %s, which is on the deny list, through another mount of its file system; grant a folder that holds no home folder or credential path", ErrBadConfig, g, d)
+		if write && PathUnder(dp.path, gp.path) {
+			return fmt.Errorf("%w: --write %s holds %s, which is on the deny list, through another mount of its file system; grant a folder that holds no home folder or credential path", stageconfig.ErrBadConfig, g, d)
 		}
 	}
 	return nil
 }
 
-// inside returns the paths under read grant r at which deny entries
+// Inside returns the paths under read grant r at which deny entries
 // appear through another mount, to be masked like those found by path.
-func (a denyAlias) inside(r string) []string {
+func (a DenyAliases) Inside(r string) []string {
 	rp, ok := a.fsPathOf(r)
 	if !ok {
 		return nil
 	}
 	var out []string
 	for d, dp := range a.deny {
-		if dp.dev != rp.dev || !pathUnder(dp.path, rp.path) {
+		if dp.dev != rp.dev || !PathUnder(dp.path, rp.path) {
 			continue
 		}
 		alias := r + strings.TrimPrefix(dp.path, strings.TrimSuffix(rp.path, "/"))

@@ -1,6 +1,6 @@
 //go:build linux
 
-package run
+package grants
 
 import (
 	"errors"
@@ -41,22 +41,22 @@ func TestPlanAliases(t *testing.T) {
 		{name: "over a grant", typed: []typedPath{{"--read", "/mnt", "/srv/m"}}, refused: "would shadow /mnt/data"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			gp := &grantPlan{grants: grants}
+			gp := &Plan{Grants: grants}
 			err := gp.planAliases(skill, c.typed)
 			switch {
 			case c.refused == "" && err != nil:
 				t.Fatalf("refused: %v", err)
-			case c.refused != "" && (!errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), c.refused)):
-				t.Fatalf("err %v, want ErrBadConfig with %q", err, c.refused)
+			case c.refused != "" && (!errors.Is(err, stageconfig.ErrBadConfig) || !strings.Contains(err.Error(), c.refused)):
+				t.Fatalf("err %v, want stageconfig.ErrBadConfig with %q", err, c.refused)
 			case c.refused != "":
 				return
 			}
-			if len(gp.aliases) != len(c.aliases) {
-				t.Fatalf("aliases %+v, want %+v", gp.aliases, c.aliases)
+			if len(gp.Aliases) != len(c.aliases) {
+				t.Fatalf("aliases %+v, want %+v", gp.Aliases, c.aliases)
 			}
 			for i := range c.aliases {
-				if gp.aliases[i] != c.aliases[i] {
-					t.Errorf("alias %d: %+v, want %+v", i, gp.aliases[i], c.aliases[i])
+				if gp.Aliases[i] != c.aliases[i] {
+					t.Errorf("alias %d: %+v, want %+v", i, gp.Aliases[i], c.aliases[i])
 				}
 			}
 		})

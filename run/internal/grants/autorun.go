@@ -1,4 +1,4 @@
-package run
+package grants
 
 import (
 	"fmt"
@@ -17,64 +17,57 @@ const maxAutorunPaths = 256
 // planAutorun finds, in each write grant that AutorunWritable does not
 // name, the files the caller's tools run on their own (autorun.Matches) that
 // exist now, and adds each regular file and folder among them to the
-// read-only parts of the grant (gp.readOnly), which the init process
+// read-only parts of the grant (gp.ReadOnly), which the init process
 // mounts read-only on themselves: the kernel keeps them, and a mount
 // point can be neither renamed nor removed (EBUSY). Those the script
 // creates are quarantined when the run is over (artifacts.Sweep). The
 // existing ones are listed in Grants.Autorun, the exempted grants in
 // Grants.AutorunWritable.
-func (s *Sandbox) planAutorun(gp *grantPlan) error {
+func (pl *planner) planAutorun() error {
+	gp := pl.gp
 	writable := map[string]bool{}
-	for _, p := range s.AutorunWritable {
+	for _, p := range pl.r.AutorunWritable {
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return fmt.Errorf("%w: --allow-autorun %s: %v", ErrBadConfig, p, err)
+			return fmt.Errorf("%w: --allow-autorun %s: %v", stageconfig.ErrBadConfig, p, err)
 		}
 		if r, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = r
 		}
-		if !slices.Contains(gp.grants.Write, abs) && !slices.Contains(mapValues(gp.toMake), abs) {
-			return fmt.Errorf("%w: --allow-autorun %s is not a --write grant (name the granted folder exactly)", ErrBadConfig, p)
+		if !slices.Contains(gp.Grants.Write, abs) && !slices.Contains(mapValues(gp.ToMake), abs) {
+			return fmt.Errorf("%w: --allow-autorun %s is not a --write grant (name the granted folder exactly)", stageconfig.ErrBadConfig, p)
 		}
 		writable[abs] = true
 	}
-	gp.autorun = map[string]uint64{}
-	for _, w := range gp.grants.Write {
+	gp.Autorun = map[string]uint64{}
+	for _, w := range gp.Grants.Write {
 		if writable[w] {
-			gp.grants.AutorunWritable = append(gp.grants.AutorunWritable, w)
+			gp.Grants.AutorunWritable = append(gp.Grants.AutorunWritable, w)
 			continue
 		}
 		if inAutorun(w) {
-			return fmt.Errorf("%w: --write %s lies in a folder that tools run files from on their own; grant it with --allow-autorun %s if the script may change what they run", ErrBadConfig, w, w)
+			return fmt.Errorf("%w: --write %s lies in a folder that tools run files from on their own; grant it with --allow-autorun %s if the script may change what they run", stageconfig.ErrBadConfig, w, w)
 		}
-		gp.sweepAutorun = append(gp.sweepAutorun, w)
+		gp.SweepAutorun = append(gp.SweepAutorun, w)
 		if !mountGrants {
 			continue // no mount namespace to keep them: see docs/grants.md
 		}
-		found, err := findAutorun(w, maxAutorunPaths)
+		found, err := FindAutorun(w, maxAutorunPaths)
 		if err != nil {
-			return fmt.Errorf("%w: --write %s: looking for files that tools run on their own: %v (grant a smaller folder, or keep them writable with --allow-autorun %s)", ErrBadConfig, w, err, w)
+			return fmt.Errorf("%w: --write %s: looking for files that tools run on their own: %v (grant a smaller folder, or keep them writable with --allow-autorun %s)", stageconfig.ErrBadConfig, w, err, w)
 		}
 		for _, f := range found {
-			gp.autorun[f.Path] = f.Ino
-			if f.mount && !slices.ContainsFunc(gp.readOnly, func(m stageconfig.GrantMount) bool { return m.Path == f.Path || pathUnder(f.Path, m.Path) }) {
-				gp.readOnly = append(gp.readOnly, f.GrantMount)
-				gp.grants.Autorun = append(gp.grants.Autorun, f.Path)
+			gp.Autorun[f.Path] = f.Ino
+			if f.Mount && !slices.ContainsFunc(gp.ReadOnly, func(m stageconfig.GrantMount) bool { return m.Path == f.Path || PathUnder(f.Path, m.Path) }) {
+				gp.ReadOnly = append(gp.ReadOnly, f.GrantMount)
+				gp.Grants.Autorun = append(gp.Grants.Autorun, f.Path)
 			}
 		}
 	}
-	if len(gp.grants.Autorun) > maxAutorunPaths {
-		return fmt.Errorf("%w: the write grants hold %d or more files that tools run on their own (.git, .envrc, .vscode, ...), more than %d; grant smaller folders, or keep them writable with --allow-autorun", ErrBadConfig, len(gp.grants.Autorun), maxAutorunPaths)
+	if len(gp.Grants.Autorun) > maxAutorunPaths {
+		return fmt.Errorf("%w: the write grants hold %d or more files that tools run on their own (.git, .envrc, .vscode, ...), more than %d; grant smaller folders, or keep them writable with --allow-autorun", stageconfig.ErrBadConfig, len(gp.Grants.Autorun), maxAutorunPaths)
 	}
 	return nil
-}
-
-// autorunFound is an existing auto-run entry of a write grant; mount is
-// set for a regular file or folder (a symlink or special file is left to
-// the sweep, which goes by its inode).
-type autorunFound struct {
-	stageconfig.GrantMount
-	mount bool
 }
 
 // inAutorun reports whether the absolute path p is, or lies in, an entry

@@ -1,4 +1,4 @@
-package run
+package grants
 
 import (
 	"errors"
@@ -12,17 +12,25 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
-// errTooMany ends findAutorun past its bound.
+// AutorunEntry is an existing auto-run entry of a write grant; Mount is
+// set for a regular file or folder (a symlink or special file is left to
+// the sweep, which goes by its inode).
+type AutorunEntry struct {
+	stageconfig.GrantMount
+	Mount bool
+}
+
+// errTooMany ends FindAutorun past its bound.
 var errTooMany = errors.New("too many")
 
-// findAutorun walks the write grant root (by descriptors, following no
+// FindAutorun walks the write grant root (by descriptors, following no
 // symlink: walk.NoFollowAt) for entries autorun.Matches matches and
 // folders with a git folder's shape (artifacts.GitDirAt), not going into
 // a matching folder, and returns them; more than max of them, or more
 // than artifacts.MaxEntries entries walked, is an error, as is a folder
 // it cannot read: a file left unseen would stay writable.
-func findAutorun(root string, max int) ([]autorunFound, error) {
-	var out []autorunFound
+func FindAutorun(root string, max int) ([]AutorunEntry, error) {
+	var out []AutorunEntry
 	n := 0
 	var stop error
 	err := walk.NoFollowAt(root, func(parent int, name, p string, st *unix.Stat_t) walk.Step {
@@ -41,9 +49,9 @@ func findAutorun(root string, max int) ([]autorunFound, error) {
 			return walk.Stop
 		}
 		t := st.Mode & unix.S_IFMT
-		out = append(out, autorunFound{
+		out = append(out, AutorunEntry{
 			GrantMount: stageconfig.GrantMount{Path: p, Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
-			mount:      t == unix.S_IFREG || t == unix.S_IFDIR,
+			Mount:      t == unix.S_IFREG || t == unix.S_IFDIR,
 		})
 		return walk.Skip
 	})

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package grants
 
 import (
 	"io/fs"
@@ -8,15 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 )
 
-// resolveUnplanted resolves the absolute path p as the kernel does, one
+// ResolveUnplanted resolves the absolute path p as the kernel does, one
 // name at a time, and returns the real path with the lstat(2) data of
-// what it names, or, in link, the first symlink met on the way that
-// belongs to uid, the sandbox identity of a root caller, or to a run's
-// own id (see identity.SandboxOwner). Such a symlink
+// what it names, or, in link, the first symlink met on the way whose
+// owner planted reports as the sandbox identity's (run passes the sandbox
+// identity of a root caller and the runs' own ids). Such a symlink
 // was made by a sandboxed script (or by nobody's processes): one that a
 // run with a write grant left in its folder (out/charts ->
 // /root/.config/autostart) turned a later grant the caller named below it
@@ -27,9 +25,9 @@ import (
 // way (a write folder not created yet) ends the walk with info nil. The
 // caller grants the real path with the identity in info: a folder on it
 // swapped for a symlink afterwards is then caught by the check of device
-// and inode (sameGrant), where resolving the path a second time would
+// and inode (stageconfig.SameGrant), where resolving the path a second time would
 // follow it.
-func resolveUnplanted(p string, uid int) (real string, info fs.FileInfo, link string) {
+func ResolveUnplanted(p string, planted func(owner uint32) bool) (real string, info fs.FileInfo, link string) {
 	todo := strings.Split(p, "/")
 	cur := "/"
 	info, err := os.Lstat(cur)
@@ -57,7 +55,7 @@ func resolveUnplanted(p string, uid int) (real string, info fs.FileInfo, link st
 			cur = next
 			continue
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && identity.SandboxOwner(st.Uid, uid) {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && planted(st.Uid) {
 			return "", nil, next
 		}
 		target, err := os.Readlink(next)

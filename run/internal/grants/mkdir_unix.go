@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package grants
 
 import (
 	"io/fs"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mkdirs creates the folders of missing (parents first, the first one's
+// Mkdirs creates the folders of missing (parents first, the first one's
 // parent existing) and gives the last one, when it made it, to uid and
 // gid (uid < 0: left as it is). It goes by descriptors: each folder is
 // made with mkdirat(2) in its parent's descriptor and opened without
@@ -21,7 +21,7 @@ import (
 // folders elsewhere. A folder that exists already (a concurrent caller
 // made it first) is used, unless it is not a folder: a symlink there
 // fails (ELOOP). It returns the folders it created, also on error.
-func mkdirs(missing []string, uid, gid int) ([]string, error) {
+func Mkdirs(missing []string, uid, gid int) ([]string, error) {
 	if len(missing) == 0 {
 		return nil, nil
 	}

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package run
+package grants
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"os"
 )
 
-// mkdirs creates the folders of missing (parents first), one mkdir each,
+// Mkdirs creates the folders of missing (parents first), one mkdir each,
 // and returns those it created, also on error. The sandbox runs as the
 // caller here: there is no identity to give the folder to (uid, gid).
-func mkdirs(missing []string, uid, gid int) ([]string, error) {
+func Mkdirs(missing []string, uid, gid int) ([]string, error) {
 	var made []string
 	for _, d := range missing {
 		err := os.Mkdir(d, 0o755)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package grants
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestMkdirsFollowsNoSymlink(t *testing.T) {
 			if os.Geteuid() == 0 {
 				uid, gid = 65534, 65534
 			}
-			made, err := mkdirs([]string{a, b}, uid, gid)
+			made, err := Mkdirs([]string{a, b}, uid, gid)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want an error: %v", err, tc.wantErr)
 			}

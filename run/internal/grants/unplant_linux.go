@@ -1,4 +1,4 @@
-package run
+package grants
 
 import (
 	"os"
@@ -10,9 +10,9 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
-// unplantSymlinks gives to the sandbox identity (uid:gid) each symlink
+// UnplantSymlinks gives to the sandbox identity (uid:gid) each symlink
 // that a root caller's script made in the write grants roots, and returns
-// how many it gave. Through an id-mapped grant (see handOver) a script's
+// how many it gave. Through an id-mapped grant (see run's handOver) a script's
 // symlink belongs to root on the host, where a later grant through it
 // (`out/charts -> /root/.config/autostart`) would be taken as root's own
 // and followed; owned by uid 65534, it is refused, as it was when write
@@ -23,7 +23,7 @@ import (
 // refuses grants through it. It runs when every process of the run is
 // gone, and goes by descriptors (unplantIn, walk.OpenParent), as
 // another run sharing the grant may still be changing it.
-func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
+func UnplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 	if os.Geteuid() != 0 || uid == 0 {
 		return 0
 	}
@@ -46,7 +46,7 @@ func unplantSymlinks(roots []string, since time.Time, uid, gid int) int {
 const maxUnplantDepth = 2048
 
 // unplantIn gives away the script's symlinks at name in the folder parent
-// and below it (see unplantSymlinks). It goes by descriptors only, so no
+// and below it (see UnplantSymlinks). It goes by descriptors only, so no
 // path length limits it, and an entry it cannot read is skipped, not the
 // rest of the walk: a script cannot end it early with a deep or long tree.
 func unplantIn(parent int, name string, depth int, since time.Time, uid, gid int) int {
