@@ -234,7 +234,7 @@ func (s *Server) newPool() (*run.Pool, error) {
 	}
 	pool, err := run.NewPool(s.cfg.Prestart, 0, like)
 	if err != nil {
-		return nil, fmt.Errorf("pre-started init stages: %w", err)
+		return nil, fmt.Errorf("pre-started init processes: %w", err)
 	}
 	return pool, nil
 }

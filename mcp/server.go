@@ -74,7 +74,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 func (s *Server) closePool(pool *run.Pool) {
 	pool.Close()
 	st := pool.Stats()
-	s.logf("pre-started init stages: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
+	s.logf("pre-started init processes: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
 		st.Started, st.Taken, st.Prebuilt, st.Missed, st.Expired, st.Died)
 }
 

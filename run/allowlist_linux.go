@@ -49,7 +49,7 @@ func (pr *proxyRun) start(cfg netproxy.Config, sup *os.File) error {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return errors.New("the init stage sent no proxy socket")
+		return errors.New("the init process sent no proxy socket")
 	}
 	f := os.NewFile(uintptr(fds[0]), "proxy-listener")
 	ln, err := net.FileListener(f)

@@ -139,7 +139,7 @@ func finishCgroup(cg *cgroup.Cgroup, res *Result) {
 // not move back out of part of the run's cgroup (cgroup.ErrHalfJoined):
 // it is killed rather than run in a half-configured cgroup.
 func halfJoinedError(err error) error {
-	return fmt.Errorf("the run's cgroup: %v; the init stage was killed rather than run in a half-configured cgroup", err)
+	return fmt.Errorf("the run's cgroup: %v; the init process was killed rather than run in a half-configured cgroup", err)
 }
 
 // killHalfJoined kills and reaps an init process that Attach left in part

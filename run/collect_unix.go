@@ -33,9 +33,9 @@ func (l *launchState) collectStatus(e ending, runErr error, res *Result) error {
 		// unknown, and the exit code or signal is the init process's,
 		// not the script's.
 		if res.Signal != "" {
-			runErr = fmt.Errorf("%w: the sandbox's PID 1 was killed by %s before the script's status was sent", ErrStart, res.Signal)
+			runErr = fmt.Errorf("%w: the init process was killed by %s before the script's status was sent", ErrStart, res.Signal)
 		} else {
-			runErr = fmt.Errorf("%w: the sandbox's PID 1 failed (exit %d) before the script's status was sent", ErrStart, res.ExitCode)
+			runErr = fmt.Errorf("%w: the init process failed (exit %d) before the script's status was sent", ErrStart, res.ExitCode)
 		}
 		res.ExitCode, res.Signal = -1, ""
 	}
@@ -115,7 +115,7 @@ func scriptStatus(r io.Reader, initExited bool, initCode int) (*syscall.WaitStat
 	case len(msg) == 0 && initCode != 0:
 		return nil, nil // the init process failed before the script ran
 	case len(msg) != stageconfig.ReaperReportLen || initCode != 0:
-		return nil, fmt.Errorf("%w: the script's status from PID 1 is malformed (%d bytes, reaper exit %d)", ErrStart, len(msg), initCode)
+		return nil, fmt.Errorf("%w: the script's status from the init process is malformed (%d bytes, init process exit %d)", ErrStart, len(msg), initCode)
 	}
 	ws := stageconfig.ParseReaperReport(msg).Status
 	return &ws, nil

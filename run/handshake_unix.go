@@ -36,7 +36,7 @@ func handshake(l *launchState, startErr error, res *Result) error {
 	ok, execErr, err := readStageAfter(rd, l)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: init stage: %v", ErrStart, err)
+		return fmt.Errorf("%w: init process: %v", ErrStart, err)
 	case execErr != "":
 		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.cfg.Argv[0], execErr)
 	}
@@ -53,10 +53,10 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 	p := l.plan
 	rep, waiting, err := readStageReport(rd, l)
 	if err != nil {
-		return false, fmt.Errorf("%w: init stage: %v", ErrStart, err)
+		return false, fmt.Errorf("%w: init process: %v", ErrStart, err)
 	}
 	if rep.Fatal != "" {
-		return false, fmt.Errorf("%w: init stage: %s", ErrStart, rep.Fatal)
+		return false, fmt.Errorf("%w: init process: %s", ErrStart, rep.Fatal)
 	}
 	if rep.Prebuilt {
 		p.pool.countPrebuilt()
@@ -66,7 +66,7 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 	if rep.Changed != "" {
 		// A grant or mask swapped since the checks: refused like any
 		// other isolation failure, AllowDegraded or not.
-		return false, fmt.Errorf("%w: init stage: %s", ErrIsolation, rep.Changed)
+		return false, fmt.Errorf("%w: init process: %s", ErrIsolation, rep.Changed)
 	}
 	if len(rep.Incomplete) > 0 {
 		return false, incompleteError(explainIncomplete(rep.Incomplete))
@@ -116,7 +116,7 @@ func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missi
 				}
 			}
 			if reason == "" {
-				reason = "not reported by the init stage"
+				reason = "not reported by the init process"
 			}
 			missing = append(missing, Missing{Layer: l, Reason: reason})
 		}

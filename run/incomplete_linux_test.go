@@ -199,7 +199,7 @@ func TestIncompleteLayers(t *testing.T) {
 			// Paths as the script sees them, not under the host folder
 			// the new root is built on (rootBase: /tmp).
 			if base := filepath.Dir(grant); strings.Contains(o.Err, "/tmp"+base) {
-				t.Errorf("the refusal names a path under the init stage's temporary root (/tmp%s): %s", base, o.Err)
+				t.Errorf("the refusal names a path under the init process's temporary root (/tmp%s): %s", base, o.Err)
 			}
 		})
 	}

@@ -43,7 +43,7 @@ func TestPoolHalfJoined(t *testing.T) {
 		t.Skip("needs root: the cgroup v1 hierarchies and SCHED_FIFO")
 	}
 	if degradedRerun() {
-		t.Skip("pooled init stages need user namespaces, which this re-run forbids")
+		t.Skip("pooled init processes need user namespaces, which this re-run forbids")
 	}
 	needTool(t, "chrt")
 	needTool(t, "sh")

@@ -398,7 +398,7 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 		oob = unix.UnixRights(fds...)
 	}
 	if err := unix.Sendmsg(int(pi.cfgW.Fd()), []byte{header}, oob, nil, 0); err != nil {
-		return fmt.Errorf("handing descriptors to the pooled init stage: %v", err)
+		return fmt.Errorf("handing descriptors to the pooled init process: %v", err)
 	}
 	if feed != nil {
 		go feed()

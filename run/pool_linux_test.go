@@ -20,7 +20,7 @@ import (
 func newTestPool(t *testing.T, size int, maxIdle time.Duration, like Sandbox) *Pool {
 	t.Helper()
 	if degradedRerun() {
-		t.Skip("pooled init stages need user namespaces, which this re-run forbids")
+		t.Skip("pooled init processes need user namespaces, which this re-run forbids")
 	}
 	pl, err := NewPool(size, maxIdle, like)
 	if err != nil {

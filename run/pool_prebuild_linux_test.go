@@ -119,7 +119,7 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("size %d", tc.size), func(t *testing.T) {
 			if degradedRerun() {
-				t.Skip("pooled init stages need user namespaces, which this re-run forbids")
+				t.Skip("pooled init processes need user namespaces, which this re-run forbids")
 			}
 			var mu sync.Mutex
 			var events []string

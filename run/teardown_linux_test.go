@@ -61,10 +61,10 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 		t.Errorf("cgroup left after WaitCleanup: %v", left)
 	}
 	if v := runCgroupVersion(t); stageconfig.Has(res.Applied, LayerCgroup) && res.cgroupBeforeExit != (v == 1) {
-		t.Errorf("cgroup v%d: cgroup removed before the init stage's exit: %v, want %v", v, res.cgroupBeforeExit, v == 1)
+		t.Errorf("cgroup v%d: cgroup removed before the init process's exit: %v, want %v", v, res.cgroupBeforeExit, v == 1)
 	}
 	if pids := initStagesOf(id); len(pids) > 0 {
-		t.Errorf("init stage still there after WaitCleanup: %v", pids)
+		t.Errorf("init process still there after WaitCleanup: %v", pids)
 	}
 	if left := workDirs(); len(left) > 0 {
 		t.Errorf("work folder left after WaitCleanup: %v", left)

@@ -53,7 +53,7 @@ func planWatch(p *plan, st *started, cg *cgroup.Cgroup) watch.Plan {
 	if st.pidns && st.pidNSLink == "" {
 		// Without it the watch would count none of the run's
 		// processes: the layer is missing, not silently idle.
-		st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "the init stage's PID namespace could not be read"})
+		st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "the init process's PID namespace could not be read"})
 		return watch.Plan{}
 	}
 	w.PIDNSLink = st.pidNSLink

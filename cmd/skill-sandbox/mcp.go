@@ -80,7 +80,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.StringVar(&f.workspace, "workspace", "", "`DIR` runs may write (created when missing), also the working directory of run_command and run_skill_script; it may not overlap a skills folder")
 	fs.BoolVar(&f.allowAutorun, "allow-autorun", false, "keep writable, in the --workspace, the files the caller's tools run on their own (.git, .envrc, .vscode, ...), for runs and write_workspace_file alike; by default runs see them read-only and the tool refuses them (docs/grants.md)")
 	fs.IntVar(&f.maxRuns, "max-runs", mcp.DefaultMaxRuns, "runs in progress at once; more calls wait")
-	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init stages kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
+	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init processes kept started ahead of the calls, in their namespaces and waiting for a run (`N`; 0: none)")
 	fs.Var(timeoutFlag{&f.timeout}, "timeout", "wall-time limit of each run, a `duration` (\"90s\") or whole seconds; a call may ask for less, never more (default: the policy's, else 30s)")
 	fs.IntVar(&f.memoryMB, "memory", 0, "memory limit of each run in `MiB` (default: the policy's, else 512)")
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")

@@ -82,11 +82,11 @@ func TestMCPEOFStopsRuns(t *testing.T) {
 		t.Errorf("processes left behind after EOF: %v", left)
 	}
 	if len(pooled) == 0 {
-		t.Log("no pre-started init stage seen (no user namespaces?)")
+		t.Log("no pre-started init process seen (no user namespaces?)")
 	}
 	for _, pid := range pooled {
 		if comm, err := os.ReadFile(filepath.Join("/proc", pid, "comm")); err == nil && string(comm) == "ss-pooled\n" {
-			t.Errorf("pre-started init stage %s left behind after EOF", pid)
+			t.Errorf("pre-started init process %s left behind after EOF", pid)
 		}
 	}
 	var n int

@@ -101,12 +101,12 @@ func TestSwappedMaskRecord(t *testing.T) {
 		}
 		rec := lastLine(r.Stderr)
 		msg := jqField(t, rec, ".error")
-		if !strings.Contains(msg, "init stage:") {
+		if !strings.Contains(msg, "init process:") {
 			continue // ran, or the supervisor's own check saw the swap
 		}
 		kind, outcome := jqField(t, rec, ".error_kind"), jqField(t, rec, ".outcome")
 		if kind != "isolation" || outcome != "refused" || r.Code != 1 {
-			t.Errorf("refused by the init stage: error_kind %q outcome %q exit %d, want isolation, refused, 1", kind, outcome, r.Code)
+			t.Errorf("refused by the init process: error_kind %q outcome %q exit %d, want isolation, refused, 1", kind, outcome, r.Code)
 		}
 		if !strings.Contains(msg, "mask "+home) || !strings.Contains(msg, "changed between its check and its mount") && !strings.Contains(msg, "swapped since the check") {
 			t.Errorf("the error does not name the mask and the failed check: %q", msg)
@@ -114,5 +114,5 @@ func TestSwappedMaskRecord(t *testing.T) {
 		t.Logf("run %d: %s: %s", i, kind, msg)
 		return
 	}
-	t.Fatalf("none of %d runs was refused by the init stage (about half are where the swap loop runs)", runs)
+	t.Fatalf("none of %d runs was refused by the init process (about half are where the swap loop runs)", runs)
 }

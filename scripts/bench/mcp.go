@@ -70,7 +70,7 @@ func startMCP(bin, skillDir string, prestart int) (*mcpServer, error) {
 	}
 	// The log holds the records, which the bench does not need, and at
 	// the end the pool's counters, which it prints.
-	log := &lastLine{want: "pre-started init stages:"}
+	log := &lastLine{want: "pre-started init processes:"}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		return nil, err

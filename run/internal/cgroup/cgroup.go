@@ -48,4 +48,4 @@ func Name(requestID string) string {
 
 // ErrHalfJoined says that a process is in some of a run's cgroups and
 // could not be moved back out (see Attach): it must not run.
-var ErrHalfJoined = errors.New("moving the init stage back out of the cgroups it had entered failed")
+var ErrHalfJoined = errors.New("moving the init process back out of the cgroups it had entered failed")

@@ -163,7 +163,7 @@ func (cg *Cgroup) MakeLate(lim Limits, config *os.File) error {
 	// grant swapped meanwhile) leaves its report to say why; any other
 	// failure would leave it waiting.
 	if err == nil && serr != nil && serr != unix.EPIPE && serr != unix.ECONNRESET {
-		err = fmt.Errorf("sending the init stage its cgroup: %v", serr)
+		err = fmt.Errorf("sending the init process its cgroup: %v", serr)
 	}
 	return err
 }

@@ -83,7 +83,7 @@ func (p *Plan) ExecError(e initproc.ExecError) string {
 	case initproc.StepLimitProcs:
 		return fmt.Sprintf("RLIMIT_NPROC: %v", err)
 	case initproc.StepReaper:
-		return fmt.Sprintf("starting the script from PID 1: %v", err)
+		return fmt.Sprintf("starting the script from the init process: %v", err)
 	}
 	return err.Error()
 }
