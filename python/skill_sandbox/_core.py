@@ -231,7 +231,7 @@ class SkillSandbox:
         """
         o = self._options(env)
         exe = self.binary or find_binary()
-        with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-", dir=_result_parent(o.write)) as tmp:
             result_file = os.path.join(tmp, "result.json")
             argv = _cli.run_argv(self.skill_path, o, name, args, module, result_file)
             status, err = _call_run(exe, argv, _cli.stdin_bytes(stdin), o.timeout + _GRACE)
@@ -244,6 +244,37 @@ class SkillSandbox:
     def validate(self, *, strict: bool = False) -> ValidationResult:
         """Validate the skill; see :func:`validate_skill`."""
         return validate_skill(self.skill_path, strict=strict, binary=self.binary)
+
+
+def _inside(path: str, folders: Sequence[PathLike]) -> bool:
+    """Whether path is one of folders or lies under one (links resolved)."""
+    p = os.path.realpath(path)
+    for f in folders:
+        g = os.path.realpath(os.fspath(f))
+        if p == g or p.startswith(g.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _result_parent(write: Sequence[PathLike]) -> Optional[str]:
+    """The folder for the run's result file: the temp folder unless a write
+    grant holds it (the binary refuses a result file there, where the script
+    could plant a link), then $XDG_RUNTIME_DIR, then a private folder in the
+    user's cache. None means tempfile's default, and the binary's refusal."""
+    tmp = tempfile.gettempdir()
+    if not _inside(tmp, write):
+        return None
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime) and not _inside(runtime, write):
+        return runtime
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        cache = os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(cache, "skill-sandbox", "py")
+    if _inside(folder, write):
+        return None
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
 
 
 def _read_result(result_file: str, status: int, stderr: bytes) -> RunResult:

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from . import _cli
 from ._binary import find_binary
 from ._cli import PathLike, ValidationResult, VerifyResult
-from ._core import _GRACE, SkillSandbox, _read_result, _Tail
+from ._core import _GRACE, SkillSandbox, _read_result, _result_parent, _Tail
 from ._errors import SkillSandboxError
 from ._result import RunResult
 
@@ -134,7 +134,7 @@ class AsyncSkillSandbox(SkillSandbox):
         """Awaitable :meth:`skill_sandbox.SkillSandbox.run_script`."""
         o = self._options(env)
         exe = self.binary or find_binary()
-        with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="skill-sandbox-py-", dir=_result_parent(o.write)) as tmp:
             result_file = os.path.join(tmp, "result.json")
             argv = _cli.run_argv(self.skill_path, o, name, args, module, result_file)
             status, err = await _call_run(exe, argv, _cli.stdin_bytes(stdin), o.timeout + _GRACE)

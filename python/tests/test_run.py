@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -234,3 +236,27 @@ def test_skill_with_warnings(binary, make_skill):
     r = SkillSandbox(skill, binary=binary).run_script("hi.py")
     assert r.ok and r.stdout == "hi\n"
     assert any("bogus-key" in w for w in r.warnings), r.warnings
+
+
+@pytest.mark.parametrize("mode", ["blocking", "aio"])
+def test_temp_folder_granted(binary, make_skill, workdir, monkeypatch, mode):
+    # A write grant on the temp folder (write=["/tmp"]) used to refuse
+    # every run: the result file went to the temp folder, which the
+    # binary refuses inside a write grant. It now goes elsewhere.
+    scratch, cache = workdir / "scratch", workdir / "cache"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    skill = make_skill("scratcher", {"w.py": f"open({str(scratch / 'a.txt')!r}, 'w').write('x')\n"})
+    sb = SkillSandbox(skill_path=skill, write=[scratch], binary=binary)
+    if mode == "aio":
+        from skill_sandbox.aio import AsyncSkillSandbox
+        sb = AsyncSkillSandbox(skill_path=skill, write=[scratch], binary=binary)
+        r = asyncio.run(sb.run_script("w.py"))
+    else:
+        r = sb.run_script("w.py")
+    assert r.ok, r
+    assert sorted(p.name for p in scratch.iterdir()) == ["a.txt"]
+    assert (cache / "skill-sandbox" / "py").is_dir()
+    assert list((cache / "skill-sandbox" / "py").iterdir()) == []
