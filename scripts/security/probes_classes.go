@@ -170,20 +170,7 @@ func judgeP31(e *env, o *outcome) judgement {
 
 func setupP32(e *env) error {
 	e.inv.args = []string{e.nonce}
-	e.after = func(*outcome) {
-		time.Sleep(300 * time.Millisecond)
-		var mine []int
-		for _, p := range procsWith("probe32") {
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-			if strings.Contains(string(b), e.nonce) {
-				mine = append(mine, p)
-			}
-		}
-		if len(mine) > 0 {
-			e.peak = len(mine)
-			killAll(mine)
-		}
-	}
+	e.after = killSurvivors(e, "probe32")
 	return nil
 }
 

@@ -185,21 +185,7 @@ func judgeP27(e *env, o *outcome) judgement {
 
 func setupP28(e *env) error {
 	e.inv.args = []string{e.nonce}
-	e.after = func(*outcome) {
-		time.Sleep(300 * time.Millisecond)
-		left := procsWith("probe28")
-		var mine []int
-		for _, p := range left {
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-			if strings.Contains(string(b), e.nonce) {
-				mine = append(mine, p)
-			}
-		}
-		if len(mine) > 0 {
-			e.peak = len(mine)
-			killAll(mine)
-		}
-	}
+	e.after = killSurvivors(e, "probe28")
 	return nil
 }
 
@@ -212,4 +198,25 @@ func judgeP28(e *env, o *outcome) judgement {
 		return judgement{verdict: vNone, evidence: "daemons not started"}
 	}
 	return judgement{verdict: vNone, evidence: "none outlived the run; " + ev, layer: "pidns"}
+}
+
+// killSurvivors returns the after-hook of a probe whose script leaves
+// processes named name behind on purpose: it waits for them to settle,
+// kills those of this probe (their command line holds e.nonce) and counts
+// them in e.peak.
+func killSurvivors(e *env, name string) func(*outcome) {
+	return func(*outcome) {
+		time.Sleep(300 * time.Millisecond)
+		var mine []int
+		for _, p := range procsWith(name) {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+			if strings.Contains(string(b), e.nonce) {
+				mine = append(mine, p)
+			}
+		}
+		if len(mine) > 0 {
+			e.peak = len(mine)
+			killAll(mine)
+		}
+	}
 }
