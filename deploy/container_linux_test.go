@@ -1,0 +1,213 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// podCaps are the capabilities of the serve container (pod_test.go's
+// wantCaps), as the OCI runtime names them.
+var podCaps = []string{"CAP_CHOWN", "CAP_DAC_READ_SEARCH", "CAP_SETGID", "CAP_SETUID"}
+
+// podContainer describes one container made as the kubelet makes serve's:
+// a user namespace mapping ids 0-65535 to host ids from 200000 (as
+// hostUsers: false does), its own PID, mount, IPC, UTS and network
+// namespaces, uid 0, no_new_privs, a read-only root, a tmpfs /tmp (the
+// emptyDir), the capabilities and seccomp profile given.
+type podContainer struct {
+	caps    []string
+	seccomp *profile // nil: none
+	masked  bool     // the runtime's default /proc masks (procMount: Default)
+}
+
+// config returns the container's OCI config.json running args, with the
+// host folders binds mounted read-only at the same paths.
+func (c podContainer) config(args []string, binds []string) map[string]any {
+	mounts := []any{
+		map[string]any{"destination": "/proc", "type": "proc", "source": "proc"},
+		map[string]any{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		map[string]any{"destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		map[string]any{"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		map[string]any{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": []string{"nosuid", "noexec", "nodev", "ro"}},
+		map[string]any{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "nodev", "mode=1777"}},
+	}
+	for _, b := range binds {
+		mounts = append(mounts, map[string]any{"destination": b, "type": "bind", "source": b, "options": []string{"rbind", "ro"}})
+	}
+	ids := []any{map[string]any{"containerID": 0, "hostID": 200000, "size": 65536}}
+	linux := map[string]any{
+		"namespaces":  []any{map[string]any{"type": "pid"}, map[string]any{"type": "network"}, map[string]any{"type": "ipc"}, map[string]any{"type": "uts"}, map[string]any{"type": "mount"}, map[string]any{"type": "user"}},
+		"uidMappings": ids,
+		"gidMappings": ids,
+	}
+	if c.masked { // what runc and containerd mask by default
+		linux["maskedPaths"] = []string{"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"}
+		linux["readonlyPaths"] = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+	}
+	if c.seccomp != nil {
+		linux["seccomp"] = c.seccomp
+	}
+	caps := c.caps
+	if caps == nil {
+		caps = []string{}
+	}
+	return map[string]any{
+		"ociVersion": "1.0.2",
+		"root":       map[string]any{"path": "rootfs", "readonly": true},
+		"hostname":   "pod",
+		"process": map[string]any{
+			"args": args, "cwd": "/tmp", "user": map[string]any{"uid": 0, "gid": 0},
+			"env":             []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp"},
+			"noNewPrivileges": true,
+			"capabilities":    map[string]any{"bounding": caps, "effective": caps, "permitted": caps},
+		},
+		"mounts": mounts,
+		"linux":  linux,
+	}
+}
+
+// podBundle holds what every container of the test shares: the
+// skill-sandbox binary and the example skill, in a folder the pod's uid 0
+// (an unprivileged host uid) can read.
+type podBundle struct {
+	dir, bin, skill string
+}
+
+// newPodBundle builds skill-sandbox and copies the example skill; it
+// skips where runc, root or user namespaces are missing.
+func newPodBundle(t *testing.T) podBundle {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: runc maps the pod's ids to host ids from 200000")
+	}
+	needTool(t, "runc")
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		t.Skipf("no user namespaces: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "deploytest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := podBundle{dir: dir, bin: filepath.Join(dir, "bin", "skill-sandbox"), skill: filepath.Join(dir, "word-stats")}
+	build := exec.Command("go", "build", "-o", b.bin, "../cmd/skill-sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("cp", "-r", "../testdata/example/word-stats", b.skill).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v\n%s", err, out)
+	}
+	return b
+}
+
+// run runs the shell script in a new container and returns its output.
+func (b podBundle) run(t *testing.T, c podContainer, script string) string {
+	t.Helper()
+	bundle, err := os.MkdirTemp(b.dir, "bundle-")
+	if err == nil {
+		err = os.Chmod(bundle, 0o755) // the pod's uid 0 is host uid 200000
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	binds := []string{"/usr", "/bin", "/sbin", "/lib", "/etc", filepath.Dir(b.bin), b.skill}
+	if _, err := os.Stat("/lib64"); err == nil {
+		binds = append(binds, "/lib64")
+	}
+	for _, d := range append(binds, "/proc", "/dev", "/sys", "/tmp") {
+		if err := os.MkdirAll(filepath.Join(bundle, "rootfs", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := json.Marshal(c.config([]string{"/bin/sh", "-c", script}, binds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := "deploytest-" + filepath.Base(bundle)
+	var out bytes.Buffer
+	cmd := exec.Command("runc", "run", "--bundle", bundle, id)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		exec.Command("runc", "delete", "--force", id).Run()
+		t.Fatalf("runc run: %v\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// without returns the shipped profile less the sandbox's calls named.
+func without(t *testing.T, names ...string) *profile {
+	p := readProfile(t)
+	for i, r := range p.Syscalls {
+		if slices.Contains(r.Names, "pivot_root") {
+			p.Syscalls[i].Names = slices.DeleteFunc(slices.Clone(r.Names), func(n string) bool { return slices.Contains(names, n) })
+		}
+	}
+	return &p
+}
+
+// TestPodContainer runs the example skill with skill-sandbox in a
+// container made as the kubelet makes serve's pod: with the shipped
+// seccomp profile and the four capabilities it runs with every layer the
+// pod can give (all but the cgroup, read-only in a container), with and
+// without a write grant; less any of the profile's sandbox calls, any
+// of the capabilities, or with /proc masked, the run is refused, naming
+// the cause. This is what the manifests' settings rest on.
+func TestPodContainer(t *testing.T) {
+	b := newPodBundle(t)
+	shipped := readProfile(t)
+	plain := fmt.Sprintf("%s run %s stats.py -- references/sample.txt", b.bin, b.skill)
+	write := fmt.Sprintf("%s run --write /tmp/out %s stats.py -- references/sample.txt", b.bin, b.skill)
+	allBut := func(c string) []string {
+		return slices.DeleteFunc(slices.Clone(podCaps), func(x string) bool { return x == c })
+	}
+	tests := []struct {
+		name    string
+		c       podContainer
+		command string
+		want    string // in the output; "" for a run that works
+	}{
+		{"pod", podContainer{caps: podCaps, seccomp: &shipped}, plain, ""},
+		{"pod, write grant", podContainer{caps: podCaps, seccomp: &shipped}, write, ""},
+		{"runtime default calls", podContainer{caps: podCaps, seccomp: without(t, "unshare", "mount", "umount2", "pivot_root", "mount_setattr", "open_tree", "move_mount", "sethostname", "setdomainname")}, plain, "skill-sandbox: error:"},
+		{"no unshare", podContainer{caps: podCaps, seccomp: without(t, "unshare")}, plain, "skill-sandbox: error:"},
+		{"no mount", podContainer{caps: podCaps, seccomp: without(t, "mount")}, plain, "skill-sandbox: error:"},
+		{"no umount2", podContainer{caps: podCaps, seccomp: without(t, "umount2")}, plain, "detach the host's root"},
+		{"no pivot_root", podContainer{caps: podCaps, seccomp: without(t, "pivot_root")}, plain, "pivot_root: operation not permitted"},
+		{"no sethostname", podContainer{caps: podCaps, seccomp: without(t, "sethostname")}, plain, "without utsns"},
+		{"no mount_setattr, write grant", podContainer{caps: podCaps, seccomp: without(t, "mount_setattr")}, write, "mount_setattr: operation not permitted"},
+		{"masked /proc", podContainer{caps: podCaps, seccomp: &shipped, masked: true}, plain, "procMount: Unmasked"},
+		{"no CHOWN", podContainer{caps: allBut("CAP_CHOWN"), seccomp: &shipped}, plain, "skill-sandbox: error:"},
+		{"no SETUID", podContainer{caps: allBut("CAP_SETUID"), seccomp: &shipped}, plain, "skill-sandbox: error:"},
+		{"no SETGID", podContainer{caps: allBut("CAP_SETGID"), seccomp: &shipped}, plain, "skill-sandbox: error:"},
+		{"no DAC_READ_SEARCH, write grant", podContainer{caps: allBut("CAP_DAC_READ_SEARCH"), seccomp: &shipped}, write, "--write-size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := b.run(t, tt.c, "cd /tmp && "+tt.command+" 2>&1; echo exit=$?")
+			ok := strings.Contains(out, `"words": 77`) && strings.Contains(out, "exit=0")
+			switch {
+			case tt.want == "" && !ok:
+				t.Errorf("the run failed:\n%s", out)
+			case tt.want != "" && (ok || !strings.Contains(out, tt.want)):
+				t.Errorf("want a refused run naming %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}
