@@ -151,6 +151,16 @@ func (b podBundle) run(t *testing.T, c podContainer, script string) string {
 	return out.String()
 }
 
+// nonRoot wraps a command to run as the non-root pod's serve: uid and
+// gid nonRootUid, no capability, in a folder of its own (the emptyDir).
+// The container starts as uid 0 only to make that folder; setpriv then
+// drops every capability before the command.
+func nonRoot(command string) string {
+	uid := fmt.Sprint(nonRootUid)
+	return fmt.Sprintf("mkdir /tmp/h && chown %s:%s /tmp/h && cd /tmp/h && setpriv --reuid %s --regid %s --clear-groups --inh-caps -all --bounding-set -all -- sh -c %q",
+		uid, uid, uid, uid, "grep CapEff /proc/self/status; "+strings.ReplaceAll(command, "/tmp/out", "/tmp/h/out"))
+}
+
 // without returns the shipped profile less the sandbox's calls named.
 func without(t *testing.T, names ...string) *profile {
 	p := readProfile(t)
@@ -186,12 +196,12 @@ func TestPodContainer(t *testing.T) {
 		{"pod", podContainer{caps: podCaps, seccomp: &shipped}, plain, ""},
 		{"pod, write grant", podContainer{caps: podCaps, seccomp: &shipped}, write, ""},
 		{"runtime default calls", podContainer{caps: podCaps, seccomp: without(t, "unshare", "mount", "umount2", "pivot_root", "mount_setattr", "open_tree", "move_mount", "sethostname", "setdomainname")}, plain, "skill-sandbox: error:"},
-		{"no unshare", podContainer{caps: podCaps, seccomp: without(t, "unshare")}, plain, "skill-sandbox: error:"},
 		{"no mount", podContainer{caps: podCaps, seccomp: without(t, "mount")}, plain, "skill-sandbox: error:"},
 		{"no umount2", podContainer{caps: podCaps, seccomp: without(t, "umount2")}, plain, "detach the host's root"},
 		{"no pivot_root", podContainer{caps: podCaps, seccomp: without(t, "pivot_root")}, plain, "pivot_root: operation not permitted"},
 		{"no sethostname", podContainer{caps: podCaps, seccomp: without(t, "sethostname")}, plain, "without utsns"},
 		{"no mount_setattr, write grant", podContainer{caps: podCaps, seccomp: without(t, "mount_setattr")}, write, "mount_setattr: operation not permitted"},
+		{"non-root pod, write grant", podContainer{caps: podCaps, seccomp: &shipped}, nonRoot(write), ""},
 		{"masked /proc", podContainer{caps: podCaps, seccomp: &shipped, masked: true}, plain, "procMount: Unmasked"},
 		{"no CHOWN", podContainer{caps: allBut("CAP_CHOWN"), seccomp: &shipped}, plain, "skill-sandbox: error:"},
 		{"no SETUID", podContainer{caps: allBut("CAP_SETUID"), seccomp: &shipped}, plain, "skill-sandbox: error:"},
@@ -202,6 +212,9 @@ func TestPodContainer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := b.run(t, tt.c, "cd /tmp && "+tt.command+" 2>&1; echo exit=$?")
 			ok := strings.Contains(out, `"words": 77`) && strings.Contains(out, "exit=0")
+			if strings.Contains(tt.command, "setpriv") && !strings.Contains(out, "CapEff:\t0000000000000000") {
+				t.Errorf("serve had capabilities:\n%s", out)
+			}
 			switch {
 			case tt.want == "" && !ok:
 				t.Errorf("the run failed:\n%s", out)

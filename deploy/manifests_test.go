@@ -9,13 +9,21 @@ import (
 	"testing"
 )
 
-// TestKustomizeServe renders the kustomize base and checks its pod.
+// TestKustomizeServe renders the kustomize base and its non-root
+// variant and checks their pods.
 func TestKustomizeServe(t *testing.T) {
-	objs := renderKustomize(t, "base")
-	for _, p := range checkServe(objs) {
-		t.Error(p)
+	for _, dir := range []string{"base", "nonroot"} {
+		t.Run(dir, func(t *testing.T) {
+			objs := renderKustomize(t, dir)
+			if isNonRoot(objs) != (dir == "nonroot") {
+				t.Errorf("runAsNonRoot: %v", isNonRoot(objs))
+			}
+			for _, p := range checkServe(objs) {
+				t.Error(p)
+			}
+			checkPolicyConfigMap(t, objs)
+		})
 	}
-	checkPolicyConfigMap(t, objs)
 }
 
 // TestHelmServe renders the chart, with its defaults and with the node
@@ -29,6 +37,7 @@ func TestHelmServe(t *testing.T) {
 		{"defaults", nil, true},
 		{"fixed replicas", []string{"autoscaling.enabled=false", "replicas=3"}, false},
 		{"node setup", []string{"nodeSetup.enabled=true"}, true},
+		{"non-root", []string{"podSecurity.nonRoot=true"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +113,9 @@ func TestChecksCatch(t *testing.T) {
 			set(path(pod(d), "securityContext", "seccompProfile"), "localhostProfile", "profiles/other.json")
 		}, "localhostProfile"},
 		{"privileged", func(d object) { set(ctr(d)["securityContext"], "privileged", true) }, "privileged"},
+		{"root with no capability", func(d object) {
+			delete(path(ctr(d), "securityContext", "capabilities").(map[string]any), "add")
+		}, "capabilities.add"},
 		{"sys_admin", func(d object) {
 			caps := path(ctr(d), "securityContext", "capabilities").(map[string]any)
 			caps["add"] = append(caps["add"].([]any), "SYS_ADMIN")

@@ -16,9 +16,13 @@ const (
 	queueMetric     = "skill_sandbox_queue_depth"
 )
 
-// wantCaps are the capabilities the pod adds, each proven needed in a
-// container with the pod's user namespace (docs/kubernetes.md).
+// wantCaps are the capabilities the pod adds when serve is uid 0 of the
+// pod's user namespace, each proven needed (TestPodContainer); as
+// another uid it adds none.
 var wantCaps = []string{"CHOWN", "DAC_READ_SEARCH", "SETGID", "SETUID"}
+
+// nonRootUid is serve's uid in the non-root variant.
+const nonRootUid = 65532
 
 // writable are the only mounts serve may write: emptyDir volumes.
 var writable = []string{"/tmp", "/var/log/skill-sandbox"}
@@ -29,7 +33,7 @@ var writable = []string{"/tmp", "/var/log/skill-sandbox"}
 // Problems are returned, not reported, so that a test can also show that
 // each check catches a broken manifest.
 func checkServe(objs []object) []string {
-	var c checker
+	c := checker{nonRoot: isNonRoot(objs)}
 	deploy := c.one(objs, "Deployment", "serve")
 	if deploy == nil {
 		return c.problems
@@ -48,8 +52,22 @@ func checkServe(objs []object) []string {
 	return c.problems
 }
 
-// checker gathers problems.
-type checker struct{ problems []string }
+// isNonRoot says whether the serve pod is the non-root variant.
+func isNonRoot(objs []object) bool {
+	for _, o := range objs {
+		if o["kind"] == "Deployment" && path(o, "spec", "template", "spec", "securityContext", "runAsNonRoot") == true {
+			return true
+		}
+	}
+	return false
+}
+
+// checker gathers problems about a serve pod, uid 0 of its user
+// namespace or (nonRoot) uid nonRootUid.
+type checker struct {
+	nonRoot  bool
+	problems []string
+}
 
 func (c *checker) errorf(format string, args ...any) {
 	c.problems = append(c.problems, fmt.Sprintf(format, args...))
@@ -91,7 +109,12 @@ func (c *checker) podSecurity(pod any) {
 	c.want("appArmorProfile.type", path(pod, "securityContext", "appArmorProfile", "type"), "Localhost")
 	c.want("appArmorProfile.localhostProfile", path(pod, "securityContext", "appArmorProfile", "localhostProfile"), apparmorProfile)
 	// uid 0 of the pod's user namespace: scripts then run as another uid.
-	c.want("runAsUser", path(pod, "securityContext", "runAsUser"), 0)
+	if c.nonRoot {
+		c.want("runAsUser", path(pod, "securityContext", "runAsUser"), nonRootUid)
+		c.want("fsGroup", path(pod, "securityContext", "fsGroup"), nonRootUid)
+	} else {
+		c.want("runAsUser", path(pod, "securityContext", "runAsUser"), 0)
+	}
 	for _, v := range list(path(pod, "volumes")) {
 		if path(v, "hostPath") != nil {
 			c.errorf("volume %s: a hostPath", str(path(v, "name")))
@@ -118,7 +141,11 @@ func (c *checker) container(pod any) any {
 		add = append(add, strings.TrimPrefix(str(a), "CAP_"))
 	}
 	slices.Sort(add)
-	c.want("capabilities.add", add, wantCaps)
+	if c.nonRoot {
+		c.want("capabilities.add", add, []string(nil))
+	} else {
+		c.want("capabilities.add", add, wantCaps)
+	}
 	if path(ctr, "resources", "limits", "memory") == nil {
 		c.errorf("no memory limit")
 	}
@@ -162,9 +189,14 @@ func (c *checker) mounts(pod, ctr any) {
 		case path(m, "readOnly") != true:
 			c.errorf("%s: mounted writable", dir)
 		}
+		// Owner only; the group too as fsGroup, which is serve's.
+		mode := 0o400
+		if c.nonRoot {
+			mode = 0o440
+		}
 		for _, src := range []string{"secret", "configMap"} {
 			if s := path(v, src); s != nil {
-				c.want(dir+" defaultMode", path(s, "defaultMode"), 0o400)
+				c.want(dir+" defaultMode", path(s, "defaultMode"), mode)
 			}
 		}
 	}
