@@ -166,7 +166,7 @@ func (rep *report) reconcile(reps []*replica) {
 		}
 		routed := 0
 		for _, res := range rep.results {
-			if res.ok() && strings.Contains(res.upstream, r.addr) {
+			if res.ok() && lastUpstream(res.upstream) == r.addr {
 				routed++
 			}
 		}
@@ -192,6 +192,13 @@ func (rep *report) reconcile(reps []*replica) {
 	}
 }
 
+// lastUpstream is the replica that answered: nginx lists every one it
+// tried ("A, B"), the last answered.
+func lastUpstream(s string) string {
+	parts := strings.Split(s, ",")
+	return strings.TrimSpace(parts[len(parts)-1])
+}
+
 // readRecords reads an audit log's JSON lines.
 func readRecords(file string) ([]any, error) {
 	f, err := os.Open(file)
@@ -212,10 +219,14 @@ func readRecords(file string) ([]any, error) {
 	return recs, sc.Err()
 }
 
-// queryMetrics reads the replicas' skill_sandbox_* series and "up" from
-// Prometheus's query API, summed by metric name and instance.
-func queryMetrics(ctx context.Context, prom string) ([]string, error) {
-	q := `sum by (__name__, instance) ({__name__=~"skill_sandbox_.*|up", __name__!~".*_bucket"})`
+// sample is one series of a Prometheus instant query's answer.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"` // time, value as a string
+}
+
+// promQuery runs an instant query on Prometheus's HTTP API.
+func promQuery(ctx context.Context, prom, q string) ([]sample, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+prom+"/api/v1/query?query="+url.QueryEscape(q), nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -226,24 +237,49 @@ func queryMetrics(ctx context.Context, prom string) ([]string, error) {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			Result []sample `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(&answer); err != nil {
 		return nil, err
 	}
 	if answer.Status != "success" {
-		return nil, fmt.Errorf("query: %s %s", answer.Status, answer.Error)
+		return nil, fmt.Errorf("query %s: %s %s", q, answer.Status, answer.Error)
 	}
+	return answer.Data.Result, nil
+}
+
+// queries are what the report reads from Prometheus: each replica's
+// series at the end (a replica gone has none), and over the whole
+// simulation the runs each replica recorded and its deepest queue (the
+// autoscaler's signal).
+var queries = []string{
+	`sum by (__name__, instance) ({__name__=~"skill_sandbox_.*|up", __name__!~".*_bucket"})`,
+	`max by (instance) (max_over_time(skill_sandbox_runs_total[10m]))`,
+	`max by (instance) (max_over_time(skill_sandbox_queue_depth[10m]))`,
+	`max by (instance) (max_over_time(skill_sandbox_runs_in_flight[10m]))`,
+}
+
+// queryMetrics runs the queries on Prometheus and returns the answers as
+// lines, each series as name{instance} value.
+func queryMetrics(ctx context.Context, prom string) ([]string, error) {
 	var lines []string
-	for _, r := range answer.Data.Result {
-		lines = append(lines, fmt.Sprintf("%s{instance=%q} %v", r.Metric["__name__"], r.Metric["instance"], r.Value[1]))
+	for _, q := range queries {
+		res, err := promQuery(ctx, prom, q)
+		if err != nil {
+			return lines, err
+		}
+		var got []string
+		for _, r := range res {
+			got = append(got, fmt.Sprintf("%s{instance=%q} %v", r.Metric["__name__"], r.Metric["instance"], r.Value[1]))
+		}
+		sort.Strings(got)
+		lines = append(lines, q)
+		for _, g := range got {
+			lines = append(lines, "  "+g)
+		}
 	}
-	sort.Strings(lines)
-	if !slices.ContainsFunc(lines, func(s string) bool { return strings.HasPrefix(s, "skill_sandbox_") }) {
+	if !slices.ContainsFunc(lines, func(s string) bool { return strings.HasPrefix(s, "  skill_sandbox_") }) {
 		return lines, fmt.Errorf("no skill_sandbox_ series scraped")
 	}
 	return lines, nil
@@ -284,7 +320,7 @@ func (rep *report) print(w io.Writer) {
 	for _, r := range rep.replicas {
 		fmt.Fprintf(w, "| %s | %s | %d | %d |\n", r.addr, r.fate, r.routed, r.records)
 	}
-	fmt.Fprintln(w, "\nPrometheus (sum by metric and instance, at the end):")
+	fmt.Fprintln(w, "\nPrometheus's query API at the end:")
 	for _, m := range rep.metrics {
 		fmt.Fprintln(w, "    "+m)
 	}

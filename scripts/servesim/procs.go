@@ -269,5 +269,17 @@ func startPrometheus(ctx context.Context, p *processes, dir string, reps []*repl
 		log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
 		return "", fmt.Errorf("prometheus: %v\n%s", err, log)
 	}
-	return addr, nil
+	// Its discovery hands the targets to the scrapers after about 5 s:
+	// wait until every replica was scraped once.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		up, err := promQuery(ctx, addr, "count(up == 1)")
+		if err == nil && len(up) == 1 && up[0].Value[1] == fmt.Sprint(len(reps)) {
+			return addr, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("prometheus did not scrape the %d replicas in 30 s (%v)", len(reps), err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
