@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -99,7 +101,10 @@ func newPodBundle(t *testing.T) podBundle {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := podBundle{dir: dir, bin: filepath.Join(dir, "bin", "skill-sandbox"), skill: filepath.Join(dir, "word-stats")}
+	b := podBundle{dir: dir, bin: filepath.Join(dir, "bin", "skill-sandbox"), skill: filepath.Join(dir, "skills", "word-stats")}
+	if err := os.Mkdir(filepath.Dir(b.skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	build := exec.Command("go", "build", "-o", b.bin, "../cmd/skill-sandbox")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -124,7 +129,7 @@ func (b podBundle) run(t *testing.T, c podContainer, script string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binds := []string{"/usr", "/bin", "/sbin", "/lib", "/etc", filepath.Dir(b.bin), b.skill}
+	binds := []string{"/usr", "/bin", "/sbin", "/lib", "/etc", filepath.Dir(b.bin), filepath.Dir(b.skill)}
 	if _, err := os.Stat("/lib64"); err == nil {
 		binds = append(binds, "/lib64")
 	}
@@ -157,8 +162,14 @@ func (b podBundle) run(t *testing.T, c podContainer, script string) string {
 // drops every capability before the command.
 func nonRoot(command string) string {
 	uid := fmt.Sprint(nonRootUid)
-	return fmt.Sprintf("mkdir /tmp/h && chown %s:%s /tmp/h && cd /tmp/h && setpriv --reuid %s --regid %s --clear-groups --inh-caps -all --bounding-set -all -- sh -c %q",
-		uid, uid, uid, uid, "grep CapEff /proc/self/status; "+strings.ReplaceAll(command, "/tmp/out", "/tmp/h/out"))
+	inner := "grep CapEff /proc/self/status; " + strings.ReplaceAll(command, "/tmp/out", "/tmp/h/out")
+	return fmt.Sprintf("mkdir /tmp/h && chown %s:%s /tmp/h && cd /tmp/h && setpriv --reuid %s --regid %s --clear-groups --inh-caps -all --bounding-set -all -- sh -c %s",
+		uid, uid, uid, uid, shellQuote(inner))
+}
+
+// shellQuote quotes s as one word of sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // without returns the shipped profile less the sandbox's calls named.
@@ -220,6 +231,71 @@ func TestPodContainer(t *testing.T) {
 				t.Errorf("the run failed:\n%s", out)
 			case tt.want != "" && (ok || !strings.Contains(out, tt.want)):
 				t.Errorf("want a refused run naming %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}
+
+// serveScript starts serve in the container, waits for its first
+// readiness answer, asks for one run through the REST API and prints
+// the answers and serve's log.
+const serveScript = `export TMPDIR=$PWD
+%[1]s serve --listen 127.0.0.1:8080 --tokens %[2]s --audit-log ./audit.jsonl 2>./serve.log &
+code=000
+for i in $(seq 100); do
+	code=$(curl -s -o ./ready.json -w '%%{http_code}' http://127.0.0.1:8080/readyz)
+	[ "$code" = 200 ] || [ "$code" = 503 ] && break
+	sleep 0.1
+done
+echo "readyz=$code $(cat ./ready.json)"
+curl -s -o ./run.json -w 'run=%%{http_code}\n' -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' \
+	-d '{"skill":"word-stats","script":"stats.py","args":["references/sample.txt"]}' 'http://127.0.0.1:8080/v1/executions?wait=true'
+head -c 4000 ./run.json; echo
+kill $!; wait
+echo "--- serve's log"; head -c 8000 ./serve.log`
+
+// TestPodReadiness runs the real serve in the pod-like container: with
+// the shipped profile /readyz answers 200 and a run through the REST API
+// completes; where the sandbox cannot work (the runtime default's calls:
+// no mount, unshare or pivot_root), /readyz must answer 503 with the
+// problem and serve must log it, so that the pod never gets traffic
+// (docs/kubernetes.md, "A pod that cannot sandbox").
+func TestPodReadiness(t *testing.T) {
+	b := newPodBundle(t)
+	if out, err := exec.Command(b.bin, "serve", "-h").CombinedOutput(); strings.Contains(string(out), "unknown command") {
+		t.Skipf("this build has no serve command: %s (%v)", bytes.TrimSpace(out), err)
+	}
+	token := "deploytest-token-0123456789abcdef"
+	sum := sha256.Sum256([]byte(token))
+	tokens := filepath.Join(filepath.Dir(b.bin), "tokens.json")
+	body := fmt.Sprintf(`{"tokens":[{"id":"t1","sha256":%q,"tenant":"team-a","skills":[%q]}]}`, hex.EncodeToString(sum[:]), filepath.Dir(b.skill))
+	if err := os.WriteFile(tokens, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shipped := readProfile(t)
+	blocked := without(t, "unshare", "mount", "umount2", "pivot_root", "mount_setattr", "open_tree", "move_mount", "sethostname", "setdomainname")
+	script := fmt.Sprintf(serveScript, b.bin, tokens, token)
+	tests := []struct {
+		name    string
+		seccomp *profile
+		script  string
+		ready   bool
+	}{
+		{"shipped profile", &shipped, "cd /tmp && " + script, true},
+		{"shipped profile, non-root", &shipped, nonRoot(script), true},
+		{"runtime default calls", blocked, "cd /tmp && " + script, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := b.run(t, podContainer{caps: podCaps, seccomp: tt.seccomp}, tt.script)
+			if tt.ready {
+				if !strings.Contains(out, "readyz=200") || !strings.Contains(out, "run=200") || !strings.Contains(out, `\"words\": 77`) {
+					t.Errorf("want ready and a completed run:\n%s", out)
+				}
+				return
+			}
+			if !strings.Contains(out, "readyz=503") || !strings.Contains(out, `"ready":false`) || !strings.Contains(out, "not ready") {
+				t.Errorf("want /readyz 503 with the problem and a \"not ready\" log line:\n%s", out)
 			}
 		})
 	}
