@@ -58,6 +58,12 @@ func TestHelmServe(t *testing.T) {
 	}
 }
 
+// TestHelmLint runs helm lint --strict on the chart.
+func TestHelmLint(t *testing.T) {
+	helm := needTool(t, "helm")
+	command(t, nil, helm, "lint", "--strict", filepath.Join("helm", "skill-sandbox"))
+}
+
 // drop returns the problems that do not mention s.
 func drop(problems []string, s string) []string {
 	var kept []string
