@@ -22,12 +22,17 @@ type profile struct {
 		Names    []string `json:"names"`
 		Action   string   `json:"action"`
 		ErrnoRet int      `json:"errnoRet"`
-		Args     []struct {
-			Index uint   `json:"index"`
-			Value uint64 `json:"value"`
-			Op    string `json:"op"`
-		} `json:"args"`
+		Args     []arg    `json:"args"`
 	} `json:"syscalls"`
+}
+
+// arg is a condition on a call's argument; for SCMP_CMP_MASKED_EQ,
+// Value is the mask and ValueTwo the value wanted.
+type arg struct {
+	Index    uint   `json:"index"`
+	Value    uint64 `json:"value"`
+	ValueTwo uint64 `json:"valueTwo,omitempty"`
+	Op       string `json:"op"`
 }
 
 // readProfile decodes the shipped profile, refusing fields it does not know.
