@@ -13,7 +13,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "4"
+	SchemaVersion = "5"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
