@@ -149,3 +149,27 @@ func TestRefusalLogWindowFlush(t *testing.T) {
 		t.Errorf("flush wrote a record with nothing pending")
 	}
 }
+
+// TestRefusedIDInUse: a request reusing the id of one in progress is
+// refused, and that refusal has its record, as those of TestRefusedRecorded.
+func TestRefusedIDInUse(t *testing.T) {
+	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}})
+	c.initialize()
+	id := c.send("tools/call", map[string]any{"name": ToolRunScript, "arguments": map[string]any{"skill": "probe", "script": "sleep.sh", "args": []string{"20"}}})
+	time.Sleep(300 * time.Millisecond)
+	c.sendLine(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+	r := c.waitFor(id)
+	if dig(r, "error", "code") != float64(CodeInvalidRequest) {
+		t.Fatalf("the second request with id %s: %v", id, r)
+	}
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
+	var found []audit.ProtocolRecord
+	for _, rec := range refusedRecords(t, c.log.String()) {
+		if rec.MCP.RequestID == id {
+			found = append(found, rec)
+		}
+	}
+	if len(found) != 1 || found[0].Protocol.Method != "ping" || !strings.Contains(found[0].Error, "already in use") || found[0].MCP.Client != "go-test" {
+		t.Errorf("records of the refused request: %+v", found)
+	}
+}
