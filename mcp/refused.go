@@ -62,7 +62,7 @@ func (l *refusalLog) add(r rpcRefusal) {
 		l.suppressed++
 		l.pending = &r
 		if l.timer == nil {
-			l.timer = time.AfterFunc(l.start.Add(refusedWindow).Sub(now), l.flush)
+			l.timer = time.AfterFunc(l.start.Add(refusedWindow).Sub(now), func() { l.flushPending(true) })
 		}
 		l.mu.Unlock()
 		return
@@ -75,19 +75,31 @@ func (l *refusalLog) add(r rpcRefusal) {
 	l.write(recordOf(r, suppressed))
 }
 
-// flush writes the record of the pending refusal, if any.
-func (l *refusalLog) flush() {
+// flush writes the record of the pending refusal, if any: when the
+// connection ends.
+func (l *refusalLog) flush() { l.flushPending(false) }
+
+// flushPending writes the record of the pending refusal, if any. For the
+// timer (expired), only once its window is over: a timer whose window
+// add has replaced since is stale, and must neither write early nor
+// start a window of its own. The record counts in the window it is
+// written in.
+func (l *refusalLog) flushPending(expired bool) {
 	l.mu.Lock()
+	now := time.Now()
 	r, suppressed := l.pending, l.suppressed-1
+	if r == nil || expired && now.Sub(l.start) < refusedWindow {
+		l.mu.Unlock()
+		return
+	}
 	l.suppressed, l.pending = 0, nil
 	l.stopTimer()
-	if r != nil {
-		l.start, l.written = time.Now(), 1
+	if now.Sub(l.start) >= refusedWindow {
+		l.start, l.written = now, 0
 	}
+	l.written++
 	l.mu.Unlock()
-	if r != nil {
-		l.write(recordOf(*r, suppressed))
-	}
+	l.write(recordOf(*r, suppressed))
 }
 
 // stopTimer stops the flush timer; l.mu is held.

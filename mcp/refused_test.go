@@ -173,3 +173,23 @@ func TestRefusedIDInUse(t *testing.T) {
 		t.Errorf("records of the refused request: %+v", found)
 	}
 }
+
+// TestRefusalLogStaleTimer: a timer that fires for a window already
+// replaced (late, under load, while a new refusal armed the next one)
+// writes nothing and starts no window: otherwise each stale timer would
+// let refusedPerWindow more records through within the second.
+func TestRefusalLogStaleTimer(t *testing.T) {
+	var got []audit.ProtocolRecord
+	l := &refusalLog{write: func(r audit.ProtocolRecord) { got = append(got, r) }, perWindow: 1}
+	l.add(rpcRefusal{code: CodeParseError, message: "a"})
+	l.add(rpcRefusal{code: CodeParseError, message: "b"}) // over the cap: pending
+	l.flushPending(true)                                  // as a stale timer would, within the window
+	l.add(rpcRefusal{code: CodeParseError, message: "c"})
+	l.mu.Lock()
+	written, suppressed := l.written, l.suppressed
+	l.stopTimer()
+	l.mu.Unlock()
+	if len(got) != 1 || written != 1 || suppressed != 2 {
+		t.Errorf("%d records, %d written in the window, %d suppressed; want 1, 1, 2", len(got), written, suppressed)
+	}
+}
