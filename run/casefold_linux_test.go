@@ -1,10 +1,14 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -121,5 +125,86 @@ func TestCasefoldPlanted(t *testing.T) {
 	gitOn(t, filepath.Join(w, "sub"), "status")
 	if _, err := os.Stat(mark); err == nil {
 		t.Errorf("the caller's git ran the planted program")
+	}
+}
+
+// ciFUSE mounts testdata/cifuse.py (a case-insensitive passthrough FUSE
+// file system) and returns a folder of it, or skips without root,
+// /usr/bin/python3 with fusepy (python3-fusepy) or fusermount3 (fuse3);
+// under CI=true a missing tool fails the test.
+func ciFUSE(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a FUSE file system others may use (allow_other) needs root here")
+	}
+	missing := func(why string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; CI must run this test (.ci/run installs python3-fusepy and fuse3)", why)
+		}
+		t.Skip(why)
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import fusepy").Run() != nil {
+		missing("/usr/bin/python3 has no fusepy (apt-get install python3-fusepy)")
+	}
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		missing("fusermount3 is not installed (apt-get install fuse3)")
+	}
+	base := grantTree(t)
+	back, mnt := worldDir(t, filepath.Join(base, "back")), worldDir(t, filepath.Join(base, "mnt"))
+	script, err := filepath.Abs(filepath.Join("testdata", "cifuse.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/usr/bin/python3", script, back, mnt)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		exec.Command("fusermount3", "-u", "-z", mnt).Run()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for i := 0; ; i++ {
+		var fs unix.Statfs_t
+		if unix.Statfs(mnt, &fs) == nil && fs.Type == unix.FUSE_SUPER_MAGIC {
+			break
+		}
+		if i == 100 {
+			t.Fatal("the FUSE file system did not come up in 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return worldDir(t, filepath.Join(mnt, "repo"))
+}
+
+// TestCasefoldFUSERefused: on a case-insensitive FUSE file system a write
+// grant's existing .envrc and .git were reached around their read-only
+// mounts as .ENVRC and .GIT/config (found by hand, issue 30 round three);
+// such a grant is now refused before the run, naming both spellings, and
+// runs when exempted (--allow-autorun), where the other spelling does
+// write through: so the test can fail.
+func TestCasefoldFUSERefused(t *testing.T) {
+	fullIsolation(t)
+	w := ciFUSE(t)
+	envrc := filepath.Join(w, ".envrc")
+	if err := os.WriteFile(envrc, []byte("# the caller's\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(envrc, 0o666)
+	if _, err := os.Stat(filepath.Join(w, ".ENVRC")); err != nil {
+		t.Fatalf("the premise: the FUSE folder ignores case: %v", err)
+	}
+	dir := newSkill(t, map[string]string{"plant.py": `import sys
+open(sys.argv[1] + "/.ENVRC", "a").write("touch /tmp/planted\n")
+print("planted")
+`})
+	o := runIn(t, Sandbox{WritePaths: []string{w}}, dir, "plant.py", w)
+	if !errors.Is(o.err, ErrBadConfig) || o.res.Started || !strings.Contains(fmt.Sprint(o.err), ".ENVRC") {
+		t.Fatalf("a write grant on a case-insensitive FUSE file system: err %v started %v stdout %s", o.err, o.res.Started, o.stdout)
+	}
+	o = runIn(t, Sandbox{WritePaths: []string{w}, AutorunWritable: []string{w}}, dir, "plant.py", w)
+	if o.err != nil || !strings.Contains(o.stdout, "planted") {
+		t.Fatalf("exempted: err %v stdout %s stderr %s", o.err, o.stdout, o.stderr)
 	}
 }
