@@ -3,6 +3,7 @@ package netproxy
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,14 @@ type Config struct {
 	// caller; the Report still counts them); nil discards.
 	Denied io.Writer
 
+	// Secrets, when set, are the credentials the proxy injects: CONNECT
+	// tunnels to their hosts are terminated (TLS with certificates of
+	// the secrets' authority, the real server verified against the
+	// host's trust store) and each request in them gets the secrets'
+	// placeholders replaced; every other tunnel stays opaque. A secret's
+	// host must be allowed by Policy.
+	Secrets *Secrets
+
 	MaxConns       int           // connections served at once; more get 503
 	MaxHeaderBytes int           // size cap of a request head, and of a chunked body's trailers
 	HeaderTimeout  time.Duration // time allowed for the whole request head
@@ -74,6 +83,11 @@ type Proxy struct {
 	dns   dnsCache
 	bufs  sync.Pool        // *[]byte of relayBufSize, the relay's buffers
 	clock func() time.Time // the resolution cache's clock; nil: time.Now (tests set it)
+
+	// roots verifies the servers of terminated tunnels; nil is the
+	// host's trust store (which SSL_CERT_FILE and SSL_CERT_DIR name to
+	// crypto/x509 on Unix). Tests of this package set it to a test CA.
+	roots *x509.CertPool
 }
 
 // New returns a Proxy for cfg, applying the defaults to zero limits.
@@ -97,6 +111,13 @@ func New(cfg Config) (*Proxy, error) {
 	defDur(&cfg.HeaderTimeout, DefaultHeaderTimeout)
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
 	defDur(&cfg.DialTimeout, DefaultDialTimeout)
+	if cfg.Secrets != nil {
+		for _, e := range cfg.Secrets.list {
+			if d := cfg.Policy.check(e.t); !d.Allowed {
+				return nil, fmt.Errorf("netproxy: secret %s: its host %s is not allowed: %s (add --allow-host %s)", e.Name, e.t, d.Reason, e.t)
+			}
+		}
+	}
 	return &Proxy{
 		cfg:   cfg,
 		conns: map[net.Conn]struct{}{},
@@ -239,6 +260,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 			p.finish(e, start)
 			return
 		}
+		if p.cfg.Secrets.covers(req.target) {
+			p.finishIntercepted(e, p.intercept(c, br, up, req.target), start)
+			return
+		}
 		// The client's first bytes are checked before the server gets
 		// them: TLS on port 443, and a server name that is the host's.
 		head = func(last *atomic.Int64) ([]byte, io.Reader, error) {
@@ -257,6 +282,17 @@ func (p *Proxy) serveConn(c net.Conn) {
 	if errors.As(err, &refused) {
 		e.Allowed = false
 		e.Reason = refused.reason
+		p.logDenied(e)
+	}
+	p.finish(e, start)
+}
+
+// finishIntercepted records a terminated tunnel.
+func (p *Proxy) finishIntercepted(e Connection, in interception, start time.Time) {
+	e.BytesUp, e.BytesDown, e.Secrets = in.up, in.down, in.secrets
+	if in.reason != "" {
+		e.Allowed = false
+		e.Reason = in.reason
 		p.logDenied(e)
 	}
 	p.finish(e, start)
@@ -334,16 +370,12 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 
 // refuse answers a request the proxy will not carry and logs it.
 func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start time.Time) {
-	body := "skill-sandbox: network: " + e.Reason + "\n"
-	msg := "HTTP/1.1 " + strconv.Itoa(status) + " " + text + "\r\n" +
-		"Content-Type: text/plain; charset=utf-8\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
-		"Connection: close\r\n\r\n" + body
+	msg := httpError(status, text, e.Reason)
 	// The caller's line first, so that it is there by the time the
 	// client sees the refusal.
 	p.logDenied(e)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
-	io.WriteString(c, msg)
+	c.Write(msg)
 	p.finish(e, start)
 }
 

@@ -24,6 +24,9 @@ type Connection struct {
 	Reason    string
 	BytesUp   int64 // client to server
 	BytesDown int64 // server to client
+	// Secrets names the secrets whose values the proxy injected into
+	// the request of a terminated tunnel (names only, never values).
+	Secrets []string
 }
 
 // Report is what the proxy carried: the first MaxLog connections and
