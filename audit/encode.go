@@ -182,6 +182,7 @@ func appendNetwork(b []byte, n *Network) ([]byte, error) {
 	b = appendStringField(b, "mode", n.Mode, true)
 	b = appendStringsField(b, "allow_hosts", n.AllowHosts)
 	b = appendStringsField(b, "deny_hosts", n.DenyHosts)
+	b = appendStringsField(b, "secrets", n.Secrets)
 	b = appendArray(appendKey(b, "connections", false), n.Connections, func(b []byte, c *Connection) []byte {
 		if err == nil {
 			b, err = appendConnection(b, c)
@@ -220,6 +221,7 @@ func appendConnection(b []byte, c *Connection) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	b = appendStringsField(b, "secrets", c.Secrets)
 	return append(b, '}'), nil
 }
 

@@ -113,8 +113,10 @@ func (a *authority) leaf(t target) (*tls.Certificate, error) {
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
+		// No common name: OpenSSL checks a subject CN that looks like a
+		// host name against the DNS constraints, which an IP leaf's
+		// address would then fail ("permitted subtree violation").
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: t.hostname()},
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     a.cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,

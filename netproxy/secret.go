@@ -102,6 +102,24 @@ func ParseSecret(spec string) (Secret, error) {
 	return s, nil
 }
 
+// String formats s as a spec ParseSecret reads back (without its value).
+func (s Secret) String() string {
+	out := s.Name + "@" + s.Host
+	if strings.Contains(s.Host, ":") {
+		out = s.Name + "@[" + s.Host + "]"
+	}
+	if s.Port != tlsPort {
+		out += ":" + strconv.Itoa(s.Port)
+	}
+	if s.InURL {
+		out += ",url"
+	}
+	if s.File != "" {
+		out += ",file=" + s.File
+	}
+	return out
+}
+
 // checkSecretName refuses a variable name that is not a plain portable
 // environment variable name.
 func checkSecretName(name string) error {

@@ -117,6 +117,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	flags.MaxFileMB = f.policy.maxFileMB
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
+	flags.Secrets = f.secrets
 	flags.AllowDegraded = f.allowDegraded
 	flags.RequireIsolation = f.requireIsolation
 	flags.RequireSignature = f.requireSignature
