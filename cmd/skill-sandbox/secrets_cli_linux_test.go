@@ -329,3 +329,29 @@ func scanMemory(t *testing.T, marker, value string) memScan {
 	}
 	return res
 }
+
+// TestSecretCLIRefusals: a bad spec is a usage error; a secret whose
+// variable is unset, or whose host the allow list does not name, refuses
+// the run before it starts, saying what to do.
+func TestSecretCLIRefusals(t *testing.T) {
+	skill := newSkill(t, nil)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--secret", "TOKEN"}, exitUsage, "want NAME@HOST[:PORT]"},
+		{[]string{"--secret", "TOKEN@*.example.com", "--allow-host", "*.example.com"}, exitUsage, "wildcard host is refused"},
+		{[]string{"--secret", "SKILL_TEST_UNSET_VAR@api.example.com", "--allow-host", "api.example.com"}, exitRefused,
+			"the variable SKILL_TEST_UNSET_VAR is not set in the caller's environment"},
+		{[]string{"--secret", "HOME@api.example.com"}, exitRefused, "Secrets need AllowHosts naming their hosts (add --allow-host HOST)"},
+		{[]string{"--secret", "PATH@api.example.com", "--allow-host", "other.example.com"}, exitRefused, "add --allow-host api.example.com:443"},
+	}
+	for _, tt := range tests {
+		args := append(append([]string{"audit", "--quiet"}, tt.args...), skill, "ok.sh")
+		r := runCLI(t, "", args...)
+		if r.Code != tt.code || !strings.Contains(r.Stderr, tt.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", tt.args, r.Code, tt.code, tt.want, r.Stderr)
+		}
+	}
+}
