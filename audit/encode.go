@@ -215,6 +215,7 @@ func appendConnection(b []byte, c *Connection) ([]byte, error) {
 	b = appendBoolField(b, "allowed", c.Allowed)
 	b = appendStringField(b, "rule", c.Rule, false)
 	b = appendStringField(b, "reason", c.Reason, false)
+	b = appendStringField(b, "remedy", c.Remedy, false)
 	b = appendIntField(b, "bytes_up", c.BytesUp)
 	b = appendIntField(b, "bytes_down", c.BytesDown)
 	b, err := appendFloatField(b, "duration_ms", c.DurationMS)

@@ -39,13 +39,16 @@ type Network struct {
 
 // Connection is one client connection to the proxy.
 type Connection struct {
-	Host       string  `json:"host"`
-	Port       int     `json:"port"`
-	Method     string  `json:"method"`
-	Address    string  `json:"address"` // dialled ip:port, "" when none
-	Allowed    bool    `json:"allowed"`
-	Rule       string  `json:"rule"`   // "allow PATTERN", "deny PATTERN" or ""
-	Reason     string  `json:"reason"` // why it was refused or failed
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Method  string `json:"method"`
+	Address string `json:"address"` // dialled ip:port, "" when none
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule"`   // "allow PATTERN", "deny PATTERN" or ""
+	Reason  string `json:"reason"` // why it was refused or failed
+	// Remedy says what would allow a refused connection: the flag or
+	// policy key, or that nothing does (schema version 5).
+	Remedy     string  `json:"remedy"`
 	BytesUp    int64   `json:"bytes_up"`
 	BytesDown  int64   `json:"bytes_down"`
 	DurationMS float64 `json:"duration_ms"`
@@ -91,7 +94,7 @@ func network(meta Meta, res *run.Result) Network {
 func connection(c netproxy.Connection) Connection {
 	return Connection{
 		Host: c.Host, Port: c.Port, Method: c.Method, Address: c.Addr,
-		Allowed: c.Allowed, Rule: c.Rule, Reason: c.Reason,
+		Allowed: c.Allowed, Rule: c.Rule, Reason: c.Reason, Remedy: c.Remedy,
 		BytesUp: c.BytesUp, BytesDown: c.BytesDown, DurationMS: millis(c.Duration),
 		Secrets: nonNil(c.Secrets),
 	}
@@ -118,6 +121,7 @@ func (n *Network) capNetwork() {
 		c.Method = truncate(c.Method, 32)
 		c.Rule = truncate(c.Rule, maxNameBytes+16)
 		c.Reason = truncate(c.Reason, maxNameBytes*2)
+		c.Remedy = truncate(c.Remedy, maxNameBytes*2)
 		if len(c.Secrets) > maxHostPatterns {
 			c.Secrets = c.Secrets[:maxHostPatterns]
 		}

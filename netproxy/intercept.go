@@ -19,6 +19,7 @@ type interception struct {
 	secrets  []string // names of the secrets injected
 	status   int      // HTTP status of a refusal the proxy sent; 0 when none
 	reason   string   // why the tunnel or its request was refused or failed
+	remedy   string   // what would allow it
 }
 
 // intercept serves a CONNECT tunnel to t, a secret's host, whose server
@@ -40,11 +41,12 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) i
 			c.SetWriteDeadline(time.Now().Add(time.Second))
 			c.Write(alertRecord(refused.alert))
 		}
-		return interception{reason: refused.reason}
+		return interception{reason: refused.reason, remedy: refused.remedy}
 	case err != nil:
 		return interception{reason: "the client closed the tunnel before its TLS handshake"}
 	case rec == nil:
-		return interception{reason: fmt.Sprintf("the tunnel to %s does not start with TLS: a secret's host is reached over TLS only (the value is never sent in clear)", t)}
+		return interception{reason: fmt.Sprintf("the tunnel to %s does not start with TLS: a secret's host is reached over TLS only (the value is never sent in clear)", t),
+			remedy: "nothing in the policy: speak TLS (https://) to a secret's host"}
 	}
 	cc := &prefixConn{Conn: c, r: io.MultiReader(bytes.NewReader(rec), br)}
 	leaf, err := p.cfg.Secrets.ca.leaf(t)
@@ -58,7 +60,8 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) i
 	})
 	tc.SetDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	if err := tc.Handshake(); err != nil {
-		return interception{reason: "TLS handshake with the client failed (does it trust the run's CA? see docs/secrets.md): " + err.Error()}
+		return interception{reason: "TLS handshake with the client failed: " + err.Error(),
+			remedy: "make the client trust the run's CA: the bundle in $SSL_CERT_FILE (also in CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE, GIT_SSL_CAINFO, NODE_EXTRA_CA_CERTS; docs/secrets.md)"}
 	}
 	uc := tls.Client(up, &tls.Config{
 		ServerName: t.hostname(),
@@ -68,7 +71,8 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) i
 	})
 	uc.SetDeadline(time.Now().Add(p.cfg.DialTimeout))
 	if err := uc.Handshake(); err != nil {
-		return p.refuseInside(tc, 502, "Bad Gateway", fmt.Sprintf("the server %s failed TLS verification against the host's trust store: %v", t, err))
+		return p.refuseInside(tc, 502, "Bad Gateway", fmt.Sprintf("the server %s failed TLS verification against the host's trust store: %v", t, err),
+			"nothing in the policy: the server's certificate must verify against the trust store of the host running skill-sandbox (SSL_CERT_FILE there names another)")
 	}
 	uc.SetDeadline(time.Time{})
 	tbr := bufio.NewReaderSize(tc, 4<<10)
@@ -77,7 +81,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) i
 		if status < 0 { // closed without a request
 			return interception{reason: why}
 		}
-		return p.refuseInside(tc, status, statusText(status), why)
+		return p.refuseInside(tc, status, statusText(status), why, badRequestFix)
 	}
 	tc.SetDeadline(time.Time{})
 	used := p.cfg.Secrets.inject(req, t)
@@ -158,11 +162,11 @@ func parseOriginHead(lines []string, t target) (*request, error) {
 
 // refuseInside answers the client of a terminated tunnel with an HTTP
 // error, as refuse does outside.
-func (p *Proxy) refuseInside(tc *tls.Conn, status int, text, reason string) interception {
+func (p *Proxy) refuseInside(tc *tls.Conn, status int, text, reason, remedy string) interception {
 	tc.SetWriteDeadline(time.Now().Add(time.Second))
-	tc.Write(httpError(status, text, reason))
+	tc.Write(httpError(status, text, reason, remedy))
 	tc.Close()
-	return interception{status: status, reason: reason}
+	return interception{status: status, reason: reason, remedy: remedy}
 }
 
 // statusText is the reason phrase of the statuses the proxy sends.
@@ -185,9 +189,12 @@ func statusText(status int) string {
 }
 
 // httpError is the whole response of a refusal: status, a text body
-// giving the reason, and the end of the connection.
-func httpError(status int, text, reason string) []byte {
+// giving the reason and the remedy, and the end of the connection.
+func httpError(status int, text, reason, remedy string) []byte {
 	body := "skill-sandbox: network: " + reason + "\n"
+	if remedy != "" {
+		body += "skill-sandbox: network: to allow it: " + remedy + "\n"
+	}
 	return []byte(fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		status, text, len(body), body))
 }

@@ -341,6 +341,9 @@ type Decision struct {
 	IPGrant bool
 	// Reason explains a denial in words.
 	Reason string
+	// Remedy says what would allow the request: the flag or the policy
+	// key, or that nothing does.
+	Remedy string
 }
 
 // Check decides on host:port (host as sent by a client: a name, an IPv4
@@ -355,13 +358,13 @@ func (p *Policy) Check(hostport string) (Decision, error) {
 
 func (p *Policy) check(t target) Decision {
 	if n := metadataName(t.host); n != "" {
-		return Decision{Rule: "deny " + n + " (cloud metadata name)", Reason: fmt.Sprintf("%s is a cloud metadata service's name (%s); it is never reached by name", t, n)}
+		return Decision{Rule: "deny " + n + " (cloud metadata name)", Reason: fmt.Sprintf("%s is a cloud metadata service's name (%s); it is never reached by name", t, n), Remedy: metadataRemedy}
 	}
 	for _, d := range p.Deny {
 		// A deny entry without ":PORT" keeps its host out on every
 		// port: deny wins over "*.example.com:8443" too.
 		if d.port == 0 && d.matchesHost(t) || d.matches(t) {
-			return Decision{Rule: "deny " + d.raw, Reason: fmt.Sprintf("%s is denied by %q", t, d.raw)}
+			return Decision{Rule: "deny " + d.raw, Reason: fmt.Sprintf("%s is denied by %q", t, d.raw), Remedy: denyRemedy(d.raw)}
 		}
 	}
 	for _, a := range p.Allow {
@@ -374,13 +377,13 @@ func (p *Policy) check(t target) Decision {
 		if a.matchesHost(t) {
 			// The usual slip: a grant without ":PORT" for another port.
 			if a.port == 0 {
-				return Decision{Reason: fmt.Sprintf("%s: %q allows ports 80 and 443 only (add :PORT for another)", reason, a.raw)}
+				return Decision{Reason: fmt.Sprintf("%s: %q allows ports 80 and 443 only (add :PORT for another)", reason, a.raw), Remedy: allowRemedy(t)}
 			}
-			return Decision{Reason: fmt.Sprintf("%s: %q allows port %d only", reason, a.raw, a.port)}
+			return Decision{Reason: fmt.Sprintf("%s: %q allows port %d only", reason, a.raw, a.port), Remedy: allowRemedy(t)}
 		}
 	}
 	if t.addr.IsValid() {
 		reason = fmt.Sprintf("%s is an IP address; only an allow entry naming that address grants it", t)
 	}
-	return Decision{Reason: reason}
+	return Decision{Reason: reason, Remedy: allowRemedy(t)}
 }

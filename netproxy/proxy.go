@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,7 +222,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 		// A connection closed without a request says nothing.
 		if !errors.Is(err, io.EOF) || errors.Is(err, errHeadTooLarge) {
 			status, text, reason := headRefusal(err)
-			p.refuse(c, Connection{Reason: reason}, status, text, start)
+			p.refuse(c, Connection{Reason: reason, Remedy: badRequestFix}, status, text, start)
 		}
 		return
 	}
@@ -230,13 +231,16 @@ func (p *Proxy) serveConn(c net.Conn) {
 	d := p.cfg.Policy.check(req.target)
 	e.Rule = d.Rule
 	if !d.Allowed {
-		e.Reason = d.Reason
+		e.Reason, e.Remedy = d.Reason, d.Remedy
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
 	up, addr, status, reason := p.connect(req.target, d.IPGrant)
 	if up == nil {
 		e.Reason = reason
+		if status == 403 {
+			e.Remedy = addrRemedy(req.target, firstAddr(reason))
+		}
 		text := "Forbidden"
 		if status == 502 {
 			text = "Bad Gateway"
@@ -281,7 +285,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	var refused *tunnelRefusal
 	if errors.As(err, &refused) {
 		e.Allowed = false
-		e.Reason = refused.reason
+		e.Reason, e.Remedy = refused.reason, refused.remedy
 		p.logDenied(e)
 	}
 	p.finish(e, start)
@@ -292,7 +296,7 @@ func (p *Proxy) finishIntercepted(e Connection, in interception, start time.Time
 	e.BytesUp, e.BytesDown, e.Secrets = in.up, in.down, in.secrets
 	if in.reason != "" {
 		e.Allowed = false
-		e.Reason = in.reason
+		e.Reason, e.Remedy = in.reason, in.remedy
 		p.logDenied(e)
 	}
 	p.finish(e, start)
@@ -370,7 +374,7 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 
 // refuse answers a request the proxy will not carry and logs it.
 func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start time.Time) {
-	msg := httpError(status, text, e.Reason)
+	msg := httpError(status, text, e.Reason, e.Remedy)
 	// The caller's line first, so that it is there by the time the
 	// client sees the refusal.
 	p.logDenied(e)
@@ -402,7 +406,11 @@ func (p *Proxy) logDenied(e Connection) {
 	if what == "" {
 		what = "request"
 	}
-	fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s\n", what, e.Reason)
+	fix := ""
+	if e.Remedy != "" {
+		fix = "; to allow it: " + e.Remedy
+	}
+	fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s%s\n", what, e.Reason, fix)
 }
 
 // finish records a connection in the report.
@@ -412,6 +420,14 @@ func (p *Proxy) finish(e Connection, start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.report.add(e, p.cfg.MaxLog)
+}
+
+// firstAddr is the first address a "resolves only to refused addresses:
+// A (why), ..." reason names.
+func firstAddr(reason string) string {
+	_, rest, _ := strings.Cut(reason, ": ")
+	a, _, _ := strings.Cut(rest, " ")
+	return a
 }
 
 // joinMax joins at most n strings, saying how many were left out.
