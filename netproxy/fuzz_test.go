@@ -266,3 +266,37 @@ func FuzzInnerRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRequestRules feeds arbitrary rules and requests to the request
+// rule checks: they must never panic, a permitted request's path must
+// start with a prefix of the rules and hold no dot segment or encoded
+// character, and a rule must cover itself.
+func FuzzRequestRules(f *testing.F) {
+	f.Add("api.example.com GET,HEAD /repos/", "GET", "/repos/a?b")
+	f.Add("api.example.com * /v1/ /v2/", "POST", "/v1/../x")
+	f.Add("api.example.com POST", "POST", "/%2e%2e/")
+	f.Fuzz(func(t *testing.T, pattern, method, path string) {
+		p, err := ParsePattern(pattern)
+		if err != nil || !p.rules.set() {
+			return
+		}
+		if !p.Covers(p) {
+			t.Fatalf("%q does not cover itself", pattern)
+		}
+		ok, _ := p.rules.permits(method, path)
+		if !ok || p.rules.prefixes == nil {
+			return
+		}
+		clean, _, _ := strings.Cut(path, "?")
+		if unclearPath(clean) != "" {
+			t.Fatalf("%q permits the unclear path %q", pattern, path)
+		}
+		hit := false
+		for _, pre := range p.rules.prefixes {
+			hit = hit || strings.HasPrefix(clean, pre)
+		}
+		if !hit {
+			t.Fatalf("%q permits %q outside its prefixes", pattern, path)
+		}
+	})
+}

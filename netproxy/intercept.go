@@ -23,14 +23,15 @@ type interception struct {
 }
 
 // intercept serves a CONNECT tunnel to t, a secret's host, whose server
-// connection up is dialled: it checks the client's ClientHello as any
+// connection up is dialled and whose allow entries decided d (their
+// request rules apply to the request): it checks the client's ClientHello as any
 // tunnel's, terminates TLS with a certificate of the run's authority,
 // verifies the real server against the trust store, and carries one
 // request, read strictly, with the secrets' placeholders replaced, then
 // the server's answer unchanged. Anything else the client sends after the
 // request ends the connection (as for plain HTTP): one request per
 // connection, each checked.
-func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) interception {
+func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d Decision) interception {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	rec, err := p.firstRecord(c, br, t, &last)
@@ -84,6 +85,9 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target) i
 		return p.refuseInside(tc, status, statusText(status), why, badRequestFix)
 	}
 	tc.SetDeadline(time.Time{})
+	if ok, _, why, fix := d.permits(t, req.method, req.path); !ok {
+		return p.refuseInside(tc, 403, "Forbidden", why, fix)
+	}
 	used := p.cfg.Secrets.inject(req, t)
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)

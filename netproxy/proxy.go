@@ -235,6 +235,11 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
+	if why, fix := p.opaqueRules(req, d); why != "" {
+		e.Reason, e.Remedy = why, fix
+		p.refuse(c, e, 403, "Forbidden", start)
+		return
+	}
 	up, addr, status, reason := p.connect(req.target, d.IPGrant)
 	if up == nil {
 		e.Reason = reason
@@ -265,7 +270,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 			return
 		}
 		if p.cfg.Secrets.covers(req.target) {
-			p.finishIntercepted(e, p.intercept(c, br, up, req.target), start)
+			p.finishIntercepted(e, p.intercept(c, br, up, req.target, d), start)
 			return
 		}
 		// The client's first bytes are checked before the server gets
@@ -289,6 +294,26 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.logDenied(e)
 	}
 	p.finish(e, start)
+}
+
+// opaqueRules checks a request against its allow entries' request rules
+// before anything is dialled: a plain HTTP request must pass them, and a
+// tunnel to a host with rules must be one the proxy terminates, since in
+// any other it cannot read the requests. It returns why it is refused and
+// the remedy, or "".
+func (p *Proxy) opaqueRules(req *request, d Decision) (string, string) {
+	if req.method != "CONNECT" {
+		ok, _, why, fix := d.permits(req.target, req.method, req.path)
+		if ok {
+			return "", ""
+		}
+		return why, fix
+	}
+	if d.limits == nil || p.cfg.Secrets.covers(req.target) {
+		return "", ""
+	}
+	return fmt.Sprintf("%s has request rules (%s), which the proxy enforces only where it reads the requests: plain HTTP, and HTTPS to the host of an injected secret; this tunnel would be opaque", req.target, d.Rule),
+		fmt.Sprintf("an allow entry for %s without rules (--allow-host %s), or a --secret for the host, which makes the proxy read its requests", req.target, grantPattern(req.target))
 }
 
 // finishIntercepted records a terminated tunnel.

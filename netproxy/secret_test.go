@@ -100,6 +100,12 @@ type secretFixture struct {
 
 func newSecretFixture(t testing.TB, specs ...string) *secretFixture {
 	t.Helper()
+	return newSecretFixtureAllow(t, []string{"api.example.com", "other.example.com"}, specs...)
+}
+
+// newSecretFixtureAllow is newSecretFixture with the allow list allow.
+func newSecretFixtureAllow(t testing.TB, allow []string, specs ...string) *secretFixture {
+	t.Helper()
 	ca := newTestCA(t)
 	got := make(chan seen, 100)
 	mux := http.NewServeMux()
@@ -146,7 +152,7 @@ func newSecretFixture(t testing.TB, specs ...string) *secretFixture {
 		t.Fatal(err)
 	}
 	denied := &lockedBuffer{}
-	pol, err := NewPolicy([]string{"api.example.com", "other.example.com"}, nil)
+	pol, err := NewPolicy(allow, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

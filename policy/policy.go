@@ -445,7 +445,11 @@ func (s *schema) hosts(section string, e entry, dst *[]string) error {
 		if _, err := netproxy.ParsePattern(raw); err != nil {
 			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
 		}
-		*dst = append(*dst, strings.ToLower(raw))
+		// The host is lower-cased; request rules after it (methods,
+		// paths) are case-sensitive and kept.
+		words := strings.Fields(raw)
+		words[0] = strings.ToLower(words[0])
+		*dst = append(*dst, strings.Join(words, " "))
 	}
 	return nil
 }

@@ -76,3 +76,33 @@ func TestResolvedSecrets(t *testing.T) {
 		t.Errorf("no secrets: %v %v", s, err)
 	}
 }
+
+// TestRequestRulesInPolicy: allowed_domains entries may carry request
+// rules; the host is lower-cased, the rules kept as written, and a
+// skill's request with rules is met by a grant whose rules cover them.
+func TestRequestRulesInPolicy(t *testing.T) {
+	op := mustParse(t, "[network]\nallowed_domains = [\"API.GitHub.com  GET,HEAD /repos/\"]\n", "/ops")
+	if want := []string{"api.github.com GET,HEAD /repos/"}; !reflect.DeepEqual(op.Network.AllowedDomains, want) {
+		t.Errorf("allowed_domains %q, want %q", op.Network.AllowedDomains, want)
+	}
+	for _, tt := range []struct {
+		req string
+		ok  bool
+	}{
+		{"api.github.com GET /repos/x/", true},
+		{"api.github.com POST /repos/x/", false},
+		{"api.github.com", false},
+	} {
+		req, err := Parse(RequestFile, []byte("[network]\nallowed_domains = [\""+tt.req+"\"]\n"), "/skill", "/home/u")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Resolve(Flags{}, op, req, "/skill")
+		if (err == nil) != tt.ok {
+			t.Errorf("request %q: %v, want ok %v", tt.req, err, tt.ok)
+		}
+	}
+	if _, err := Parse("p.toml", []byte("[network]\nallowed_domains = [\"api.github.com get\"]\n"), "/ops", "/home/u"); err == nil {
+		t.Error("accepted a lower-case method")
+	}
+}
