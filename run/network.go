@@ -83,9 +83,25 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 			if err := checkEnvKey(name); err != nil {
 				return nil, err
 			}
+			if sandboxNetVar(name) {
+				return nil, fmt.Errorf("%w: secret %s: the run sets that variable itself (proxy or CA bundle)", ErrBadConfig, name)
+			}
 		}
 	}
 	return &proxyPlan{cfg: cfg}, nil
+}
+
+// sandboxNetVar reports whether name is a variable the run sets for its
+// network (the proxy variables, NODE_USE_ENV_PROXY, the CA bundle's), in
+// either case: a secret of that name would be overwritten, or would
+// point the clients elsewhere.
+func sandboxNetVar(name string) bool {
+	for _, v := range append(append(proxyVars(), caBundleVars()...), "NODE_USE_ENV_PROXY") {
+		if strings.EqualFold(v, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // caBundleVars name the run's CA bundle to the clients that read one:
