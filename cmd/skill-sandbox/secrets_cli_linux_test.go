@@ -124,8 +124,8 @@ func gitRepo(t *testing.T, dir string) string {
 	return repos
 }
 
-// secretsScript is the script of TestSecretCLI: curl, Python urllib,
-// node (https over a CONNECT tunnel: node 20's fetch ignores the proxy
+// secretsScript is the script of TestSecretCLI: curl, Python urllib and
+// requests, node (https over a CONNECT tunnel: node 20's fetch ignores the proxy
 // variables) and git over HTTPS send the placeholder of TOKEN to the
 // secret's host, curl sends it to another allowed host too; then the
 // script prints what the run can see (its environment, every process's
@@ -139,6 +139,10 @@ echo "python: $(python3 -c '
 import os, urllib.request
 r = urllib.request.Request(os.environ["BASE"] + "/api/python", headers={"Authorization": "Bearer " + os.environ["TOKEN"]})
 print(urllib.request.urlopen(r, timeout=20).read().decode())' 2>&1)"
+echo "requests: $(python3 -c '
+import os, requests
+r = requests.get(os.environ["BASE"] + "/api/requests", headers={"Authorization": "Bearer " + os.environ["TOKEN"]}, timeout=20)
+print(r.text)' 2>&1 | tail -1)"
 echo "node: $(node -e '
 const http = require("http"), tls = require("tls");
 const u = new URL(process.env.BASE + "/api/node"), p = new URL(process.env.HTTPS_PROXY);
@@ -219,7 +223,13 @@ func TestSecretCLI(t *testing.T) {
 	cmd.Wait()
 
 	got := out.String()
-	for _, want := range []string{"curl: ok /api/curl", "python: ok /api/python", "node: ok /api/node", "git: first", "ready"} {
+	wants := []string{"curl: ok /api/curl", "python: ok /api/python", "node: ok /api/node", "git: first", "ready"}
+	if exec.Command("/usr/bin/python3", "-c", "import requests").Run() == nil || os.Getenv("CI") == "true" {
+		wants = append(wants, "requests: ok /api/requests")
+	} else {
+		t.Log("python3-requests not installed: requests not tested")
+	}
+	for _, want := range wants {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("no %q in the script's output:\n%s\nstderr:\n%s", want, got, stderr.String())
 		}
@@ -267,7 +277,7 @@ func TestSecretCLI(t *testing.T) {
 			}
 		}
 	}
-	if injected < 5 { // curl, python, node, git (at least one), held
+	if injected < 5 { // curl, python, (requests,) node, git (at least one), held
 		t.Errorf("%d connections with the secret injected, want 5 or more: %+v", injected, rec.Network.Connections)
 	}
 	if strings.Contains(stderr.String(), value) {
