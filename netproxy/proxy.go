@@ -230,13 +230,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	e := Connection{Method: req.method, Host: req.target.hostname(), Port: req.target.port}
 	d := p.cfg.Policy.check(req.target)
 	e.Rule = d.Rule
-	if !d.Allowed {
-		e.Reason, e.Remedy = d.Reason, d.Remedy
-		p.refuse(c, e, 403, "Forbidden", start)
-		return
-	}
-	if why, fix := p.opaqueRules(req, d); why != "" {
-		e.Reason, e.Remedy = why, fix
+	if e.Reason, e.Remedy = p.refusal(req, d); e.Reason != "" {
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
@@ -294,6 +288,15 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.logDenied(e)
 	}
 	p.finish(e, start)
+}
+
+// refusal returns why the policy refuses req, and the remedy, or "": its
+// decision d, then its request rules (see opaqueRules).
+func (p *Proxy) refusal(req *request, d Decision) (string, string) {
+	if !d.Allowed {
+		return d.Reason, d.Remedy
+	}
+	return p.opaqueRules(req, d)
 }
 
 // opaqueRules checks a request against its allow entries' request rules
