@@ -83,7 +83,7 @@ func (ca *testCA) serverCert(t testing.TB, names ...string) tls.Certificate {
 
 // seen is one request a test server received.
 type seen struct {
-	host, uri, auth, key string
+	host, uri, auth, key, body string
 }
 
 // secretFixture is a proxy with secrets for api.example.com in front of
@@ -110,7 +110,8 @@ func newSecretFixtureAllow(t testing.TB, allow []string, specs ...string) *secre
 	got := make(chan seen, 100)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		got <- seen{host: r.Host, uri: r.RequestURI, auth: r.Header.Get("Authorization"), key: r.Header.Get("X-Api-Key")}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		got <- seen{host: r.Host, uri: r.RequestURI, auth: r.Header.Get("Authorization"), key: r.Header.Get("X-Api-Key"), body: string(body)}
 		fmt.Fprintf(w, "hello from %s %s", r.Host, r.URL.Path)
 	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
@@ -287,6 +288,16 @@ func TestSecretStaysPlaceholder(t *testing.T) {
 		if strings.Contains(s.auth+s.uri, testSecretValue) {
 			t.Errorf("%s: the value reached the server", u)
 		}
+	}
+	// A body is never rewritten, even to the secret's host.
+	req, _ := http.NewRequest("POST", "https://api.example.com/body", strings.NewReader("token="+tok))
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := f.next(t); s.body != "token="+tok {
+		t.Errorf("body reached the server as %q", s.body)
 	}
 }
 

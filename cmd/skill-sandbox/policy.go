@@ -265,6 +265,10 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 	}
 	list("allowed_domains", r.Network.AllowedDomains)
 	list("denied_domains", r.Network.DeniedDomains)
+	if len(r.Network.Secrets) > 0 {
+		fmt.Fprintln(w, "[secrets]")
+		list("inject", r.Network.Secrets)
+	}
 	fmt.Fprintln(w, "[env]")
 	list("pass", r.Env.Pass)
 	list("set", r.Env.Set)
