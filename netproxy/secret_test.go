@@ -2,13 +2,8 @@ package netproxy
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -21,64 +16,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/testca"
 )
 
 const testSecretValue = "s3cr3t-VALUE-7c1f"
 
-// testCA is a CA of the test's own, standing for the public PKI that
+// newTestCA is a CA of the test's own, standing for the public PKI that
 // verifies the real servers of the secrets' hosts.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-	pem  []byte
+func newTestCA(t testing.TB) *testca.CA {
+	t.Helper()
+	ca, err := testca.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }
 
-func newTestCA(t testing.TB) *testCA {
+// serverCert is a certificate of ca for names and IPs.
+func serverCert(t testing.TB, ca *testca.CA, names ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := ca.Server(names...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: "test public CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// serverCert is a certificate of the test CA for names and IPs.
-func (ca *testCA) serverCert(t testing.TB, names ...string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: names[0]},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return c
 }
 
 // seen is one request a test server received.
@@ -93,7 +55,7 @@ type secretFixture struct {
 	*fixture
 	secrets *Secrets
 	got     chan seen
-	ca      *testCA
+	ca      *testca.CA
 	// clientRoots trusts the run's CA and the test CA.
 	clientRoots *x509.CertPool
 }
@@ -119,7 +81,7 @@ func newSecretFixtureAllow(t testing.TB, allow []string, specs ...string) *secre
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 	})
 	secure := httptest.NewUnstartedServer(mux)
-	secure.TLS = &tls.Config{Certificates: []tls.Certificate{ca.serverCert(t, "api.example.com", "other.example.com", "127.0.0.1")}}
+	secure.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert(t, ca, "api.example.com", "other.example.com", "127.0.0.1")}}
 	secure.StartTLS()
 	t.Cleanup(secure.Close)
 	plain := httptest.NewServer(mux)
@@ -161,7 +123,7 @@ func newSecretFixtureAllow(t testing.TB, allow []string, specs ...string) *secre
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.roots = ca.pool
+	p.roots = ca.Pool()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +132,7 @@ func newSecretFixtureAllow(t testing.TB, allow []string, specs ...string) *secre
 	t.Cleanup(func() { p.Close() })
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(secrets.CACertPEM())
-	roots.AddCert(ca.cert)
+	roots.AddCert(ca.Cert)
 	pu, _ := url.Parse("http://" + ln.Addr().String())
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: roots}},
@@ -508,7 +470,7 @@ func TestSecretCurl(t *testing.T) {
 	f := newSecretFixture(t)
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(bundle, append(f.secrets.CACertPEM(), f.ca.pem...), 0o644); err != nil {
+	if err := os.WriteFile(bundle, append(f.secrets.CACertPEM(), f.ca.PEM...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tok := f.secrets.Env()["TOKEN"]

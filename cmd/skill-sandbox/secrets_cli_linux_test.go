@@ -5,18 +5,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -27,7 +20,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/testca"
 )
 
 // secretServer is an HTTPS server on the host's loopback with a
@@ -50,27 +44,17 @@ func (s *secretServer) seen() []string {
 
 func newSecretServer(t *testing.T, value string) *secretServer {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test public CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, err := testca.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	cert, err := ca.Server("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	s := &secretServer{caFile: filepath.Join(dir, "ca.pem")}
-	if err := os.WriteFile(s.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+	if err := os.WriteFile(s.caFile, ca.PEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	repos := gitRepo(t, dir)
@@ -97,7 +81,7 @@ func newSecretServer(t *testing.T, value string) *secretServer {
 		backend.ServeHTTP(w, r)
 	})
 	srv := httptest.NewUnstartedServer(mux)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	s.addr = srv.Listener.Addr().String()
