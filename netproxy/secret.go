@@ -255,7 +255,7 @@ func (s *Secrets) covers(t target) bool {
 }
 
 // inject replaces the placeholders of the secrets for t in the request's
-// header values (in a Basic authorization's decoded credentials too) and,
+// header values (but those the proxy does not send on) (in a Basic authorization's decoded credentials too) and,
 // for secrets that allow it, in its path. It returns the names of the
 // secrets it injected, sorted.
 func (s *Secrets) inject(r *request, t target) []string {
@@ -266,6 +266,9 @@ func (s *Secrets) inject(r *request, t target) []string {
 		}
 		hit := false
 		for i := range r.headers {
+			if isHopByHop(strings.ToLower(r.headers[i].name)) {
+				continue // never sent on (Host is the tunnel's own)
+			}
 			v, ok := replaceInHeader(r.headers[i].name, r.headers[i].value, e.placeholder, e.Value)
 			if ok {
 				r.headers[i].value, hit = v, true
