@@ -20,6 +20,7 @@ type interception struct {
 	status   int      // HTTP status of a refusal the proxy sent; 0 when none
 	reason   string   // why the tunnel or its request was refused or failed
 	remedy   string   // what would allow it
+	rule     string   // the allow entry whose request rules permitted the request; "" for the tunnel's
 }
 
 // intercept serves a CONNECT tunnel to t, a secret's host, whose server
@@ -85,14 +86,15 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 		return p.refuseInside(tc, status, statusText(status), why, badRequestFix)
 	}
 	tc.SetDeadline(time.Time{})
-	if ok, _, why, fix := d.permits(t, req.method, req.path); !ok {
+	ok, rule, why, fix := d.permits(t, req.method, req.path)
+	if !ok {
 		return p.refuseInside(tc, 403, "Forbidden", why, fix)
 	}
 	used := p.cfg.Secrets.inject(req, t)
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)
 	upN, downN, _ := p.relay(tc, tbr, uc, func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
-	return interception{up: upN, down: downN, secrets: used}
+	return interception{up: upN, down: downN, secrets: used, rule: rule}
 }
 
 // readInner reads the one request of a terminated tunnel to t, strictly:

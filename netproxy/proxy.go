@@ -229,8 +229,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	c.SetReadDeadline(time.Time{})
 	e := Connection{Method: req.method, Host: req.target.hostname(), Port: req.target.port}
 	d := p.cfg.Policy.check(req.target)
-	e.Rule = d.Rule
-	if e.Reason, e.Remedy = p.refusal(req, d); e.Reason != "" {
+	if e.Rule, e.Reason, e.Remedy = p.refusal(req, d); e.Reason != "" {
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
@@ -290,11 +289,12 @@ func (p *Proxy) serveConn(c net.Conn) {
 	p.finish(e, start)
 }
 
-// refusal returns why the policy refuses req, and the remedy, or "": its
-// decision d, then its request rules (see opaqueRules).
-func (p *Proxy) refusal(req *request, d Decision) (string, string) {
+// refusal returns the rule that decided on req and, when the policy
+// refuses it, why and the remedy: its decision d, then its request rules
+// (see opaqueRules; a plain request's rule is the entry that permitted it).
+func (p *Proxy) refusal(req *request, d Decision) (rule, reason, remedy string) {
 	if !d.Allowed {
-		return d.Reason, d.Remedy
+		return d.Rule, d.Reason, d.Remedy
 	}
 	return p.opaqueRules(req, d)
 }
@@ -302,26 +302,26 @@ func (p *Proxy) refusal(req *request, d Decision) (string, string) {
 // opaqueRules checks a request against its allow entries' request rules
 // before anything is dialled: a plain HTTP request must pass them, and a
 // tunnel to a host with rules must be one the proxy terminates, since in
-// any other it cannot read the requests. It returns why it is refused and
-// the remedy, or "".
-func (p *Proxy) opaqueRules(req *request, d Decision) (string, string) {
+// any other it cannot read the requests. It returns the rule that
+// decided, and why it is refused and the remedy, or "".
+func (p *Proxy) opaqueRules(req *request, d Decision) (rule, reason, remedy string) {
 	if req.method != "CONNECT" {
-		ok, _, why, fix := d.permits(req.target, req.method, req.path)
-		if ok {
-			return "", ""
-		}
-		return why, fix
+		_, rule, why, fix := d.permits(req.target, req.method, req.path)
+		return rule, why, fix
 	}
 	if d.limits == nil || p.cfg.Secrets.covers(req.target) {
-		return "", ""
+		return d.Rule, "", ""
 	}
-	return fmt.Sprintf("%s has request rules (%s), which the proxy enforces only where it reads the requests: plain HTTP, and HTTPS to the host of an injected secret; this tunnel would be opaque", req.target, d.Rule),
+	return d.Rule, fmt.Sprintf("%s has request rules (%s), which the proxy enforces only where it reads the requests: plain HTTP, and HTTPS to the host of an injected secret; this tunnel would be opaque", req.target, d.Rule),
 		fmt.Sprintf("an allow entry for %s without rules (--allow-host %s), or a --secret for the host, which makes the proxy read its requests", req.target, grantPattern(req.target))
 }
 
 // finishIntercepted records a terminated tunnel.
 func (p *Proxy) finishIntercepted(e Connection, in interception, start time.Time) {
 	e.BytesUp, e.BytesDown, e.Secrets = in.up, in.down, in.secrets
+	if in.rule != "" {
+		e.Rule = in.rule
+	}
 	if in.reason != "" {
 		e.Allowed = false
 		e.Reason, e.Remedy = in.reason, in.remedy

@@ -90,6 +90,9 @@ func TestRequestRulesPlain(t *testing.T) {
 			t.Errorf("%s %s: %d %q, want %d %q", tt.method, tt.url, resp.StatusCode, b, tt.status, tt.body)
 		}
 	}
+	if e := lastConnection(t, f.proxy, 3); !e.Allowed || e.Rule != "allow api.example.com POST /v1/messages" {
+		t.Errorf("POST /v1/messages logged as %+v: want the entry that permitted it", e)
+	}
 	if got := rawConnect(t, f.addr, "api.example.com:443"); !strings.Contains(got, "403") || !strings.Contains(got, "this tunnel would be opaque") {
 		t.Errorf("tunnel to a host with rules: %q", got)
 	}
@@ -104,6 +107,9 @@ func TestRequestRulesIntercepted(t *testing.T) {
 	status, _ := f.do(t, "GET", "https://api.example.com/v1/items", map[string]string{"Authorization": "Bearer " + tok})
 	if s := f.next(t); status != 200 || s.auth != "Bearer "+testSecretValue {
 		t.Errorf("allowed request: %d, server saw %+v", status, s)
+	}
+	if e := lastConnection(t, f.proxy, 1); e.Rule != "allow api.example.com GET /v1/" {
+		t.Errorf("logged rule %q", e.Rule)
 	}
 	status, body := f.do(t, "POST", "https://api.example.com/v1/items", map[string]string{"Authorization": "Bearer " + tok})
 	if status != 403 || !strings.Contains(body, "method POST is not one of GET") {
