@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRules(t *testing.T) {
@@ -90,8 +91,10 @@ func TestRequestRulesPlain(t *testing.T) {
 			t.Errorf("%s %s: %d %q, want %d %q", tt.method, tt.url, resp.StatusCode, b, tt.status, tt.body)
 		}
 	}
-	if e := lastConnection(t, f.proxy, 3); !e.Allowed || e.Rule != "allow api.example.com POST /v1/messages" {
-		t.Errorf("POST /v1/messages logged as %+v: want the entry that permitted it", e)
+	f.client.CloseIdleConnections()
+	post := findConnection(t, f.proxy, func(c Connection) bool { return c.Method == "POST" && c.Allowed })
+	if post.Rule != "allow api.example.com POST /v1/messages" {
+		t.Errorf("POST /v1/messages logged as %+v: want the entry that permitted it", post)
 	}
 	if got := rawConnect(t, f.addr, "api.example.com:443"); !strings.Contains(got, "403") || !strings.Contains(got, "this tunnel would be opaque") {
 		t.Errorf("tunnel to a host with rules: %q", got)
@@ -108,8 +111,9 @@ func TestRequestRulesIntercepted(t *testing.T) {
 	if s := f.next(t); status != 200 || s.auth != "Bearer "+testSecretValue {
 		t.Errorf("allowed request: %d, server saw %+v", status, s)
 	}
-	if e := lastConnection(t, f.proxy, 1); e.Rule != "allow api.example.com GET /v1/" {
-		t.Errorf("logged rule %q", e.Rule)
+	f.client.CloseIdleConnections()
+	if e := findConnection(t, f.proxy, func(c Connection) bool { return c.Allowed }); e.Rule != "allow api.example.com GET /v1/" || len(e.Secrets) != 1 {
+		t.Errorf("allowed connection %+v", e)
 	}
 	status, body := f.do(t, "POST", "https://api.example.com/v1/items", map[string]string{"Authorization": "Bearer " + tok})
 	if status != 403 || !strings.Contains(body, "method POST is not one of GET") {
@@ -120,7 +124,27 @@ func TestRequestRulesIntercepted(t *testing.T) {
 		t.Errorf("GET /admin: %d", status)
 	}
 	f.none(t)
-	if e := lastConnection(t, f.proxy, 2); e.Allowed || len(e.Secrets) != 0 || !strings.Contains(e.Remedy, "--allow-host 'api.example.com POST /v1/items'") {
+	e := findConnection(t, f.proxy, func(c Connection) bool { return strings.Contains(c.Reason, "POST") })
+	if e.Allowed || len(e.Secrets) != 0 || !strings.Contains(e.Remedy, "--allow-host 'api.example.com POST /v1/items'") {
 		t.Errorf("refused connection %+v", e)
+	}
+}
+
+// findConnection waits for the proxy to log a connection that match
+// accepts and returns it: a connection is logged when it ends, which for
+// an allowed one may be after later ones.
+func findConnection(t *testing.T, p *Proxy, match func(Connection) bool) Connection {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, c := range p.Report().Connections {
+			if match(c) {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no such connection logged: %+v", p.Report().Connections)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
