@@ -315,6 +315,9 @@ type Meta struct {
 	Signature Signature
 	// AllowHosts and DenyHosts are the host allowlist asked for.
 	AllowHosts, DenyHosts []string
+	// Secrets are the injected secrets, "NAME HOST:PORT" (netproxy's
+	// Secrets.Targets): never a value.
+	Secrets []string
 	// MemoryLimitMB and Timeout are the limits asked for; zero means the
 	// run package's default, which the record shows.
 	MemoryLimitMB int
