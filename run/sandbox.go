@@ -71,6 +71,14 @@ type Sandbox struct {
 	// wins.
 	DenyHosts []string
 
+	// Secrets are credentials the proxy injects (needs AllowHosts naming
+	// their hosts): the script's variable of each secret holds its
+	// placeholder, and the run trusts the secrets' CA through a bundle
+	// file (the host's system bundle and that CA) named by SSL_CERT_FILE
+	// and the other variables of docs/secrets.md. Values never enter
+	// the sandbox.
+	Secrets *netproxy.Secrets
+
 	// Timeout is the wall-time limit; DefaultTimeout when zero.
 	Timeout time.Duration
 
@@ -347,6 +355,14 @@ type Result struct {
 	// never started. Files and processes of that uid on the host are the
 	// run's.
 	SandboxUID int
+
+	// SharedQuotas are the per-user kernel counters the run was charged
+	// on a host uid it shares with others (the caller's, or nobody's),
+	// which nothing bounds per run below the host-wide limit but Bound:
+	// what a run could take from the caller's other processes
+	// (docs/security.md, "Per-user kernel quotas"). Empty when the run
+	// had a host uid of its own, or never started. Linux only.
+	SharedQuotas []SharedQuota
 
 	// LimitExceeded is set when the supervisor's watch killed the run:
 	// LimitWorkDirBytes, LimitWorkDirInodes or LimitMemory.
