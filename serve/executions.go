@@ -29,7 +29,11 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 	meta := s.newMeta(c)
 	req, status, err := readRequest(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
-		s.refuse(w, r, meta, status, ProblemBadRequest, err)
+		kind := ProblemBadRequest
+		if status == http.StatusUnsupportedMediaType {
+			kind = ProblemUnsupportedCT
+		}
+		s.refuse(w, r, meta, status, kind, err)
 		return
 	}
 	meta.Script, meta.Args = req.Script, req.Args

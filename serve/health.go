@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -44,12 +43,7 @@ type ReadyReport struct {
 // only logged. The report says what is missing and why.
 func (s *Server) Check(ctx context.Context) ReadyReport {
 	rep := ReadyReport{Ready: true, Problems: []string{}, Degraded: []string{}}
-	names := make([]string, 0, len(s.tenants))
-	for n := range s.tenants {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range s.Tenants() {
 		tn := s.tenants[n]
 		missing, err := s.checkTenant(ctx, tn)
 		switch {

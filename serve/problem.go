@@ -19,11 +19,8 @@ const (
 	ProblemTooLarge      = "too-large"        // the body is larger than the server takes
 	ProblemQueueFull     = "queue-full"       // every run slot and queue place is taken
 	ProblemDraining      = "draining"         // the server is stopping and takes no new runs
-	ProblemMethod        = "method"           // the route has no such method
 	ProblemRefused       = "refused"          // the run was refused (policy, skill, isolation)
-	ProblemNotReady      = "not-ready"        // the sandbox cannot run here
 	ProblemUnsafePath    = "unsafe-path"      // an artifact path that leaves the folder or goes through a link
-	ProblemInternal      = "internal"         // the server failed
 	ProblemUnsupportedCT = "unsupported-type" // a body that is not application/json
 )
 

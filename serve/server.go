@@ -2,11 +2,13 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +31,8 @@ const (
 	DefaultOutputCap = 1 << 20
 	// DefaultMaxOutputJSON bounds the output.json a script may leave.
 	DefaultMaxOutputJSON = 1 << 20
+	// DefaultReadHeaderTimeout bounds the wait for a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
 )
 
 // Config is what the operator decides when the server starts. No request
@@ -82,6 +86,11 @@ type Config struct {
 
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
+
+	// ReadHeaderTimeout bounds the wait for a request's headers
+	// (DefaultReadHeaderTimeout): a client sending them slowly
+	// (slowloris) loses its connection.
+	ReadHeaderTimeout time.Duration
 }
 
 // Server serves the REST API of a Config. Make one with New.
@@ -166,6 +175,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.Sandbox.OutputCap == 0 {
 		cfg.Sandbox.OutputCap = DefaultOutputCap
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -313,4 +325,37 @@ func (s *Server) isDraining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.draining
+}
+
+// Tenants returns the names of the tenants, sorted.
+func (s *Server) Tenants() []string {
+	names := make([]string, 0, len(s.tenants))
+	for n := range s.tenants {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HTTPServer returns an HTTP server for Handler: HTTP/1.1 and HTTP/2
+// (with TLS, or cleartext with prior knowledge), and timeouts that keep a
+// slow client from holding a connection: the headers within
+// Config.ReadHeaderTimeout (slowloris), the body within 2 minutes, 64 KiB
+// of headers at most. Answers are not bounded in time: ?wait=true holds
+// one for as long as its run.
+func (s *Server) HTTPServer() *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		Protocols:         &protocols,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+	}
 }
