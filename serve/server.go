@@ -204,18 +204,43 @@ func (s *Server) startPool() error {
 
 func (s *Server) log() *slog.Logger { return s.cfg.Log }
 
-// Handler returns the server's routes; see docs/serve.md.
+// route is one route of the server: its method, its path as the OpenAPI
+// document writes it, and its handler (wrapped in auth unless open).
+type route struct {
+	method, path string
+	open         http.HandlerFunc
+	authed       func(http.ResponseWriter, *http.Request, *caller)
+}
+
+// routes are the server's routes, in the order of docs/serve.md.
+func (s *Server) routes() []route {
+	return []route{
+		{method: "GET", path: "/v1/skills", authed: s.listSkills},
+		{method: "GET", path: "/v1/skills/{name}", authed: s.getSkill},
+		{method: "POST", path: "/v1/executions", authed: s.postExecution},
+		{method: "GET", path: "/v1/executions/{id}", authed: s.getExecution},
+		{method: "GET", path: "/v1/executions/{id}/artifacts/{path}", authed: s.getArtifact},
+		{method: "GET", path: "/v1/openapi.json", open: s.openAPI},
+		{method: "GET", path: "/healthz", open: s.healthz},
+		{method: "GET", path: "/readyz", open: s.readyz},
+		{method: "GET", path: "/metrics", open: s.serveMetrics},
+	}
+}
+
+// Handler returns the server's routes; see docs/serve.md. Any other
+// path answers 404 to an authenticated client, 401 to others.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.HandleFunc("GET /metrics", s.serveMetrics)
-	mux.HandleFunc("GET /v1/openapi.json", s.openAPI)
-	mux.Handle("GET /v1/skills", s.auth(s.listSkills))
-	mux.Handle("GET /v1/skills/{name}", s.auth(s.getSkill))
-	mux.Handle("POST /v1/executions", s.auth(s.postExecution))
-	mux.Handle("GET /v1/executions/{id}", s.auth(s.getExecution))
-	mux.Handle("GET /v1/executions/{id}/artifacts/{path...}", s.auth(s.getArtifact))
+	for _, rt := range s.routes() {
+		// The artifact's path may hold '/': the last wildcard takes the
+		// rest of the path.
+		pattern := rt.method + " " + strings.Replace(rt.path, "{path}", "{path...}", 1)
+		if rt.open != nil {
+			mux.HandleFunc(pattern, rt.open)
+			continue
+		}
+		mux.Handle(pattern, s.auth(rt.authed))
+	}
 	mux.Handle("/", s.auth(func(w http.ResponseWriter, r *http.Request, _ *caller) {
 		writeProblem(w, r, http.StatusNotFound, ProblemNotFound, "no such route")
 	}))
