@@ -5,8 +5,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -84,7 +92,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 		p.cmd.Process.Kill()
 		<-p.exited
 	})
-	addr := regexp.MustCompile(`"msg":"serving","address":"(http://[^"]+)"`)
+	addr := regexp.MustCompile(`"msg":"serving","address":"(https?://[^"]+)"`)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
@@ -359,5 +367,46 @@ func TestServeDocsCurl(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestServeTLS: with --tls-cert and --tls-key the server speaks TLS
+// from those files, HTTP/2 by ALPN, and the API works over it.
+func TestServeTLS(t *testing.T) {
+	skill := newSkill(t, nil)
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	p := startServe(t, "--tokens", writeTokens(t, skill), "--tls-cert", certFile, "--tls-key", keyFile)
+	url := strings.Replace(p.url, "http://", "https://", 1)
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Errorf("the log names %s, not https", p.url)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	req, _ := http.NewRequest("GET", url+"/v1/skills", nil)
+	req.Header.Set("Authorization", "Bearer "+serveToken)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Errorf("GET /v1/skills over TLS: %d %s", resp.StatusCode, resp.Proto)
 	}
 }
