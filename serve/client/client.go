@@ -5,6 +5,9 @@
 // (which waits for the end of the run) and fetch its files with
 // Client.Download, which checks each against the SHA-256 the server
 // listed. Errors the server answers are *Problem values (RFC 9457).
+//
+// It runs in the caller's process and touches nothing but the server's
+// answers and the writers given to Download.
 package client
 
 import (
