@@ -26,6 +26,12 @@ const retryAfter = 2 * time.Second
 // execution's folder with the input files, queues the run and answers
 // 202 (or, with ?wait=true, the finished execution).
 func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller) {
+	select {
+	case s.uploads <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	defer func() { <-s.uploads }()
 	meta := s.newMeta(c)
 	req, status, err := readRequest(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {

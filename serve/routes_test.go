@@ -205,3 +205,35 @@ type viewJSON struct {
 	FinishedAt string   `json:"finished_at"`
 	executionResult
 }
+
+// TestDrainingRefuses: once draining, a new execution is refused with 503
+// and Retry-After, and writes no record.
+func TestDrainingRefuses(t *testing.T) {
+	f := newFixture(t, nil)
+	f.srv.Close()
+	status, h, body := f.do(t, "POST", "/v1/executions", tokenA, map[string]any{"skill": "alpha", "script": "scripts/echo.sh"})
+	if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+		t.Fatalf("POST while draining: %d %s", status, body)
+	}
+	checkProblem(t, h, body, http.StatusServiceUnavailable, ProblemDraining)
+	if recs := f.records(t); len(recs) != 0 {
+		t.Errorf("%d records", len(recs))
+	}
+}
+
+// TestAuditWriteFailure: a record that cannot be written makes the
+// execution an error and is counted; the answer says why.
+func TestAuditWriteFailure(t *testing.T) {
+	needSandbox(t)
+	f := newFixture(t, nil)
+	f.srv.cfg.AuditLog.Close()
+	status, _, body := f.do(t, "POST", "/v1/executions?wait=true", tokenB, map[string]any{"skill": "beta", "script": "scripts/other.sh"})
+	var v viewJSON
+	if status != 200 || json.Unmarshal(body, &v) != nil || v.Status != StatusError || !strings.Contains(v.Error, "audit record not written") {
+		t.Fatalf("execution: %d %s", status, body)
+	}
+	_, _, m := f.do(t, "GET", "/metrics", "", nil)
+	if !strings.Contains(string(m), "skill_sandbox_audit_write_failures_total 1\n") {
+		t.Errorf("metrics:\n%s", m)
+	}
+}

@@ -100,6 +100,11 @@ type Server struct {
 	digests *sign.HashCache
 	pool    *run.Pool
 	queue   *queue
+	// uploads bounds the request bodies read and decoded at once, so
+	// that many large uploads cannot take unbounded memory: each holds
+	// at most about twice Config.MaxBodyBytes (the body and its files
+	// decoded) until its files are on disk.
+	uploads chan struct{}
 	metrics *metrics
 	ready   *readiness
 
@@ -139,6 +144,7 @@ func New(cfg Config) (*Server, error) {
 		s.tenants[t.Tenant] = tn
 	}
 	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns)
+	s.uploads = make(chan struct{}, max(2, cfg.MaxRuns))
 	s.metrics = newMetrics()
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
@@ -224,6 +230,8 @@ func (s *Server) routes() []route {
 		{method: "GET", path: "/healthz", open: s.healthz},
 		{method: "GET", path: "/readyz", open: s.readyz},
 		{method: "GET", path: "/metrics", open: s.serveMetrics},
+		// The MCP endpoint of issue 33 goes here: an authed route whose
+		// handler is the caller's tenant's (see tenant).
 	}
 }
 
