@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/serve/client"
 )
 
 // secret is what the attacks below try to read through the artifact
@@ -22,7 +24,7 @@ const secret = "top-secret-host-file"
 
 // runEcho runs alpha's echo.sh for team-a and returns the finished
 // execution.
-func runEcho(t *testing.T, f *fixture) viewJSON {
+func runEcho(t *testing.T, f *fixture) client.Execution {
 	t.Helper()
 	req := map[string]any{"skill": "alpha", "script": "scripts/echo.sh", "args": []string{"x"},
 		"files": []map[string]string{{"path": "input.txt", "content_base64": b64("a b")}}}
@@ -30,7 +32,7 @@ func runEcho(t *testing.T, f *fixture) viewJSON {
 	if status != 200 {
 		t.Fatalf("POST: %d %s", status, body)
 	}
-	var v viewJSON
+	var v client.Execution
 	if err := json.Unmarshal(body, &v); err != nil || v.Status != StatusSuccess {
 		t.Fatalf("execution %s: %v", body, err)
 	}
@@ -151,7 +153,7 @@ func TestLinkLeftByScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, _, body := f.do(t, "POST", "/v1/executions?wait=true", tokenA, map[string]any{"skill": "alpha", "script": "scripts/links.sh"})
-	var v viewJSON
+	var v client.Execution
 	if status != 200 || json.Unmarshal(body, &v) != nil {
 		t.Fatalf("POST: %d %s", status, body)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/serve/client"
 )
 
 // TestAuthRequired: every API route answers 401 without a token and with
@@ -96,7 +97,7 @@ func TestExecutionRoundTrip(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("POST ?wait=true: %d %s", status, body)
 	}
-	var v viewJSON
+	var v client.Execution
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestExecutionRoundTrip(t *testing.T) {
 	if string(v.Output) != `{"stdin":{"n":1},"words":3}` {
 		t.Errorf("output %s", v.Output)
 	}
-	var report *artifactView
+	var report *client.Artifact
 	for i, a := range v.Artifacts {
 		if a.Path == "out/report.txt" {
 			report = &v.Artifacts[i]
@@ -174,14 +175,14 @@ func TestExecutionPolled(t *testing.T) {
 }
 
 // waitExecution polls an execution until it is finished.
-func waitExecution(t testing.TB, f *fixture, loc, tok string) viewJSON {
+func waitExecution(t testing.TB, f *fixture, loc, tok string) client.Execution {
 	t.Helper()
 	for {
 		status, _, body := f.do(t, "GET", loc, tok, nil)
 		if status != 200 {
 			t.Fatalf("GET %s: %d %s", loc, status, body)
 		}
-		var v viewJSON
+		var v client.Execution
 		if err := json.Unmarshal(body, &v); err != nil {
 			t.Fatal(err)
 		}
@@ -190,20 +191,6 @@ func waitExecution(t testing.TB, f *fixture, loc, tok string) viewJSON {
 		}
 		<-timeAfter(20)
 	}
-}
-
-// viewJSON is an execution's answer as a client decodes it.
-type viewJSON struct {
-	ID         string   `json:"execution_id"`
-	Status     string   `json:"status"`
-	Tenant     string   `json:"tenant"`
-	Skill      string   `json:"skill"`
-	Script     string   `json:"script"`
-	Args       []string `json:"args"`
-	CreatedAt  string   `json:"created_at"`
-	StartedAt  string   `json:"started_at"`
-	FinishedAt string   `json:"finished_at"`
-	executionResult
 }
 
 // TestDrainingRefuses: once draining, a new execution is refused with 503
@@ -228,7 +215,7 @@ func TestAuditWriteFailure(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.cfg.AuditLog.Close()
 	status, _, body := f.do(t, "POST", "/v1/executions?wait=true", tokenB, map[string]any{"skill": "beta", "script": "scripts/other.sh"})
-	var v viewJSON
+	var v client.Execution
 	if status != 200 || json.Unmarshal(body, &v) != nil || v.Status != StatusError || !strings.Contains(v.Error, "audit record not written") {
 		t.Fatalf("execution: %d %s", status, body)
 	}
