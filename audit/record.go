@@ -11,9 +11,10 @@ import (
 // Constants of the record schema.
 const (
 	// SchemaVersion is the value of every record's schema_version field. It
-	// changes only when a field is removed or changes meaning; added fields
-	// keep the version.
-	SchemaVersion = "4"
+	// changes when a field is removed or changes meaning, and when one is
+	// added that the previous schema, whose objects allow no other
+	// fields, would refuse (serve, version 5).
+	SchemaVersion = "5"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -170,7 +171,7 @@ type Record struct {
 	MCP *MCP `json:"mcp,omitempty"`
 
 	// Serve identifies the REST execution behind the record (skill-sandbox
-	// serve); absent otherwise. Added within schema version 4.
+	// serve); absent otherwise. Added in schema version 5.
 	Serve *Serve `json:"serve,omitempty"`
 
 	// Policy is the resolved policy of the run (docs/policy.md) as its
