@@ -3,6 +3,8 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -222,5 +224,31 @@ func TestAuditWriteFailure(t *testing.T) {
 	_, _, m := f.do(t, "GET", "/metrics", "", nil)
 	if !strings.Contains(string(m), "skill_sandbox_audit_write_failures_total 1\n") {
 		t.Errorf("metrics:\n%s", m)
+	}
+}
+
+// TestDuplicateSkillNames: of two skills of one name, the one whose
+// folder has the name is listed and run, wherever it comes in the order.
+func TestDuplicateSkillNames(t *testing.T) {
+	f := newFixture(t, nil)
+	root := f.srv.tenants["team-a"].skillDirs[0]
+	// "0-copy" sorts before "alpha" and holds a skill named alpha too.
+	writeSkill(t, root, "0-copy", map[string]string{"echo.sh": "#!/bin/bash\necho copy\n"})
+	md := "---\nname: alpha\ndescription: A copy of alpha in a folder named otherwise.\n---\n"
+	if err := os.WriteFile(filepath.Join(root, "0-copy", "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := f.do(t, "GET", "/v1/skills", tokenA, nil)
+	var list skillList
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Skills) != 1 || strings.Contains(list.Skills[0].Description, "copy") {
+		t.Errorf("skills: %s", body)
+	}
+	_, _, body = f.do(t, "GET", "/v1/skills/alpha", tokenA, nil)
+	if strings.Contains(string(body), "copy") {
+		t.Errorf("skill: %s", body)
+	}
+	sk, ok := f.srv.lookup(f.srv.tenants["team-a"], "alpha")
+	if !ok || filepath.Base(sk.path) != "alpha" {
+		t.Errorf("lookup found %s", sk.path)
 	}
 }

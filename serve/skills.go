@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net/http"
+	"path/filepath"
 
 	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -30,9 +31,11 @@ type skillList struct {
 }
 
 // catalog finds the valid skills of the tenant's folders, in folder then
-// lexical order; of two skills of one name the first is served. It reads
-// the folders on every call, so skills added while the server runs show
-// up. Folders that cannot be searched and invalid skills are logged.
+// lexical order. Of two skills of one name, the first whose folder has
+// that name is served, else the first (as the MCP server does): lookup's
+// shortcut finds the same one. It reads the folders on every call, so
+// skills added while the server runs show up. Folders that cannot be
+// searched are logged.
 func (s *Server) catalog(tn *tenant) []skillInfo {
 	var dirs []string
 	for _, root := range tn.skillDirs {
@@ -44,27 +47,63 @@ func (s *Server) catalog(tn *tenant) []skillInfo {
 		dirs = append(dirs, found...)
 	}
 	var skills []skillInfo
-	seen := map[string]bool{}
-	validate.Each(dirs, validate.Options{Strict: s.cfg.Sandbox.Strict, Lenient: true}, func(r validate.Result) error {
-		if !r.Valid || r.Frontmatter == nil || seen[r.Name] {
-			return nil
+	seen := map[string]int{} // name -> index in skills
+	validate.Each(dirs, s.validationOptions(), func(r validate.Result) error {
+		i, dup := seen[r.Name]
+		switch {
+		case !r.Valid || r.Frontmatter == nil:
+		case dup && filepath.Base(r.Path) == r.Name && filepath.Base(skills[i].path) != r.Name:
+			skills[i] = infoOf(r)
+		case !dup:
+			seen[r.Name] = len(skills)
+			skills = append(skills, infoOf(r))
 		}
-		seen[r.Name] = true
-		info := skillInfo{Name: r.Name, path: r.Path, Scripts: []scriptInfo{}, Warnings: []string{}}
-		if p, ok := r.Frontmatter.Lookup("description"); ok && p.Value != nil && p.Value.Kind == validate.ScalarNode {
-			info.Description = p.Value.Value
-		}
-		for _, w := range r.SpecWarnings() {
-			info.Warnings = append(info.Warnings, validate.Visible(w.String()))
-		}
-		skills = append(skills, info)
 		return nil
 	})
 	return skills
 }
 
-// lookup returns the tenant's skill called name, or false.
+// validationOptions are those of run's own validation: lenient, and
+// strict when the runs are.
+func (s *Server) validationOptions() validate.Options {
+	return validate.Options{Strict: s.cfg.Sandbox.Strict, Lenient: true}
+}
+
+// infoOf returns a valid skill's entry from its validation.
+func infoOf(r validate.Result) skillInfo {
+	info := skillInfo{Name: r.Name, path: r.Path, Scripts: []scriptInfo{}, Warnings: []string{}}
+	if p, ok := r.Frontmatter.Lookup("description"); ok && p.Value != nil && p.Value.Kind == validate.ScalarNode {
+		info.Description = p.Value.Value
+	}
+	for _, w := range r.SpecWarnings() {
+		info.Warnings = append(info.Warnings, validate.Visible(w.String()))
+	}
+	return info
+}
+
+// lookup returns the tenant's skill called name, or false: the first
+// folder of that name holding a valid skill of that name, which is the
+// one catalog serves; else (a skill in a folder named otherwise) the
+// catalog's.
 func (s *Server) lookup(tn *tenant, name string) (skillInfo, bool) {
+	if name == "" {
+		return skillInfo{}, false
+	}
+	for _, root := range tn.skillDirs {
+		found, err := validate.Find(root)
+		if err != nil {
+			continue
+		}
+		for _, dir := range found {
+			if filepath.Base(dir) != name {
+				continue
+			}
+			r := validate.Skill(dir, s.validationOptions())
+			if r.Valid && r.Frontmatter != nil && r.Name == name {
+				return infoOf(r), true
+			}
+		}
+	}
 	for _, sk := range s.catalog(tn) {
 		if sk.Name == name {
 			return sk, true
