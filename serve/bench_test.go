@@ -2,7 +2,9 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,8 +14,9 @@ import (
 )
 
 // BenchmarkRunBare is the baseline of BenchmarkRunREST: the same script
-// run with run.Sandbox.Run and a pool of pre-started init processes, as
-// the server's runs are.
+// run with run.Sandbox.Run and a pool of pre-started init processes, in
+// a fresh folder that is its write grant and working directory, as the
+// server's runs are (skill-sandbox run --write DIR --cwd DIR).
 func BenchmarkRunBare(b *testing.B) {
 	needSandbox(b)
 	f := newFixture(b, nil)
@@ -29,8 +32,14 @@ func BenchmarkRunBare(b *testing.B) {
 	}
 	defer pool.Close()
 	sb.SkillDir, sb.Pool = sk.path, pool
+	grants := sb.WritePaths
 	b.ResetTimer()
-	for b.Loop() {
+	for i := 0; b.Loop(); i++ {
+		dir := filepath.Join(f.srv.cfg.WorkDir, fmt.Sprintf("bare-%d", i))
+		if _, err := run.MakeWriteFolder(dir); err != nil {
+			b.Fatal(err)
+		}
+		sb.WritePaths, sb.Cwd = append(grants[:len(grants):len(grants)], dir), dir
 		res, err := sb.Run(context.Background(), "scripts/other.sh", nil)
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("run: %v", err)

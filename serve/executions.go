@@ -13,6 +13,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
 // OutputFile is the file a script writes, in its working directory, to
@@ -49,7 +50,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	meta.SkillPath = sk.path
-	meta.SkillDigest, meta.DigestErr = audit.DigestDir(sk.path)
+	meta.SkillDigest, meta.DigestErr = sign.DigestAnyCached(sk.path, s.digests)
 	if req.Script == "" {
 		if req.Script, err = s.entryPoint(sk); err != nil {
 			s.refuse(w, r, meta, http.StatusBadRequest, ProblemBadRequest, err)
