@@ -33,6 +33,7 @@ func BenchmarkRunBare(b *testing.B) {
 	defer pool.Close()
 	sb.SkillDir, sb.Pool = sk.path, pool
 	grants := sb.WritePaths
+	var cleanups sync.WaitGroup
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		dir := filepath.Join(f.srv.cfg.WorkDir, fmt.Sprintf("bare-%d", i))
@@ -44,8 +45,15 @@ func BenchmarkRunBare(b *testing.B) {
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("run: %v", err)
 		}
-		res.WaitCleanup()
+		// As the server does, the teardown goes on after the result.
+		cleanups.Add(1)
+		go func() {
+			defer cleanups.Done()
+			res.WaitCleanup()
+		}()
 	}
+	b.StopTimer()
+	cleanups.Wait()
 }
 
 // BenchmarkRunREST is one POST /v1/executions?wait=true of the script of
