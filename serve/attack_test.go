@@ -246,3 +246,35 @@ func TestQueueFull(t *testing.T) {
 		t.Errorf("metrics:\n%s", m)
 	}
 }
+
+// TestWaitingClientsQueue: clients waiting for their runs (?wait=true) do
+// not hold the upload slots, so more of them than slots are all accepted
+// and queued.
+func TestWaitingClientsQueue(t *testing.T) {
+	needSandbox(t)
+	f := newFixture(t, func(c *Config) { c.MaxRuns, c.Queue = 1, 8 })
+	dir := filepath.Join(f.srv.tenants["team-a"].skillDirs[0], "alpha", "scripts")
+	if err := os.WriteFile(filepath.Join(dir, "slow.sh"), []byte("#!/bin/bash\nsleep 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := cap(f.srv.uploads) + 2
+	done := make(chan int, n)
+	for range n {
+		go func() {
+			status, _, _ := f.do(t, "POST", "/v1/executions?wait=true", tokenA, map[string]any{"skill": "alpha", "script": "scripts/slow.sh"})
+			done <- status
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for f.srv.queue.running()+f.srv.queue.waiting() < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := f.srv.queue.running() + f.srv.queue.waiting(); got != n {
+		t.Errorf("%d of %d waiting clients' runs accepted", got, n)
+	}
+	for range n {
+		if status := <-done; status != http.StatusOK {
+			t.Errorf("status %d", status)
+		}
+	}
+}

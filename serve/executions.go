@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,45 +28,14 @@ const retryAfter = 2 * time.Second
 // execution's folder with the input files, queues the run and answers
 // 202 (or, with ?wait=true, the finished execution).
 func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller) {
-	select {
-	case s.uploads <- struct{}{}:
-	case <-r.Context().Done():
-		return
-	}
-	defer func() { <-s.uploads }()
 	meta := s.newMeta(c)
-	req, status, err := readRequest(w, r, s.cfg.MaxBodyBytes)
+	e, sb, status, kind, err := s.receive(r.Context(), w, r, c, &meta)
 	if err != nil {
-		kind := ProblemBadRequest
-		if status == http.StatusUnsupportedMediaType {
-			kind = ProblemUnsupportedCT
-		}
 		s.refuse(w, r, meta, status, kind, err)
 		return
 	}
-	meta.Script, meta.Args = req.Script, req.Args
-	sk, ok := s.lookup(c.tenant, req.Skill)
-	if !ok {
-		s.refuse(w, r, meta, http.StatusNotFound, ProblemNotFound, fmt.Errorf("%w: no skill %q", errUsage, req.Skill))
-		return
-	}
-	meta.SkillPath = sk.path
-	meta.SkillDigest, meta.DigestErr = sign.DigestAnyCached(sk.path, s.digests)
-	if req.Script == "" {
-		if req.Script, err = s.entryPoint(sk); err != nil {
-			s.refuse(w, r, meta, http.StatusBadRequest, ProblemBadRequest, err)
-			return
-		}
-		meta.Script = req.Script
-	}
-	e, sb, err := s.prepare(c, sk, req, &meta)
-	if err != nil {
-		status, kind := http.StatusUnprocessableEntity, ProblemRefused
-		if errors.Is(err, errUsage) {
-			status, kind = http.StatusBadRequest, ProblemBadRequest
-		}
-		s.refuse(w, r, meta, status, kind, err)
-		return
+	if e == nil {
+		return // the client went away while waiting to upload
 	}
 	if !s.accept(w, r) {
 		os.RemoveAll(e.dir)
@@ -77,6 +47,49 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 	s.metrics.setQueue(s.queue.waiting(), s.queue.running())
 	go s.execute(e, sb, meta)
 	s.answer(w, r, e)
+}
+
+// receive reads and checks the request, finds the skill, resolves the
+// run's sandbox and makes the execution's folder with the input files. It
+// returns the status and problem type of a refusal with its error. At
+// most cap(s.uploads) requests are received at once: a body and its
+// decoded files are held only until the files are on disk.
+func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Request, c *caller, meta *audit.Meta) (*execution, *run.Sandbox, int, string, error) {
+	select {
+	case s.uploads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, 0, "", nil
+	}
+	defer func() { <-s.uploads }()
+	req, status, err := readRequest(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		kind := ProblemBadRequest
+		if status == http.StatusUnsupportedMediaType {
+			kind = ProblemUnsupportedCT
+		}
+		return nil, nil, status, kind, err
+	}
+	meta.Script, meta.Args = req.Script, req.Args
+	sk, ok := s.lookup(c.tenant, req.Skill)
+	if !ok {
+		return nil, nil, http.StatusNotFound, ProblemNotFound, fmt.Errorf("%w: no skill %q", errUsage, req.Skill)
+	}
+	meta.SkillPath = sk.path
+	meta.SkillDigest, meta.DigestErr = sign.DigestAnyCached(sk.path, s.digests)
+	if req.Script == "" {
+		if req.Script, err = s.entryPoint(sk); err != nil {
+			return nil, nil, http.StatusBadRequest, ProblemBadRequest, err
+		}
+		meta.Script = req.Script
+	}
+	e, sb, err := s.prepare(c, sk, req, meta)
+	if err != nil {
+		if errors.Is(err, errUsage) {
+			return nil, nil, http.StatusBadRequest, ProblemBadRequest, err
+		}
+		return nil, nil, http.StatusUnprocessableEntity, ProblemRefused, err
+	}
+	return e, sb, 0, "", nil
 }
 
 // accept takes a place in the queue for a run, or answers why not: the
