@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/serve/client"
@@ -251,4 +252,38 @@ func TestDuplicateSkillNames(t *testing.T) {
 	if !ok || filepath.Base(sk.path) != "alpha" {
 		t.Errorf("lookup found %s", sk.path)
 	}
+}
+
+// TestRetention: past KeepRuns finished executions of a tenant the oldest
+// is deleted with its folder; past Keep every finished one is.
+func TestRetention(t *testing.T) {
+	needSandbox(t)
+	f := newFixture(t, func(c *Config) { c.KeepRuns, c.Keep = 1, 200*time.Millisecond })
+	body := map[string]any{"skill": "beta", "script": "scripts/other.sh"}
+	var ids []string
+	for range 2 {
+		_, _, b := f.do(t, "POST", "/v1/executions?wait=true", tokenB, body)
+		var e client.Execution
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	if status, _, _ := f.do(t, "GET", "/v1/executions/"+ids[0], tokenB, nil); status != 404 {
+		t.Errorf("the older execution past KeepRuns: %d", status)
+	}
+	if _, err := os.Stat(filepath.Join(f.srv.cfg.WorkDir, ids[0])); !os.IsNotExist(err) {
+		t.Errorf("its folder: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if status, _, _ := f.do(t, "GET", "/v1/executions/"+ids[1], tokenB, nil); status == 404 {
+			if _, err := os.Stat(filepath.Join(f.srv.cfg.WorkDir, ids[1])); !os.IsNotExist(err) {
+				t.Errorf("expired execution's folder: %v", err)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Error("the execution is kept past Keep")
 }
