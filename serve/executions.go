@@ -37,7 +37,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 	if e == nil {
 		return // the client went away while waiting to upload
 	}
-	if !s.accept(w, r) {
+	if !s.accept(w, r, c.tenant.name) {
 		os.RemoveAll(e.dir)
 		return
 	}
@@ -95,18 +95,19 @@ func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 // accept takes a place in the queue for a run, or answers why not: the
 // server is draining (503) or full (429). A run accepted is counted in
 // s.runs until its record is written.
-func (s *Server) accept(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, tenant string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
 		writeRetryProblem(w, r, http.StatusServiceUnavailable, ProblemDraining, "the server is stopping and takes no new runs", retryAfter)
 		return false
 	}
-	if !s.queue.admit() {
+	if !s.queue.admit(tenant) {
 		s.metrics.rejected()
-		s.log().Warn("queue full", "path", r.URL.Path, "in_flight", s.cfg.MaxRuns, "queue", s.cfg.Queue)
+		s.log().Warn("queue full", "tenant", tenant, "in_flight", s.queue.running(), "queued", s.queue.waiting())
 		writeRetryProblem(w, r, http.StatusTooManyRequests, ProblemQueueFull,
-			fmt.Sprintf("%d runs in progress and %d waiting: the server takes no more", s.cfg.MaxRuns, s.cfg.Queue), retryAfter)
+			fmt.Sprintf("the run slots and queue places (%d and %d, %d and %d for one tenant) are taken: the server takes no more",
+				s.cfg.MaxRuns, s.cfg.Queue, s.cfg.TenantMaxRuns, s.cfg.TenantQueue), retryAfter)
 		return false
 	}
 	s.runs.Add(1)

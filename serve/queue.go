@@ -6,17 +6,19 @@ import (
 )
 
 // queue bounds the runs in progress (maxRun, and perTenant for each
-// tenant) and the accepted runs waiting for a slot (maxWait). Waiting
-// runs get slots in the order they were accepted, skipping those whose
-// tenant is at its bound.
+// tenant) and the accepted runs waiting for a slot (maxWait, and
+// tenantWait for each tenant, so that one tenant cannot take every
+// place). Waiting runs get slots in the order they were accepted,
+// skipping those whose tenant is at its bound.
 type queue struct {
-	maxRun, maxWait, perTenant int
+	maxRun, maxWait, perTenant, tenantWait int
 
-	mu       sync.Mutex
-	inFlight int
-	queued   int // admitted and not yet running
-	perRun   map[string]int
-	waiters  []*waiter
+	mu        sync.Mutex
+	inFlight  int
+	queued    int // admitted and not yet running
+	perRun    map[string]int
+	perQueued map[string]int
+	waiters   []*waiter
 }
 
 // waiter is one run waiting for a slot.
@@ -25,20 +27,31 @@ type waiter struct {
 	granted chan struct{}
 }
 
-func newQueue(maxRun, maxWait, perTenant int) *queue {
-	return &queue{maxRun: maxRun, maxWait: maxWait, perTenant: perTenant, perRun: map[string]int{}}
+func newQueue(maxRun, maxWait, perTenant, tenantWait int) *queue {
+	return &queue{maxRun: maxRun, maxWait: maxWait, perTenant: perTenant, tenantWait: tenantWait,
+		perRun: map[string]int{}, perQueued: map[string]int{}}
 }
 
-// admit reserves a place for one run, in a slot or the queue; false means
-// both are full.
-func (q *queue) admit() bool {
+// admit reserves a place for one run of tenant, in a slot or the queue;
+// false means both are full, for everyone or for this tenant.
+func (q *queue) admit(tenant string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.inFlight+q.queued >= q.maxRun+q.maxWait {
+	if q.inFlight+q.queued >= q.maxRun+q.maxWait ||
+		q.perRun[tenant]+q.perQueued[tenant] >= q.perTenant+q.tenantWait {
 		return false
 	}
 	q.queued++
+	q.perQueued[tenant]++
 	return true
+}
+
+// unqueue ends tenant's wait for one run. q.mu is held.
+func (q *queue) unqueue(tenant string) {
+	q.queued--
+	if q.perQueued[tenant]--; q.perQueued[tenant] == 0 {
+		delete(q.perQueued, tenant)
+	}
 }
 
 // acquire waits for a run slot of tenant for a run admitted before; on
@@ -67,7 +80,7 @@ func (q *queue) acquire(ctx context.Context, tenant string) error {
 				break
 			}
 		}
-		q.queued--
+		q.unqueue(tenant)
 	}
 	return ctx.Err()
 }
@@ -98,7 +111,7 @@ func (q *queue) dispatch() {
 			continue
 		}
 		q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
-		q.queued--
+		q.unqueue(w.tenant)
 		q.inFlight++
 		q.perRun[w.tenant]++
 		close(w.granted)

@@ -10,13 +10,13 @@ import (
 // in order of arrival, skipping a tenant at its bound; a waiter whose
 // context ends gives its place up.
 func TestQueueBounds(t *testing.T) {
-	q := newQueue(2, 2, 1)
-	for i := range 4 {
-		if !q.admit() {
+	q := newQueue(2, 2, 1, 4)
+	for i, tn := range []string{"a", "a", "b", "c"} {
+		if !q.admit(tn) {
 			t.Fatalf("admit %d refused", i)
 		}
 	}
-	if q.admit() {
+	if q.admit("d") {
 		t.Fatal("admitted past 2 slots and 2 places")
 	}
 	ctx := context.Background()
@@ -52,7 +52,35 @@ func TestQueueBounds(t *testing.T) {
 	}
 	q.release("a")
 	q.release("b")
-	if !q.admit() || !q.admit() {
+	if !q.admit("d") || !q.admit("d") {
 		t.Fatal("places not freed")
+	}
+}
+
+// TestQueueTenantShare: one tenant cannot take more than its share of
+// the queue; another still gets a place.
+func TestQueueTenantShare(t *testing.T) {
+	q := newQueue(1, 4, 1, 2)
+	for i := range 3 { // one slot and two places
+		if !q.admit("a") {
+			t.Fatalf("admit %d of a refused", i)
+		}
+	}
+	if q.admit("a") {
+		t.Fatal("a took more than its share")
+	}
+	if !q.admit("b") {
+		t.Fatal("b found no place")
+	}
+	if err := q.acquire(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if q.acquire(cctx, "a") == nil { // a is at its bound: it waits, then gives its place up
+		t.Fatal("a got a second slot")
+	}
+	if !q.admit("a") {
+		t.Fatal("a's place was not given back")
 	}
 }

@@ -63,6 +63,9 @@ type Config struct {
 	// TenantMaxRuns bounds one tenant's runs in progress; MaxRuns when
 	// zero. A tenant at its bound waits in the queue.
 	TenantMaxRuns int
+	// TenantQueue bounds one tenant's runs waiting for a slot, so that
+	// one tenant cannot take every place of the queue; Queue when zero.
+	TenantQueue int
 
 	// Keep and KeepRuns bound how long and how many finished executions
 	// of each tenant are kept (DefaultKeep, DefaultKeepRuns); older ones
@@ -143,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tenants[t.Tenant] = tn
 	}
-	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns)
+	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns, cfg.TenantQueue)
 	s.uploads = make(chan struct{}, max(2, cfg.MaxRuns))
 	s.metrics = newMetrics()
 	s.ready = &readiness{}
@@ -169,6 +172,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.TenantMaxRuns <= 0 || cfg.TenantMaxRuns > cfg.MaxRuns {
 		cfg.TenantMaxRuns = cfg.MaxRuns
+	}
+	if cfg.TenantQueue <= 0 || cfg.TenantQueue > cfg.Queue {
+		cfg.TenantQueue = cfg.Queue
 	}
 	if cfg.Keep <= 0 {
 		cfg.Keep = DefaultKeep

@@ -57,6 +57,7 @@ type serveFlags struct {
 	maxRuns          int
 	queue            int
 	tenantMaxRuns    int
+	tenantQueue      int
 	drainTimeout     time.Duration
 	keep             time.Duration
 	keepRuns         int
@@ -79,6 +80,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.IntVar(&f.maxRuns, "max-runs", serve.DefaultMaxRuns, "runs in progress at once (`N`)")
 	fs.IntVar(&f.queue, "queue", serve.DefaultQueue, "accepted runs waiting for a slot (`N`); past it POST /v1/executions is answered 429 with Retry-After")
 	fs.IntVar(&f.tenantMaxRuns, "tenant-max-runs", 0, "runs in progress at once for one tenant (`N`; default: --max-runs)")
+	fs.IntVar(&f.tenantQueue, "tenant-queue", 0, "queue places one tenant's runs may take (`N`; default: --queue), so that one tenant cannot fill the queue")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM, how long accepted runs may go on before they are stopped (`DURATION`)")
 	fs.DurationVar(&f.keep, "keep", serve.DefaultKeep, "how long a finished execution, its output and artifacts are kept (`DURATION`)")
 	fs.IntVar(&f.keepRuns, "keep-runs", serve.DefaultKeepRuns, "finished executions kept per tenant (`N`); the oldest go first")
@@ -143,6 +145,8 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 		return fmt.Sprintf("--queue must not be negative, got %d", f.queue)
 	case f.tenantMaxRuns < 0 || f.tenantMaxRuns > f.maxRuns:
 		return fmt.Sprintf("--tenant-max-runs must be between 1 and --max-runs, got %d", f.tenantMaxRuns)
+	case f.tenantQueue < 0 || f.tenantQueue > f.queue:
+		return fmt.Sprintf("--tenant-queue must be between 1 and --queue, got %d", f.tenantQueue)
 	case f.drainTimeout <= 0, f.keep <= 0:
 		return "--drain-timeout and --keep must be positive"
 	case f.keepRuns <= 0, f.maxBody <= 0:
@@ -163,7 +167,7 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 		return serve.Config{}, cleanup, err
 	}
 	cfg := serve.Config{
-		Tokens: tokens, MaxRuns: f.maxRuns, Queue: f.queue, TenantMaxRuns: f.tenantMaxRuns,
+		Tokens: tokens, MaxRuns: f.maxRuns, Queue: f.queue, TenantMaxRuns: f.tenantMaxRuns, TenantQueue: f.tenantQueue,
 		Keep: f.keep, KeepRuns: f.keepRuns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
 		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation},
 		Flags:   policy.Flags{AllowDegraded: f.allowDegraded},
