@@ -13,8 +13,8 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes when a field is removed or changes meaning, and when one is
 	// added that the previous schema, whose objects allow no other
-	// fields, would refuse (serve, version 5).
-	SchemaVersion = "5"
+	// fields, would refuse (secrets, version 5; serve, version 6).
+	SchemaVersion = "6"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -171,7 +171,7 @@ type Record struct {
 	MCP *MCP `json:"mcp,omitempty"`
 
 	// Serve identifies the REST execution behind the record (skill-sandbox
-	// serve); absent otherwise. Added in schema version 5.
+	// serve); absent otherwise. Added in schema version 6.
 	Serve *Serve `json:"serve,omitempty"`
 
 	// Policy is the resolved policy of the run (docs/policy.md) as its
@@ -317,6 +317,9 @@ type Meta struct {
 	Signature Signature
 	// AllowHosts and DenyHosts are the host allowlist asked for.
 	AllowHosts, DenyHosts []string
+	// Secrets are the injected secrets, "NAME HOST:PORT" (netproxy's
+	// Secrets.Targets): never a value.
+	Secrets []string
 	// MemoryLimitMB and Timeout are the limits asked for; zero means the
 	// run package's default, which the record shows.
 	MemoryLimitMB int
