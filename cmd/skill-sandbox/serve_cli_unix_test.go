@@ -78,7 +78,10 @@ func writeTokens(t *testing.T, dir string) string {
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(cliBinary, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "debug"}, args...)...)
+	// The work folder is the test's: a server killed by a failing test
+	// leaves nothing behind.
+	p.cmd = exec.Command(cliBinary, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "debug",
+		"--work-dir", t.TempDir()}, args...)...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -89,8 +92,14 @@ func startServe(t *testing.T, args ...string) *serveProc {
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.exited
+		// A drain first, then SIGKILL if it takes too long.
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
 	})
 	addr := regexp.MustCompile(`"msg":"serving","address":"(https?://[^"]+)"`)
 	deadline := time.Now().Add(30 * time.Second)
