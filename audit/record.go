@@ -11,10 +11,9 @@ import (
 // Constants of the record schema.
 const (
 	// SchemaVersion is the value of every record's schema_version field. It
-	// changes when a field is removed or changes meaning, and when one is
-	// added that the previous schema, whose objects allow no other
-	// fields, would refuse (secrets, version 5; serve, version 6).
-	SchemaVersion = "6"
+	// changes only when a field is removed or changes meaning; added fields
+	// keep the version.
+	SchemaVersion = "5"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -153,6 +152,11 @@ type Record struct {
 	// caller's (run.Result.SandboxUID): a root caller's run's own id;
 	// omitted as 0 otherwise (added within version 4).
 	SandboxUID int `json:"sandbox_uid,omitempty"`
+	// SharedQuotas are the per-user kernel counters the run was charged
+	// on a host uid shared with others (run.Result.SharedQuotas): epoll
+	// watches of an unprivileged caller's run; omitted when none (version
+	// 5).
+	SharedQuotas []SharedQuota `json:"shared_quotas,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.
@@ -171,7 +175,7 @@ type Record struct {
 	MCP *MCP `json:"mcp,omitempty"`
 
 	// Serve identifies the REST execution behind the record (skill-sandbox
-	// serve); absent otherwise. Added in schema version 6.
+	// serve); absent otherwise. Added in schema version 5.
 	Serve *Serve `json:"serve,omitempty"`
 
 	// Policy is the resolved policy of the run (docs/policy.md) as its
@@ -188,6 +192,15 @@ type Record struct {
 	Host string `json:"host"`
 	UID  int    `json:"uid"`
 	PID  int    `json:"pid"`
+}
+
+// SharedQuota is a per-user kernel counter a run shared with others: which
+// counter, the host uid charged, and what bounds the run's part
+// ("memory_cgroup" or "none").
+type SharedQuota struct {
+	Counter string `json:"counter"`
+	UID     int    `json:"uid"`
+	Bound   string `json:"bound"`
 }
 
 // Skill identifies the skill folder of a call.

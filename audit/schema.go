@@ -12,14 +12,14 @@ import (
 	"strings"
 )
 
-//go:embed schema/v6.json
-var schemaV6 string
+//go:embed schema/v5.json
+var schemaV5 string
 
 // Schema returns the JSON Schema (draft 2020-12) of record schema version
-// SchemaVersion, as shipped in audit/schema/v6.json (v1.json to v5.json
+// SchemaVersion, as shipped in audit/schema/v5.json (v1.json to v4.json
 // are kept for reference).
 func Schema() []byte {
-	return []byte(schemaV6)
+	return []byte(schemaV5)
 }
 
 // ErrSchema is wrapped by CheckLine when a line does not match the schema.
@@ -32,10 +32,10 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // $ref into $defs; any other keyword in the schema is an error rather than
 // being silently skipped. Every mismatch is reported, with its JSON
 // pointer; where no branch of a oneOf matches, those of the branch that
-// came closest (a run record or a workspace record).
+// came closest (a run, workspace or refused-request record).
 func CheckLine(line []byte) error {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(schemaV6), &schema); err != nil {
+	if err := json.Unmarshal([]byte(schemaV5), &schema); err != nil {
 		return fmt.Errorf("audit schema: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
