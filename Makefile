@@ -7,6 +7,9 @@
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
 #   make bench-bulk  validate and scan --recursive on realistic skills
+#   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
+#                  a load with one replica killed and one stopped midway
+#                  (docs/kubernetes.md; needs Debian's nginx and prometheus)
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
@@ -54,7 +57,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -196,6 +199,13 @@ bench: build
 # (scripts/bulkbench, docs/bench.md).
 bench-bulk: build
 	$(GO) run ./scripts/bulkbench -bin ./$(BIN)
+
+# skill-sandbox serve on several replicas behind a real nginx, scraped by
+# a real Prometheus server, a bounded loopback load with one replica
+# killed (SIGKILL) and one stopped (SIGTERM) midway; every run a client saw
+# complete must have its audit record (scripts/servesim, docs/kubernetes.md).
+serve-sim: build
+	$(GO) run ./scripts/servesim -bin ./$(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
