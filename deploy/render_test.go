@@ -12,12 +12,14 @@ import (
 )
 
 // needTool returns the path of a program the test needs; it skips the
-// test without it, except under CI=true, where .ci/run provides it.
+// test without it, except under CI=true for the programs .ci/run installs
+// (helm, runc). kubectl has no Debian package: .ci/run cannot provide it,
+// so its absence skips the test everywhere.
 func needTool(t *testing.T, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") == "true" && name != "kubectl" {
 			t.Fatalf("%s is not installed (.ci/run provides it)", name)
 		}
 		t.Skipf("%s is not installed", name)
