@@ -10,10 +10,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"strconv"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -207,20 +206,9 @@ func processTable() (map[int]int, error) {
 	return table, nil
 }
 
-// sandboxIdentity returns the host uid and gid the script runs as: the
-// caller's, or nobody's when the caller is root.
-func sandboxIdentity() (int, int) {
-	if os.Geteuid() != 0 {
-		return os.Geteuid(), os.Getegid()
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return 0xfffffffe, 0xfffffffe
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid
-}
+// sandboxIdentity returns the host uid and gid the script runs as
+// (identity.Sandbox).
+func sandboxIdentity() (int, int) { return identity.Sandbox() }
 
 // countProcs counts the host processes whose real uid is uid: macOS's
 // RLIMIT_NPROC counts every process of the user, so launch adds this to

@@ -16,6 +16,8 @@
 // answer questions about an id for the grant checks and their errors.
 //
 // It runs in the supervisor. The init process changes to the identity
-// chosen here (run/internal/initplan's RootCaller); macOS and Windows
-// have their own notion of it in run.
+// chosen here (run/internal/initplan's RootCaller). On macOS Sandbox is
+// the caller or nobody, and on Windows there is none (-1): the script
+// runs as the caller. It sits outside run/ because internal/outfile,
+// which the CLI and audit use, needs Sandbox and SandboxOwner.
 package identity

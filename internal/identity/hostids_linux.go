@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 )
 
 // idSet lists ids and ranges of ids.

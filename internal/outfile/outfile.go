@@ -1,4 +1,16 @@
-package run
+// Package outfile opens the files a caller names for its own output (an
+// audit log, a SARIF report) without following a symlink a sandboxed
+// script could have planted on the way.
+//
+// For most uses, Open is os.OpenFile for such a path: it refuses a
+// symlink that belongs to the identity sandboxed scripts run as with a
+// *PlantedSymlinkError, and opens the real path found without following
+// any symlink, so that one swapped in after the check makes the open fail
+// rather than redirect it.
+//
+// It runs in the supervisor (the CLI and the MCP server: audit's
+// --audit-log, scan's report), with the caller's privileges, often root's.
+package outfile
 
 import (
 	"errors"
@@ -8,9 +20,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 )
 
-// PlantedSymlinkError is OpenOutput's refusal of a path that goes through
+// PlantedSymlinkError is Open's refusal of a path that goes through
 // a symlink belonging to the identity sandboxed scripts run as, when that
 // is not the caller's own (uid 65534 for a root caller). A script with a
 // write grant can leave such a symlink behind for a later call to follow
@@ -27,7 +41,7 @@ func (e *PlantedSymlinkError) Error() string {
 	return fmt.Sprintf("%s goes through the symlink %s, which belongs to the identity sandboxed scripts run as: a script may have planted it to have the file written elsewhere; name the real path", e.Path, e.Link)
 }
 
-// OpenOutput opens path, a file the caller names for its own output (an
+// Open opens path, a file the caller names for its own output (an
 // audit log, a SARIF report), as os.OpenFile(path, flag, perm) would,
 // without following a symlink a sandboxed script could have planted on
 // the way. The path is resolved once, refusing such a symlink with a
@@ -41,7 +55,7 @@ func (e *PlantedSymlinkError) Error() string {
 // of this process's descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
 // /proc/self/fd/N) are opened as named: they lie where no script writes,
 // and what they point at is the caller's redirection.
-func OpenOutput(path string, flag int, perm fs.FileMode) (*os.File, error) {
+func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -49,7 +63,7 @@ func OpenOutput(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	if descriptorName(abs) {
 		return os.OpenFile(path, flag, perm)
 	}
-	uid, _ := sandboxIdentity()
+	uid, _ := identity.Sandbox()
 	if uid == os.Geteuid() {
 		uid = -1 // the caller's own links cannot be told from a script's
 	}

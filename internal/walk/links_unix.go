@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package grants
+package walk
 
 import (
 	"io/fs"

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package outfile
 
 import (
 	"errors"
@@ -10,15 +10,17 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 )
 
-// TestOpenOutput: the caller's own symlinks on the way to an output file
+// TestOpen: the caller's own symlinks on the way to an output file
 // (a folder link, a link to the file, a dangling link to the file to
 // create) are followed to the real file, and the kernel's names of this
 // process's descriptors open as named; a symlink that belongs to the
 // sandbox identity is refused, for a root caller, with the file it points
 // at untouched.
-func TestOpenOutput(t *testing.T) {
+func TestOpen(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
 	if err := os.Mkdir(real, 0o755); err != nil {
@@ -49,7 +51,7 @@ func TestOpenOutput(t *testing.T) {
 	// A link of a run's own host id (Linux): planted as well.
 	runIDs := root && runtime.GOOS == "linux"
 	if runIDs {
-		if err := os.Lchown(filepath.Join(dir, "run-link"), RunIDFirst+3, RunIDFirst+3); err != nil {
+		if err := os.Lchown(filepath.Join(dir, "run-link"), identity.RunIDFirst+3, identity.RunIDFirst+3); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +70,7 @@ func TestOpenOutput(t *testing.T) {
 		{"/dev/stderr", "/dev/stderr", "", false},
 	}
 	for _, tt := range tests {
-		f, err := OpenOutput(tt.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := Open(tt.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 		var planted *PlantedSymlinkError
 		if tt.planted {
 			if !errors.As(err, &planted) || planted.Link != tt.path {
@@ -98,7 +100,7 @@ func TestOpenOutput(t *testing.T) {
 		}
 	}
 	for _, p := range []string{filepath.Join(dir, "missing", "x"), filepath.Join(dir, "dirlink", "missing", "x")} {
-		if _, err := OpenOutput(p, os.O_WRONLY|os.O_CREATE, 0o640); !errors.Is(err, os.ErrNotExist) {
+		if _, err := Open(p, os.O_WRONLY|os.O_CREATE, 0o640); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s, in a missing folder: %v, want ErrNotExist", p, err)
 		}
 	}

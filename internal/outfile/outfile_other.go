@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package run
+package outfile
 
 import (
 	"io/fs"
@@ -8,7 +8,7 @@ import (
 )
 
 // resolveOutput finds no planted link here: the sandbox runs as the
-// caller (see resolveUnplanted).
+// caller (see walk.ResolveUnplanted).
 func resolveOutput(abs string, _ int) (string, string) { return abs, "" }
 
 // openResolved opens name as named: the sandbox runs as the caller, so a

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package outfile
 
 import (
 	"errors"
@@ -11,19 +11,19 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 )
 
 // resolveOutput returns the real path of the file abs names, which need
 // not exist yet, or the first symlink on the way that belongs to uid (see
-// resolveUnplanted). Names that do not exist are kept as they are, below
+// walk.ResolveUnplanted). Names that do not exist are kept as they are, below
 // their existing folder's real path, for the open to create the file or
 // report the missing folder; a dangling symlink is followed to the file
 // it would create.
 func resolveOutput(abs string, uid int) (real, link string) {
 	for range 40 {
-		if real, _, link := resolveUnplanted(abs, uid); real != "" || link != "" {
+		if real, _, link := walk.ResolveUnplanted(abs, planted(uid)); real != "" || link != "" {
 			return real, link
 		}
 		if filepath.Dir(abs) == abs {
@@ -51,6 +51,12 @@ func resolveOutput(abs string, uid int) (real, link string) {
 		abs = target
 	}
 	return abs, "" // too many links: the open fails with ELOOP
+}
+
+// planted reports the owners whose symlinks are refused: the sandbox
+// identity uid's and the runs' own ids (identity.SandboxOwner).
+func planted(uid int) func(owner uint32) bool {
+	return func(owner uint32) bool { return identity.SandboxOwner(owner, uid) }
 }
 
 // openAtEach opens the absolute path real one name at a time from the

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 
 	"golang.org/x/sys/unix"
 )

@@ -7,7 +7,8 @@
 // every entry under a root, NoFollowAt also gives it the entry's folder
 // descriptor and lets it skip a folder, OpenNoFollow opens one file and
 // OpenParent the folder holding one, with no symlink followed on the way
-// from "/".
+// from "/"; ResolveUnplanted resolves a path as the kernel would but
+// stops at a symlink a sandboxed script could have planted.
 //
 // It runs in the supervisor. Descriptors and symlink-free opens are a
 // Unix matter: elsewhere the package is empty.
