@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -87,7 +88,7 @@ func homeSlots(spec *launchSpec) []*os.File {
 // end.
 func configChannel(late bool) (sup, stage *os.File, err error) {
 	if !late {
-		return stagePipe(true)
+		return posix.Pipe(true)
 	}
 	return cgroup.LateChannel()
 }
@@ -145,7 +146,7 @@ func halfJoinedError(err error) error {
 // killHalfJoined kills and reaps an init process that Attach left in part
 // of a cgroup (err, cgroup.ErrHalfJoined): it has run nothing of a run
 // yet, and must not run one half limited. It returns halfJoinedError(err).
-func killHalfJoined(proc *initProcess, err error) error {
+func killHalfJoined(proc *posix.Process, err error) error {
 	proc.Kill()
 	proc.Wait()
 	return halfJoinedError(err)

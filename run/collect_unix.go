@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -45,7 +46,7 @@ func (l *launchState) collectStatus(e ending, runErr error, res *Result) error {
 		res.ExitCode, res.Signal = -1, ""
 	}
 	// (finishLater owns the init process once it has reported.)
-	if !e.reported && runErr == nil && e.waitErr != nil && !st.proc.hasExitState() {
+	if !e.reported && runErr == nil && e.waitErr != nil && !st.proc.HasExitState() {
 		runErr = fmt.Errorf("%w: wait: %v", ErrStart, e.waitErr)
 	}
 	if runErr != nil && stopped && !errors.Is(runErr, ErrIsolation) {
@@ -68,7 +69,7 @@ func (l *launchState) exitStatus(e ending, res *Result) (status *syscall.WaitSta
 	}
 	st := l.init.st
 	initExited, initCode := false, 0
-	if ws, _, ok := st.proc.exitState(); st.pidns && ok && ws.Exited() {
+	if ws, _, ok := st.proc.ExitState(); st.pidns && ok && ws.Exited() {
 		initExited, initCode = true, ws.ExitStatus()
 	}
 	status, err = scriptStatus(io.MultiReader(bytes.NewReader(e.msg), l.init.statusR), initExited, initCode)
@@ -125,9 +126,9 @@ func scriptStatus(r io.Reader, initExited bool, initCode int) (*syscall.WaitStat
 // is the script's (status, from the init process's report) when known,
 // else that of the init process; the resource usage is always the init
 // process's, which includes every process of the run it or its
-// descendants waited for.
-func fillExit(res *Result, proc *initProcess, status *syscall.WaitStatus) {
-	ws, ru, ok := proc.exitState()
+// posix.Descendants waited for.
+func fillExit(res *Result, proc *posix.Process, status *syscall.WaitStatus) {
+	ws, ru, ok := proc.ExitState()
 	if !ok {
 		return
 	}
@@ -137,7 +138,7 @@ func fillExit(res *Result, proc *initProcess, status *syscall.WaitStatus) {
 	fillStatus(res, ws)
 	if ru != nil {
 		res.CPUTime = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		res.MaxRSSKB = maxRSSKB(ru)
+		res.MaxRSSKB = posix.MaxRSSKB(ru)
 	}
 }
 

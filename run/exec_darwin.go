@@ -13,10 +13,9 @@ import (
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-
-	"golang.org/x/sys/unix"
 )
 
 // selfExe is the binary re-executed as the init process.
@@ -68,7 +67,7 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.proc = initProcessOf(cmd.Process)
+	st.proc = posix.ProcessOf(cmd.Process)
 	return st, nil
 }
 
@@ -150,90 +149,9 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 	return nil
 }
 
-// killSandbox kills the run's processes. Without a PID namespace nothing
-// ends the tree with its first process, so the tree is found by parent
-// chain (processTable, descendants): the init process (or the script that
-// replaced it) is stopped, then every descendant, rescanning until no new
-// one appears (a stopped process cannot fork), then all are killed along
-// with the process group. The sweep runs only while the first process is
-// not yet reaped: after that its pid may name another program. A
-// descendant that was orphaned before the sweep (a daemon that left the
-// session) is out of reach; docs/platforms.md says so.
-func killSandbox(c *initProcess, _ bool) {
-	proc := c.proc
-	if proc.Signal(syscall.Signal(0)) == nil {
-		proc.Signal(syscall.SIGSTOP)
-		seen := map[int]bool{}
-		for round := 0; round < 16; round++ {
-			table, err := processTable()
-			if err != nil {
-				break
-			}
-			fresh := 0
-			for _, pid := range descendants(table, proc.Pid) {
-				if !seen[pid] {
-					seen[pid] = true
-					fresh++
-					unix.Kill(pid, unix.SIGSTOP)
-				}
-			}
-			if fresh == 0 {
-				break
-			}
-		}
-		for pid := range seen {
-			unix.Kill(pid, unix.SIGKILL)
-		}
-	}
-	proc.Kill()
-	unix.Kill(-proc.Pid, unix.SIGKILL)
-}
-
-// processTable maps every process of the host to its parent
-// (sysctl kern.proc.all).
-func processTable() (map[int]int, error) {
-	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
-	if err != nil {
-		return nil, err
-	}
-	if len(procs) == 0 {
-		return nil, errors.New("kern.proc.all listed no process")
-	}
-	table := make(map[int]int, len(procs))
-	for _, kp := range procs {
-		table[int(kp.Proc.P_pid)] = int(kp.Eproc.Ppid)
-	}
-	return table, nil
-}
-
 // sandboxIdentity returns the host uid and gid the script runs as
 // (identity.Sandbox).
 func sandboxIdentity() (int, int) { return identity.Sandbox() }
-
-// countProcs counts the host processes whose real uid is uid: macOS's
-// RLIMIT_NPROC counts every process of the user, so launch adds this to
-// MaxProcs (as Linux does without a user namespace), and the run can start
-// MaxProcs more. 0 when the table cannot be read.
-func countProcs(uid int) int {
-	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, kp := range procs {
-		if int(kp.Eproc.Pcred.P_ruid) == uid {
-			n++
-		}
-	}
-	return n
-}
-
-// explainMissing has nothing to add here: each reason is the whole cause.
-func explainMissing(missing []Missing) []Missing { return missing }
-
-// explainIncomplete is the Linux explanation of a refused /proc: macOS
-// mounts none.
-func explainIncomplete(incomplete []Missing) []Missing { return incomplete }
 
 // rootKept is the Linux check for a root caller's user namespace: macOS
 // has none.

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -62,14 +63,14 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		p.pool.countPrebuilt()
 	}
 	res.Applied, res.Missing = mergeLayers(p, l.init.st, rep)
-	res.Missing = explainMissing(res.Missing)
+	res.Missing = posix.ExplainMissing(res.Missing)
 	if rep.Changed != "" {
 		// A grant or mask swapped since the checks: refused like any
 		// other isolation failure, AllowDegraded or not.
 		return false, fmt.Errorf("%w: init process: %s", ErrIsolation, rep.Changed)
 	}
 	if len(rep.Incomplete) > 0 {
-		return false, incompleteError(explainIncomplete(rep.Incomplete))
+		return false, incompleteError(posix.ExplainIncomplete(rep.Incomplete))
 	}
 	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		// The init process waits for the go-ahead whenever a layer is

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -56,7 +57,7 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	if stageconfig.Has(p.wantNS, LayerUserNS) {
 		var flags uintptr
 		for _, l := range p.wantNS {
-			flags |= cloneFlag(l)
+			flags |= posix.CloneFlag(l)
 		}
 		if split, ok := startSplit(spec, l, files, flags); ok {
 			return split, nil
@@ -67,16 +68,16 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		// namespaces, as uid 0 of its user namespace (the host's p.hostUID).
 		pid, err := initproc.Start(at)
 		if err == nil {
-			st.proc = newInitProcess(pid)
+			st.proc = posix.NewProcess(pid)
 			st.namespaces = p.wantNS
 			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
-			enableSubreaper(st.pidns)
+			posix.EnableSubreaper(st.pidns)
 			return st, nil
 		}
-		if !userNSRefused(err) {
+		if !posix.UserNSRefused(err) {
 			return nil, err
 		}
-		reason := userNSCause(err, readHostFacts("/proc"))
+		reason := posix.UserNSCause(err, posix.ReadHostFacts("/proc"))
 		for _, l := range withUserNS(p) {
 			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
 		}
@@ -91,8 +92,8 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.proc = newInitProcess(pid)
-	enableSubreaper(false)
+	st.proc = posix.NewProcess(pid)
+	posix.EnableSubreaper(false)
 	return st, nil
 }
 
@@ -143,7 +144,7 @@ func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*
 	if err != nil {
 		return nil, false
 	}
-	proc := newInitProcess(pid)
+	proc := posix.NewProcess(pid)
 	l.program.ahead.compileNow()
 	if err := initproc.ReadUnshared(spec.report, pid, unshareWait); err != nil {
 		proc.Kill()
@@ -151,7 +152,7 @@ func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*
 		return nil, false
 	}
 	st := &started{proc: proc, namespaces: p.wantNS, pidns: stageconfig.Has(p.wantNS, LayerPIDNS)}
-	enableSubreaper(st.pidns)
+	posix.EnableSubreaper(st.pidns)
 	return st, true
 }
 
@@ -409,7 +410,7 @@ func grantFolders(p *plan) []bool {
 // returns the process's PID namespace link too (see started.pidNSLink),
 // read before the prefix is sent, "" without a PID namespace. The prefix
 // is returned as the program its run starts from.
-func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*initProcess, initProgram, string, error) {
+func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*posix.Process, initProgram, string, error) {
 	files, release, err := spec.fds()
 	if err != nil {
 		return nil, initProgram{}, "", err
@@ -417,7 +418,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	defer release()
 	var flags uintptr
 	for _, l := range shape.wantNS {
-		flags |= cloneFlag(l)
+		flags |= posix.CloneFlag(l)
 	}
 	// Compiled first: written at once, the prefix runs as soon as the
 	// process can.
@@ -436,7 +437,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	if err != nil {
 		return nil, initProgram{}, "", err
 	}
-	proc := newInitProcess(pid)
+	proc := posix.NewProcess(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
 		pidNS = watch.PIDNSLink(pid)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
@@ -157,7 +158,7 @@ func (l *launchState) complete() error {
 		}
 	}
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && l.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
-		l.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
+		l.cfg.Limits.Procs += uint64(posix.CountProcs(p.hostUID))
 	}
 	return nil
 }
@@ -183,8 +184,8 @@ func (l *launchState) copyOutput() {
 	go func() { defer l.copies.Done(); io.Copy(l.stderr, l.init.errR) }()
 }
 
-// kill ends every process of the run (see killSandbox).
-func (l *launchState) kill() { killSandbox(l.init.st.proc, l.init.st.pidns) }
+// kill ends every process of the run (see posix.KillAll).
+func (l *launchState) kill() { posix.KillAll(l.init.st.proc, l.init.st.pidns) }
 
 // killAndWait ends every process of the run and reaps the init process.
 func (l *launchState) killAndWait() {
@@ -229,19 +230,19 @@ func (l *launchState) wait() ending {
 	var e ending
 	st := l.init.st
 	if l.running.Load() {
-		e.msg, e.reported = readStatusReport(l.init.statusR)
+		e.msg, e.reported = posix.ReadStatusReport(l.init.statusR)
 	}
 	if e.reported {
 		return e
 	}
 	// Without a PID namespace the kernel does not end the tree with its
 	// first process: what is left of the process group and session, and
-	// any descendant reparented to us, is killed (killSandbox), while the
+	// any descendant reparented to us, is killed (posix.KillAll), while the
 	// first process's pid is still its own: before it is reaped.
 	if st.pidns {
 		e.waitErr = st.proc.Wait()
 	} else {
-		e.waitErr = st.proc.waitSweeping(func() { killSandbox(st.proc, false) })
+		e.waitErr = st.proc.WaitSweeping(func() { posix.KillAll(st.proc, false) })
 	}
 	return e
 }
@@ -253,7 +254,7 @@ func (l *launchState) release(e ending, res *Result) {
 	st := l.init.st
 	if e.reported {
 		if !st.pidns {
-			killSandbox(st.proc, false) // finishLater reaps it
+			posix.KillAll(st.proc, false) // finishLater reaps it
 		}
 		recordCgroupStats(l.cg, res)
 		res.cleanup = make(chan struct{})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -156,7 +157,7 @@ func checkNestedRun(t *testing.T, want string) {
 		if !errors.Is(err, ErrIsolation) || res.Started || out.Len() > 0 {
 			t.Fatalf("ran under a masked /proc: err %v started %v", err, res.Started)
 		}
-		for _, w := range []string{"mountns", procMountDesc, "mounts over " + masked, "unmask"} {
+		for _, w := range []string{"mountns", posix.ProcMountDesc, "mounts over " + masked, "unmask"} {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("refusal %q does not say %q", err, w)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -20,7 +21,7 @@ import (
 // pooledInit is an init process waiting in a pool: cloned into its
 // namespaces, mapped, blocked reading its config socket.
 type pooledInit struct {
-	proc *initProcess
+	proc *posix.Process
 	born time.Time
 	// cg is the init process's cgroup, which it was born in (see
 	// cgroup.Cgroup.StartInside), with no limits until a run sets its own;
@@ -70,7 +71,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	files = append(files, cfgW, cfgR)
 	pipes := make([]*os.File, 0, 8)
 	for i := 0; i < 4; i++ {
-		r, w, err := stagePipe(false)
+		r, w, err := posix.Pipe(false)
 		if err != nil {
 			return fail(err)
 		}
@@ -82,7 +83,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		return fail(err)
 	}
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
-	var proc *initProcess
+	var proc *posix.Process
 	var program initProgram
 	var pidNS string
 	start := func() (err error) {
@@ -115,7 +116,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	}
 	if err != nil {
 		cg.Close()
-		if userNSRefused(err) {
+		if posix.UserNSRefused(err) {
 			err = fmt.Errorf("%w: %v", errNoUserNS, err)
 		}
 		return fail(err)
@@ -290,7 +291,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 		return unused()
 	}
 	l.closeLater = append(l.closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
-	enableSubreaper(ip.st.pidns)
+	posix.EnableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
 		cg, err := joinCgroup(l, ip.st, res)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -15,7 +16,7 @@ import (
 
 // started describes the init process once it runs.
 type started struct {
-	proc       *initProcess
+	proc       *posix.Process
 	namespaces []Layer   // namespaces the process was cloned into
 	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
 	supervised []Layer   // layers the supervisor applied: the cgroup
@@ -51,7 +52,7 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
 	}
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
-		sup, stage, err = stagePipe(stageReads)
+		sup, stage, err = posix.Pipe(stageReads)
 		if err == nil {
 			l.closeLater = append(l.closeLater, sup, stage)
 		}
@@ -150,7 +151,7 @@ func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
 			return f, nil
 		}
 	}
-	pw, pr, err := stagePipe(true)
+	pw, pr, err := posix.Pipe(true)
 	if err != nil {
 		return nil, err
 	}

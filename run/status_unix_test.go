@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -52,6 +53,15 @@ func TestScriptStatus(t *testing.T) {
 	}
 }
 
+// appendReaperReport encodes r as the reaper sends it (see
+// stageconfig.ReaperReportLen).
+func appendReaperReport(b []byte, r stageconfig.ReaperReport) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(r.Status))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.User/time.Microsecond))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.System/time.Microsecond))
+	return binary.BigEndian.AppendUint64(b, uint64(r.MaxRSSKiB))
+}
+
 // TestReaperReport checks that the report keeps the status and the usage
 // (to the microsecond) and has the size the supervisor reads.
 func TestReaperReport(t *testing.T) {
@@ -71,21 +81,12 @@ func TestReaperReport(t *testing.T) {
 		{"forged before the reaper's", string(msg) + string(msg), 2 * stageconfig.ReaperReportLen},
 		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + stageconfig.ReaperReportLen},
 	} {
-		got, whole := readStatusReport(strings.NewReader(tc.pipe))
+		got, whole := posix.ReadStatusReport(strings.NewReader(tc.pipe))
 		if whole || len(got) != tc.n {
 			t.Errorf("%s: %d bytes, whole %v; want %d, not whole", tc.name, len(got), whole, tc.n)
 		}
 	}
-	if got, whole := readStatusReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
+	if got, whole := posix.ReadStatusReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
 		t.Errorf("one report: whole %v", whole)
 	}
-}
-
-// appendReaperReport encodes r as the reaper sends it (see
-// stageconfig.ReaperReportLen).
-func appendReaperReport(b []byte, r stageconfig.ReaperReport) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(r.Status))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.User/time.Microsecond))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.System/time.Microsecond))
-	return binary.BigEndian.AppendUint64(b, uint64(r.MaxRSSKiB))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -195,7 +196,7 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 	} {
 		p := &plan{memoryMB: 64}
 		p.cfg.WorkDirMB = 16
-		st := &started{proc: newInitProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
+		st := &started{proc: posix.NewProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
 		if w.Active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
 			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.Active(), st.supervised, st.missing, c.active)

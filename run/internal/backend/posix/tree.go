@@ -1,12 +1,12 @@
-package run
+package posix
 
 import "sort"
 
-// descendants returns, sorted, the pids whose parent chain in table (pid →
+// Descendants returns, sorted, the pids whose parent chain in table (pid →
 // parent pid) leads to root, root excluded. A platform without a PID
 // namespace (macOS) finds a run's processes this way. Cycles and
 // self-parented entries (pid 0 and 1 on some systems) end the walk.
-func descendants(table map[int]int, root int) []int {
+func Descendants(table map[int]int, root int) []int {
 	children := map[int][]int{}
 	for pid, parent := range table {
 		if pid != parent {

@@ -1,4 +1,4 @@
-package run
+package posix
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,8 +30,8 @@ type hostFacts struct {
 	seccompFilter    bool   // this process runs under a seccomp filter (a container's profile)
 }
 
-// readHostFacts reads hostFacts under procRoot (normally "/proc").
-func readHostFacts(procRoot string) hostFacts {
+// ReadHostFacts reads hostFacts under procRoot (normally "/proc").
+func ReadHostFacts(procRoot string) hostFacts {
 	read := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(procRoot, rel))
 		if err != nil {
@@ -48,9 +49,9 @@ func readHostFacts(procRoot string) hostFacts {
 	}
 }
 
-// userNSCause explains why clone(CLONE_NEWUSER) failed with err, and how
+// UserNSCause explains why clone(CLONE_NEWUSER) failed with err, and how
 // to fix it.
-func userNSCause(err error, f hostFacts) string {
+func UserNSCause(err error, f hostFacts) string {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return fmt.Sprintf("user namespaces unavailable: %v", err)
@@ -98,22 +99,22 @@ const (
 	apparmorFix = "install the AppArmor profile from packaging/apparmor/ (README: AppArmor), or as root sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
 )
 
-// explainMissing adds the cause to namespace layers that failed inside a
+// ExplainMissing adds the cause to namespace layers that failed inside a
 // user namespace that was created but holds no capabilities, which is
 // what AppArmor's restriction does (mount and sethostname fail with
 // EPERM).
-func explainMissing(missing []Missing) []Missing {
+func ExplainMissing(missing []stageconfig.Missing) []stageconfig.Missing {
 	f := hostFacts{}
 	read := false
 	for i, m := range missing {
-		if m.Layer != LayerMountNS && m.Layer != LayerUTSNS {
+		if m.Layer != stageconfig.LayerMountNS && m.Layer != stageconfig.LayerUTSNS {
 			continue
 		}
 		if !strings.Contains(m.Reason, unix.EPERM.Error()) {
 			continue
 		}
 		if !read {
-			f, read = readHostFacts("/proc"), true
+			f, read = ReadHostFacts("/proc"), true
 		}
 		if !f.root && f.apparmorRestrict == "1" {
 			missing[i].Reason = m.Reason + "; " + apparmorWhy + "; fix: " + apparmorFix

@@ -1,17 +1,19 @@
-package run
+package posix
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// procMountDesc is how the init process names its mount of a fresh /proc
+// ProcMountDesc is how the init process names its mount of a fresh /proc
 // (initplan's mountProc), which its failures start with.
-const procMountDesc = "mount /proc"
+const ProcMountDesc = "mount /proc"
 
-// explainIncomplete adds the cause to a refused fresh /proc: the kernel
+// ExplainIncomplete adds the cause to a refused fresh /proc: the kernel
 // mounts a new proc only in a mount namespace where one is wholly visible
 // (its mount_too_revealing check), and a container masks parts of its
 // /proc by mounting over them (/proc/kcore, /proc/keys, /proc/acpi, ...:
@@ -19,9 +21,9 @@ const procMountDesc = "mount /proc"
 // namespace copies those mounts, locked, so its PID namespace cannot have
 // a /proc of its own there; the run stays refused, with the way out. Read
 // only once the mount failed, so the usual start pays nothing for it.
-func explainIncomplete(incomplete []Missing) []Missing {
+func ExplainIncomplete(incomplete []stageconfig.Missing) []stageconfig.Missing {
 	for i, m := range incomplete {
-		if m.Layer != LayerMountNS || !strings.HasPrefix(m.Reason, procMountDesc) || !strings.Contains(m.Reason, "(EPERM)") {
+		if m.Layer != stageconfig.LayerMountNS || !strings.HasPrefix(m.Reason, ProcMountDesc) || !strings.Contains(m.Reason, "(EPERM)") {
 			continue
 		}
 		b, err := proc.ReadFile(proc.SelfMountinfo, proc.MaxMountinfo)
@@ -60,7 +62,7 @@ func procOvermounts(s string) []string {
 			continue
 		}
 		point := proc.UnescapeMount(f[4])
-		if pathUnder(point, "/proc") && point != "/proc/sys/fs/binfmt_misc" {
+		if grants.PathUnder(point, "/proc") && point != "/proc/sys/fs/binfmt_misc" {
 			out = append(out, point)
 		}
 	}

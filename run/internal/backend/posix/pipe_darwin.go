@@ -1,10 +1,10 @@
-package run
+package posix
 
 import "os"
 
-// stagePipe returns a pipe between the supervisor and an init process, the
+// Pipe returns a pipe between the supervisor and an init process, the
 // supervisor's end first (see pipe_linux.go); here both are os.Pipe's.
-func stagePipe(stageReads bool) (sup, stage *os.File, err error) {
+func Pipe(stageReads bool) (sup, stage *os.File, err error) {
 	r, w, err := os.Pipe()
 	if stageReads {
 		return w, r, err

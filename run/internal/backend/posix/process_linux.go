@@ -1,4 +1,4 @@
-package run
+package posix
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// initProcess is the supervisor's handle to the init process, known by
+// Process is the supervisor's handle to the init process, known by
 // the pid its clone returned, and signalled and reaped here rather than
 // through an *os.Process: the first os.FindProcess of a process checks
 // whether pidfds work, with a vfork of a child of its own, about 0.12 ms
@@ -26,11 +26,11 @@ import (
 // pidfd the pid is used, which holds as long as nothing else in this
 // process reaps children it did not start (nothing here waits for pid
 // -1).
-type initProcess struct {
+type Process struct {
 	pid int
 
 	waitMu  sync.Mutex // one Wait at a time
-	sweepMu sync.Mutex // one sweep of the run's session at a time (killSandbox)
+	sweepMu sync.Mutex // one sweep of the run's session at a time (KillAll)
 
 	mu       sync.Mutex // held while signalling, and while reaping
 	pidfd    int        // -1 until opened (see pidfdLocked), and once reaped
@@ -41,18 +41,18 @@ type initProcess struct {
 	usage    syscall.Rusage
 }
 
-// newInitProcess returns the handle to the init process whose pid a
+// NewProcess returns the handle to the init process whose pid a
 // clone returned. Its pidfd is opened on first use: right after the clone
 // the init process waits for its program.
-func newInitProcess(pid int) *initProcess { return &initProcess{pid: pid, pidfd: -1} }
+func NewProcess(pid int) *Process { return &Process{pid: pid, pidfd: -1} }
 
 // Pid returns the process's pid.
-func (ip *initProcess) Pid() int { return ip.pid }
+func (ip *Process) Pid() int { return ip.pid }
 
 // pidfdLocked returns the init process's pidfd, opened on first use, or -1
 // where the kernel has none; mu is held and the process not reaped (so the
 // pid is still its).
-func (ip *initProcess) pidfdLocked() int {
+func (ip *Process) pidfdLocked() int {
 	if !ip.tried {
 		ip.tried = true
 		if fd, err := unix.PidfdOpen(ip.pid, 0); err == nil { // close-on-exec
@@ -64,7 +64,7 @@ func (ip *initProcess) pidfdLocked() int {
 
 // Kill sends the process SIGKILL, unless it is already reaped
 // (os.ErrProcessDone then).
-func (ip *initProcess) Kill() error {
+func (ip *Process) Kill() error {
 	ip.mu.Lock()
 	defer ip.mu.Unlock()
 	if ip.done {
@@ -80,16 +80,16 @@ func (ip *initProcess) Kill() error {
 }
 
 // Wait blocks until the process has exited, then reaps it and keeps its
-// status and resource usage (see exitState). Waiting for a process
+// status and resource usage (see ExitState). Waiting for a process
 // already reaped returns os.ErrProcessDone.
-func (ip *initProcess) Wait() error { return ip.waitSweeping(nil) }
+func (ip *Process) Wait() error { return ip.WaitSweeping(nil) }
 
-// waitSweeping is Wait, calling sweep (when not nil) once the process
+// WaitSweeping is Wait, calling sweep (when not nil) once the process
 // has exited but before it is reaped: its pid, and so its process group
 // and session, cannot be another's until then. Where waiting fails sweep
 // is called all the same: a process of the run must not outlive it, and
 // one left in its group or session keeps their id from being reused.
-func (ip *initProcess) waitSweeping(sweep func()) error {
+func (ip *Process) WaitSweeping(sweep func()) error {
 	ip.waitMu.Lock()
 	defer ip.waitMu.Unlock()
 	swept := false
@@ -152,7 +152,7 @@ func (ip *initProcess) waitSweeping(sweep func()) error {
 
 // release marks the init process reaped (or gone) and closes its pidfd; mu is
 // held.
-func (ip *initProcess) release() {
+func (ip *Process) release() {
 	ip.done = true
 	if ip.pidfd >= 0 {
 		unix.Close(ip.pidfd)
@@ -160,16 +160,16 @@ func (ip *initProcess) release() {
 	}
 }
 
-// hasExitState reports whether Wait has reaped the process and has its
+// HasExitState reports whether Wait has reaped the process and has its
 // status.
-func (ip *initProcess) hasExitState() bool {
-	_, _, ok := ip.exitState()
+func (ip *Process) HasExitState() bool {
+	_, _, ok := ip.ExitState()
 	return ok
 }
 
-// exitState returns the process's wait status and resource usage once
+// ExitState returns the process's wait status and resource usage once
 // Wait has reaped it; ok is false before.
-func (ip *initProcess) exitState() (ws syscall.WaitStatus, ru *syscall.Rusage, ok bool) {
+func (ip *Process) ExitState() (ws syscall.WaitStatus, ru *syscall.Rusage, ok bool) {
 	ip.mu.Lock()
 	defer ip.mu.Unlock()
 	if !ip.hasState {

@@ -1,4 +1,4 @@
-package run
+package posix
 
 import (
 	"bytes"
@@ -14,13 +14,13 @@ import (
 
 // startSleep starts /bin/sleep 30 as a child of the test, outside os/exec
 // (whose *os.Process would reap it on its own terms).
-func startSleep(t *testing.T) *initProcess {
+func startSleep(t *testing.T) *Process {
 	t.Helper()
 	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{})
 	if err != nil {
 		t.Skipf("cannot start /bin/sleep: %v", err)
 	}
-	return newInitProcess(pid)
+	return NewProcess(pid)
 }
 
 // TestChildKillWait checks child: Kill ends the process, Wait reaps it and
@@ -29,7 +29,7 @@ func startSleep(t *testing.T) *initProcess {
 // process's).
 func TestInitProcessKillWait(t *testing.T) {
 	c := startSleep(t)
-	if _, _, ok := c.exitState(); ok || c.hasExitState() {
+	if _, _, ok := c.ExitState(); ok || c.HasExitState() {
 		t.Fatal("exit state before Wait")
 	}
 	if err := c.Kill(); err != nil {
@@ -38,8 +38,8 @@ func TestInitProcessKillWait(t *testing.T) {
 	if err := c.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	ws, ru, ok := c.exitState()
-	if !ok || !c.hasExitState() || ru == nil {
+	ws, ru, ok := c.ExitState()
+	if !ok || !c.HasExitState() || ru == nil {
 		t.Fatalf("exit state %v, %v, %v after Wait", ws, ru, ok)
 	}
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -82,7 +82,7 @@ func TestInitProcessKillRacesWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Wait()
-		if ws, _, ok := c.exitState(); !ok || !ws.Signaled() {
+		if ws, _, ok := c.ExitState(); !ok || !ws.Signaled() {
 			t.Fatalf("exit state %v, %v", ws, ok)
 		}
 	}
@@ -104,7 +104,7 @@ func TestInitProcessGone(t *testing.T) {
 	if err := c.Wait(); err == nil {
 		t.Fatal("Wait of a child reaped elsewhere: no error")
 	}
-	if _, _, ok := c.exitState(); ok || c.hasExitState() {
+	if _, _, ok := c.ExitState(); ok || c.HasExitState() {
 		t.Error("an exit state for a child reaped elsewhere")
 	}
 	if err := c.Kill(); !errors.Is(err, os.ErrProcessDone) {
@@ -115,7 +115,7 @@ func TestInitProcessGone(t *testing.T) {
 	}
 }
 
-// TestChildWaitSweepsBeforeReaping checks waitSweeping: sweep runs once
+// TestChildWaitSweepsBeforeReaping checks WaitSweeping: sweep runs once
 // the process has exited and before it is reaped (a zombie: its pid, and
 // its group's and session's id, still its own), and once only; and also
 // when the wait fails.
@@ -123,7 +123,7 @@ func TestInitProcessWaitSweepsBeforeReaping(t *testing.T) {
 	c := startSleep(t)
 	c.Kill()
 	calls := 0
-	err := c.waitSweeping(func() {
+	err := c.WaitSweeping(func() {
 		calls++
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
 		if err != nil {
@@ -135,11 +135,11 @@ func TestInitProcessWaitSweepsBeforeReaping(t *testing.T) {
 		}
 	})
 	if err != nil || calls != 1 {
-		t.Fatalf("waitSweeping: %v, sweep called %d times", err, calls)
+		t.Fatalf("WaitSweeping: %v, sweep called %d times", err, calls)
 	}
 	calls = 0
-	if err := c.waitSweeping(func() { calls++ }); !errors.Is(err, os.ErrProcessDone) || calls != 1 {
-		t.Errorf("second waitSweeping: %v, sweep called %d times; want os.ErrProcessDone, once", err, calls)
+	if err := c.WaitSweeping(func() { calls++ }); !errors.Is(err, os.ErrProcessDone) || calls != 1 {
+		t.Errorf("second WaitSweeping: %v, sweep called %d times; want os.ErrProcessDone, once", err, calls)
 	}
 }
 
@@ -184,7 +184,7 @@ func TestInitProcessWaitKeepsToItsPidfd(t *testing.T) {
 	if err := c.Wait(); err == nil {
 		t.Error("Wait of a child reaped elsewhere: no error")
 	}
-	if c.hasExitState() {
+	if c.HasExitState() {
 		t.Error("an exit state made up from another process")
 	}
 	// The other process is untouched: still running, and still ours to reap.

@@ -1,4 +1,4 @@
-package run
+package posix
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func TestDescendants(t *testing.T) {
 		{"cycle", map[int]int{10: 11, 11: 10, 12: 11}, 10, []int{11, 12}},
 		{"root absent", map[int]int{1: 0, 11: 10}, 10, []int{11}},
 	} {
-		if got := descendants(tc.table, tc.root); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+		if got := Descendants(tc.table, tc.root); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -46,7 +46,7 @@ func TestDescendantsOfRealTree(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var got []int
 	for try := 0; try < 200 && len(got) < 3; try++ {
-		got = descendants(procTable(t), cmd.Process.Pid)
+		got = Descendants(procTable(t), cmd.Process.Pid)
 	}
 	if len(got) != 3 {
 		t.Fatalf("found %v under %d, want sleep, sh, sleep", got, cmd.Process.Pid)

@@ -1,4 +1,4 @@
-package run
+package posix
 
 import (
 	"errors"
@@ -13,28 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cloneFlag maps the namespace layers to clone(2) flags.
-func cloneFlag(l Layer) uintptr {
-	switch l {
-	case LayerUserNS:
-		return unix.CLONE_NEWUSER
-	case LayerPIDNS:
-		return unix.CLONE_NEWPID
-	case LayerMountNS:
-		return unix.CLONE_NEWNS
-	case LayerIPCNS:
-		return unix.CLONE_NEWIPC
-	case LayerUTSNS:
-		return unix.CLONE_NEWUTS
-	case LayerNetNS:
-		return unix.CLONE_NEWNET
-	}
-	return 0
-}
-
-// userNSRefused reports whether a clone error means "no user namespace
+// UserNSRefused reports whether a clone error means "no user namespace
 // here" rather than a broken binary.
-func userNSRefused(err error) bool {
+func UserNSRefused(err error) bool {
 	for _, e := range []error{unix.EPERM, unix.EACCES, unix.EINVAL, unix.ENOSPC, unix.EUSERS, unix.ENOSYS} {
 		if errors.Is(err, e) {
 			return true
@@ -43,31 +24,31 @@ func userNSRefused(err error) bool {
 	return false
 }
 
-// enableSubreaper makes this process the reaper of orphaned descendants
+// EnableSubreaper makes this process the reaper of orphaned Descendants
 // when no PID namespace holds the tree together, so a daemonised child
 // (double fork, setsid) is reparented to us and can be found and killed.
-func enableSubreaper(pidns bool) {
+func EnableSubreaper(pidns bool) {
 	if !pidns {
 		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
 }
 
-// killSandbox ends a run. With a PID namespace, SIGKILL to its init (PID 1)
+// KillAll ends a run. With a PID namespace, SIGKILL to its init (PID 1)
 // makes the kernel kill every process in it. Without one, the process group
 // is killed, then, round after round until none is left, every process of
 // the run's session (see sweepSession); those reparented to us (we are a
 // child subreaper) are reaped. The request id is not used: a process's
 // environment is its own to forge.
 //
-// The init process is signalled through its initProcess (a pidfd),
+// The init process is signalled through its Process (a pidfd),
 // never once reaped. Its process group and session are swept by its pid,
 // which is its own until it is reaped: launch sweeps before it reaps
-// (initProcess.waitSweeping), and a process left in the group or session
+// (Process.WaitSweeping), and a process left in the group or session
 // keeps their id from being reused meanwhile. The members are held by pidfds
 // (see member), and one sweep of a run goes at a time (the watchdog's kill
 // and launch's may meet; where the kernel has no pidfds, two sweeps could
 // otherwise both wait for one member by pid).
-func killSandbox(proc *initProcess, pidns bool) {
+func KillAll(proc *Process, pidns bool) {
 	proc.Kill()
 	if pidns {
 		return
@@ -219,13 +200,13 @@ func holdMember(n int, sid, self string) (member, bool) {
 	return member{pid: n, pidfd: fd, ours: ours}, true
 }
 
-// maxRSSKB converts ru_maxrss, which Linux reports in KiB.
-func maxRSSKB(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
+// MaxRSSKB converts ru_maxrss, which Linux reports in KiB.
+func MaxRSSKB(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
 
-// countProcs counts the host processes whose real uid is uid. Without a
+// CountProcs counts the host processes whose real uid is uid. Without a
 // user namespace RLIMIT_NPROC counts all of them, so the fallback adds
 // this count to MaxProcs to keep the cap per run.
-func countProcs(uid int) int {
+func CountProcs(uid int) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
