@@ -36,7 +36,7 @@ func selfExe() string {
 func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	p := l.plan
 	st := &started{}
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("network proxy: %v", err)
@@ -45,10 +45,10 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		l.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
 		l.cfg.Env = withProxyEnv(l.cfg.Env, l.cfg.ProxyPort)
 	}
-	if stageconfig.Has(p.cfg.Layers, LayerSeatbelt) {
+	if stageconfig.Has(p.Config.Layers, LayerSeatbelt) {
 		// The profile is of the config as sent: with the proxy's port.
 		sent := *p
-		sent.cfg = l.cfg
+		sent.Config = l.cfg
 		prof, err := seatbelt.Profile(seatbeltPolicyOf(&sent))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever
@@ -60,7 +60,7 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	cmd := initCmd(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.UID), Gid: uint32(p.GID), Groups: []uint32{}}
 	}
 	// Fork and exec: the init process follows, this binary in a session
 	// of its own, as the caller (or, for root, the sandbox identity).

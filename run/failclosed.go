@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -33,8 +34,8 @@ func coverOf(l Layer) []Layer {
 
 // degradedByChoice says whether any missing layer lets the run go on
 // (see refusing).
-func (p *plan) degradedByChoice() bool {
-	return !p.strict && (p.degraded || len(p.disabled) > 0)
+func degradedByChoice(p *backend.Spec) bool {
+	return !p.Strict && (p.Degraded || len(p.Disabled) > 0)
 }
 
 // refusing returns the missing layers that refuse the run under the
@@ -43,13 +44,13 @@ func (p *plan) degradedByChoice() bool {
 // choice, whose consequences, such as Landlock failing without
 // no_new_privs, are the point of the experiment); otherwise those that
 // guard the host (guardsHost) and are not covered by applied layers.
-func refusing(p *plan, applied []Layer, missing []Missing) []Missing {
-	if p.degradedByChoice() {
+func refusing(p *backend.Spec, applied []Layer, missing []Missing) []Missing {
+	if degradedByChoice(p) {
 		return nil
 	}
 	var out []Missing
 	for _, m := range missing {
-		if !p.strict && (covered(m.Layer, applied) || !guardsHost(m.Layer)) {
+		if !p.Strict && (covered(m.Layer, applied) || !guardsHost(m.Layer)) {
 			continue
 		}
 		out = append(out, m)

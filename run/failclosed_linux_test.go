@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -30,28 +31,28 @@ func TestRefusing(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		p       plan
+		p       backend.Spec
 		applied []Layer
 		missing []Missing
 		want    []Layer
 	}{
-		{"complete", plan{}, all, nil, nil},
-		{"no userns", plan{}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), namespaceLayers(false)},
-		{"no userns, degraded", plan{degraded: true}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
-		{"no landlock", plan{}, without(LayerLandlockFS, LayerLandlockNet, LayerLandlockScope),
+		{"complete", backend.Spec{}, all, nil, nil},
+		{"no userns", backend.Spec{}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), namespaceLayers(false)},
+		{"no userns, degraded", backend.Spec{Degraded: true}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
+		{"no landlock", backend.Spec{}, without(LayerLandlockFS, LayerLandlockNet, LayerLandlockScope),
 			miss(LayerLandlockFS, LayerLandlockNet, LayerLandlockScope), []Layer{LayerLandlockFS}},
-		{"old landlock, namespaces cover", plan{}, without(LayerLandlockNet, LayerLandlockScope),
+		{"old landlock, namespaces cover", backend.Spec{}, without(LayerLandlockNet, LayerLandlockScope),
 			miss(LayerLandlockNet, LayerLandlockScope), nil},
-		{"old landlock, strict", plan{strict: true}, without(LayerLandlockNet, LayerLandlockScope),
+		{"old landlock, strict", backend.Spec{Strict: true}, without(LayerLandlockNet, LayerLandlockScope),
 			miss(LayerLandlockNet, LayerLandlockScope), []Layer{LayerLandlockNet, LayerLandlockScope}},
-		{"old landlock without netns", plan{}, without(LayerNetNS, LayerLandlockScope),
+		{"old landlock without netns", backend.Spec{}, without(LayerNetNS, LayerLandlockScope),
 			miss(LayerNetNS, LayerLandlockScope), []Layer{LayerNetNS, LayerLandlockScope}},
-		{"disabled by the caller", plan{disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), nil},
-		{"disabled, strict", plan{strict: true, disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},
-		{"userns disabled", plan{disabled: []Layer{LayerUserNS}}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
-		{"no_new_privs disabled: landlock and seccomp fail", plan{disabled: []Layer{LayerNoNewPrivs}},
+		{"disabled by the caller", backend.Spec{Disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), nil},
+		{"disabled, strict", backend.Spec{Strict: true, Disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},
+		{"userns disabled", backend.Spec{Disabled: []Layer{LayerUserNS}}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
+		{"no_new_privs disabled: landlock and seccomp fail", backend.Spec{Disabled: []Layer{LayerNoNewPrivs}},
 			without(LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp), miss(LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp), nil},
-		{"no seccomp", plan{}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},
+		{"no seccomp", backend.Spec{}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -39,7 +40,7 @@ func handshake(l *launchState, startErr error, res *Result) error {
 	case err != nil:
 		return fmt.Errorf("%w: init process: %v", ErrStart, err)
 	case execErr != "":
-		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.cfg.Argv[0], execErr)
+		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.Config.Argv[0], execErr)
 	}
 	res.Started = ok
 	return nil
@@ -60,7 +61,7 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		return false, fmt.Errorf("%w: init process: %s", ErrStart, rep.Fatal)
 	}
 	if rep.Prebuilt {
-		p.pool.countPrebuilt()
+		l.pool.countPrebuilt()
 	}
 	res.Applied, res.Missing = mergeLayers(p, l.init.st, rep)
 	res.Missing = posix.ExplainMissing(res.Missing)
@@ -78,29 +79,29 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		// WaitForGo), so the script has not started.
 		return false, isolationError(blocking)
 	}
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
 			return false, err
 		}
 	}
-	warnDegraded(p.warn, res.Missing)
+	warnDegraded(p.Warnings, res.Missing)
 	return waiting, nil
 }
 
 // mergeLayers orders the init process's report, the layers the supervisor
 // applied or could not have and the disabled layers into Applied and
 // Missing.
-func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
+func mergeLayers(p *backend.Spec, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
 	var applied []Layer
 	var missing []Missing
-	kept := rootKept(p.hostUID)
-	for _, l := range allLayers(p.cfg.AllowNetwork) {
+	kept := rootKept(p.UID)
+	for _, l := range allLayers(p.Config.AllowNetwork) {
 		switch {
-		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.disabled, l):
+		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: kept})
 		case stageconfig.Has(rep.Applied, l), stageconfig.Has(st.supervised, l):
 			applied = append(applied, l)
-		case stageconfig.Has(p.disabled, l):
+		case stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
 		case l == LayerLandlockNet && stageconfig.Has(rep.Applied, LayerNetNS):
 			// Not needed: TCP cannot leave the private network

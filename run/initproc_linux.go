@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
@@ -54,23 +55,23 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	}
 	defer release()
 	st := &started{}
-	if stageconfig.Has(p.wantNS, LayerUserNS) {
+	if stageconfig.Has(p.Namespaces, LayerUserNS) {
 		var flags uintptr
-		for _, l := range p.wantNS {
+		for _, l := range p.Namespaces {
 			flags |= posix.CloneFlag(l)
 		}
 		if split, ok := startSplit(spec, l, files, flags); ok {
 			return split, nil
 		}
-		at := nsAttr(flags, files, p.hostUID, p.hostGID)
-		at.Name = initName(p.requestID)
+		at := nsAttr(flags, files, p.UID, p.GID)
+		at.Name = initName(p.RequestID)
 		// Clone: the init process follows, in all of the run's
-		// namespaces, as uid 0 of its user namespace (the host's p.hostUID).
+		// namespaces, as uid 0 of its user namespace (the host's p.UID).
 		pid, err := initproc.Start(at)
 		if err == nil {
 			st.proc = posix.NewProcess(pid)
-			st.namespaces = p.wantNS
-			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
+			st.namespaces = p.Namespaces
+			st.pidns = stageconfig.Has(p.Namespaces, LayerPIDNS)
 			posix.EnableSubreaper(st.pidns)
 			return st, nil
 		}
@@ -87,8 +88,8 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		}
 	}
 	// Clone: the init process follows, in no namespace, as the
-	// supervisor's uid (it drops to p.hostUID itself: see initplan).
-	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.requestID)})
+	// supervisor's uid (it drops to p.UID itself: see initplan).
+	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.RequestID)})
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +101,9 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 // withUserNS lists the layers that go missing with the user namespace, for
 // one reason: the namespaces, and the quotas (set in it) when the run
 // wants them.
-func withUserNS(p *plan) []Layer {
-	out := append([]Layer(nil), p.wantNS...)
-	if stageconfig.Has(p.cfg.Layers, LayerQuotas) {
+func withUserNS(p *backend.Spec) []Layer {
+	out := append([]Layer(nil), p.Namespaces...)
+	if stageconfig.Has(p.Config.Layers, LayerQuotas) {
 		out = append(out, LayerQuotas)
 	}
 	return out
@@ -134,11 +135,11 @@ func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*
 	if spec.report == nil || later == 0 {
 		return nil, false
 	}
-	at := nsAttr(flags&^later, files, p.hostUID, p.hostGID)
-	at.Name = initName(p.requestID)
+	at := nsAttr(flags&^later, files, p.UID, p.GID)
+	at.Name = initName(p.RequestID)
 	at.Unshare = later
 	// Clone: the init process follows, in the run's user and PID
-	// namespaces, as uid 0 of its user namespace (the host's p.hostUID);
+	// namespaces, as uid 0 of its user namespace (the host's p.UID);
 	// it unshares the others itself.
 	pid, err := initproc.Start(at)
 	if err != nil {
@@ -151,7 +152,7 @@ func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*
 		proc.Wait()
 		return nil, false
 	}
-	st := &started{proc: proc, namespaces: p.wantNS, pidns: stageconfig.Has(p.wantNS, LayerPIDNS)}
+	st := &started{proc: proc, namespaces: p.Namespaces, pidns: stageconfig.Has(p.Namespaces, LayerPIDNS)}
 	posix.EnableSubreaper(st.pidns)
 	return st, true
 }
@@ -240,15 +241,15 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 	p := l.plan
 	return initplan.Input{
 		Config:         cfg,
-		RootCaller:     identity.DropsToNobody(p.hostUID),
-		HostUID:        p.hostUID,
-		HostGID:        p.hostGID,
+		RootCaller:     identity.DropsToNobody(p.UID),
+		HostUID:        p.UID,
+		HostGID:        p.GID,
 		GrantFolders:   grantFolders(p),
-		Name:           initName(p.requestID),
+		Name:           initName(p.RequestID),
 		Prefix:         l.program.prefix,
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !l.workMade,
-		MayRunDegraded: p.degradedByChoice(),
+		MayRunDegraded: degradedByChoice(p),
 		JoinCgroup:     l.lateCgroup.TasksFiles(),
 	}
 }
@@ -290,7 +291,7 @@ func (a *pendingCompile) compile() {
 }
 
 // startCompile prepares compiling the run's program on the guess that
-// the start goes as planned: every namespace of the plan's wantNS, the cgroup
+// the start goes as planned: every namespace of the spec's Namespaces, the cgroup
 // unless disabled, and the relaxed RLIMIT_AS unless neither the cgroup nor
 // the watch may hold the memory. sendStage takes the
 // result when the guess holds, and compiles again otherwise. With aside,
@@ -301,11 +302,11 @@ func (a *pendingCompile) compile() {
 func startCompile(l *launchState, aside bool) {
 	p := l.plan
 	guess := l.cfg
-	guess.Namespaces = p.wantNS
-	if !stageconfig.Has(p.disabled, LayerCgroup) {
+	guess.Namespaces = p.Namespaces
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
 		guess.MemoryCgroup = true
 	}
-	if !stageconfig.Has(p.disabled, LayerCgroup) || !stageconfig.Has(p.disabled, LayerWatch) {
+	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
 		guess.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
 	}
 	enc, err := stageconfig.Encode(nil, &guess)
@@ -313,7 +314,7 @@ func startCompile(l *launchState, aside bool) {
 	if err != nil || stageconfig.Decode(enc, cfg) != nil {
 		return
 	}
-	a := &pendingCompile{in: stageInput(l, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
+	a := &pendingCompile{in: stageInput(l, cfg, p.Strict && len(p.Disabled) > 0), enc: enc, done: make(chan struct{})}
 	if aside {
 		go a.compile()
 	}
@@ -389,13 +390,13 @@ func stageReady(r io.Reader) bool {
 // grantFolders says, for each grant, whether it is a folder: the handed-
 // over tree, or the path (a file changed since is caught by the init
 // process's check of its device and inode, or by its mount failing).
-func grantFolders(p *plan) []bool {
-	out := make([]bool, len(p.cfg.Grants))
-	for i, g := range p.cfg.Grants {
+func grantFolders(p *backend.Spec) []bool {
+	out := make([]bool, len(p.Config.Grants))
+	for i, g := range p.Config.Grants {
 		var st unix.Stat_t
 		var err error
-		if j := g.Tree - stageconfig.FirstTreeFD; g.Tree != 0 && j >= 0 && j < len(p.extraFiles) {
-			err = unix.Fstat(int(p.extraFiles[j].Fd()), &st)
+		if j := g.Tree - stageconfig.FirstTreeFD; g.Tree != 0 && j >= 0 && j < len(p.ExtraFiles) {
+			err = unix.Fstat(int(p.ExtraFiles[j].Fd()), &st)
 		} else {
 			err = unix.Stat(g.Path, &st)
 		}

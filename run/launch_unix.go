@@ -62,18 +62,18 @@ type launchOS struct {
 // report, lets it execve the script and waits for the whole tree to end.
 func launch(ctx context.Context, l *launchState, res *Result) error {
 	p := l.plan
-	res.AddressSpaceMB = int(p.cfg.Limits.AddressSpace >> 20)
+	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	if ctx.Err() != nil {
 		res.Canceled = true
 		return nil
 	}
 	defer l.closeFiles()
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		defer l.proxy.stop(res)
 	}
 	err := l.start(res)
 	if l.pooled {
-		defer p.pool.refill()
+		defer l.pool.refill()
 	}
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		relaxAddressSpace(l, res)
 	}
 	// After planWatch, which may find the watch missing.
-	l.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
+	l.knownMissing = len(st.missing) > 0 || p.Strict && len(p.Disabled) > 0
 	l.cfg.MemoryCgroup = l.cg != nil
 	// The config is complete: the init process, which waits for its
 	// program, gets it before the goroutines below start, whose wake-ups
@@ -101,19 +101,19 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	l.copyOutput()
 	// From here on the watchdog kills the whole sandbox on timeout or
 	// cancellation: while the layers are set up, or while the script runs.
-	wd.start(ctx, p.timeout, func() { l.stop(wd.done) })
+	wd.Start(ctx, p.Timeout, func() { l.stop(wd.Done()) })
 	if wp.Active() {
-		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.done, wd.exceeded)
+		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.Done(), wd.Exceeded)
 	}
 	runErr := handshake(l, startErr, res)
 	l.running.Store(runErr == nil && st.pidns && res.Started)
 	end := l.wait()
 	res.Duration = time.Since(l.begun)
-	wd.finish()
+	wd.Finish()
 	l.release(end, res)
 	waitOutput(&l.copies, l.init.outR, l.init.errR)
 	l.collectOutput(res)
-	wd.record(res)
+	recordEnd(wd, res)
 	return l.collectStatus(end, runErr, res)
 }
 
@@ -124,10 +124,10 @@ func (l *launchState) closeFiles() {
 	}
 }
 
-// start takes an init process from the plan's pool when one fits, else
+// start takes an init process from the launch's pool when one fits, else
 // starts one of the run's own.
 func (l *launchState) start(res *Result) error {
-	ip, cg, err := l.plan.pool.take(l, res)
+	ip, cg, err := l.pool.take(l, res)
 	l.pooled = ip != nil
 	if err == nil && ip == nil {
 		ip, cg, err = startFresh(l, res)
@@ -144,11 +144,11 @@ func (l *launchState) start(res *Result) error {
 func (l *launchState) complete() error {
 	p, st := l.plan, l.init.st
 	hasMountNS := stageconfig.Has(st.namespaces, LayerMountNS)
-	if p.needMountNS != nil && !hasMountNS {
+	if p.NeedMountNS != nil && !hasMountNS {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
 		l.killAndWait()
-		return p.needMountNS
+		return p.NeedMountNS
 	}
 	l.cfg.Namespaces = st.namespaces
 	if !hasMountNS {
@@ -158,7 +158,7 @@ func (l *launchState) complete() error {
 		}
 	}
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && l.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
-		l.cfg.Limits.Procs += uint64(posix.CountProcs(p.hostUID))
+		l.cfg.Limits.Procs += uint64(posix.CountProcs(p.UID))
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func (l *launchState) sendConfig() error {
 	if err := sendStage(l.init.cfgW, l); err != nil {
 		return fmt.Errorf("sending config: %v", err)
 	}
-	if err := l.cg.MakeLate(l.plan.cgroup, l.init.cfgW); err != nil {
+	if err := l.cg.MakeLate(l.plan.Cgroup, l.init.cfgW); err != nil {
 		return fmt.Errorf("the run's cgroup: %v", err)
 	}
 	l.cg.OpenStats()

@@ -17,11 +17,6 @@ import (
 // namespace is private to the run, so a fixed port cannot clash.
 const proxyPort = 3128
 
-// proxyPlan is the network allowlist of a run: the policy.
-type proxyPlan struct {
-	cfg netproxy.Config
-}
-
 // proxyRun is a launch's allowlist proxy, running once the init process
 // has handed over its listening socket (see proxyRun.start).
 type proxyRun struct {
@@ -33,7 +28,7 @@ type proxyRun struct {
 
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
-func (s *Sandbox) planProxy() (*proxyPlan, error) {
+func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 	if len(s.AllowHosts) == 0 {
 		if len(s.DenyHosts) > 0 && s.AllowNetwork {
 			return nil, fmt.Errorf("%w: DenyHosts cannot be enforced with AllowNetwork (the script has the whole host network); use AllowHosts", ErrBadConfig)
@@ -57,12 +52,12 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
-	return &proxyPlan{cfg: netproxy.Config{
+	return &netproxy.Config{
 		Policy:  pol,
 		Resolve: s.resolve,
 		Dial:    s.dial,
 		Denied:  s.NetworkLog,
-	}}, nil
+	}, nil
 }
 
 // withProxyEnv points the proxy variables of env (all present, blank, see
@@ -120,7 +115,7 @@ func startAllowlist(l *launchState, sup *os.File, res *Result) error {
 			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
 			ErrIsolation, m.Layer, m.Reason)
 	}
-	if err := l.proxy.start(l.plan.proxy.cfg, sup); err != nil {
+	if err := l.proxy.start(*l.plan.Proxy, sup); err != nil {
 		return fmt.Errorf("%w: network proxy: %v", ErrStart, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -165,7 +166,7 @@ func (pl *Pool) Close() error {
 
 // get returns a live waiting init process that fits p, or nil (counted as a
 // miss). Init processes found dead are discarded.
-func (pl *Pool) get(p *plan) *pooledInit {
+func (pl *Pool) get(p *backend.Spec) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.failed = nil // a take is a reason to try starting again
@@ -276,9 +277,9 @@ func (pl *Pool) dropped(missed bool) {
 // fits reports whether p's run can use an init process of the pool.
 // A pool whose init processes have ids of their own serves only the runs that
 // reserved one (see reserve).
-func (pl *Pool) fits(p *plan) bool {
-	return !pl.shape.ownIDs && p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid &&
-		canHandOver(p) && pl.fitsShape(p.wantNS, p.disabled, p.cgroup.CPUs)
+func (pl *Pool) fits(p *backend.Spec) bool {
+	return !pl.shape.ownIDs && p.UID == pl.shape.uid && p.GID == pl.shape.gid &&
+		canHandOver(p) && pl.fitsShape(p.Namespaces, p.Disabled, p.Cgroup.CPUs)
 }
 
 // fitsShape reports whether a run with these namespaces, disabled layers

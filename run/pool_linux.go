@@ -11,6 +11,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -190,8 +191,8 @@ func (pi *pooledInit) kill() {
 }
 
 // canHandOver reports whether p's descriptors fit in one message.
-func canHandOver(p *plan) bool {
-	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
+func canHandOver(p *backend.Spec) bool {
+	return len(p.ExtraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
 // unreserve puts back an init process that reserve handed out and whose run
@@ -262,9 +263,9 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	p := l.plan
 	// The run's program compiles while the prefix may still run.
 	l.program = pi.program
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		// The descriptor handOver passes the proxy socket on.
-		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
+		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.ExtraFiles)
 	}
 	startCompile(l, true)
 	unused := func() (*startedInit, *cgroup.Cgroup, bool, error) {
@@ -281,7 +282,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	// The limits first: until the descriptors are sent, nothing of the
 	// run is used up (its stdin is not read).
 	if pi.cg != nil {
-		if err := pi.cg.SetLimits(p.cgroup); err != nil {
+		if err := pi.cg.SetLimits(p.Cgroup); err != nil {
 			return unused()
 		}
 	}
@@ -311,10 +312,10 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 // killed, and an error.
 func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
 	p := l.plan
-	if stageconfig.Has(p.disabled, LayerCgroup) {
+	if stageconfig.Has(p.Disabled, LayerCgroup) {
 		return nil, nil
 	}
-	cg, err := cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
+	cg, err := cgroup.Open(cgroup.Name(p.RequestID), p.Cgroup)
 	if err == nil {
 		if err = cg.Attach(st.proc.Pid()); err != nil {
 			cg.Close()
@@ -337,7 +338,7 @@ func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error
 // config socket. The init process puts them where an init process of its
 // own would have them (stdin on 0, the others from firstTreeFD on), so the
 // config is the same either way.
-func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File) (err error) {
+func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*os.File) (err error) {
 	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File
 	defer func() {
@@ -350,7 +351,7 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 	// only once the send succeeded, so that a failed send has read nothing
 	// of it.
 	var feed func()
-	in := p.stdin
+	in := p.Stdin
 	if f, ok := in.(*os.File); ok {
 		asIs, skip := directStdin(f)
 		switch {
@@ -377,8 +378,8 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 			}
 		}()
 	}
-	pass = append(pass, p.extraFiles...)
-	if p.proxy != nil {
+	pass = append(pass, p.ExtraFiles...)
+	if p.Proxy != nil {
 		sup, initEnd, err := proxySocketPair()
 		if err != nil {
 			return err
@@ -387,7 +388,7 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 		// must see only the init process's end.
 		closeAfter = append(closeAfter, initEnd)
 		*closeLater = append(*closeLater, sup)
-		ip.proxySup = sup // the socket after p.extraFiles: the config's ProxyFD (see use)
+		ip.proxySup = sup // the socket after p.ExtraFiles: the config's ProxyFD (see use)
 		pass = append(pass, initEnd)
 	}
 	var oob []byte

@@ -48,8 +48,8 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	p := l.plan
 	// Placed first: a cgroup joined late makes the config channel a
 	// socket (see configChannel).
-	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
+		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.RequestID), p.Cgroup, p.UID)
 	}
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
 		sup, stage, err = posix.Pipe(stageReads)
@@ -69,17 +69,17 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, nil, err
 	}
-	if err := chownOutput(p.hostUID, p.hostGID, outW, errW); err != nil {
+	if err := chownOutput(p.UID, p.GID, outW, errW); err != nil {
 		return nil, nil, err
 	}
-	stdin, err := stdinFile(p.stdin, &l.closeLater)
+	stdin, err := stdinFile(p.Stdin, &l.closeLater)
 	if err != nil {
 		return nil, nil, err
 	}
 	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
-	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
+	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.ExtraFiles...)
 	var proxySup, proxyInit *os.File
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		sup, initEnd, err := proxySocketPair()
 		if err != nil {
 			return nil, nil, err
@@ -88,7 +88,7 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 		l.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyInit, extra = sup, initEnd, append(extra, initEnd)
 	}
-	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
+	spec := &launchSpec{name: p.RequestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
 	startCompile(l, false)
 	st, cg, err := startInCgroup(spec, l, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -194,8 +195,8 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 		{"readable", os.Getpid(), true},
 		{"unreadable (no such process)", gone.Process.Pid, false},
 	} {
-		p := &plan{memoryMB: 64}
-		p.cfg.WorkDirMB = 16
+		p := &backend.Spec{MemoryMB: 64}
+		p.Config.WorkDirMB = 16
 		st := &started{proc: posix.NewProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
 		if w.Active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
