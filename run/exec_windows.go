@@ -60,10 +60,10 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
 	}
 	res.Applied, res.Missing = windowsLayers(p, jobErr)
-	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
-		return isolationError(blocking)
+	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+		return backend.IsolationError(blocking)
 	}
-	warnDegraded(p.Warnings, res.Missing)
+	backend.WarnDegraded(p.Warnings, res.Missing)
 	wd := newWatchdog(l)
 	if err := l.start(); err != nil {
 		return err

@@ -57,11 +57,11 @@ func TestRefusing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []Layer
-			for _, m := range refusing(&c.p, c.applied, c.missing) {
+			for _, m := range backend.Refusing(&c.p, c.applied, c.missing) {
 				got = append(got, m.Layer)
 			}
 			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("refusing = %v, want %v", got, c.want)
+				t.Errorf("backend.Refusing = %v, want %v", got, c.want)
 			}
 		})
 	}
@@ -70,7 +70,7 @@ func TestRefusing(t *testing.T) {
 // TestIsolationError checks the one message of a refusal: layers grouped
 // by cause, and the way to opt in.
 func TestIsolationError(t *testing.T) {
-	err := isolationError([]Missing{
+	err := backend.IsolationError([]Missing{
 		{Layer: LayerUserNS, Reason: "cause A"}, {Layer: LayerPIDNS, Reason: "cause A"}, {Layer: LayerLandlockFS, Reason: "cause B"},
 	})
 	want := "isolation unavailable: refusing to run without userns, pidns: cause A; without landlock-fs: cause B. To run anyway"
@@ -83,7 +83,7 @@ func TestIsolationError(t *testing.T) {
 // built part-way: each layer with its step, and why --allow-degraded does
 // not apply.
 func TestIncompleteError(t *testing.T) {
-	err := incompleteError([]Missing{
+	err := backend.IncompleteError([]Missing{
 		{Layer: LayerMountNS, Reason: "mask /home/u/.ssh: permission denied (EACCES)"},
 		{Layer: LayerLandlockFS, Reason: "landlock rule for /usr: permission denied (EACCES)"},
 		{Layer: LayerLandlockNet, Reason: "landlock rule for /usr: permission denied (EACCES)"},

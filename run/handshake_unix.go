@@ -47,9 +47,9 @@ func handshake(l *launchState, startErr error, res *Result) error {
 }
 
 // checkReport reads the init process's layer report into res and
-// refuses a run with missing layers (see refusing) or with layers built
+// refuses a run with missing layers (see backend.Refusing) or with layers built
 // part-way (which the init process has refused already, see
-// incompleteError); with a host allowlist it starts the proxy. waiting
+// backend.IncompleteError); with a host allowlist it starts the proxy. waiting
 // says the init process waits for the go-ahead.
 func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, err error) {
 	p := l.plan
@@ -71,20 +71,20 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		return false, fmt.Errorf("%w: init process: %s", ErrIsolation, rep.Changed)
 	}
 	if len(rep.Incomplete) > 0 {
-		return false, incompleteError(posix.ExplainIncomplete(rep.Incomplete))
+		return false, backend.IncompleteError(posix.ExplainIncomplete(rep.Incomplete))
 	}
-	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		// The init process waits for the go-ahead whenever a layer is
 		// missing and the config may refuse the run (stageconfig's
 		// WaitForGo), so the script has not started.
-		return false, isolationError(blocking)
+		return false, backend.IsolationError(blocking)
 	}
 	if p.Proxy != nil {
 		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
 			return false, err
 		}
 	}
-	warnDegraded(p.Warnings, res.Missing)
+	backend.WarnDegraded(p.Warnings, res.Missing)
 	return waiting, nil
 }
 

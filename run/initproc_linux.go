@@ -249,7 +249,7 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 		Prefix:         l.program.prefix,
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !l.workMade,
-		MayRunDegraded: degradedByChoice(p),
+		MayRunDegraded: backend.DegradedByChoice(p),
 		JoinCgroup:     l.lateCgroup.TasksFiles(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -216,21 +217,11 @@ func allLayers(allowNetwork bool) []Layer {
 
 func knownLayer(l Layer) bool { return stageconfig.Has(allLayers(false), l) }
 
-// guardsHost reports whether l keeps the script away from the host's data
-// and processes: by default a run is refused when such a layer is missing
-// (see refusing). The cgroup is not one: it bounds the machine's memory,
-// process and CPU use, which RLIMIT_AS and RLIMIT_NPROC also bound per
-// process, and many machines (an ordinary user without a delegated cgroup
-// v2 subtree) cannot have it, so by default its absence is reported, not
-// refused; RequireIsolation refuses it too. The watch is not one either:
-// it bounds disk and memory use, and is missing only when disabled.
-func guardsHost(l Layer) bool { return l != LayerCgroup && l != LayerWatch }
-
-// hostGuards returns the missing layers that guard the host (guardsHost).
+// hostGuards returns the missing layers that guard the host (backend.GuardsHost).
 func hostGuards(missing []Missing) []Missing {
 	var out []Missing
 	for _, m := range missing {
-		if guardsHost(m.Layer) {
+		if backend.GuardsHost(m.Layer) {
 			out = append(out, m)
 		}
 	}

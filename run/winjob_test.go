@@ -46,7 +46,7 @@ func TestWindowsLayers(t *testing.T) {
 	} {
 		applied, missing := windowsLayers(&tc.p, tc.jobErr)
 		var refused []Layer
-		for _, m := range refusing(&tc.p, applied, missing) {
+		for _, m := range backend.Refusing(&tc.p, applied, missing) {
 			refused = append(refused, m.Layer)
 		}
 		if !slices.Equal(applied, tc.applied) || !slices.Equal(refused, tc.refused) {
@@ -57,7 +57,7 @@ func TestWindowsLayers(t *testing.T) {
 		}
 	}
 	_, missing := windowsLayers(&backend.Spec{}, nil)
-	if err := isolationError(missing); !errors.Is(err, ErrIsolation) || !strings.Contains(err.Error(), "appcontainer: not implemented") || !strings.Contains(err.Error(), "--allow-degraded") {
+	if err := backend.IsolationError(missing); !errors.Is(err, ErrIsolation) || !strings.Contains(err.Error(), "appcontainer: not implemented") || !strings.Contains(err.Error(), "--allow-degraded") {
 		t.Errorf("refusal reads %v", err)
 	}
 }

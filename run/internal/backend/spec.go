@@ -1,6 +1,7 @@
 // Package backend is the contract between run and the code that starts
-// a run's processes: Spec, what the supervisor decided for one run
-// before anything is started.
+// a run's processes, and what every such backend shares: Spec, what the
+// supervisor decided for one run before anything is started; the
+// fail-closed rule; the watchdog; the errors.
 //
 // For most uses, run's prepare fills one Spec per run from a
 // run.Sandbox (every check and decision that needs no process: the
@@ -11,7 +12,12 @@
 // backend (today the Unix launch in run, whose process layer is
 // run/internal/backend/posix, and the Windows launch in run) starts
 // from a Spec alone, so a new backend (gVisor, a remote runner) needs a
-// Spec and nothing of run.Sandbox.
+// Spec and nothing of run.Sandbox. Once it knows which layers it has,
+// a backend asks Refusing which missing ones refuse the run (an
+// IsolationError), or IncompleteError for layers built part-way, and
+// WarnDegraded writes the rest; its Watchdog ends the run on
+// Spec.Timeout, a cancellation, an output past its cap or a limit the
+// watch found.
 //
 // It runs in the supervisor: a Spec is built and read there. The init
 // process never sees one; it gets Spec.Config (stageconfig), compiled

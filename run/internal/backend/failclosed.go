@@ -1,11 +1,10 @@
-package run
+package backend
 
 import (
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -22,35 +21,35 @@ import (
 //   - landlock-scope keeps signals and abstract unix sockets inside the
 //     sandbox, which the PID namespace (no host process is visible) and
 //     the network namespace (abstract sockets belong to it) also do.
-func coverOf(l Layer) []Layer {
+func coverOf(l stageconfig.Layer) []stageconfig.Layer {
 	switch l {
-	case LayerLandlockNet:
-		return []Layer{LayerNetNS}
-	case LayerLandlockScope:
-		return []Layer{LayerPIDNS, LayerNetNS}
+	case stageconfig.LayerLandlockNet:
+		return []stageconfig.Layer{stageconfig.LayerNetNS}
+	case stageconfig.LayerLandlockScope:
+		return []stageconfig.Layer{stageconfig.LayerPIDNS, stageconfig.LayerNetNS}
 	}
 	return nil
 }
 
-// degradedByChoice says whether any missing layer lets the run go on
-// (see refusing).
-func degradedByChoice(p *backend.Spec) bool {
+// DegradedByChoice says whether any missing layer lets the run go on
+// (see Refusing).
+func DegradedByChoice(p *Spec) bool {
 	return !p.Strict && (p.Degraded || len(p.Disabled) > 0)
 }
 
-// refusing returns the missing layers that refuse the run under the
+// Refusing returns the missing layers that refuse the run under the
 // caller's choice: every one with RequireIsolation; none with
 // AllowDegraded or when the caller disabled layers (a degraded run by
 // choice, whose consequences, such as Landlock failing without
 // no_new_privs, are the point of the experiment); otherwise those that
-// guard the host (guardsHost) and are not covered by applied layers.
-func refusing(p *backend.Spec, applied []Layer, missing []Missing) []Missing {
-	if degradedByChoice(p) {
+// guard the host (GuardsHost) and are not covered by applied layers.
+func Refusing(p *Spec, applied []stageconfig.Layer, missing []stageconfig.Missing) []stageconfig.Missing {
+	if DegradedByChoice(p) {
 		return nil
 	}
-	var out []Missing
+	var out []stageconfig.Missing
 	for _, m := range missing {
-		if !p.Strict && (covered(m.Layer, applied) || !guardsHost(m.Layer)) {
+		if !p.Strict && (covered(m.Layer, applied) || !GuardsHost(m.Layer)) {
 			continue
 		}
 		out = append(out, m)
@@ -59,7 +58,7 @@ func refusing(p *backend.Spec, applied []Layer, missing []Missing) []Missing {
 }
 
 // covered reports whether every layer covering l is applied.
-func covered(l Layer, applied []Layer) bool {
+func covered(l stageconfig.Layer, applied []stageconfig.Layer) bool {
 	cover := coverOf(l)
 	if len(cover) == 0 {
 		return false
@@ -74,7 +73,7 @@ func covered(l Layer, applied []Layer) bool {
 
 // byReason groups missing layers that share a reason (a missing user
 // namespace takes all six namespaces with it), keeping first-seen order.
-func byReason(missing []Missing) (reasons []string, layers map[string][]string) {
+func byReason(missing []stageconfig.Missing) (reasons []string, layers map[string][]string) {
 	layers = map[string][]string{}
 	for _, m := range missing {
 		if _, seen := layers[m.Reason]; !seen {
@@ -87,7 +86,7 @@ func byReason(missing []Missing) (reasons []string, layers map[string][]string) 
 
 // writeByReason writes, for each reason of missing (byReason), format
 // filled with the layers it took and the reason, separated by sep.
-func writeByReason(b *strings.Builder, missing []Missing, sep, format string) {
+func writeByReason(b *strings.Builder, missing []stageconfig.Missing, sep, format string) {
 	reasons, layers := byReason(missing)
 	for i, r := range reasons {
 		if i > 0 {
@@ -97,9 +96,9 @@ func writeByReason(b *strings.Builder, missing []Missing, sep, format string) {
 	}
 }
 
-// isolationError is the one message of a refused run: which layers are
+// IsolationError is the one message of a refused run: which layers are
 // missing, why, how to fix it, and how to opt in.
-func isolationError(blocking []Missing) error {
+func IsolationError(blocking []stageconfig.Missing) error {
 	var b strings.Builder
 	b.WriteString("refusing to run without ")
 	writeByReason(&b, blocking, "; without ", "%s: %s")
@@ -107,14 +106,14 @@ func isolationError(blocking []Missing) error {
 	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
 }
 
-// incompleteError is the message of a run the init process refused because
+// IncompleteError is the message of a run the init process refused because
 // layers the kernel offers failed part-way through their construction
 // (stageconfig.Report.Incomplete): a grant not bound, a mask not mounted,
 // a read-only lock or pivot_root refused, a Landlock rule not added. It is
 // ErrIsolation, and AllowDegraded does not skip it: that opt-in accepts a
 // layer the host does not offer, never one whose masks or grants silently
 // did not apply.
-func incompleteError(incomplete []Missing) error {
+func IncompleteError(incomplete []stageconfig.Missing) error {
 	var b strings.Builder
 	b.WriteString("refusing to run: ")
 	writeByReason(&b, incomplete, "; ", "%s set up part-way: %s")
@@ -122,9 +121,9 @@ func incompleteError(incomplete []Missing) error {
 	return fmt.Errorf("%w: %s", ErrIsolation, b.String())
 }
 
-// warnDegraded writes one warning line per cause of the layers a run goes
+// WarnDegraded writes one warning line per cause of the layers a run goes
 // ahead without.
-func warnDegraded(w io.Writer, missing []Missing) {
+func WarnDegraded(w io.Writer, missing []stageconfig.Missing) {
 	if w == nil {
 		return
 	}
@@ -132,4 +131,16 @@ func warnDegraded(w io.Writer, missing []Missing) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "skill-sandbox: warning: running without %s: %s\n", strings.Join(layers[r], ", "), r)
 	}
+}
+
+// GuardsHost reports whether l keeps the script away from the host's data
+// and processes: by default a run is refused when such a layer is missing
+// (see Refusing). The cgroup is not one: it bounds the machine's memory,
+// process and CPU use, which RLIMIT_AS and RLIMIT_NPROC also bound per
+// process, and many machines (an ordinary user without a delegated cgroup
+// v2 subtree) cannot have it, so by default its absence is reported, not
+// refused; RequireIsolation refuses it too. The watch is not one either:
+// it bounds disk and memory use, and is missing only when disabled.
+func GuardsHost(l stageconfig.Layer) bool {
+	return l != stageconfig.LayerCgroup && l != stageconfig.LayerWatch
 }
