@@ -21,10 +21,6 @@ import (
 // init process to kill and reap the PID namespace before it is killed.
 const reapGrace = 500 * time.Millisecond
 
-// outputGrace bounds how long Run waits for the output pipes to drain after
-// the sandbox is gone; only a process that escaped the kill could hold them.
-const outputGrace = 2 * time.Second
-
 // launchOS is the Unix part of a launch's state: the init process and
 // the supervisor's ends of its descriptors, the run's cgroup and the
 // program sent to the init process.
@@ -111,7 +107,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	res.Duration = time.Since(l.begun)
 	wd.Finish()
 	l.release(end, res)
-	waitOutput(&l.copies, l.init.outR, l.init.errR)
+	posix.WaitOutput(&l.copies, l.init.outR, l.init.errR)
 	l.collectOutput(res)
 	recordEnd(wd, res)
 	return l.collectStatus(end, runErr, res)
@@ -177,7 +173,7 @@ func (l *launchState) sendConfig() error {
 }
 
 // copyOutput copies the script's output streams into their captures
-// until their pipes end (see waitOutput).
+// until their pipes end (see posix.WaitOutput).
 func (l *launchState) copyOutput() {
 	l.copies.Add(2)
 	go func() { defer l.copies.Done(); io.Copy(l.stdout, l.init.outR) }()

@@ -80,7 +80,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		pipes = append(pipes, r, w)
 	}
 	repR, repW, outR, outW, errR, errW, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5], pipes[6], pipes[7]
-	if err := chownOutput(shape.uid, shape.gid, outW, errW); err != nil {
+	if err := posix.ChownOutput(shape.uid, shape.gid, outW, errW); err != nil {
 		return fail(err)
 	}
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
@@ -347,13 +347,13 @@ func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*
 		}
 	}()
 	// stdin: a file is passed as it is, but a folder not at all and a
-	// socket through a pipe (directStdin), as any other reader: a pipe fed
+	// socket through a pipe (posix.DirectStdin), as any other reader: a pipe fed
 	// only once the send succeeded, so that a failed send has read nothing
 	// of it.
 	var feed func()
 	in := p.Stdin
 	if f, ok := in.(*os.File); ok {
-		asIs, skip := directStdin(f)
+		asIs, skip := posix.DirectStdin(f)
 		switch {
 		case skip:
 			in = nil
@@ -380,7 +380,7 @@ func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*
 	}
 	pass = append(pass, p.ExtraFiles...)
 	if p.Proxy != nil {
-		sup, initEnd, err := proxySocketPair()
+		sup, initEnd, err := posix.ProxySocketPair()
 		if err != nil {
 			return err
 		}

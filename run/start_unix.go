@@ -10,8 +10,6 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-
-	"golang.org/x/sys/unix"
 )
 
 // started describes the init process once it runs.
@@ -69,10 +67,10 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, nil, err
 	}
-	if err := chownOutput(p.UID, p.GID, outW, errW); err != nil {
+	if err := posix.ChownOutput(p.UID, p.GID, outW, errW); err != nil {
 		return nil, nil, err
 	}
-	stdin, err := stdinFile(p.Stdin, &l.closeLater)
+	stdin, err := posix.StdinFile(p.Stdin, &l.closeLater)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +78,7 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.ExtraFiles...)
 	var proxySup, proxyInit *os.File
 	if p.Proxy != nil {
-		sup, initEnd, err := proxySocketPair()
+		sup, initEnd, err := posix.ProxySocketPair()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -109,75 +107,11 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 // closed); name names the run (the request id, for people reading ps).
 type launchSpec struct {
 	name           string
-	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
+	stdin          io.Reader // nil (/dev/null) or an *os.File (see posix.StdinFile)
 	stdout, stderr *os.File
 	extra          []*os.File
 	// report is the supervisor's end of the init process's report pipe, where
 	// an init process of the run's own says it has made its namespaces
 	// (see startSplit); nil for a pooled one.
 	report *os.File
-}
-
-// chownOutput gives the script's stdout and stderr pipes to its host
-// identity, so that reopening them by name (echo x > /dev/stderr,
-// /proc/self/fd/1) passes the permission check, as it does outside the
-// sandbox; the pipes are private to this run either way.
-func chownOutput(uid, gid int, outW, errW *os.File) error {
-	if uid == os.Geteuid() {
-		return nil
-	}
-	for _, f := range []*os.File{outW, errW} {
-		if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// stdinFile turns the caller's reader into something exec can hand over:
-// nil stays nil (/dev/null), a file is passed as is but a folder (not at
-// all) and a socket (copied) (see directStdin), and any other reader is
-// copied through a pipe.
-func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
-	if r == nil {
-		return nil, nil
-	}
-	if f, ok := r.(*os.File); ok {
-		asIs, skip := directStdin(f)
-		switch {
-		case skip:
-			return nil, nil
-		case asIs:
-			return f, nil
-		}
-	}
-	pw, pr, err := posix.Pipe(true)
-	if err != nil {
-		return nil, err
-	}
-	*closeLater = append(*closeLater, pr)
-	go func() {
-		io.Copy(pw, r)
-		pw.Close()
-	}()
-	return pr, nil
-}
-
-// directStdin tells how the file f, given as the script's stdin, reaches
-// it: not at all (skip: the script reads /dev/null) when it is a folder,
-// whose descriptor would lead into the host's tree from inside the
-// sandbox's root (/proc/self/fd/0, openat(0, "..")), past the mount
-// namespace; copied through a pipe when it is a socket, the caller's
-// connection: passed as it is, the script could write to the caller's
-// peer (a Node.js parent's stdio "pipes" are socket pairs; an inetd-style
-// service's stdin is its client) or shut it down; as it is otherwise.
-func directStdin(f *os.File) (asIs, skip bool) {
-	st, err := f.Stat()
-	switch {
-	case err != nil || st.IsDir():
-		return false, true
-	case st.Mode()&os.ModeSocket != 0:
-		return false, false
-	}
-	return true, false
 }

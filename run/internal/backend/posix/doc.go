@@ -11,7 +11,11 @@
 // the host's real cause (sysctls, AppArmor, a container's masked /proc)
 // to a layer the kernel refused. CloneFlag, UserNSRefused and
 // EnableSubreaper serve the Linux clone; CountProcs the RLIMIT_NPROC of a
-// run without a user namespace.
+// run without a user namespace. For the script's streams, StdinFile and
+// DirectStdin decide how the caller's stdin reaches it, ChownOutput
+// gives it its output pipes, and WaitOutput drains them; ProxySocketPair
+// carries the allowlist proxy's socket out of the run's network
+// namespace; ScriptStatus checks a reaper report read late.
 //
 // It runs in the supervisor, with the caller's privileges. Nothing here
 // forks or clones: run/internal/initproc clones the init process and

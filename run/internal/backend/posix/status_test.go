@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package posix
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -39,9 +39,9 @@ func TestScriptStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws, err := scriptStatus(strings.NewReader(tt.msg), tt.exited, tt.code)
-			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrStart)) {
-				t.Fatalf("err = %v, want error %v (ErrStart)", err, tt.wantErr)
+			ws, err := ScriptStatus(strings.NewReader(tt.msg), tt.exited, tt.code)
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, backend.ErrStart)) {
+				t.Fatalf("err = %v, want error %v (backend.ErrStart)", err, tt.wantErr)
 			}
 			switch {
 			case tt.want == -2 && ws != nil:
@@ -81,12 +81,12 @@ func TestReaperReport(t *testing.T) {
 		{"forged before the reaper's", string(msg) + string(msg), 2 * stageconfig.ReaperReportLen},
 		{"forged part before the reaper's", "\x00\x00" + string(msg), 2 + stageconfig.ReaperReportLen},
 	} {
-		got, whole := posix.ReadStatusReport(strings.NewReader(tc.pipe))
+		got, whole := ReadStatusReport(strings.NewReader(tc.pipe))
 		if whole || len(got) != tc.n {
 			t.Errorf("%s: %d bytes, whole %v; want %d, not whole", tc.name, len(got), whole, tc.n)
 		}
 	}
-	if got, whole := posix.ReadStatusReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
+	if got, whole := ReadStatusReport(strings.NewReader(string(msg))); !whole || string(got) != string(msg) {
 		t.Errorf("one report: whole %v", whole)
 	}
 }
