@@ -12,7 +12,7 @@ import (
 
 // TestRefusing checks which missing layers refuse a run.
 func TestRefusing(t *testing.T) {
-	all := append(namespaceLayers(false), processLayers(false)...)
+	all := append(backend.NamespaceLayers(false), backend.ProcessLayers(false)...)
 	without := func(drop ...Layer) []Layer {
 		var out []Layer
 		for _, l := range all {
@@ -37,8 +37,8 @@ func TestRefusing(t *testing.T) {
 		want    []Layer
 	}{
 		{"complete", backend.Spec{}, all, nil, nil},
-		{"no userns", backend.Spec{}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), namespaceLayers(false)},
-		{"no userns, degraded", backend.Spec{Degraded: true}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
+		{"no userns", backend.Spec{}, without(backend.NamespaceLayers(false)...), miss(backend.NamespaceLayers(false)...), backend.NamespaceLayers(false)},
+		{"no userns, degraded", backend.Spec{Degraded: true}, without(backend.NamespaceLayers(false)...), miss(backend.NamespaceLayers(false)...), nil},
 		{"no landlock", backend.Spec{}, without(LayerLandlockFS, LayerLandlockNet, LayerLandlockScope),
 			miss(LayerLandlockFS, LayerLandlockNet, LayerLandlockScope), []Layer{LayerLandlockFS}},
 		{"old landlock, namespaces cover", backend.Spec{}, without(LayerLandlockNet, LayerLandlockScope),
@@ -49,7 +49,7 @@ func TestRefusing(t *testing.T) {
 			miss(LayerNetNS, LayerLandlockScope), []Layer{LayerNetNS, LayerLandlockScope}},
 		{"disabled by the caller", backend.Spec{Disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), nil},
 		{"disabled, strict", backend.Spec{Strict: true, Disabled: []Layer{LayerSeccomp}}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},
-		{"userns disabled", backend.Spec{Disabled: []Layer{LayerUserNS}}, without(namespaceLayers(false)...), miss(namespaceLayers(false)...), nil},
+		{"userns disabled", backend.Spec{Disabled: []Layer{LayerUserNS}}, without(backend.NamespaceLayers(false)...), miss(backend.NamespaceLayers(false)...), nil},
 		{"no_new_privs disabled: landlock and seccomp fail", backend.Spec{Disabled: []Layer{LayerNoNewPrivs}},
 			without(LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp), miss(LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp), nil},
 		{"no seccomp", backend.Spec{}, without(LayerSeccomp), miss(LayerSeccomp), []Layer{LayerSeccomp}},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -193,7 +194,7 @@ func checkNestedRun(t *testing.T, want string) {
 		} else if outside != "own" && got != outside {
 			t.Errorf("the script's uid 0 maps to %q here, want %s", got, outside)
 		}
-		for _, l := range append(namespaceLayers(false), LayerLandlockFS, LayerSeccomp, LayerCaps, LayerNoNewPrivs) {
+		for _, l := range append(backend.NamespaceLayers(false), LayerLandlockFS, LayerSeccomp, LayerCaps, LayerNoNewPrivs) {
 			if !stageconfig.Has(res.Applied, l) {
 				t.Errorf("%s not applied (missing %+v)", l, res.Missing)
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -43,7 +44,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 	if !hostAllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
 	}
-	for _, l := range allowlistLayers() {
+	for _, l := range backend.AllowlistLayers() {
 		if stageconfig.Has(s.Disable, l) {
 			return nil, fmt.Errorf("%w: the host allowlist is enforced by the %s layer, which cannot be disabled with it", ErrBadConfig, l)
 		}
@@ -102,7 +103,7 @@ func (pr *proxyRun) stop(res *Result) {
 // starts the proxy on the socket the init process handed over.
 func startAllowlist(l *launchState, sup *os.File, res *Result) error {
 	for _, m := range res.Missing {
-		if !stageconfig.Has(allowlistLayers(), m.Layer) {
+		if !stageconfig.Has(backend.AllowlistLayers(), m.Layer) {
 			continue
 		}
 		if m.Layer == LayerSeatbelt {

@@ -121,7 +121,7 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 	}
 	uid, gid := sandboxIdentity()
 	shape := poolShape{uid: uid, gid: gid, ownIDs: uid == nobodyUID && identity.OwnRunIDs(), cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
-	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
+	shape.wantNS = enabled(backend.NamespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
@@ -190,7 +190,7 @@ func (pl *Pool) reserve(s *Sandbox) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.failed = nil
-	if pl.closed || !pl.shape.ownIDs || !pl.fitsShape(enabled(namespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs) {
+	if pl.closed || !pl.shape.ownIDs || !pl.fitsShape(enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs) {
 		pl.stats.Missed++
 		pl.signal()
 		return nil

@@ -103,7 +103,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	if requestID == "" {
 		requestID = newRequestID()
 	}
-	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	wantNS := enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable)
 	work, deferWork, cleanup, err := s.workFolder(id, wantNS, res)
 	if err != nil {
 		return nil, nil, err
@@ -326,7 +326,7 @@ func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work
 			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
 		},
 		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
-		Layers:  enabled(processLayers(s.AllowNetwork), s.Disable),
+		Layers:  enabled(backend.ProcessLayers(s.AllowNetwork), s.Disable),
 	}
 }
 

@@ -211,8 +211,8 @@ func (s *Sandbox) checkNumbers() error {
 
 // allLayers lists every layer of a run in the order of the Layer list.
 func allLayers(allowNetwork bool) []Layer {
-	ls := append(namespaceLayers(allowNetwork), supervisorLayers()...)
-	return append(ls, processLayers(allowNetwork)...)
+	ls := append(backend.NamespaceLayers(allowNetwork), backend.SupervisorLayers()...)
+	return append(ls, backend.ProcessLayers(allowNetwork)...)
 }
 
 func knownLayer(l Layer) bool { return stageconfig.Has(allLayers(false), l) }

@@ -9,6 +9,6 @@ import (
 )
 
 // planWatch: the watch reads /proc, which macOS does not have, and the
-// layer is not among the macOS ones (layers_darwin.go). A kept work folder
+// layer is not among the macOS ones (backend/layers_darwin.go). A kept work folder
 // is bounded per file only there.
 func planWatch(*backend.Spec, *started, *cgroup.Cgroup) watch.Plan { return watch.Plan{} }

@@ -16,7 +16,7 @@ const appContainerReason = "not implemented on Windows: the script runs with the
 // windowsLayers reports the layers of a Windows run.
 // jobErr is why the job could not be created (nil when it was).
 func windowsLayers(p *backend.Spec, jobErr error) (applied []Layer, missing []Missing) {
-	for _, l := range windowsLayerList() {
+	for _, l := range backend.WindowsLayerList() {
 		switch {
 		case stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
@@ -30,9 +30,6 @@ func windowsLayers(p *backend.Spec, jobErr error) (applied []Layer, missing []Mi
 	}
 	return applied, missing
 }
-
-// windowsLayerList are the layers of a Windows run.
-func windowsLayerList() []Layer { return []Layer{LayerJob, LayerAppContainer} }
 
 // jobLimitsOf derives the job's limits from the same settings the Linux
 // cgroup and rlimits use: MemoryMB for the whole tree (there is no tmpfs
