@@ -74,8 +74,28 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	return l, cleanup, err
 }
 
-// prepareAs is prepare for a run as id.
+// prepareAs is prepare for a run as id, with the CA bundle of its
+// secrets, if any, readable for the run's time (see withCABundle).
 func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*backend.Spec, func(), error) {
+	grantee, bundle, remove, err := s.withCABundle()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, cleanup, err := grantee.prepareWith(id, script, args, command, bundle, res)
+	if err != nil {
+		remove()
+		return p, cleanup, err
+	}
+	return p, func() {
+		if cleanup != nil {
+			cleanup()
+		}
+		remove()
+	}, nil
+}
+
+// prepareWith is prepareAs once the CA bundle, if any, is written.
+func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []string, bundle string, res *Result) (*backend.Spec, func(), error) {
 	proxy, err := s.checkConfig()
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +141,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	}
 	if proxy != nil {
 		p.Proxy = proxy
-		p.Config.Env = withProxyEnv(p.Config.Env, proxyPort)
+		p.Config.Env = withSecretEnv(withProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
 		p.Config.ProxyPort = proxyPort
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
