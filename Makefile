@@ -233,7 +233,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzBatch -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzWorkspacePath -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
-	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./internal/proc
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run/internal/seatbelt
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run/internal/seatbelt
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
@@ -242,8 +242,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run/internal/winproc
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run/internal/winproc
-	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./internal/identity
+	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run/internal/backend/posix
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
 	$(GO) test -run '^$$' -fuzz FuzzParseArchive -fuzztime $(FUZZTIME) ./cmd/skill-sandbox
 
