@@ -97,7 +97,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	}
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)
-	upN, downN, _ := p.relay(tc, tbr, uc, func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
+	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
 	return interception{up: upN, down: downN, secrets: used, rule: rule}
 }
 
