@@ -9,7 +9,9 @@ import (
 )
 
 // maxResponseHead bounds the response heads of a terminated tunnel that
-// the proxy reads to take the secrets' values out of them.
+// the proxy reads to take the secrets' values out of them, as received
+// and as sent on (a short value's placeholder is longer than it: a head
+// full of a one-byte value would grow 85 times).
 const maxResponseHead = 64 << 10
 
 // errResponseHead ends a terminated tunnel whose server sent a response
@@ -32,6 +34,7 @@ type scrubConn struct {
 	pending []byte // scrubbed head bytes not yet returned
 	partial []byte // a head line read in part
 	read    int    // head bytes read so far
+	sent    int    // head bytes after scrubbing so far
 	inHead  bool   // past a status line, before its empty line
 	final   bool   // the head being read is the final one
 	body    bool   // past the final head: bytes pass unchanged
@@ -118,11 +121,14 @@ func (c *scrubConn) nextLine() error {
 		c.inHead = false
 		c.body = c.final
 	}
-	if status {
-		c.pending = append(c.pending, line...)
-	} else {
-		c.pending = append(c.pending, c.scrub(line)...)
+	out := string(line)
+	if !status {
+		out = c.scrub(line)
 	}
+	if c.sent += len(out); c.sent > 2*maxResponseHead {
+		return errResponseHead
+	}
+	c.pending = append(c.pending, out...)
 	return nil
 }
 

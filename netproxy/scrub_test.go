@@ -57,6 +57,24 @@ func TestScrubConn(t *testing.T) {
 	}
 }
 
+// TestScrubConnGrowth: a head full of a one-byte value would grow 85
+// times with the placeholders; past twice maxResponseHead the connection
+// ends instead.
+func TestScrubConnGrowth(t *testing.T) {
+	s, err := NewSecrets([]Secret{{Name: "T", Host: "api.example.com", Port: 443, Value: "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, _ := parseTarget("api.example.com:443", 0)
+	in := "HTTP/1.1 200 OK\r\n" + strings.Repeat("A: "+strings.Repeat("1", 1000)+"\r\n", 60) + "\r\n"
+	if out, err := scrubAll(s, tgt, in); !errors.Is(err, errResponseHead) || len(out) > 2*maxResponseHead {
+		t.Errorf("%d bytes, %v", len(out), err)
+	}
+	if out, err := scrubAll(s, tgt, "HTTP/1.1 200 OK\r\nA: 11\r\n\r\n"); err != nil || strings.Count(out, placeholderPrefix) != 2 {
+		t.Errorf("%q, %v", out, err)
+	}
+}
+
 // timeoutErr is a read deadline passing.
 type timeoutErr struct{}
 
