@@ -7,6 +7,9 @@
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
 #   make bench-bulk  validate and scan --recursive on realistic skills
+#   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
+#                  a load with one replica killed and one stopped midway
+#                  (docs/kubernetes.md; needs Debian's nginx and prometheus)
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
@@ -19,7 +22,8 @@
 #                  framing, batches and workspace paths, the macOS profile quoting, the Windows
 #                  command-line quoting, the init process's config decoder and
 #                  report encoder, the init process's program check, the
-#                  /proc stat parser of the run's process sweep, the uid_map and /proc mount parsers and the JSON
+#                  /proc stat parser of the run's process sweep, serve's tokens file and
+#                  execution requests, the uid_map and /proc mount parsers and the JSON
 #                  string writer of the audit record and canonical policy, the
 #                  Debian version made of git describe, the CLI test scripts' archives
 #                  for FUZZTIME each (default 30s)
@@ -53,7 +57,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -196,6 +200,13 @@ bench: build
 bench-bulk: build
 	$(GO) run ./scripts/bulkbench -bin ./$(BIN)
 
+# skill-sandbox serve on several replicas behind a real nginx, scraped by
+# a real Prometheus server, a bounded loopback load with one replica
+# killed (SIGKILL) and one stopped (SIGTERM) midway; every run a client saw
+# complete must have its audit record (scripts/servesim, docs/kubernetes.md).
+serve-sim: build
+	$(GO) run ./scripts/servesim -bin ./$(BIN)
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzSkill -fuzztime $(FUZZTIME) ./validate
@@ -207,6 +218,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzParseTokens -fuzztime $(FUZZTIME) ./serve
+	$(GO) test -run '^$$' -fuzz FuzzParseRequest -fuzztime $(FUZZTIME) ./serve
 	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSecret -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzInnerRequest -fuzztime $(FUZZTIME) ./netproxy

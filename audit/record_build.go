@@ -75,9 +75,11 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		LimitExceeded:  res.LimitExceeded,
 		WorkDir:        res.WorkDir,
 		SandboxUID:     res.SandboxUID,
+		SharedQuotas:   sharedQuotas(res.SharedQuotas),
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
 		MCP:            meta.MCP,
+		Serve:          meta.Serve,
 		Grants:         grantsOf(meta.Grants, res.Grants),
 		Artifacts:      artifactsOf(res.Artifacts),
 		Signature:      meta.Signature,
@@ -315,4 +317,12 @@ func firstPositive[T int | time.Duration](vs ...T) T {
 		}
 	}
 	return 0
+}
+
+func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
+	var out []SharedQuota
+	for _, q := range qs {
+		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
+	}
+	return out
 }
