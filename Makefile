@@ -223,6 +223,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSecret -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzInnerRequest -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzScrubConn -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzRequestRules -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
