@@ -1,0 +1,352 @@
+package mcp
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// httpClient drives an HTTPHandler over a real loopback HTTP server.
+type httpClient struct {
+	t       testing.TB
+	url     string
+	session string
+	version string // sent as MCP-Protocol-Version once set
+	header  http.Header
+}
+
+// newHTTPServer serves a Server for the test skills over HTTP.
+func newHTTPServer(t testing.TB, cfg Config, opts HTTPOptions) (*HTTPHandler, string) {
+	t.Helper()
+	if cfg.SkillDirs == nil {
+		cfg.SkillDirs = []string{skillsDir(t)}
+	}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		h.Close()
+	})
+	return h, ts.URL
+}
+
+// post sends one message and returns the status, the headers and the
+// JSON-RPC message of the answer (from the JSON body or the SSE stream).
+func (c *httpClient) post(body string, hdr http.Header) (int, http.Header, map[string]any) {
+	c.t.Helper()
+	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set(headerSessionID, c.session)
+	}
+	if c.version != "" {
+		req.Header.Set(headerProtocolVersion, c.version)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header, readAnswer(c.t, resp)
+}
+
+// readAnswer reads the one message of a JSON or SSE answer; nil when the
+// body is empty.
+func readAnswer(t testing.TB, resp *http.Response) map[string]any {
+	t.Helper()
+	var data []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 8<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				data = []byte(d)
+				break
+			}
+		}
+	} else {
+		var err error
+		if data, err = io.ReadAll(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("answer %q: %v", data, err)
+	}
+	return m
+}
+
+// initialize starts a session of revision version.
+func (c *httpClient) initialize(version string) {
+	c.t.Helper()
+	status, hdr, msg := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"go-http-test","version":"1"}}}`, nil)
+	if status != 200 || dig(msg, "result", "protocolVersion") != version {
+		c.t.Fatalf("initialize: %d %v", status, msg)
+	}
+	if c.session = hdr.Get(headerSessionID); len(c.session) != 32 {
+		c.t.Fatalf("session id %q", c.session)
+	}
+	c.version = version
+	if status, _, _ := c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); status != http.StatusAccepted {
+		c.t.Fatalf("notifications/initialized: %d", status)
+	}
+}
+
+func TestHTTPSession(t *testing.T) {
+	_, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	for _, version := range []string{"2025-03-26", "2025-06-18", VersionLegacy} {
+		t.Run(version, func(t *testing.T) {
+			c := &httpClient{t: t, url: url}
+			c.initialize(version)
+			status, _, msg := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil)
+			if status != 200 || dig(msg, "result", "tools", 0, "name") != ToolListSkills {
+				t.Fatalf("tools/list: %d %v", status, msg)
+			}
+			// tools/call is answered as an SSE stream.
+			status, hdr, msg := c.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_skills","arguments":{}}}`, nil)
+			if status != 200 || hdr.Get("Content-Type") != "text/event-stream" || dig(msg, "result", "isError") != false {
+				t.Fatalf("tools/call: %d %v %v", status, hdr, msg)
+			}
+			if req, _ := http.NewRequest("DELETE", url, nil); req != nil {
+				req.Header.Set(headerSessionID, c.session)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != http.StatusNoContent {
+					t.Fatalf("DELETE: %v %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			if status, _, msg := c.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`, nil); status != http.StatusNotFound {
+				t.Errorf("after DELETE: %d %v", status, msg)
+			}
+		})
+	}
+}
+
+func TestHTTPBatch(t *testing.T) {
+	_, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	c := &httpClient{t: t, url: url}
+	c.initialize(VersionBatch)
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"tools/list"}]`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(headerSessionID, c.session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answers []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&answers); err != nil || resp.StatusCode != 200 || len(answers) != 2 {
+		t.Fatalf("batch: %d %v %v", resp.StatusCode, answers, err)
+	}
+}
+
+func TestHTTPStateless(t *testing.T) {
+	_, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	meta, _ := json.Marshal(statelessMeta())
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_skills","arguments":{},"_meta":` + string(meta) + `}}`
+	list := `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":` + string(meta) + `}}`
+	unknown := `{"jsonrpc":"2.0","id":9,"method":"nope/nothing","params":{"_meta":` + string(meta) + `}}`
+	good := http.Header{headerMethod: {"tools/call"}, headerName: {"list_skills"}}
+	for _, tc := range []struct {
+		name   string
+		body   string
+		hdr    http.Header
+		status int
+		code   float64 // of the error; 0 for a result
+	}{
+		{"call", call, good, 200, 0},
+		{"list", list, http.Header{headerMethod: {"tools/list"}}, 200, 0},
+		{"name in base64", call, http.Header{headerMethod: {"tools/call"}, headerName: {"=?base64?bGlzdF9za2lsbHM=?="}}, 200, 0},
+		{"session id ignored", list, http.Header{headerMethod: {"tools/list"}, headerSessionID: {"0123456789abcdef0123456789abcdef"}}, 200, 0},
+		{"no version header", call, http.Header{headerMethod: {"tools/call"}, headerName: {"list_skills"}, headerProtocolVersion: {""}}, 400, CodeHeaderMismatch},
+		{"other version header", call, http.Header{headerMethod: {"tools/call"}, headerName: {"list_skills"}, headerProtocolVersion: {"2025-11-25"}}, 400, CodeHeaderMismatch},
+		{"no method header", call, http.Header{headerName: {"list_skills"}}, 400, CodeHeaderMismatch},
+		{"method mismatch", call, http.Header{headerMethod: {"tools/list"}, headerName: {"list_skills"}}, 400, CodeHeaderMismatch},
+		{"no name header", call, http.Header{headerMethod: {"tools/call"}}, 400, CodeHeaderMismatch},
+		{"name mismatch", call, http.Header{headerMethod: {"tools/call"}, headerName: {"run_command"}}, 400, CodeHeaderMismatch},
+		{"bad base64", call, http.Header{headerMethod: {"tools/call"}, headerName: {"=?base64?!!?="}}, 400, CodeHeaderMismatch},
+		{"unknown method", unknown, http.Header{headerMethod: {"nope/nothing"}}, 404, CodeMethodNotFound},
+		{"unsupported version", strings.ReplaceAll(list, VersionStateless, "2099-01-01"), http.Header{headerMethod: {"tools/list"}, headerProtocolVersion: {"2099-01-01"}}, 400, CodeUnsupportedVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &httpClient{t: t, url: url, version: VersionStateless}
+			status, _, msg := c.post(tc.body, tc.hdr)
+			if status != tc.status {
+				t.Errorf("status %d, want %d: %v", status, tc.status, msg)
+			}
+			if code, _ := dig(msg, "error", "code").(float64); code != tc.code {
+				t.Errorf("error code %v, want %v: %v", code, tc.code, msg)
+			}
+			if tc.code == 0 && dig(msg, "result", "resultType") != "complete" {
+				t.Errorf("result %v", msg)
+			}
+		})
+	}
+}
+
+// TestHTTPAttacks checks every defence of the transport: each case fails
+// without it.
+func TestHTTPAttacks(t *testing.T) {
+	h, url := newHTTPServer(t, Config{MaxMessageBytes: 4096}, HTTPOptions{
+		AllowedOrigins: []string{"http://localhost:6274"},
+		AllowedHosts:   []string{"127.0.0.1", "localhost"},
+		MaxSessions:    2,
+	})
+	_, otherURL := newHTTPServer(t, Config{}, HTTPOptions{}) // another tenant
+	a := &httpClient{t: t, url: url}
+	a.initialize("2025-06-18")
+	ping := `{"jsonrpc":"2.0","id":5,"method":"ping"}`
+
+	t.Run("foreign origin", func(t *testing.T) {
+		if status, _, _ := a.post(ping, http.Header{"Origin": {"http://evil.example"}}); status != http.StatusForbidden {
+			t.Errorf("status %d, want 403", status)
+		}
+		if status, _, _ := a.post(ping, http.Header{"Origin": {"http://localhost:6274"}}); status != 200 {
+			t.Errorf("allowed origin: status %d", status)
+		}
+	})
+	t.Run("rebound host", func(t *testing.T) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(ping))
+		req.Host = "rebind.evil.example:80"
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("status %d, want 403", resp.StatusCode)
+		}
+	})
+	t.Run("oversized body", func(t *testing.T) {
+		body := `{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`
+		if status, _, msg := a.post(body, nil); status != http.StatusRequestEntityTooLarge {
+			t.Errorf("status %d, want 413: %v", status, msg)
+		}
+	})
+	t.Run("no version header", func(t *testing.T) {
+		c := *a
+		c.version = ""
+		if status, _, msg := c.post(ping, nil); status != http.StatusBadRequest {
+			t.Errorf("status %d, want 400: %v", status, msg)
+		}
+		c.version = "2025-11-25"
+		if status, _, msg := c.post(ping, nil); status != http.StatusBadRequest {
+			t.Errorf("other version: status %d, want 400: %v", status, msg)
+		}
+	})
+	t.Run("forged session", func(t *testing.T) {
+		c := *a
+		c.session = strings.Repeat("0", 32)
+		if status, _, _ := c.post(ping, nil); status != http.StatusNotFound {
+			t.Errorf("status %d, want 404", status)
+		}
+		c.session = ""
+		if status, _, _ := c.post(ping, nil); status != http.StatusBadRequest {
+			t.Errorf("no session: status %d, want 400", status)
+		}
+	})
+	t.Run("session of another tenant", func(t *testing.T) {
+		c := *a
+		c.url = otherURL
+		if status, _, _ := c.post(ping, nil); status != http.StatusNotFound {
+			t.Errorf("status %d, want 404", status)
+		}
+	})
+	t.Run("session of another session", func(t *testing.T) {
+		b := &httpClient{t: t, url: url}
+		b.initialize("2025-06-18")
+		// b ends its own session; a's goes on.
+		req, _ := http.NewRequest("DELETE", url, nil)
+		req.Header.Set(headerSessionID, b.session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if status, _, _ := a.post(ping, nil); status != 200 {
+			t.Errorf("a after b ended: %d", status)
+		}
+	})
+	t.Run("too many sessions", func(t *testing.T) {
+		b := &httpClient{t: t, url: url}
+		b.initialize("2025-06-18") // the second of 2
+		c := &httpClient{t: t, url: url}
+		status, hdr, msg := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`, nil)
+		if status != http.StatusServiceUnavailable || hdr.Get(headerSessionID) != "" {
+			t.Errorf("status %d, want 503: %v", status, msg)
+		}
+		// Idle sessions expire: then there is room again.
+		h.mu.Lock()
+		h.now = func() time.Time { return time.Now().Add(DefaultSessionIdle + time.Minute) }
+		h.mu.Unlock()
+		c.initialize("2025-06-18")
+		if status, _, _ := a.post(ping, nil); status != http.StatusNotFound {
+			t.Errorf("an expired session: status %d, want 404", status)
+		}
+	})
+	t.Run("methods", func(t *testing.T) {
+		for _, m := range []string{"GET", "PUT"} {
+			req, _ := http.NewRequest(m, url, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s: %d, want 405", m, resp.StatusCode)
+			}
+		}
+	})
+	t.Run("content type", func(t *testing.T) {
+		if status, _, _ := a.post(ping, http.Header{"Content-Type": {"text/plain"}}); status != http.StatusUnsupportedMediaType {
+			t.Errorf("status %d, want 415", status)
+		}
+	})
+}
+
+// TestHTTPFailedInitialize checks that an initialize that fails leaves no
+// session behind.
+func TestHTTPFailedInitialize(t *testing.T) {
+	h, url := newHTTPServer(t, Config{}, HTTPOptions{MaxSessions: 1})
+	c := &httpClient{t: t, url: url}
+	for range 3 {
+		status, hdr, msg := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil)
+		if status != 200 || hdr.Get(headerSessionID) != "" || dig(msg, "error", "code") != float64(CodeInvalidParams) {
+			t.Fatalf("initialize without a version: %d %v %v", status, hdr, msg)
+		}
+	}
+	h.mu.Lock()
+	n := len(h.sessions)
+	h.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d sessions left", n)
+	}
+}
