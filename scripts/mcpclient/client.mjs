@@ -12,6 +12,7 @@
 // (SDK 1.0.4), 2025-03-26 (1.12.3), 2025-06-18 (1.24.0), 2025-11-25 (1.32.2)
 // or 2026-07-28 (@modelcontextprotocol/client 2.4.0, pinned to it).
 import { readFileSync } from "node:fs";
+import { recordWire } from "./wire.mjs";
 
 const eras = {
   "2024-11-05": { pkg: "sdk-2024-11-05", v2: false },
@@ -35,25 +36,7 @@ const { version: sdkVersion } = JSON.parse(readFileSync(new URL(`node_modules/${
 const clientName = `skill-sandbox-sdk-test-${era}`;
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
 
-// Every message both ways, as the transport carries them: the test checks
-// the wire, not what the SDK makes of it.
-const wire = [];
-const send = transport.send.bind(transport);
-transport.send = (msg, ...rest) => {
-  wire.push({ dir: "out", msg });
-  return send(msg, ...rest);
-};
-let onmessage;
-Object.defineProperty(transport, "onmessage", {
-  configurable: true,
-  get: () => onmessage,
-  set: (fn) => {
-    onmessage = fn && ((msg, ...rest) => {
-      wire.push({ dir: "in", msg });
-      return fn(msg, ...rest);
-    });
-  },
-});
+const wire = recordWire(transport);
 
 // SDK 1.0 requires the options object (capabilities).
 const options = v2 ? { capabilities: {}, versionNegotiation: { mode: { pin: era } } } : { capabilities: {} };
