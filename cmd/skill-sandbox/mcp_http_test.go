@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -240,5 +241,59 @@ func TestMCPHTTPFlags(t *testing.T) {
 		if resp.StatusCode != tc.status {
 			t.Errorf("Authorization %q: %d, want %d", tc.auth, resp.StatusCode, tc.status)
 		}
+	}
+}
+
+// TestMCPHTTPInspector drives mcp --http with the MCP Inspector's CLI mode
+// (scripts/mcpclient): tools, a tool call, and the Skills extension.
+func TestMCPHTTPInspector(t *testing.T) {
+	node, clientDir := nodeClient(t)
+	inspector := filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	if _, err := os.Stat(inspector); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the MCP Inspector is not installed (%v); CI must run this test", err)
+		}
+		t.Skip("the MCP Inspector is not installed: run npm ci --prefix scripts/mcpclient")
+	}
+	url, auditLog := startMCPHTTP(t, "--prestart", "0")
+	home := t.TempDir() // the Inspector keeps a catalog and a store there
+	inspect := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(node, append([]string{inspector, "--cli", url}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "catalog.json"))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("inspector %v: %v\n%s%s", args, err, stdout.String(), stderr.String())
+		}
+		var out map[string]any
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatalf("inspector %v: %v\n%s", args, err, stdout.String())
+		}
+		return out
+	}
+	tools, _ := inspect("--method", "tools/list")["tools"].([]any)
+	if len(tools) != 5 {
+		t.Errorf("tools/list: %v", tools)
+	}
+	call := inspect("--method", "tools/call", "--tool-name", "run_skill_script", "--tool-arg", "skill=word-stats", "script=stats.py", `args=["references/sample.txt"]`)
+	checkRunResult(t, call, "2025-11-25")
+	skills, _ := inspect("--method", "skills/list")["skills"].([]any)
+	if len(skills) != 1 {
+		t.Fatalf("skills/list: %v", skills)
+	}
+	entry, _ := skills[0].(map[string]any)
+	got := inspect("--method", "skills/get", "--uri", "skill://word-stats/SKILL.md")
+	if b1, b2 := fmt.Sprint(got["skill"]), fmt.Sprint(entry); b1 != b2 {
+		t.Errorf("skills/get %s, skills/list %s", b1, b2)
+	}
+	read := inspect("--method", "resources/read", "--uri", "skill://word-stats/references/sample.txt")
+	text, _ := read["contents"].([]any)[0].(map[string]any)["text"].(string)
+	want, _ := os.ReadFile(repoPath("testdata", "example", "word-stats", "references", "sample.txt"))
+	if text != string(want) {
+		t.Errorf("resources/read: %q", text)
+	}
+	if data, err := os.ReadFile(auditLog); err != nil || bytes.Count(data, []byte("\n")) != 1 {
+		t.Errorf("audit log: %v\n%s", err, data)
 	}
 }
