@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,34 @@ func TestHTTPFailedInitialize(t *testing.T) {
 	h.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d sessions left", n)
+	}
+}
+
+// TestHTTPSSEKeepsConnection checks that the connection of an SSE answer
+// is kept for the next request: the end of the stream must not leave a
+// write deadline behind that breaks it.
+func TestHTTPSSEKeepsConnection(t *testing.T) {
+	_, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	c := &httpClient{t: t, url: url}
+	c.initialize(VersionLegacy)
+	for i := range 3 {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_skills","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerSessionID, c.session)
+		req.Header.Set(headerProtocolVersion, VersionLegacy)
+		reused := false
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		}))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get("Content-Type") != "text/event-stream" || !reused {
+			t.Errorf("call %d: %s, connection reused: %v", i, resp.Header.Get("Content-Type"), reused)
+		}
 	}
 }

@@ -81,12 +81,15 @@ func (s *sseStream) send(b []byte) error {
 
 // stop ends the keep-alive and makes later writes fail: the handler is
 // about to return, after which the ResponseWriter may not be used. A
-// write blocked on a client that does not read is cut short first.
+// write still blocked on a client that does not read gets flushGrace to
+// end; the deadline is then lifted, so that a connection whose writes
+// all ended is kept for the client's next request.
 func (s *sseStream) stop() {
 	close(s.quit)
 	<-s.done
-	s.rc.SetWriteDeadline(time.Now())
+	s.rc.SetWriteDeadline(time.Now().Add(flushGrace))
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.rc.SetWriteDeadline(time.Time{})
 }
