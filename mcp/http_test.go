@@ -82,9 +82,8 @@ func readAnswer(t testing.TB, resp *http.Response) map[string]any {
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(nil, 8<<20)
 		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data == nil {
 				data = []byte(d)
-				break
 			}
 		}
 	} else {
