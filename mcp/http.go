@@ -74,6 +74,8 @@ type HTTPHandler struct {
 	pool    *run.Pool // shared by every session; nil without Prestart
 	slots   chan struct{}
 	now     func() time.Time
+	// bodyTimeout is bodyTimeout; tests shorten it.
+	bodyTimeout time.Duration
 
 	ctx    context.Context // canceled by Close: ends every session
 	cancel context.CancelFunc
@@ -116,11 +118,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 	}
 	h := &HTTPHandler{
 		s: s, opts: opts,
-		origins:  map[string]bool{},
-		hosts:    map[string]bool{},
-		slots:    make(chan struct{}, opts.MaxRequests),
-		now:      time.Now,
-		sessions: map[string]*httpSession{},
+		origins:     map[string]bool{},
+		hosts:       map[string]bool{},
+		slots:       make(chan struct{}, opts.MaxRequests),
+		now:         time.Now,
+		bodyTimeout: bodyTimeout,
+		sessions:    map[string]*httpSession{},
 	}
 	for _, o := range opts.AllowedOrigins {
 		h.origins[o] = true
@@ -299,9 +302,23 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// readBody reads the request's body, at most the server's message limit.
+// bodyTimeout bounds the time a request's body may take to arrive: a body
+// sent slowly must not hold a request slot for long.
+const bodyTimeout = time.Minute
+
+// readBody reads the request's body, at most the server's message limit,
+// within bodyTimeout. Once the body is read the deadline is lifted, so
+// that it cannot end a run that lasts longer (net/http lifts it too when
+// its background read starts; this does not rely on that). After a failed
+// read it stays, so that net/http gives up reading the rest of the body
+// and sends the error instead of waiting for it.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)) // ErrNotSupported: no deadline
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.s.maxMessage)))
+	if err == nil {
+		rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

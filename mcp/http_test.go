@@ -3,7 +3,9 @@ package mcp
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -377,5 +379,35 @@ func TestHTTPSSEKeepsConnection(t *testing.T) {
 		if resp.Header.Get("Content-Type") != "text/event-stream" || !reused {
 			t.Errorf("call %d: %s, connection reused: %v", i, resp.Header.Get("Content-Type"), reused)
 		}
+	}
+}
+
+// TestHTTPSlowBody checks that a body that does not arrive gives its
+// request slot back after the body timeout.
+func TestHTTPSlowBody(t *testing.T) {
+	h, url := newHTTPServer(t, Config{}, HTTPOptions{MaxRequests: 1})
+	h.bodyTimeout = 200 * time.Millisecond
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("status %d, want 400", resp.StatusCode)
+	}
+	// The one slot is free again, and a run that outlasts the body
+	// timeout is not canceled by it: the deadline was lifted.
+	c := &httpClient{t: t, url: url}
+	c.initialize(VersionLegacy)
+	status, _, msg := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"probe","script":"sleep.sh","args":["1"]}}}`, nil)
+	if status != 200 || dig(msg, "result", "isError") != false || dig(msg, "result", "structuredContent", "exit_code") != float64(0) {
+		t.Errorf("a run of 1s: %d %v", status, msg)
 	}
 }
