@@ -71,10 +71,7 @@ func startMCPHTTP(t *testing.T, args ...string) (url, auditLog string) {
 // digest --manifest.
 func TestMCPHTTPNodeClient(t *testing.T) {
 	node, clientDir := nodeClient(t)
-	manifest, err := exec.Command(cliBinary, "digest", "--manifest", repoPath("testdata", "example", "word-stats")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	manifest := exampleManifest(t)
 	url, auditLog := startMCPHTTP(t, "--prestart", "1")
 	for _, tc := range []struct {
 		era, sdk string
@@ -98,22 +95,7 @@ func TestMCPHTTPNodeClient(t *testing.T) {
 				Terminated *bool          `json:"terminated"`
 				Tools      []string       `json:"tools"`
 				Call       map[string]any `json:"call"`
-				Files      []struct {
-					URI, Digest string
-					Size        int
-					Match       bool
-				} `json:"files"`
-				SDKSkills *struct {
-					Supported  bool   `json:"supported"`
-					TTLMs      int    `json:"ttlMs"`
-					CacheScope string `json:"cacheScope"`
-					Skills     []struct {
-						Verified []struct {
-							URI      string `json:"uri"`
-							Verified bool   `json:"verified"`
-						} `json:"verified"`
-					} `json:"skills"`
-				} `json:"sdkSkills"`
+				skillsChecked
 				HTTP []struct {
 					Method, ContentType string
 					ProtocolVersion     *string
@@ -134,27 +116,7 @@ func TestMCPHTTPNodeClient(t *testing.T) {
 			if (out.Session != nil) != tc.session || tc.session && (out.Terminated == nil || !*out.Terminated) {
 				t.Errorf("session %v, terminated %v", out.Session, out.Terminated)
 			}
-			// Every file of the skill, with the manifest's digest.
-			if len(out.Files) != strings.Count(string(manifest), "\n")-1 {
-				t.Errorf("%d files read, the manifest has\n%s", len(out.Files), manifest)
-			}
-			for _, f := range out.Files {
-				rel := strings.TrimPrefix(f.URI, "skill://word-stats/")
-				if !f.Match || !strings.Contains(string(manifest), " "+strings.TrimPrefix(f.Digest, "sha256:")+" "+rel+"\n") {
-					t.Errorf("%s: %s (%d bytes) does not match the entry or the manifest:\n%s", f.URI, f.Digest, f.Size, manifest)
-				}
-			}
-			if tc.era == "2026-07-28" {
-				s := out.SDKSkills
-				if s == nil || !s.Supported || s.TTLMs != 60000 || s.CacheScope != "private" || len(s.Skills) != 1 || len(s.Skills[0].Verified) != len(out.Files) {
-					t.Fatalf("SkillsClient: %+v", s)
-				}
-				for _, v := range s.Skills[0].Verified {
-					if !v.Verified {
-						t.Errorf("SkillsClient did not verify %s", v.URI)
-					}
-				}
-			}
+			out.check(t, manifest, tc.era)
 			// The wire: tools/call as an SSE stream, the version header
 			// where the SDK sends it, 405 for the GET stream.
 			var sse, get405 bool
@@ -295,5 +257,65 @@ func TestMCPHTTPInspector(t *testing.T) {
 	}
 	if data, err := os.ReadFile(auditLog); err != nil || bytes.Count(data, []byte("\n")) != 1 {
 		t.Errorf("audit log: %v\n%s", err, data)
+	}
+}
+
+// skillsChecked is what scripts/mcpclient/skills.mjs reports: every skill
+// file read through the Skills extension with its own digest, and what the
+// v2 SDK's SkillsClient verified.
+type skillsChecked struct {
+	Files []struct {
+		URI, Digest string
+		Size        int
+		Match       bool
+	} `json:"files"`
+	SDKSkills *struct {
+		Supported  bool   `json:"supported"`
+		TTLMs      int    `json:"ttlMs"`
+		CacheScope string `json:"cacheScope"`
+		Skills     []struct {
+			Verified []struct {
+				URI      string `json:"uri"`
+				Verified bool   `json:"verified"`
+			} `json:"verified"`
+		} `json:"skills"`
+	} `json:"sdkSkills"`
+}
+
+// exampleManifest is skill-sandbox digest --manifest of the example skill.
+func exampleManifest(t *testing.T) string {
+	t.Helper()
+	m, err := exec.Command(cliBinary, "digest", "--manifest", repoPath("testdata", "example", "word-stats")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(m)
+}
+
+// check checks that the client read every file of the example skill, each
+// matching its entry and the canonical manifest, and, in 2026-07-28, that
+// the SDK's SkillsClient verified them all.
+func (c skillsChecked) check(t *testing.T, manifest, era string) {
+	t.Helper()
+	if len(c.Files) != strings.Count(manifest, "\n")-1 {
+		t.Errorf("%d files read, the manifest has\n%s", len(c.Files), manifest)
+	}
+	for _, f := range c.Files {
+		rel := strings.TrimPrefix(f.URI, "skill://word-stats/")
+		if !f.Match || !strings.Contains(manifest, " "+strings.TrimPrefix(f.Digest, "sha256:")+" "+rel+"\n") {
+			t.Errorf("%s: %s (%d bytes) does not match the entry or the manifest:\n%s", f.URI, f.Digest, f.Size, manifest)
+		}
+	}
+	if era != "2026-07-28" {
+		return
+	}
+	s := c.SDKSkills
+	if s == nil || !s.Supported || s.TTLMs != 60000 || s.CacheScope != "private" || len(s.Skills) != 1 || len(s.Skills[0].Verified) != len(c.Files) {
+		t.Fatalf("SkillsClient: %+v", s)
+	}
+	for _, v := range s.Skills[0].Verified {
+		if !v.Verified {
+			t.Errorf("SkillsClient did not verify %s", v.URI)
+		}
 	}
 }

@@ -16,8 +16,8 @@
 //
 // ERA as in client.mjs, without 2024-11-05 (whose SDK release has no
 // Streamable HTTP transport: that revision used HTTP+SSE).
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { checkSkills } from "./skills.mjs";
 import { recordWire } from "./wire.mjs";
 
 const eras = {
@@ -35,7 +35,6 @@ if (!eras[era] || !url) {
 const { pkg, v2 } = eras[era];
 const { Client } = await import(v2 ? pkg : `${pkg}/client/index.js`);
 const { StreamableHTTPClientTransport } = await import(v2 ? pkg : `${pkg}/client/streamableHttp.js`);
-const { ResultSchema } = v2 ? {} : await import(`${pkg}/types.js`);
 const { version: sdkVersion } = JSON.parse(readFileSync(new URL(`node_modules/${pkg}/package.json`, import.meta.url), "utf8"));
 
 // Every HTTP exchange, as fetch saw it.
@@ -74,42 +73,7 @@ const call = await client.callTool({
   arguments: { skill: "word-stats", script: "stats.py", args: ["references/sample.txt"] },
 });
 
-// The SDK's own SEP-2640 host side, where it has one.
-let sdkSkills = null;
-if (v2) {
-  const { SkillsClient } = await import(`${pkg}/ext/skills`);
-  const sc = new SkillsClient(client);
-  const listing = await sc.list();
-  sdkSkills = { supported: sc.supported, ttlMs: listing.ttlMs, cacheScope: listing.cacheScope, skills: [] };
-  for (const entry of listing.skills) {
-    const got = await sc.get(entry.uri);
-    const verified = [];
-    for (const r of got.skill.resources) {
-      const f = await sc.read(got.skill, r.uri);
-      verified.push({ uri: f.uri, verified: f.verified, size: f.bytes.length });
-    }
-    const main = await sc.read(got.skill);
-    sdkSkills.skills.push({ uri: entry.uri, name: entry.frontmatter.name, frontmatter: main.frontmatter, verified });
-  }
-}
-
-// SEP-2640, checked here: every listed file read back has its digest and size.
-// Both SDKs want a result schema for a method outside the base spec: v1 a
-// zod schema (its passthrough ResultSchema), v2 any Standard Schema (here
-// one taking the result as it is: the checks below are the point).
-const anyResult = { "~standard": { version: 1, vendor: "skill-sandbox-test", validate: (value) => ({ value }) } };
-const request = (method, params) => client.request({ method, params }, v2 ? anyResult : ResultSchema);
-const listed = await request("skills/list", {});
-const files = [];
-for (const skill of listed.skills) {
-  for (const r of skill.resources) {
-    const read = await client.readResource({ uri: r.uri });
-    const c = read.contents[0];
-    const bytes = c.text !== undefined ? Buffer.from(c.text, "utf8") : Buffer.from(c.blob, "base64");
-    const digest = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-    files.push({ uri: r.uri, digest, size: bytes.length, match: digest === r.digest && bytes.length === r.size });
-  }
-}
+const { files, skills, sdkSkills } = await checkSkills(client, pkg, v2);
 
 let terminated = null;
 if (session && typeof transport.terminateSession === "function") {
@@ -128,7 +92,7 @@ console.log(JSON.stringify({
   ping,
   tools: tools.map((t) => t.name),
   call,
-  skills: listed.skills,
+  skills,
   files,
   sdkSkills,
   wire,
