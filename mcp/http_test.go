@@ -411,3 +411,20 @@ func TestHTTPSlowBody(t *testing.T) {
 		t.Errorf("a run of 1s: %d %v", status, msg)
 	}
 }
+
+// TestHTTPSSEOnly checks a client that accepts only SSE: initialize still
+// starts a session (its header before the stream), and every answer is a
+// stream.
+func TestHTTPSSEOnly(t *testing.T) {
+	_, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	c := &httpClient{t: t, url: url, header: http.Header{"Accept": {"text/event-stream"}}}
+	status, hdr, msg := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`, nil)
+	if status != 200 || hdr.Get("Content-Type") != "text/event-stream" || len(hdr.Get(headerSessionID)) != 32 || dig(msg, "result", "protocolVersion") != VersionLegacy {
+		t.Fatalf("initialize: %d %v %v", status, hdr, msg)
+	}
+	c.session, c.version = hdr.Get(headerSessionID), VersionLegacy
+	status, hdr, msg = c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil)
+	if status != 200 || hdr.Get("Content-Type") != "text/event-stream" || dig(msg, "result", "tools", 0, "name") != ToolListSkills {
+		t.Fatalf("tools/list: %d %v %v", status, hdr, msg)
+	}
+}

@@ -274,22 +274,20 @@ func sseFor(p peeked, wantJSON, wantSSE bool) bool {
 // answer handles body as Serve handles one line, with the session sess
 // (canceled with life, and when the client goes away), and writes the
 // response: an SSE stream when sse, else the JSON message (202 without a
-// body when there is none: notifications). before runs just before the
-// status is written.
+// body when there is none: notifications). before runs once the message
+// is handled, just before the status is written; with it, an SSE answer
+// is held until then too (initialize: its session header goes first).
 func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, body []byte, sess *session, life context.Context, stateless, sse bool, before ...func()) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(life, cancel)()
+	streamNow := sse && len(before) == 0
 	var sink interface {
 		Write([]byte) (int, error)
 	}
-	var stream *sseStream
 	buf := &bytes.Buffer{}
-	if sse {
-		for _, f := range before {
-			f()
-		}
-		stream = startSSE(w, defaultSSEKeepAlive)
+	if streamNow {
+		stream := startSSE(w, defaultSSEKeepAlive)
 		defer stream.stop()
 		sink = stream
 	} else {
@@ -302,20 +300,25 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, body []byte
 	if err := c.out.close(); err != nil {
 		h.s.logf("http: writing a response: %v", err)
 	}
-	if sse {
+	if streamNow {
 		return
 	}
 	for _, f := range before {
 		f()
 	}
 	resp := buf.Bytes()
-	if len(resp) == 0 {
+	switch {
+	case len(resp) == 0:
 		w.WriteHeader(http.StatusAccepted)
-		return
+	case sse:
+		stream := startSSE(w, defaultSSEKeepAlive)
+		stream.Write(resp)
+		stream.stop()
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(statusOf(resp, stateless))
+		w.Write(resp)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(statusOf(resp, stateless))
-	w.Write(resp)
 }
 
 // statusOf is the HTTP status of a JSON answer: 200, but 400 for a
