@@ -428,3 +428,60 @@ func TestHTTPSSEOnly(t *testing.T) {
 		t.Fatalf("tools/list: %d %v %v", status, hdr, msg)
 	}
 }
+
+// TestHTTPCancelOtherSession checks that a session cannot cancel another
+// session's request by naming its id, while it can cancel its own.
+func TestHTTPCancelOtherSession(t *testing.T) {
+	h, url := newHTTPServer(t, Config{}, HTTPOptions{})
+	a := &httpClient{t: t, url: url}
+	a.initialize(VersionLegacy)
+	// started waits until a's request id is in progress.
+	started := func(id string) {
+		for range 1000 {
+			h.mu.Lock()
+			hs := h.sessions[a.session]
+			h.mu.Unlock()
+			hs.sess.mu.Lock()
+			_, ok := hs.sess.inflight[`"`+id+`"`]
+			hs.sess.mu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("request %s did not start", id)
+	}
+	b := &httpClient{t: t, url: url}
+	b.initialize(VersionLegacy)
+	sleep := func(c *httpClient, id string) chan map[string]any {
+		done := make(chan map[string]any, 1)
+		go func() {
+			_, _, msg := c.post(`{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"probe","script":"sleep.sh","args":["1"]}}}`, nil)
+			done <- msg
+		}()
+		return done
+	}
+	cancel := func(c *httpClient, id string) {
+		if status, _, _ := c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`"}}`, nil); status != http.StatusAccepted {
+			t.Errorf("notifications/cancelled: %d", status)
+		}
+	}
+	done := sleep(a, "long")
+	started("long")
+	cancel(b, "long") // b's session has no such request
+	if msg := <-done; dig(msg, "result", "structuredContent", "exit_code") != float64(0) {
+		t.Errorf("a's run, after b cancelled its id: %v", msg)
+	}
+	done = sleep(a, "mine")
+	started("mine")
+	cancel(a, "mine")
+	select {
+	case msg := <-done:
+		// Cancelled: no response on the stream (the spec asks for none).
+		if msg != nil {
+			t.Errorf("a's own cancelled run answered: %v", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's own cancel did not end its request")
+	}
+}
