@@ -242,7 +242,8 @@ func (s *Server) resourceTemplates(req *request) (map[string]any, *rpcError) {
 // resourcesRead is resources/read of a skill file: its bytes as text when
 // they are UTF-8, else as base64, read without following any symlink
 // (openat2 RESOLVE_NO_SYMLINKS below the skill folder; Linux only) and at
-// most Config.MaxFileBytes. SKILL.sig is not a file of the skill.
+// most Config.MaxFileBytes (SKILL.md: as much as validation accepts).
+// SKILL.sig is not a file of the skill.
 func (s *Server) resourcesRead(req *request) (map[string]any, *rpcError) {
 	var p struct {
 		URI string `json:"uri"`
@@ -268,6 +269,9 @@ func (s *Server) resourcesRead(req *request) (map[string]any, *rpcError) {
 		return nil, errorf(CodeInvalidParams, "resource not found: %s: %v", shown, err)
 	}
 	max := s.cfg.MaxFileBytes
+	if rel == "SKILL.md" {
+		max = maxSkillMD // validation has bounded it already; read_skill returns it whole too
+	}
 	data, size, err := readBeneath(dir, rel, 0, max)
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "resource not found: %s: %v", shown, err)

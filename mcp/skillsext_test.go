@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -232,4 +233,26 @@ func FuzzSkillURI(f *testing.F) {
 			t.Fatalf("%q: round trip %q %q %v", uri, s2, r2, err)
 		}
 	})
+}
+
+// TestSkillsReadLimits checks that a file over MaxFileBytes is refused, not
+// truncated, while SKILL.md may be as large as validation accepts.
+func TestSkillsReadLimits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("resources/read needs openat2 (Linux)")
+	}
+	dir := skillsDir(t)
+	big := "---\nname: probe\ndescription: A probe skill used by the mcp tests to exercise the server.\n---\n" + strings.Repeat("word ", 1000)
+	if err := os.WriteFile(filepath.Join(dir, "probe", "SKILL.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, Config{SkillDirs: []string{dir}, MaxFileBytes: 2048})
+	c.initialize()
+	if r := c.request("resources/read", map[string]any{"uri": "skill://probe/SKILL.md"}); dig(r, "result", "contents", 0, "text") != big {
+		t.Errorf("SKILL.md of %d bytes: %v", len(big), r)
+	}
+	r := c.request("resources/read", map[string]any{"uri": "skill://probe/references/big.txt"}) // 3000 bytes
+	if dig(r, "error", "code") != float64(CodeInvalidParams) || !strings.Contains(fmt.Sprint(dig(r, "error", "message")), "over the 2048 bytes") {
+		t.Errorf("a file over the limit: %v", r)
+	}
 }
