@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -76,6 +77,7 @@ type HTTPHandler struct {
 	now     func() time.Time
 	// bodyTimeout is bodyTimeout; tests shorten it.
 	bodyTimeout time.Duration
+	refusals    atomic.Int64 // requests refused for their Origin or Host
 
 	ctx    context.Context // canceled by Close: ends every session
 	cancel context.CancelFunc
@@ -166,7 +168,7 @@ func (h *HTTPHandler) Close() error {
 // ServeHTTP answers one HTTP request to the MCP endpoint.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.refusedOrigin(r); msg != "" {
-		h.s.logf("http: refused a request: %s", msg)
+		h.logRefusal(msg)
 		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden: "+msg)
 		return
 	}
@@ -353,4 +355,17 @@ func (h *HTTPHandler) refusedOrigin(r *http.Request) string {
 		return fmt.Sprintf("Host %q is not served here (a DNS name rebound to this address?)", oneLine(r.Host, 100))
 	}
 	return ""
+}
+
+// maxRefusalsLogged bounds the log lines of refused origins and hosts: a
+// page that keeps trying must not fill the operator's log.
+const maxRefusalsLogged = 10
+
+func (h *HTTPHandler) logRefusal(msg string) {
+	switch n := h.refusals.Add(1); {
+	case n < maxRefusalsLogged:
+		h.s.logf("http: refused a request: %s", msg)
+	case n == maxRefusalsLogged:
+		h.s.logf("http: refused a request: %s; further refusals of origins and hosts are not logged", msg)
+	}
 }
