@@ -182,6 +182,7 @@ func appendNetwork(b []byte, n *Network) ([]byte, error) {
 	b = appendStringField(b, "mode", n.Mode, true)
 	b = appendStringsField(b, "allow_hosts", n.AllowHosts)
 	b = appendStringsField(b, "deny_hosts", n.DenyHosts)
+	b = appendStringsField(b, "secrets", n.Secrets)
 	b = appendArray(appendKey(b, "connections", false), n.Connections, func(b []byte, c *Connection) []byte {
 		if err == nil {
 			b, err = appendConnection(b, c)
@@ -214,12 +215,14 @@ func appendConnection(b []byte, c *Connection) ([]byte, error) {
 	b = appendBoolField(b, "allowed", c.Allowed)
 	b = appendStringField(b, "rule", c.Rule, false)
 	b = appendStringField(b, "reason", c.Reason, false)
+	b = appendStringField(b, "remedy", c.Remedy, false)
 	b = appendIntField(b, "bytes_up", c.BytesUp)
 	b = appendIntField(b, "bytes_down", c.BytesDown)
 	b, err := appendFloatField(b, "duration_ms", c.DurationMS)
 	if err != nil {
 		return nil, err
 	}
+	b = appendStringsField(b, "secrets", c.Secrets)
 	return append(b, '}'), nil
 }
 

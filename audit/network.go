@@ -25,6 +25,9 @@ type Network struct {
 	Mode       string   `json:"mode"`
 	AllowHosts []string `json:"allow_hosts"`
 	DenyHosts  []string `json:"deny_hosts"`
+	// Secrets are the injected secrets as "NAME HOST:PORT" (schema
+	// version 5): names and hosts, never values.
+	Secrets []string `json:"secrets"`
 	// Connections are the proxy's connections in the order they started
 	// (allowlist mode only), at most maxConnections.
 	Connections []Connection `json:"connections"`
@@ -36,16 +39,22 @@ type Network struct {
 
 // Connection is one client connection to the proxy.
 type Connection struct {
-	Host       string  `json:"host"`
-	Port       int     `json:"port"`
-	Method     string  `json:"method"`
-	Address    string  `json:"address"` // dialled ip:port, "" when none
-	Allowed    bool    `json:"allowed"`
-	Rule       string  `json:"rule"`   // "allow PATTERN", "deny PATTERN" or ""
-	Reason     string  `json:"reason"` // why it was refused or failed
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Method  string `json:"method"`
+	Address string `json:"address"` // dialled ip:port, "" when none
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule"`   // "allow PATTERN", "deny PATTERN" or ""
+	Reason  string `json:"reason"` // why it was refused or failed
+	// Remedy says what would allow a refused connection: the flag or
+	// policy key, or that nothing does (schema version 5).
+	Remedy     string  `json:"remedy"`
 	BytesUp    int64   `json:"bytes_up"`
 	BytesDown  int64   `json:"bytes_down"`
 	DurationMS float64 `json:"duration_ms"`
+	// Secrets names the secrets injected into the connection's request
+	// (schema version 5).
+	Secrets []string `json:"secrets"`
 }
 
 // NetworkTotals count every connection of the run.
@@ -59,7 +68,7 @@ type NetworkTotals struct {
 
 // network builds the record's network object.
 func network(meta Meta, res *run.Result) Network {
-	n := Network{Mode: NetworkNone, AllowHosts: nonNil(meta.AllowHosts), DenyHosts: nonNil(meta.DenyHosts), Connections: []Connection{}}
+	n := Network{Mode: NetworkNone, AllowHosts: nonNil(meta.AllowHosts), DenyHosts: nonNil(meta.DenyHosts), Secrets: nonNil(meta.Secrets), Connections: []Connection{}}
 	switch {
 	case meta.NetworkAllowed:
 		n.Mode = NetworkHost
@@ -85,8 +94,9 @@ func network(meta Meta, res *run.Result) Network {
 func connection(c netproxy.Connection) Connection {
 	return Connection{
 		Host: c.Host, Port: c.Port, Method: c.Method, Address: c.Addr,
-		Allowed: c.Allowed, Rule: c.Rule, Reason: c.Reason,
+		Allowed: c.Allowed, Rule: c.Rule, Reason: c.Reason, Remedy: c.Remedy,
 		BytesUp: c.BytesUp, BytesDown: c.BytesDown, DurationMS: millis(c.Duration),
+		Secrets: nonNil(c.Secrets),
 	}
 }
 
@@ -101,12 +111,21 @@ func (n *Network) capNetwork() {
 	}
 	n.AllowHosts = truncateAll(n.AllowHosts, maxNameBytes)
 	n.DenyHosts = truncateAll(n.DenyHosts, maxNameBytes)
+	if len(n.Secrets) > maxHostPatterns {
+		n.Secrets = n.Secrets[:maxHostPatterns]
+	}
+	n.Secrets = truncateAll(n.Secrets, maxNameBytes)
 	conns := make([]Connection, len(n.Connections))
 	for i, c := range n.Connections {
 		c.Host = truncate(c.Host, maxNameBytes)
 		c.Method = truncate(c.Method, 32)
 		c.Rule = truncate(c.Rule, maxNameBytes+16)
 		c.Reason = truncate(c.Reason, maxNameBytes*2)
+		c.Remedy = truncate(c.Remedy, maxNameBytes*2)
+		if len(c.Secrets) > maxHostPatterns {
+			c.Secrets = c.Secrets[:maxHostPatterns]
+		}
+		c.Secrets = truncateAll(c.Secrets, maxNameBytes)
 		conns[i] = c
 	}
 	n.Connections = conns

@@ -13,7 +13,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "4"
+	SchemaVersion = "5"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -301,6 +301,9 @@ type Meta struct {
 	Signature Signature
 	// AllowHosts and DenyHosts are the host allowlist asked for.
 	AllowHosts, DenyHosts []string
+	// Secrets are the injected secrets, "NAME HOST:PORT" (netproxy's
+	// Secrets.Targets): never a value.
+	Secrets []string
 	// MemoryLimitMB and Timeout are the limits asked for; zero means the
 	// run package's default, which the record shows.
 	MemoryLimitMB int

@@ -338,7 +338,7 @@ func networkOut(r *netproxy.Report) map[string]any {
 	}
 	for _, c := range r.Connections {
 		conns = append(conns, map[string]any{"host": c.Host, "port": c.Port, "method": c.Method,
-			"allowed": c.Allowed, "rule": c.Rule, "reason": c.Reason, "bytes_up": c.BytesUp, "bytes_down": c.BytesDown})
+			"allowed": c.Allowed, "rule": c.Rule, "reason": c.Reason, "remedy": c.Remedy, "bytes_up": c.BytesUp, "bytes_down": c.BytesDown})
 	}
 	return map[string]any{"connections": conns, "allowed": r.Allowed, "denied": r.Denied, "truncated": r.Truncated}
 }

@@ -521,6 +521,10 @@ func TestHostAllowlist(t *testing.T) {
 	if len(conns) != 1 || dig(conns[0], "host") != "denied.example.org" || dig(conns[0], "allowed") != false {
 		t.Fatalf("connections %v (result %v)", conns, dig(res, "structuredContent"))
 	}
+	// The agent is told what would allow it.
+	if r, _ := dig(conns[0], "remedy").(string); !strings.HasPrefix(r, "--allow-host denied.example.org, or \"denied.example.org\" in [network] allowed_domains") {
+		t.Errorf("remedy %q", r)
+	}
 	if dig(res, "structuredContent", "stdout", "text") != "refused\n" {
 		t.Errorf("stdout %v", dig(res, "structuredContent", "stdout"))
 	}

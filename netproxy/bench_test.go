@@ -50,3 +50,40 @@ func BenchmarkTunnelTLS(b *testing.B) {
 		c.Close()
 	}
 }
+
+// BenchmarkSecretRequest compares one HTTPS request with a new connection
+// through a plain tunnel (other.example.com: the proxy relays the bytes)
+// and through a terminated tunnel with a secret injected
+// (api.example.com: two TLS handshakes, one with a freshly verified
+// server chain, the request read and rewritten).
+func BenchmarkSecretRequest(b *testing.B) {
+	f := newSecretFixture(b)
+	tok := f.secrets.Env()["TOKEN"]
+	tr := f.client.Transport.(*http.Transport)
+	tr.DisableKeepAlives = true
+	go func() {
+		for range f.got {
+		}
+	}()
+	for _, host := range []string{"other.example.com", "api.example.com"} {
+		name := "tunnel"
+		if host == "api.example.com" {
+			name = "intercepted"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				req, _ := http.NewRequest("GET", "https://"+host+"/bench", nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := f.client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}

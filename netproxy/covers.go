@@ -3,10 +3,11 @@ package netproxy
 import "strings"
 
 // Covers reports whether p matches every host and port that q matches, so
-// that a request for q is met by a grant of p. Policy files use it to check
+// that a request for q is met by a grant of p, and whose request rules
+// permit every request q's do (a grant without rules permits all). Policy files use it to check
 // a skill's requested hosts against the operator's grants before a run.
 func (p Pattern) Covers(q Pattern) bool {
-	if !p.coversPorts(q) {
+	if !p.coversPorts(q) || !p.rules.covers(q.rules) {
 		return false
 	}
 	if p.addr.IsValid() || q.addr.IsValid() {

@@ -19,7 +19,17 @@
 // cannot be asked for another site it serves (domain fronting). Other
 // ports carry plain protocols on the host's grant alone.
 //
-// Requests it will not carry get an HTTP error with a reason in the body:
+// With Config.Secrets, the tunnels to the secrets' hosts are the one
+// exception: the proxy terminates their TLS with certificates of a CA made
+// for the run (in memory only, name-constrained to those hosts), verifies
+// the real server against the host's trust store, reads one request per
+// connection strictly and replaces the secrets' placeholders with their
+// values; a placeholder anywhere else stays a placeholder. Allow entries
+// may carry request rules (methods and path prefixes), enforced on plain
+// HTTP and in those terminated tunnels.
+//
+// Requests it will not carry get an HTTP error with a reason in the body,
+// and a remedy (the flag or policy key that would allow the request):
 // 403 for the policy and the address checks, 400 for a malformed request,
 // 408 for a head not received within HeaderTimeout, 431 for a head over
 // MaxHeaderBytes, 502 when the server cannot be resolved or reached, 503

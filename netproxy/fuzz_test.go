@@ -186,3 +186,117 @@ func FuzzChunkedBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSecret feeds arbitrary specs to the --secret parser: it must
+// never panic, and what it accepts must format to a spec it reads back
+// the same, name a valid variable and a host the proxy can target.
+func FuzzParseSecret(f *testing.F) {
+	for _, s := range []string{
+		"TOKEN@api.example.com", "T_1@API.Example.com.:8443", "K@api.example.com,url",
+		"K@api.example.com,url,file=/run/a,b", "K@[::1]:9443", "K@127.0.0.1:1",
+		"@", "T@*.example.com", "T@a@b", "T@api.example.com,file=", "1@x.com",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := ParseSecret(spec)
+		if err != nil {
+			return
+		}
+		if checkSecretName(s.Name) != nil || s.Port < 1 || s.Port > 65535 || s.Host == "" {
+			t.Fatalf("accepted %q as %+v", spec, s)
+		}
+		again, err := ParseSecret(s.String())
+		if err != nil || again != s {
+			t.Fatalf("%q formats as %q, read back as %+v, %v", spec, s.String(), again, err)
+		}
+	})
+}
+
+// FuzzInnerRequest feeds arbitrary bytes to the reader of the request
+// inside a terminated tunnel, then injects a secret: it must never panic,
+// accept only a head that names the tunnel's host once, with one framing,
+// and the head it sends on must not carry a line break the value or the
+// client did not put in a header of its own.
+func FuzzInnerRequest(f *testing.F) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Bearer PH\r\n\r\n",
+		"POST /a?k=PH HTTP/1.1\r\nHost: API.example.com:443\r\nContent-Length: 3\r\n\r\nabc",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: other.example.com\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nHost: api.example.com\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Basic eDpQSA==\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\r\n b\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	s, err := NewSecrets([]Secret{{Name: "T", Host: "api.example.com", Port: 443, InURL: true, Value: "v@l ue/?&"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ph := s.list[0].placeholder
+	tgt, _ := parseTarget("api.example.com:443", 0)
+	const max = 1024
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := strings.ReplaceAll(string(data), "PH", ph)
+		lines, err := readHeadLines(bufio.NewReaderSize(strings.NewReader(in), 256), max)
+		if err != nil {
+			return
+		}
+		req, err := parseOriginHead(lines, tgt)
+		if err != nil {
+			return
+		}
+		hosts := 0
+		for _, h := range req.headers {
+			if strings.EqualFold(h.name, "Host") {
+				hosts++
+			}
+		}
+		if hosts != 1 || req.target != tgt || !strings.HasPrefix(req.path, "/") {
+			t.Fatalf("accepted %q", in)
+		}
+		s.inject(req, tgt)
+		head := string(req.renderHead(tlsPort))
+		if n := strings.Count(head, "\r\n"); n > len(req.headers)+3 || strings.Count(head, "\n") != n {
+			t.Fatalf("head has extra line breaks: %q", head)
+		}
+		if strings.Contains(req.path, " ") {
+			t.Fatalf("the target holds a space after injection: %q", req.path)
+		}
+	})
+}
+
+// FuzzRequestRules feeds arbitrary rules and requests to the request
+// rule checks: they must never panic, a permitted request's path must
+// start with a prefix of the rules and hold no dot segment or encoded
+// character, and a rule must cover itself.
+func FuzzRequestRules(f *testing.F) {
+	f.Add("api.example.com GET,HEAD /repos/", "GET", "/repos/a?b")
+	f.Add("api.example.com * /v1/ /v2/", "POST", "/v1/../x")
+	f.Add("api.example.com POST", "POST", "/%2e%2e/")
+	f.Fuzz(func(t *testing.T, pattern, method, path string) {
+		p, err := ParsePattern(pattern)
+		if err != nil || !p.rules.set() {
+			return
+		}
+		if !p.Covers(p) {
+			t.Fatalf("%q does not cover itself", pattern)
+		}
+		ok, _ := p.rules.permits(method, path)
+		if !ok || p.rules.prefixes == nil {
+			return
+		}
+		clean, _, _ := strings.Cut(path, "?")
+		if unclearPath(clean) != "" {
+			t.Fatalf("%q permits the unclear path %q", pattern, path)
+		}
+		hit := false
+		for _, pre := range p.rules.prefixes {
+			hit = hit || strings.HasPrefix(clean, pre)
+		}
+		if !hit {
+			t.Fatalf("%q permits %q outside its prefixes", pattern, path)
+		}
+	})
+}

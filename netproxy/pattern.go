@@ -26,6 +26,12 @@ const (
 //	203.0.113.7[:PORT]       that IPv4 address (an explicit IP grant)
 //	::1, [::1]:8080          that IPv6 address (brackets needed with a port)
 //
+// An allow entry may add request rules after a space: methods and path
+// prefixes a request must use ("api.github.com GET,HEAD /repos/"; see
+// docs/network.md). The proxy enforces them where it reads the requests:
+// plain HTTP, and the HTTPS tunnels it terminates (the hosts of injected
+// secrets); an opaque tunnel to such a host is refused.
+//
 // In a deny list a pattern without ":PORT" covers every port of its host.
 //
 // Names are compared case-insensitively, without a trailing dot. Only ASCII
@@ -39,6 +45,7 @@ type Pattern struct {
 	wildcard bool       // "*.host": strict subdomains only
 	addr     netip.Addr // set for an IP grant
 	port     int        // 0: the default ports
+	rules    rules      // request rules of an allow entry (see parseRules)
 }
 
 // defaultPorts are the ports a pattern without ":PORT" allows (read only).
@@ -50,7 +57,19 @@ func ParsePattern(s string) (Pattern, error) {
 	if s == "" {
 		return p, errors.New("empty host pattern")
 	}
-	host, port, err := splitHostPort(s, false)
+	words := strings.Fields(s)
+	if len(words) == 0 || strings.TrimSpace(s) != s {
+		return p, fmt.Errorf("host pattern %q: empty, or blank space around it", s)
+	}
+	hp := words[0]
+	if len(words) > 1 {
+		r, err := parseRules(words[1:])
+		if err != nil {
+			return p, fmt.Errorf("host pattern %q: %v", s, err)
+		}
+		p.rules = r
+	}
+	host, port, err := splitHostPort(hp, false)
 	if err != nil {
 		return p, fmt.Errorf("host pattern %q: %v", s, err)
 	}
@@ -297,6 +316,9 @@ func NewPolicy(allow, deny []string) (*Policy, error) {
 	}
 	for _, s := range deny {
 		pat, err := ParsePattern(s)
+		if err == nil && pat.rules.set() {
+			err = fmt.Errorf("host pattern %q: request rules belong in allow entries", s)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("deny: %w", err))
 			continue
@@ -341,6 +363,34 @@ type Decision struct {
 	IPGrant bool
 	// Reason explains a denial in words.
 	Reason string
+	// Remedy says what would allow the request: the flag or the policy
+	// key, or that nothing does.
+	Remedy string
+
+	// limits are the matching allow entries when every one of them has
+	// request rules (a request must pass one); nil when one has none.
+	limits []Pattern
+}
+
+// permits checks a request's method and target against the request
+// rules of the allow entries that matched t: it returns whether one
+// permits it and the rule that decided, or why none does and the remedy.
+func (d Decision) permits(t target, method, path string) (ok bool, rule, reason, remedy string) {
+	if d.limits == nil {
+		return true, d.Rule, "", ""
+	}
+	var whys []string
+	for _, a := range d.limits {
+		ok, why := a.rules.permits(method, path)
+		if ok {
+			return true, "allow " + a.raw, "", ""
+		}
+		whys = append(whys, fmt.Sprintf("%q: %s", a.raw, why))
+	}
+	p, _, _ := strings.Cut(path, "?")
+	reason = fmt.Sprintf("%s %s to %s is outside the request rules: %s", method, truncateForError(p), t, strings.Join(whys, "; "))
+	remedy = fmt.Sprintf("--allow-host '%s %s %s', or that entry in [network] allowed_domains of the operator policy (--policy)", grantPattern(t), method, truncateForError(p))
+	return false, d.Rule, reason, remedy
 }
 
 // Check decides on host:port (host as sent by a client: a name, an IPv4
@@ -355,32 +405,39 @@ func (p *Policy) Check(hostport string) (Decision, error) {
 
 func (p *Policy) check(t target) Decision {
 	if n := metadataName(t.host); n != "" {
-		return Decision{Rule: "deny " + n + " (cloud metadata name)", Reason: fmt.Sprintf("%s is a cloud metadata service's name (%s); it is never reached by name", t, n)}
+		return Decision{Rule: "deny " + n + " (cloud metadata name)", Reason: fmt.Sprintf("%s is a cloud metadata service's name (%s); it is never reached by name", t, n), Remedy: metadataRemedy}
 	}
 	for _, d := range p.Deny {
 		// A deny entry without ":PORT" keeps its host out on every
 		// port: deny wins over "*.example.com:8443" too.
 		if d.port == 0 && d.matchesHost(t) || d.matches(t) {
-			return Decision{Rule: "deny " + d.raw, Reason: fmt.Sprintf("%s is denied by %q", t, d.raw)}
+			return Decision{Rule: "deny " + d.raw, Reason: fmt.Sprintf("%s is denied by %q", t, d.raw), Remedy: denyRemedy(d.raw)}
 		}
 	}
+	var matched []Pattern
 	for _, a := range p.Allow {
 		if a.matches(t) {
-			return Decision{Allowed: true, Rule: "allow " + a.raw, IPGrant: a.addr.IsValid()}
+			if !a.rules.set() {
+				return Decision{Allowed: true, Rule: "allow " + a.raw, IPGrant: a.addr.IsValid()}
+			}
+			matched = append(matched, a)
 		}
+	}
+	if len(matched) > 0 {
+		return Decision{Allowed: true, Rule: "allow " + matched[0].raw, IPGrant: matched[0].addr.IsValid(), limits: matched}
 	}
 	reason := fmt.Sprintf("%s is not in the allow list", t)
 	for _, a := range p.Allow {
 		if a.matchesHost(t) {
 			// The usual slip: a grant without ":PORT" for another port.
 			if a.port == 0 {
-				return Decision{Reason: fmt.Sprintf("%s: %q allows ports 80 and 443 only (add :PORT for another)", reason, a.raw)}
+				return Decision{Reason: fmt.Sprintf("%s: %q allows ports 80 and 443 only (add :PORT for another)", reason, a.raw), Remedy: allowRemedy(t)}
 			}
-			return Decision{Reason: fmt.Sprintf("%s: %q allows port %d only", reason, a.raw, a.port)}
+			return Decision{Reason: fmt.Sprintf("%s: %q allows port %d only", reason, a.raw, a.port), Remedy: allowRemedy(t)}
 		}
 	}
 	if t.addr.IsValid() {
 		reason = fmt.Sprintf("%s is an IP address; only an allow entry naming that address grants it", t)
 	}
-	return Decision{Reason: reason}
+	return Decision{Reason: reason, Remedy: allowRemedy(t)}
 }

@@ -3,12 +3,14 @@ package netproxy
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +51,14 @@ type Config struct {
 	// caller; the Report still counts them); nil discards.
 	Denied io.Writer
 
+	// Secrets, when set, are the credentials the proxy injects: CONNECT
+	// tunnels to their hosts are terminated (TLS with certificates of
+	// the secrets' authority, the real server verified against the
+	// host's trust store) and each request in them gets the secrets'
+	// placeholders replaced; every other tunnel stays opaque. A secret's
+	// host must be allowed by Policy.
+	Secrets *Secrets
+
 	MaxConns       int           // connections served at once; more get 503
 	MaxHeaderBytes int           // size cap of a request head, and of a chunked body's trailers
 	HeaderTimeout  time.Duration // time allowed for the whole request head
@@ -74,6 +84,11 @@ type Proxy struct {
 	dns   dnsCache
 	bufs  sync.Pool        // *[]byte of relayBufSize, the relay's buffers
 	clock func() time.Time // the resolution cache's clock; nil: time.Now (tests set it)
+
+	// roots verifies the servers of terminated tunnels; nil is the
+	// host's trust store (which SSL_CERT_FILE and SSL_CERT_DIR name to
+	// crypto/x509 on Unix). Tests of this package set it to a test CA.
+	roots *x509.CertPool
 }
 
 // New returns a Proxy for cfg, applying the defaults to zero limits.
@@ -97,6 +112,13 @@ func New(cfg Config) (*Proxy, error) {
 	defDur(&cfg.HeaderTimeout, DefaultHeaderTimeout)
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
 	defDur(&cfg.DialTimeout, DefaultDialTimeout)
+	if cfg.Secrets != nil {
+		for _, e := range cfg.Secrets.list {
+			if d := cfg.Policy.check(e.t); !d.Allowed {
+				return nil, fmt.Errorf("netproxy: secret %s: its host %s is not allowed: %s (add --allow-host %s)", e.Name, e.t, d.Reason, e.t)
+			}
+		}
+	}
 	return &Proxy{
 		cfg:   cfg,
 		conns: map[net.Conn]struct{}{},
@@ -200,22 +222,23 @@ func (p *Proxy) serveConn(c net.Conn) {
 		// A connection closed without a request says nothing.
 		if !errors.Is(err, io.EOF) || errors.Is(err, errHeadTooLarge) {
 			status, text, reason := headRefusal(err)
-			p.refuse(c, Connection{Reason: reason}, status, text, start)
+			p.refuse(c, Connection{Reason: reason, Remedy: badRequestFix}, status, text, start)
 		}
 		return
 	}
 	c.SetReadDeadline(time.Time{})
 	e := Connection{Method: req.method, Host: req.target.hostname(), Port: req.target.port}
 	d := p.cfg.Policy.check(req.target)
-	e.Rule = d.Rule
-	if !d.Allowed {
-		e.Reason = d.Reason
+	if e.Rule, e.Reason, e.Remedy = p.refusal(req, d); e.Reason != "" {
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
 	up, addr, status, reason := p.connect(req.target, d.IPGrant)
 	if up == nil {
 		e.Reason = reason
+		if status == 403 {
+			e.Remedy = addrRemedy(req.target, firstAddr(reason))
+		}
 		text := "Forbidden"
 		if status == 502 {
 			text = "Bad Gateway"
@@ -239,6 +262,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 			p.finish(e, start)
 			return
 		}
+		if p.cfg.Secrets.covers(req.target) {
+			p.finishIntercepted(e, p.intercept(c, br, up, req.target, d), start)
+			return
+		}
 		// The client's first bytes are checked before the server gets
 		// them: TLS on port 443, and a server name that is the host's.
 		head = func(last *atomic.Int64) ([]byte, io.Reader, error) {
@@ -256,7 +283,48 @@ func (p *Proxy) serveConn(c net.Conn) {
 	var refused *tunnelRefusal
 	if errors.As(err, &refused) {
 		e.Allowed = false
-		e.Reason = refused.reason
+		e.Reason, e.Remedy = refused.reason, refused.remedy
+		p.logDenied(e)
+	}
+	p.finish(e, start)
+}
+
+// refusal returns the rule that decided on req and, when the policy
+// refuses it, why and the remedy: its decision d, then its request rules
+// (see opaqueRules; a plain request's rule is the entry that permitted it).
+func (p *Proxy) refusal(req *request, d Decision) (rule, reason, remedy string) {
+	if !d.Allowed {
+		return d.Rule, d.Reason, d.Remedy
+	}
+	return p.opaqueRules(req, d)
+}
+
+// opaqueRules checks a request against its allow entries' request rules
+// before anything is dialled: a plain HTTP request must pass them, and a
+// tunnel to a host with rules must be one the proxy terminates, since in
+// any other it cannot read the requests. It returns the rule that
+// decided, and why it is refused and the remedy, or "".
+func (p *Proxy) opaqueRules(req *request, d Decision) (rule, reason, remedy string) {
+	if req.method != "CONNECT" {
+		_, rule, why, fix := d.permits(req.target, req.method, req.path)
+		return rule, why, fix
+	}
+	if d.limits == nil || p.cfg.Secrets.covers(req.target) {
+		return d.Rule, "", ""
+	}
+	return d.Rule, fmt.Sprintf("%s has request rules (%s), which the proxy enforces only where it reads the requests: plain HTTP, and HTTPS to the host of an injected secret; this tunnel would be opaque", req.target, d.Rule),
+		fmt.Sprintf("an allow entry for %s without rules (--allow-host %s), or a --secret for the host, which makes the proxy read its requests", req.target, grantPattern(req.target))
+}
+
+// finishIntercepted records a terminated tunnel.
+func (p *Proxy) finishIntercepted(e Connection, in interception, start time.Time) {
+	e.BytesUp, e.BytesDown, e.Secrets = in.up, in.down, in.secrets
+	if in.rule != "" {
+		e.Rule = in.rule
+	}
+	if in.reason != "" {
+		e.Allowed = false
+		e.Reason, e.Remedy = in.reason, in.remedy
 		p.logDenied(e)
 	}
 	p.finish(e, start)
@@ -334,16 +402,12 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 
 // refuse answers a request the proxy will not carry and logs it.
 func (p *Proxy) refuse(c net.Conn, e Connection, status int, text string, start time.Time) {
-	body := "skill-sandbox: network: " + e.Reason + "\n"
-	msg := "HTTP/1.1 " + strconv.Itoa(status) + " " + text + "\r\n" +
-		"Content-Type: text/plain; charset=utf-8\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
-		"Connection: close\r\n\r\n" + body
+	msg := httpError(status, text, e.Reason, e.Remedy)
 	// The caller's line first, so that it is there by the time the
 	// client sees the refusal.
 	p.logDenied(e)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
-	io.WriteString(c, msg)
+	c.Write(msg)
 	p.finish(e, start)
 }
 
@@ -370,7 +434,11 @@ func (p *Proxy) logDenied(e Connection) {
 	if what == "" {
 		what = "request"
 	}
-	fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s\n", what, e.Reason)
+	fix := ""
+	if e.Remedy != "" {
+		fix = "; to allow it: " + e.Remedy
+	}
+	fmt.Fprintf(p.cfg.Denied, "skill-sandbox: network: denied %s: %s%s\n", what, e.Reason, fix)
 }
 
 // finish records a connection in the report.
@@ -380,6 +448,14 @@ func (p *Proxy) finish(e Connection, start time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.report.add(e, p.cfg.MaxLog)
+}
+
+// firstAddr is the first address a "resolves only to refused addresses:
+// A (why), ..." reason names.
+func firstAddr(reason string) string {
+	_, rest, _ := strings.Cut(reason, ": ")
+	a, _, _ := strings.Cut(rest, " ")
+	return a
 }
 
 // joinMax joins at most n strings, saying how many were left out.

@@ -21,9 +21,15 @@ type Connection struct {
 	// PATTERN"), "" when none matched.
 	Rule string
 	// Reason says why a connection was refused or failed.
-	Reason    string
+	Reason string
+	// Remedy says what would allow a refused connection (the flag or
+	// the policy key), or that nothing does; "" when not refused.
+	Remedy    string
 	BytesUp   int64 // client to server
 	BytesDown int64 // server to client
+	// Secrets names the secrets whose values the proxy injected into
+	// the request of a terminated tunnel (names only, never values).
+	Secrets []string
 }
 
 // Report is what the proxy carried: the first MaxLog connections and

@@ -37,6 +37,17 @@ var errHeadTooLarge = errors.New("request head too large")
 //     characters other than tab; no obsolete line folding;
 //   - at most maxHeaders headers.
 func readHead(br *bufio.Reader, max int) (*request, error) {
+	lines, err := readHeadLines(br, max)
+	if err != nil {
+		return nil, err
+	}
+	return parseHead(lines)
+}
+
+// readHeadLines reads the lines of one request head of at most max bytes
+// (CRLF line ends only, at most maxHeaders header lines), without the
+// empty line that ends it.
+func readHeadLines(br *bufio.Reader, max int) ([]string, error) {
 	var lines []string
 	total := 0
 	for {
@@ -56,7 +67,7 @@ func readHead(br *bufio.Reader, max int) (*request, error) {
 			return nil, fmt.Errorf("more than %d header lines", maxHeaders)
 		}
 	}
-	return parseHead(lines)
+	return lines, nil
 }
 
 // readLine reads one CRLF-terminated line of at most max bytes (CRLF
@@ -101,20 +112,10 @@ func parseHead(lines []string) (*request, error) {
 		return nil, fmt.Errorf("unsupported protocol %q", truncateForError(version))
 	}
 	req := &request{method: method}
-	for _, l := range lines[1:] {
-		name, value, ok := strings.Cut(l, ":")
-		if !ok || !isToken(name) {
-			return nil, errors.New("malformed header line")
-		}
-		value = strings.Trim(value, " \t")
-		for _, c := range []byte(value) {
-			if (c < 0x20 && c != '\t') || c == 0x7f {
-				return nil, errors.New("control character in header value")
-			}
-		}
-		req.headers = append(req.headers, header{name, value})
-	}
 	var err error
+	if req.headers, err = parseHeaders(lines[1:]); err != nil {
+		return nil, err
+	}
 	if method == "CONNECT" {
 		req.target, err = parseTarget(uri, 0)
 		if err != nil {
@@ -130,6 +131,27 @@ func parseHead(lines []string) (*request, error) {
 		return nil, err
 	}
 	return req, nil
+}
+
+// parseHeaders parses header lines "Name: value" of token names and
+// values without control characters other than tab. A line starting with
+// a space or tab (obsolete folding) has no token name and is refused.
+func parseHeaders(lines []string) ([]header, error) {
+	var hs []header
+	for _, l := range lines {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || !isToken(name) {
+			return nil, errors.New("malformed header line")
+		}
+		value = strings.Trim(value, " \t")
+		for _, c := range []byte(value) {
+			if (c < 0x20 && c != '\t') || c == 0x7f {
+				return nil, errors.New("control character in header value")
+			}
+		}
+		hs = append(hs, header{name, value})
+	}
+	return hs, nil
 }
 
 // parseAbsoluteURI splits "http://authority/path?query" into the target
@@ -193,7 +215,11 @@ func isHopByHop(name string) bool {
 // target, Host from the URI, hop-by-hop headers (and those Connection
 // names) removed, and "Connection: close" so that one client connection
 // carries requests to one checked host only.
-func (r *request) upstreamHead() []byte {
+func (r *request) upstreamHead() []byte { return r.renderHead(80) }
+
+// renderHead is upstreamHead for a server whose default port is defPort
+// (80 for http, 443 for https), which the Host header leaves out.
+func (r *request) renderHead(defPort int) []byte {
 	drop := map[string]bool{}
 	for _, h := range r.headers {
 		if strings.EqualFold(h.name, "Connection") {
@@ -208,7 +234,7 @@ func (r *request) upstreamHead() []byte {
 	if r.target.addr.Is6() {
 		host = "[" + host + "]"
 	}
-	if r.target.port != 80 {
+	if r.target.port != defPort {
 		host += ":" + strconv.Itoa(r.target.port)
 	}
 	b.WriteString("Host: " + host + "\r\n")

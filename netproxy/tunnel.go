@@ -24,6 +24,7 @@ const (
 // its first bytes, before any of them reached the server.
 type tunnelRefusal struct {
 	reason string
+	remedy string
 	alert  byte // TLS alert description sent to the client; 0 for none
 }
 
@@ -64,7 +65,7 @@ func (p *Proxy) firstRecord(c net.Conn, br *bufio.Reader, t target, last *atomic
 			break
 		}
 		if isTimeout(err) && t.port == tlsPort {
-			return nil, &tunnelRefusal{reason: fmt.Sprintf("no TLS ClientHello within %v: port %d carries TLS only", p.cfg.HeaderTimeout, tlsPort)}
+			return nil, &tunnelRefusal{reason: fmt.Sprintf("no TLS ClientHello within %v: port %d carries TLS only", p.cfg.HeaderTimeout, tlsPort), remedy: tlsOnlyRemedy}
 		}
 		if isTimeout(err) && time.Since(time.Unix(0, last.Load())) < idle {
 			continue // the server is talking: the client may wait
@@ -74,7 +75,7 @@ func (p *Proxy) firstRecord(c net.Conn, br *bufio.Reader, t target, last *atomic
 	b, _ := br.Peek(1)
 	if b[0] != recordTypeHandshake {
 		if t.port == tlsPort {
-			return nil, &tunnelRefusal{reason: fmt.Sprintf("the tunnel's first byte 0x%02x does not start a TLS handshake: port %d carries TLS only", b[0], tlsPort)}
+			return nil, &tunnelRefusal{reason: fmt.Sprintf("the tunnel's first byte 0x%02x does not start a TLS handshake: port %d carries TLS only", b[0], tlsPort), remedy: tlsOnlyRemedy}
 		}
 		return nil, nil
 	}
@@ -87,7 +88,7 @@ func (p *Proxy) firstRecord(c net.Conn, br *bufio.Reader, t target, last *atomic
 	}
 	n, err := parseRecordHeader(rec)
 	if err != nil {
-		return nil, &tunnelRefusal{reason: "malformed TLS record: " + err.Error(), alert: alertDecodeError}
+		return nil, &tunnelRefusal{reason: "malformed TLS record: " + err.Error(), alert: alertDecodeError, remedy: badRequestFix}
 	}
 	rec = append(rec, make([]byte, n)...)
 	if _, err := io.ReadFull(br, rec[recordHeaderLen:]); err != nil {
@@ -95,10 +96,10 @@ func (p *Proxy) firstRecord(c net.Conn, br *bufio.Reader, t target, last *atomic
 	}
 	sni, err := parseClientHello(rec[recordHeaderLen:])
 	if err != nil {
-		return nil, &tunnelRefusal{reason: "malformed TLS ClientHello: " + err.Error(), alert: alertDecodeError}
+		return nil, &tunnelRefusal{reason: "malformed TLS ClientHello: " + err.Error(), alert: alertDecodeError, remedy: badRequestFix}
 	}
 	if why := sniMismatch(sni, t); why != "" {
-		return nil, &tunnelRefusal{reason: why, alert: alertUnrecognizedName}
+		return nil, &tunnelRefusal{reason: why, alert: alertUnrecognizedName, remedy: sniRemedy(sni, t)}
 	}
 	return rec, nil
 }

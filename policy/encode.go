@@ -53,6 +53,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = boolean(b, "allow_all", r.Network.AllowAll, true)
 	b = strs(b, "allowed_domains", r.Network.AllowedDomains, false)
 	b = strs(b, "denied_domains", r.Network.DeniedDomains, false)
+	if len(r.Network.Secrets) > 0 { // schema 5
+		b = strs(b, "secrets", r.Network.Secrets, false)
+	}
 	b = append(append(b, '}'), `,"env":{`...)
 	b = strs(b, "pass", r.Env.Pass, true)
 	b = strs(b, "set", r.Env.Set, false)

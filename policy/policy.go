@@ -54,6 +54,10 @@ type Policy struct {
 	Env        Env
 	Sandbox    Options
 	Signature  Signature
+	// Secrets are the [secrets] inject specs (netproxy.ParseSecret's
+	// form, a file= path made absolute): only an operator policy's
+	// count.
+	Secrets []string
 
 	// where maps "section.key" to the key's "file:line:col", for messages.
 	where map[string]string
@@ -215,6 +219,7 @@ func sections() map[string][]string {
 		"env":        {"pass", "set"},
 		"sandbox":    {"allow_degraded", "interpreters"},
 		"signature":  {"require", "allowed_signers"},
+		"secrets":    {"inject"},
 	}
 }
 
@@ -228,13 +233,13 @@ func (s *schema) read() error {
 		if t.hdrOff < 0 {
 			if len(t.entries) > 0 {
 				e := t.entries[0]
-				return s.errorf(e.keyOff, "key %q is outside a section; put it under [resources], [filesystem], [network], [env], [sandbox] or [signature]", e.key)
+				return s.errorf(e.keyOff, "key %q is outside a section; put it under [resources], [filesystem], [network], [env], [sandbox], [signature] or [secrets]", e.key)
 			}
 			continue
 		}
 		keys, ok := known[t.name]
 		if !ok {
-			return s.errorf(t.hdrOff, "unknown section [%s]; want [resources], [filesystem], [network], [env], [sandbox] or [signature]", t.name)
+			return s.errorf(t.hdrOff, "unknown section [%s]; want [resources], [filesystem], [network], [env], [sandbox], [signature] or [secrets]", t.name)
 		}
 		for _, e := range t.entries {
 			if !slices.Contains(keys, e.key) {
@@ -336,6 +341,8 @@ func (s *schema) entry(section string, e entry) error {
 		return nil
 	case "sandbox.interpreters":
 		return s.paths(section, e, &p.Sandbox.Interpreters)
+	case "secrets.inject":
+		return s.secrets(section, e)
 	}
 	return s.errorf(e.keyOff, "unknown key %q in [%s]", e.key, section) // not reached: read checks the keys
 }
@@ -438,7 +445,32 @@ func (s *schema) hosts(section string, e entry, dst *[]string) error {
 		if _, err := netproxy.ParsePattern(raw); err != nil {
 			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
 		}
-		*dst = append(*dst, strings.ToLower(raw))
+		// The host is lower-cased; request rules after it (methods,
+		// paths) are case-sensitive and kept.
+		words := strings.Fields(raw)
+		words[0] = strings.ToLower(words[0])
+		*dst = append(*dst, strings.Join(words, " "))
+	}
+	return nil
+}
+
+// secrets reads [secrets] inject: specs as --secret takes them, a
+// relative file= path resolved against the policy's folder.
+func (s *schema) secrets(section string, e entry) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	for i, raw := range e.val.list {
+		sec, err := netproxy.ParseSecret(raw)
+		if err != nil {
+			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
+		}
+		if sec.File != "" {
+			if sec.File, err = resolvePath(sec.File, s.dir, s.home); err != nil {
+				return s.errorf(e.val.offs[i], "[%s] %s: file=: %v", section, e.key, err)
+			}
+		}
+		s.p.Secrets = append(s.p.Secrets, sec.String())
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type Flags struct {
 	AllowNetwork bool     // --allow-network: any host
 	AllowHosts   []string // --allow-host patterns
 	DenyHosts    []string // --deny-host patterns
+	Secrets      []string // --secret specs
 
 	Env map[string]string // --env NAME=VALUE
 
@@ -101,6 +102,9 @@ type ResolvedNetwork struct {
 	AllowAll       bool     `json:"allow_all"`
 	AllowedDomains []string `json:"allowed_domains"`
 	DeniedDomains  []string `json:"denied_domains"`
+	// Secrets are the secret specs in force (--secret and the operator
+	// policy's [secrets] inject): names, hosts and files, never values.
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // ResolvedEnv names the variables passed from the caller and those set to

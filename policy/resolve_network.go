@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -15,6 +16,15 @@ func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {
 	n.AllowedDomains = union(flags.AllowHosts, op.Network.AllowedDomains)
 	n.DeniedDomains = union(flags.DenyHosts, op.Network.DeniedDomains, req.Network.DeniedDomains)
 	var missing []Missing
+	n.Secrets = union(flags.Secrets, op.Secrets)
+	if len(req.Secrets) > 0 {
+		missing = append(missing, Missing{req.Where("secrets", "inject"),
+			"[secrets], which only the operator policy or --secret may set: a skill cannot choose which credentials it gets", ""})
+	}
+	if len(n.Secrets) > 0 && n.AllowAll {
+		missing = append(missing, Missing{"--secret", "secrets with --allow-network (the script could reach their hosts around the proxy, which injects them)",
+			"--allow-host for the secrets' hosts instead of --allow-network"})
+	}
 	if n.AllowAll && len(n.DeniedDomains) > 0 {
 		// Deny beats allow: the whole network cannot keep a host out.
 		missing = append(missing, Missing{"--allow-network", "the whole network, while denied_domains " + strings.Join(n.DeniedDomains, ", ") + " must stay unreachable",
@@ -57,4 +67,36 @@ func coveredBy(want netproxy.Pattern, list []string) string {
 		}
 	}
 	return ""
+}
+
+// Secrets returns the secrets in force with their values: each from the
+// file its spec names, else from the caller's variable of its name
+// (getenv); readFile reads a file of at most a few KiB. A file's value
+// loses one trailing newline. Without secrets it returns nil.
+func (r *Resolved) Secrets(getenv func(string) (string, bool), readFile func(string) ([]byte, error)) (*netproxy.Secrets, error) {
+	if len(r.Network.Secrets) == 0 {
+		return nil, nil
+	}
+	var list []netproxy.Secret
+	for _, spec := range r.Network.Secrets {
+		s, err := netproxy.ParseSecret(spec)
+		if err != nil {
+			return nil, err
+		}
+		if s.File != "" {
+			b, err := readFile(s.File)
+			if err != nil {
+				return nil, fmt.Errorf("secret %s: %v", s.Name, err)
+			}
+			s.Value = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		} else {
+			v, ok := getenv(s.Name)
+			if !ok {
+				return nil, fmt.Errorf("secret %s: the variable %s is not set in the caller's environment (set it, or name a file with %s@HOST,file=PATH)", s.Name, s.Name, s.Name)
+			}
+			s.Value = v
+		}
+		list = append(list, s)
+	}
+	return netproxy.NewSecrets(list)
 }

@@ -72,8 +72,28 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	return l, cleanup, err
 }
 
-// prepareAs is prepare for a run as id.
+// prepareAs is prepare for a run as id, with the CA bundle of its
+// secrets, if any, readable for the run's time (see withCABundle).
 func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*plan, func(), error) {
+	grantee, bundle, remove, err := s.withCABundle()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, cleanup, err := grantee.prepareWith(id, script, args, command, bundle, res)
+	if err != nil {
+		remove()
+		return p, cleanup, err
+	}
+	return p, func() {
+		if cleanup != nil {
+			cleanup()
+		}
+		remove()
+	}, nil
+}
+
+// prepareWith is prepareAs once the CA bundle, if any, is written.
+func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []string, bundle string, res *Result) (*plan, func(), error) {
 	proxy, err := s.checkConfig()
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +139,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 	}
 	if proxy != nil {
 		p.proxy = proxy
-		p.cfg.Env = withProxyEnv(p.cfg.Env, proxyPort)
+		p.cfg.Env = withSecretEnv(withProxyEnv(p.cfg.Env, proxyPort), s.Secrets, bundle)
 		p.cfg.ProxyPort = proxyPort
 		// The run must be refused before the script starts if the
 		// network namespace is missing.

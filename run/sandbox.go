@@ -71,6 +71,14 @@ type Sandbox struct {
 	// wins.
 	DenyHosts []string
 
+	// Secrets are credentials the proxy injects (needs AllowHosts naming
+	// their hosts): the script's variable of each secret holds its
+	// placeholder, and the run trusts the secrets' CA through a bundle
+	// file (the host's system bundle and that CA) named by SSL_CERT_FILE
+	// and the other variables of docs/secrets.md. Values never enter
+	// the sandbox.
+	Secrets *netproxy.Secrets
+
 	// Timeout is the wall-time limit; DefaultTimeout when zero.
 	Timeout time.Duration
 

@@ -111,7 +111,7 @@ func TestAllowHostSNICLI(t *testing.T) {
 	r = runCLI(t, "", "audit", "--quiet", "--allow-host", addr, skill, "get.sh",
 		"--connect-to", "evil.test:"+port+":"+addr, "https://evil.test:"+port+"/")
 	want := "TLS server name (SNI) evil.test differs from the CONNECT host 127.0.0.1"
-	denial := "skill-sandbox: network: denied CONNECT " + addr + ": " + want + "\n"
+	denial := "skill-sandbox: network: denied CONNECT " + addr + ": " + want + "; to allow it: open the tunnel to evil.test:" + port + " itself (CONNECT evil.test:" + port + "), after granting it: --allow-host evil.test:" + port + ", or"
 	if !strings.Contains(r.Stderr, denial) {
 		t.Errorf("no denial line on stderr:\n%s", r.Stderr)
 	}

@@ -117,6 +117,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	flags.MaxFileMB = f.policy.maxFileMB
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
+	flags.Secrets = f.secrets
 	flags.AllowDegraded = f.allowDegraded
 	flags.RequireIsolation = f.requireIsolation
 	flags.RequireSignature = f.requireSignature
@@ -264,6 +265,10 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 	}
 	list("allowed_domains", r.Network.AllowedDomains)
 	list("denied_domains", r.Network.DeniedDomains)
+	if len(r.Network.Secrets) > 0 {
+		fmt.Fprintln(w, "[secrets]")
+		list("inject", r.Network.Secrets)
+	}
 	fmt.Fprintln(w, "[env]")
 	list("pass", r.Env.Pass)
 	list("set", r.Env.Set)

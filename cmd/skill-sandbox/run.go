@@ -351,6 +351,10 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 		AutorunWritable:  f.allowAutorun,
 	}
 	pol.Apply(sb, os.LookupEnv)
+	sb.Secrets, c.secretsErr = pol.Secrets(os.LookupEnv, readSecretFile)
+	if sb.Secrets != nil {
+		c.meta.Secrets = sb.Secrets.Targets()
+	}
 	c.meta.Timeout, c.meta.MemoryLimitMB = sb.Timeout, sb.MemoryMB
 	c.meta.Grants.Read, c.meta.Grants.Write = sb.ReadPaths, sb.WritePaths // the flags' and the policy's
 	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
@@ -361,6 +365,9 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 // where the script could write. res is never nil.
 func (c *call) execute(ctx context.Context, sb *run.Sandbox) (res *run.Result, err error) {
 	err = auditLogOutsideGrants(c.auditLog, sb.WritePaths)
+	if err == nil && c.secretsErr != nil {
+		err = fmt.Errorf("%w: %v", run.ErrBadConfig, c.secretsErr)
+	}
 	if err == nil {
 		err = outsideGrants("--result-json", c.resultJSON, sb.WritePaths, "plant a link there that the result is written through")
 		if err != nil {

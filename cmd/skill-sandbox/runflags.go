@@ -4,9 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -67,6 +70,38 @@ func (p *listFlags) Set(v string) error {
 	return nil
 }
 
+// secretFlags collects repeated --secret specs, each checked as it is
+// given (a bad one is a usage error).
+type secretFlags []string
+
+func (p *secretFlags) String() string { return strings.Join(*p, ",") }
+
+func (p *secretFlags) Set(v string) error {
+	s, err := netproxy.ParseSecret(v)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, s.String())
+	return nil
+}
+
+// maxSecretFile bounds a secret's file=: a credential, not a document.
+const maxSecretFile = 64 << 10
+
+// readSecretFile reads a secret's file, at most maxSecretFile bytes.
+func readSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err == nil && len(b) > maxSecretFile {
+		err = fmt.Errorf("%s: larger than %d bytes", path, maxSecretFile)
+	}
+	return b, err
+}
+
 // runFlags are the parsed flags of run and audit.
 type runFlags struct {
 	timeout          time.Duration
@@ -75,6 +110,7 @@ type runFlags struct {
 	allowNetwork     bool
 	allowHosts       listFlags
 	denyHosts        listFlags
+	secrets          secretFlags
 	env              envFlags
 	workdir          bool
 	module           bool
@@ -107,8 +143,9 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.memoryMB, "memory", run.DefaultMemoryMB, "memory limit in `MiB`: of the whole process tree with a per-run cgroup, else each process's RLIMIT_AS")
 	fs.Float64Var(&f.cpus, "cpus", 0, "CPU bandwidth limit of the whole tree in `CPUs` (cgroup cpu.max; 0: none)")
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the script the host's whole network (no network namespace, no Landlock TCP rules): LAN, 127.0.0.1 and cloud metadata included; prefer --allow-host")
-	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443); see docs/network.md")
+	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443), optionally followed by request rules ('api.github.com GET,HEAD /repos/'); see docs/network.md")
 	fs.Var(&f.denyHosts, "deny-host", "never let the script reach `PATTERN`, even if --allow-host matches (repeatable)")
+	fs.Var(&f.secrets, "secret", "inject the caller's variable NAME into requests to HOST only: `NAME@HOST[:PORT][,url][,file=PATH]` (repeatable); inside the run NAME holds a placeholder the proxy replaces on the way to HOST (HTTPS, headers; the URL with ,url); file=PATH reads the value from PATH; see docs/secrets.md")
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
 	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder (with --cwd or --workdir, in that folder, still imported from the skill)")

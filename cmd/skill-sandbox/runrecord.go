@@ -23,6 +23,7 @@ type call struct {
 	res        *run.Result
 	log        *audit.Log // auditLog once opened
 	toStderr   bool       // audit without --audit-log
+	secretsErr error      // why the secrets could not be loaded: refuses the run
 }
 
 // usage reports a usage error, writes its record if one was asked for and

@@ -1,0 +1,309 @@
+package netproxy
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Limits of an injected secret.
+const (
+	maxSecretValue = 16 << 10 // bytes of a secret's value
+	maxSecretName  = 128      // bytes of its variable name
+	maxSecretSpec  = 4 << 10  // bytes of a whole --secret spec
+)
+
+// placeholderPrefix starts every placeholder, so that one is easy to
+// recognise in a log; the 32 random bytes after it are what make it
+// unguessable and meaningless anywhere but in this run's proxy.
+const placeholderPrefix = "SKILL_SANDBOX_SECRET_"
+
+// Secret is one credential the proxy injects: inside the run the variable
+// Name holds a random placeholder, and the proxy replaces that placeholder
+// with Value in requests to Host on Port, over TLS it terminates, and in
+// no other request.
+type Secret struct {
+	// Name is the environment variable that holds the placeholder inside
+	// the run (and, by default, the value in the caller's environment).
+	Name string
+	// Host is the host name or IP address the value may be sent to, in
+	// normalized form (lower case, no trailing dot).
+	Host string
+	// Port is the port of Host (443 unless the spec named another).
+	Port int
+	// InURL also replaces the placeholder in the request target (path and
+	// query), percent-encoded; by default only header values are.
+	InURL bool
+	// File, when set, is the file the value is read from instead of the
+	// caller's environment variable Name (see ParseSecret).
+	File string
+	// Value is the secret itself. ParseSecret leaves it empty: the caller
+	// fills it from the environment or File.
+	Value string
+}
+
+// ParseSecret parses a --secret spec:
+//
+//	NAME@HOST[:PORT][,url][,file=PATH]
+//
+// NAME is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), HOST a
+// host name or IP address (no wildcard: the value goes to one host), PORT
+// 443 by default. "url" lets the placeholder be replaced in the request
+// target too; "file=PATH" reads the value from PATH instead of the
+// caller's variable NAME, and being last it takes the rest of the spec
+// (a path may hold commas).
+func ParseSecret(spec string) (Secret, error) {
+	var s Secret
+	if len(spec) > maxSecretSpec {
+		return s, fmt.Errorf("secret spec longer than %d bytes", maxSecretSpec)
+	}
+	name, rest, ok := strings.Cut(spec, "@")
+	if !ok {
+		return s, fmt.Errorf("secret %q: want NAME@HOST[:PORT]", truncateForError(spec))
+	}
+	if err := checkSecretName(name); err != nil {
+		return s, err
+	}
+	s.Name = name
+	hostport, opts, _ := strings.Cut(rest, ",")
+	for opts != "" {
+		var opt string
+		if strings.HasPrefix(opts, "file=") {
+			opt, opts = opts, ""
+		} else {
+			opt, opts, _ = strings.Cut(opts, ",")
+		}
+		switch {
+		case opt == "url" && !s.InURL:
+			s.InURL = true
+		case strings.HasPrefix(opt, "file="):
+			s.File = strings.TrimPrefix(opt, "file=")
+			if s.File == "" || strings.ContainsRune(s.File, 0) {
+				return s, fmt.Errorf("secret %s: empty or invalid file= path", name)
+			}
+		default:
+			return s, fmt.Errorf("secret %s: unknown option %q (want url or file=PATH)", name, truncateForError(opt))
+		}
+	}
+	if strings.HasPrefix(hostport, "*") {
+		return s, fmt.Errorf("secret %s: a wildcard host is refused: the value goes to one named host", name)
+	}
+	t, err := parseTarget(hostport, tlsPort)
+	if err != nil {
+		return s, fmt.Errorf("secret %s: host %q: %v", name, truncateForError(hostport), err)
+	}
+	s.Host, s.Port = t.hostname(), t.port
+	return s, nil
+}
+
+// String formats s as a spec ParseSecret reads back (without its value).
+func (s Secret) String() string {
+	out := s.Name + "@" + s.Host
+	if strings.Contains(s.Host, ":") {
+		out = s.Name + "@[" + s.Host + "]"
+	}
+	if s.Port != tlsPort {
+		out += ":" + strconv.Itoa(s.Port)
+	}
+	if s.InURL {
+		out += ",url"
+	}
+	if s.File != "" {
+		out += ",file=" + s.File
+	}
+	return out
+}
+
+// checkSecretName refuses a variable name that is not a plain portable
+// environment variable name.
+func checkSecretName(name string) error {
+	if name == "" || len(name) > maxSecretName {
+		return fmt.Errorf("secret name %q: want 1 to %d characters", truncateForError(name), maxSecretName)
+	}
+	for i, c := range []byte(name) {
+		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return fmt.Errorf("secret name %q: want letters, digits and _ (not first a digit)", truncateForError(name))
+	}
+	return nil
+}
+
+// checkSecretValue refuses a value that cannot travel in a header: empty,
+// too long, or holding control characters (a CR or LF would let the value
+// add headers of its own).
+func checkSecretValue(name, v string) error {
+	if v == "" {
+		return fmt.Errorf("secret %s: empty value", name)
+	}
+	if len(v) > maxSecretValue {
+		return fmt.Errorf("secret %s: value longer than %d bytes", name, maxSecretValue)
+	}
+	for _, c := range []byte(v) {
+		if c < 0x20 || c == 0x7f {
+			return fmt.Errorf("secret %s: the value holds a control character (a file's trailing newline is dropped; others are refused)", name)
+		}
+	}
+	return nil
+}
+
+// secretEntry is a Secret with its placeholder.
+type secretEntry struct {
+	Secret
+	placeholder string
+	t           target
+}
+
+// Secrets is the set of secrets of one run, with the certificate
+// authority that signs the proxy's certificates for their hosts. Its
+// private keys exist only in this process's memory.
+type Secrets struct {
+	list []secretEntry
+	ca   *authority
+}
+
+// NewSecrets checks list, gives each secret a fresh random placeholder
+// and makes a certificate authority for the secrets' hosts. A name may
+// appear once; every value must pass the checks of a header value.
+func NewSecrets(list []Secret) (*Secrets, error) {
+	if len(list) == 0 {
+		return nil, errors.New("no secrets")
+	}
+	s := &Secrets{}
+	seen := map[string]bool{}
+	var hosts []target
+	for _, sec := range list {
+		if err := checkSecretName(sec.Name); err != nil {
+			return nil, err
+		}
+		if seen[sec.Name] {
+			return nil, fmt.Errorf("secret %s named twice", sec.Name)
+		}
+		seen[sec.Name] = true
+		if err := checkSecretValue(sec.Name, sec.Value); err != nil {
+			return nil, err
+		}
+		t, err := parseTarget(net2hostport(sec.Host, sec.Port), 0)
+		if err != nil {
+			return nil, fmt.Errorf("secret %s: %v", sec.Name, err)
+		}
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		s.list = append(s.list, secretEntry{Secret: sec, placeholder: placeholderPrefix + hex.EncodeToString(b[:]), t: t})
+		hosts = append(hosts, t)
+	}
+	ca, err := newAuthority(hosts)
+	if err != nil {
+		return nil, err
+	}
+	s.ca = ca
+	return s, nil
+}
+
+// net2hostport joins a host (name or IP) and a port for parseTarget.
+func net2hostport(host string, port int) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// Env returns the variables the run gets: each secret's name and its
+// placeholder.
+func (s *Secrets) Env() map[string]string {
+	m := make(map[string]string, len(s.list))
+	for _, e := range s.list {
+		m[e.Name] = e.placeholder
+	}
+	return m
+}
+
+// CACertPEM returns the PEM certificate of the run's authority, which
+// clients inside the run must trust for the secrets' hosts.
+func (s *Secrets) CACertPEM() []byte { return s.ca.certPEM }
+
+// Targets returns "NAME HOST:PORT" for each secret, sorted by name: what
+// a record may say about them (never a value or a placeholder).
+func (s *Secrets) Targets() []string {
+	var out []string
+	for _, e := range s.list {
+		out = append(out, e.Name+" "+e.t.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// covers reports whether a tunnel to t is terminated: a secret names it.
+func (s *Secrets) covers(t target) bool {
+	if s == nil {
+		return false
+	}
+	for _, e := range s.list {
+		if e.t == t {
+			return true
+		}
+	}
+	return false
+}
+
+// inject replaces the placeholders of the secrets for t in the request's
+// header values (but those the proxy does not send on) (in a Basic authorization's decoded credentials too) and,
+// for secrets that allow it, in its path. It returns the names of the
+// secrets it injected, sorted.
+func (s *Secrets) inject(r *request, t target) []string {
+	var used []string
+	for _, e := range s.list {
+		if e.t != t {
+			continue
+		}
+		hit := false
+		for i := range r.headers {
+			if isHopByHop(strings.ToLower(r.headers[i].name)) {
+				continue // never sent on (Host is the tunnel's own)
+			}
+			v, ok := replaceInHeader(r.headers[i].name, r.headers[i].value, e.placeholder, e.Value)
+			if ok {
+				r.headers[i].value, hit = v, true
+			}
+		}
+		if e.InURL && strings.Contains(r.path, e.placeholder) {
+			r.path = strings.ReplaceAll(r.path, e.placeholder, url.QueryEscape(e.Value))
+			hit = true
+		}
+		if hit {
+			used = append(used, e.Name)
+		}
+	}
+	sort.Strings(used)
+	return used
+}
+
+// replaceInHeader replaces ph by value in one header value. In an
+// Authorization or Proxy-Authorization value "Basic CREDENTIALS" (what
+// git and curl send for a URL's user:password) the base64 credentials are
+// decoded, replaced and encoded again.
+func replaceInHeader(name, v, ph, value string) (string, bool) {
+	if strings.Contains(v, ph) {
+		return strings.ReplaceAll(v, ph, value), true
+	}
+	if !strings.EqualFold(name, "Authorization") {
+		return v, false
+	}
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return v, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil || !strings.Contains(string(raw), ph) {
+		return v, false
+	}
+	return scheme + " " + base64.StdEncoding.EncodeToString([]byte(strings.ReplaceAll(string(raw), ph, value))), true
+}
