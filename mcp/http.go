@@ -62,6 +62,12 @@ type HTTPOptions struct {
 	// and stateless requests; past it a request is refused with 503.
 	// DefaultMaxRequests when zero.
 	MaxRequests int
+
+	// Pool, when set, holds the pre-started init processes the runs take,
+	// shared with the caller's other users of it (a server with a handler
+	// per tenant keeps one pool); Config.Prestart is then not used, and
+	// Close leaves the pool to its owner.
+	Pool *run.Pool
 }
 
 // HTTPHandler serves a Server over the MCP Streamable HTTP transport. Make
@@ -73,6 +79,7 @@ type HTTPHandler struct {
 	origins map[string]bool
 	hosts   map[string]bool
 	pool    *run.Pool // shared by every session; nil without Prestart
+	ownPool bool      // started here, closed by Close
 	slots   chan struct{}
 	now     func() time.Time
 	// bodyTimeout is bodyTimeout; tests shorten it.
@@ -133,12 +140,15 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 	for _, host := range opts.AllowedHosts {
 		h.hosts[host] = true
 	}
-	if s.cfg.Prestart > 0 {
+	switch {
+	case opts.Pool != nil:
+		h.pool = opts.Pool
+	case s.cfg.Prestart > 0:
 		pool, err := s.newPool()
 		if err != nil {
 			return nil, err
 		}
-		h.pool = pool
+		h.pool, h.ownPool = pool, true
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	return h, nil
@@ -146,7 +156,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 
 // Close ends every session, stops the runs in progress, waits for the
 // requests being handled and for their sandboxes to be torn down, and
-// kills the waiting init processes. Requests after Close get 503.
+// kills the waiting init processes it started (not those of
+// HTTPOptions.Pool). Requests after Close get 503.
 func (h *HTTPHandler) Close() error {
 	h.mu.Lock()
 	if h.closed {
@@ -159,7 +170,7 @@ func (h *HTTPHandler) Close() error {
 	h.cancel()
 	h.wg.Wait()
 	h.s.cleanups.Wait()
-	if h.pool != nil {
+	if h.ownPool {
 		h.s.closePool(h.pool)
 	}
 	return nil

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // httpClient drives an HTTPHandler over a real loopback HTTP server.
@@ -483,5 +486,36 @@ func TestHTTPCancelOtherSession(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a's own cancel did not end its request")
+	}
+}
+
+// TestHTTPSharedPool checks that runs take HTTPOptions.Pool's init
+// processes and that Close leaves that pool to its owner.
+func TestHTTPSharedPool(t *testing.T) {
+	dir := skillsDir(t)
+	pool, err := run.NewPool(1, 0, run.Sandbox{SkillDir: filepath.Join(dir, "probe")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	h, url := newHTTPServer(t, Config{SkillDirs: []string{dir}, Prestart: 3}, HTTPOptions{Pool: pool})
+	if h.pool != pool || h.ownPool {
+		t.Fatal("the handler did not take the pool given")
+	}
+	c := &httpClient{t: t, url: url}
+	c.initialize(VersionLegacy)
+	for range 2 {
+		_, _, msg := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"probe","script":"echo.sh"}}}`, nil)
+		if dig(msg, "result", "isError") != false {
+			t.Fatalf("run: %v", msg)
+		}
+	}
+	h.Close()
+	st := pool.Stats()
+	if st.Taken+st.Missed != 2 {
+		t.Errorf("pool stats %+v: want the 2 runs through it", st)
+	}
+	if st.Taken == 0 {
+		t.Logf("no run took a pre-started init process (%+v): no user namespaces here?", st)
 	}
 }
