@@ -117,6 +117,13 @@ func appendConfinement(b []byte, r *Record) ([]byte, error) {
 	if r.SandboxUID != 0 {
 		b = appendIntField(b, "sandbox_uid", int64(r.SandboxUID))
 	}
+	if len(r.SharedQuotas) > 0 {
+		b = appendArray(appendKey(b, "shared_quotas", false), r.SharedQuotas, func(b []byte, q *SharedQuota) []byte {
+			b = appendStringField(append(b, '{'), "counter", q.Counter, true)
+			b = appendIntField(b, "uid", int64(q.UID))
+			return append(appendStringField(b, "bound", q.Bound, false), '}')
+		})
+	}
 	return b, nil
 }
 

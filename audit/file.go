@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -123,30 +121,12 @@ func (r FileRecord) MarshalLine() ([]byte, error) {
 		m.Tool = truncate(m.Tool, maxNameBytes)
 		r.MCP = &m
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil { // Encode ends the line with "\n"
-		return nil, fmt.Errorf("audit record: %w", err)
-	}
-	return escapeC1(buf.Bytes()), nil
+	return encodeEscaped(r)
 }
 
 // AppendFile writes rec as one line with a single write(2) call, as Append
 // does for a run record.
-func (l *Log) AppendFile(rec FileRecord) error {
-	line, err := rec.MarshalLine()
-	if err != nil {
-		return err
-	}
-	return l.appendLine(line)
-}
+func (l *Log) AppendFile(rec FileRecord) error { return l.appendRecord(rec) }
 
 // WriteFileRecord writes rec as one line to w with a single Write call.
-func WriteFileRecord(w io.Writer, rec FileRecord) error {
-	line, err := rec.MarshalLine()
-	if err != nil {
-		return err
-	}
-	return writeLine(w, line)
-}
+func WriteFileRecord(w io.Writer, rec FileRecord) error { return writeRecord(w, rec) }

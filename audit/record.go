@@ -152,6 +152,11 @@ type Record struct {
 	// caller's (run.Result.SandboxUID): a root caller's run's own id;
 	// omitted as 0 otherwise (added within version 4).
 	SandboxUID int `json:"sandbox_uid,omitempty"`
+	// SharedQuotas are the per-user kernel counters the run was charged
+	// on a host uid shared with others (run.Result.SharedQuotas): epoll
+	// watches of an unprivileged caller's run; omitted when none (version
+	// 5).
+	SharedQuotas []SharedQuota `json:"shared_quotas,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.
@@ -183,6 +188,15 @@ type Record struct {
 	Host string `json:"host"`
 	UID  int    `json:"uid"`
 	PID  int    `json:"pid"`
+}
+
+// SharedQuota is a per-user kernel counter a run shared with others: which
+// counter, the host uid charged, and what bounds the run's part
+// ("memory_cgroup" or "none").
+type SharedQuota struct {
+	Counter string `json:"counter"`
+	UID     int    `json:"uid"`
+	Bound   string `json:"bound"`
 }
 
 // Skill identifies the skill folder of a call.

@@ -75,6 +75,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		LimitExceeded:  res.LimitExceeded,
 		WorkDir:        res.WorkDir,
 		SandboxUID:     res.SandboxUID,
+		SharedQuotas:   sharedQuotas(res.SharedQuotas),
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
 		MCP:            meta.MCP,
@@ -315,4 +316,12 @@ func firstPositive[T int | time.Duration](vs ...T) T {
 		}
 	}
 	return 0
+}
+
+func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
+	var out []SharedQuota
+	for _, q := range qs {
+		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
+	}
+	return out
 }

@@ -230,6 +230,8 @@ func TestGoldenRecords(t *testing.T) {
 	lenient := sampleResult()
 	lenient.Validation.Warnings = append(lenient.Validation.Warnings, validate.Problem{File: "SKILL.md", Line: 4, Column: 1, Field: "version",
 		Message: "Unexpected field in frontmatter: version. Only allowed-tools, compatibility, description, license, metadata, name are allowed.", Spec: true})
+	// An unprivileged caller's run without a cgroup (version 5).
+	lenient.SharedQuotas = []run.SharedQuota{{Counter: run.QuotaEpollWatches, UID: 1000, Bound: run.BoundNone}}
 	recs := []Record{
 		FromRun(sampleMeta(), sampleResult(), nil),
 		FromRun(sampleMeta(), timedOut, nil),

@@ -32,7 +32,7 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // $ref into $defs; any other keyword in the schema is an error rather than
 // being silently skipped. Every mismatch is reported, with its JSON
 // pointer; where no branch of a oneOf matches, those of the branch that
-// came closest (a run record or a workspace record).
+// came closest (a run, workspace or refused-request record).
 func CheckLine(line []byte) error {
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(schemaV5), &schema); err != nil {

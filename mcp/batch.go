@@ -23,7 +23,10 @@ func isBatch(line []byte) bool {
 // done, in the order they finished; a batch of notifications only gets
 // no response, and an empty batch one -32600 (JSON-RPC 2.0, section 6).
 func (s *Server) serveBatch(ctx context.Context, sess *session, line []byte, out *writer, accept func(*request, int, bool, respondFunc)) {
-	refuse := func(e *rpcError) { out.reply(nil, nil, e, 0, ctx.Done()) }
+	refuse := func(e *rpcError) {
+		s.refused(sess, nil, "", len(line), e)
+		out.reply(nil, nil, e, 0, ctx.Done())
+	}
 	if !json.Valid(line) {
 		refuse(errorf(CodeParseError, "parse error: the message is not valid JSON"))
 		return
@@ -54,13 +57,16 @@ func (s *Server) serveBatch(ctx context.Context, sess *session, line []byte, out
 	for _, m := range members {
 		if isBatch(m) {
 			// Not valid JSON-RPC in any revision.
+			e := errorf(CodeInvalidRequest, "invalid request: a batch inside a batch")
+			s.refused(sess, nil, "", len(m), e)
 			b.expect()
-			b.respond(nil, nil, errorf(CodeInvalidRequest, "invalid request: a batch inside a batch"), 0, true)
+			b.respond(nil, nil, e, 0, true)
 			continue
 		}
 		req, id, perr := parseMessage(m)
 		switch {
 		case perr != nil:
+			s.refused(sess, id, methodOf(m), len(m), perr)
 			b.expect()
 			b.respond(id, nil, perr, 0, true)
 		case req == nil: // a response from the client

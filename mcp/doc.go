@@ -31,4 +31,7 @@
 // so does every call of the workspace file tools (write_workspace_file,
 // read_workspace_file; offered with Config.Workspace), which reach the
 // workspace's files through openat2 without following any symbolic link.
+// Every request refused with a JSON-RPC error writes an mcp.refused
+// record, at most refusedPerWindow a second, the rest counted into the
+// next one (audit.ProtocolRecord).
 package mcp

@@ -96,6 +96,7 @@ type request struct {
 	ID     json.RawMessage
 	Method string
 	Params json.RawMessage // nil when absent; otherwise a JSON object
+	size   int             // bytes of the message, for the record of a refusal
 }
 
 // rpcError is a JSON-RPC error object.
@@ -187,7 +188,7 @@ func parseMessage(line []byte) (*request, json.RawMessage, *rpcError) {
 	if bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
 		params = nil
 	}
-	return &request{ID: id, Method: *m.Method, Params: params}, id, nil
+	return &request{ID: id, Method: *m.Method, Params: params, size: len(line)}, id, nil
 }
 
 // checkID accepts an absent id (a notification), a string or a number.

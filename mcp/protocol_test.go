@@ -18,11 +18,46 @@ import (
 func TestFraming(t *testing.T) {
 	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, MaxMessageBytes: 4096})
 	c.nextID = 1000 // the client's own ids stay clear of the ones below
-	for _, tc := range []struct {
-		name, line string
-		code       float64
-		id         any
-	}{
+	for _, tc := range framingCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			c.sendLine(tc.line)
+			r := c.read()
+			if got := dig(r, "error", "code"); got != tc.code {
+				t.Errorf("error code %v, want %v: %v", got, tc.code, r)
+			}
+			if r["id"] != tc.id {
+				t.Errorf("id %v, want %v", r["id"], tc.id)
+			}
+			if r["jsonrpc"] != "2.0" {
+				t.Errorf("jsonrpc %v", r["jsonrpc"])
+			}
+			// Still serving.
+			if p := c.request("ping", nil); p["result"] == nil {
+				t.Fatalf("ping after %s: %v", tc.name, p)
+			}
+		})
+	}
+	// Notifications and responses get no reply, even when wrong.
+	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/unknown"}`)
+	c.sendLine(`{"jsonrpc":"2.0","id":99,"result":{}}`)
+	c.sendLine(``)
+	if p := c.request("ping", nil); p["result"] == nil || p["id"] == float64(99) {
+		t.Fatalf("ping: %v", p)
+	}
+}
+
+// framingCase is a message the server refuses, the error code it gets
+// and the id of the response (nil: null).
+type framingCase struct {
+	name, line string
+	code       float64
+	id         any
+}
+
+// framingCases are the refused messages of TestFraming and
+// TestRefusedRecorded, for a server with MaxMessageBytes 4096.
+func framingCases() []framingCase {
+	return []framingCase{
 		{"not JSON", `{"jsonrpc":"2.0","id":1,"method":`, CodeParseError, nil},
 		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`, CodeParseError, nil},
 		{"bare string", `"hello"`, CodeInvalidRequest, nil},
@@ -51,31 +86,6 @@ func TestFraming(t *testing.T) {
 		// the key exactly sees none.
 		{"method in another case", `{"jsonrpc":"2.0","id":25,"Method":"ping"}`, CodeInvalidRequest, float64(25)},
 		{"tool name in another case", `{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"NAME":"list_skills","arguments":{}}}`, CodeInvalidParams, float64(26)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c.sendLine(tc.line)
-			r := c.read()
-			if got := dig(r, "error", "code"); got != tc.code {
-				t.Errorf("error code %v, want %v: %v", got, tc.code, r)
-			}
-			if r["id"] != tc.id {
-				t.Errorf("id %v, want %v", r["id"], tc.id)
-			}
-			if r["jsonrpc"] != "2.0" {
-				t.Errorf("jsonrpc %v", r["jsonrpc"])
-			}
-			// Still serving.
-			if p := c.request("ping", nil); p["result"] == nil {
-				t.Fatalf("ping after %s: %v", tc.name, p)
-			}
-		})
-	}
-	// Notifications and responses get no reply, even when wrong.
-	c.sendLine(`{"jsonrpc":"2.0","method":"notifications/unknown"}`)
-	c.sendLine(`{"jsonrpc":"2.0","id":99,"result":{}}`)
-	c.sendLine(``)
-	if p := c.request("ping", nil); p["result"] == nil || p["id"] == float64(99) {
-		t.Fatalf("ping: %v", p)
 	}
 }
 

@@ -62,6 +62,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 	defer func() {
 		cancelAll()
 		c.wg.Wait()
+		s.refusals.flush() // what the rate cap held back gets its record now
 		s.cleanups.Wait()
 		if werr := c.out.close(); werr != nil && err == nil {
 			err = fmt.Errorf("writing responses: %w", werr)
@@ -108,7 +109,9 @@ func (c *conn) serve(r io.Reader) error {
 			return nil
 		case errors.Is(item.err, errTooLong):
 			c.s.logf("dropped a message over %d bytes", c.s.maxMessage)
-			c.reply(nil, nil, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", c.s.maxMessage))
+			e := errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", c.s.maxMessage)
+			c.s.refused(c.sess, nil, "", c.s.maxMessage+1, e)
+			c.reply(nil, nil, e)
 			continue
 		case item.err != nil:
 			return fmt.Errorf("reading requests: %w", item.err)
@@ -128,6 +131,7 @@ func (c *conn) message(line []byte) {
 	}
 	req, id, perr := parseMessage(line)
 	if perr != nil {
+		c.s.refused(c.sess, id, methodOf(line), len(line), perr)
 		c.reply(id, nil, perr)
 		return
 	}
@@ -169,7 +173,9 @@ func (c *conn) accept(req *request, size int, inBatch bool, respond respondFunc)
 		return
 	}
 	if inBatch {
-		respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), 0, true)
+		e := errorf(CodeInvalidRequest, "invalid request: initialize must not be part of a batch")
+		c.s.refused(c.sess, req.ID, req.Method, size, e)
+		respond(req.ID, nil, e, 0, true)
 		return
 	}
 	// Answered in order, so that requests read after it see the client
@@ -188,18 +194,21 @@ func (c *conn) start(req *request, size int, respond respondFunc) {
 	cost := int64(size) + s.reserveFor(req)
 	if !s.budget.tryAcquire(cost) {
 		used, _, _ := s.budget.stats()
-		respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max), 0, true)
+		e := errorf(CodeServerBusy, "server busy: %d bytes of requests and responses are buffered, and this request needs %d more than the limit of %d allows; retry when earlier responses have been read", used, cost, s.budget.max)
+		s.refused(c.sess, req.ID, req.Method, size, e)
+		respond(req.ID, nil, e, 0, true)
 		return
 	}
 	key := string(req.ID)
 	reqCtx, cancel, ok := c.sess.start(c.ctx, key)
 	if !ok || reqCtx == nil {
 		s.budget.release(cost)
+		e := errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight)
 		if !ok {
-			respond(req.ID, nil, errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key), 0, true)
-		} else {
-			respond(req.ID, nil, errorf(CodeServerBusy, "server busy: %d requests in progress", maxInFlight), 0, true)
+			e = errorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in progress", key)
 		}
+		s.refused(c.sess, req.ID, req.Method, size, e)
+		respond(req.ID, nil, e, 0, true)
 		return
 	}
 	c.wg.Add(1)
@@ -270,8 +279,19 @@ func (s *Server) notification(sess *session, req *request) {
 	}
 }
 
-// handle answers one request.
+// handle answers one request. A request it refuses (a JSON-RPC error)
+// gets a refused-request record; a tool call that reached its tool has
+// the tool's own record instead.
 func (s *Server) handle(ctx context.Context, sess *session, req *request) (any, *rpcError) {
+	result, rerr := s.dispatch(ctx, sess, req)
+	if rerr != nil {
+		s.refused(sess, req.ID, req.Method, req.size, rerr)
+	}
+	return result, rerr
+}
+
+// dispatch answers one request by its method.
+func (s *Server) dispatch(ctx context.Context, sess *session, req *request) (any, *rpcError) {
 	info, rerr := s.callInfo(sess, req)
 	if rerr != nil {
 		return nil, rerr

@@ -121,6 +121,10 @@ type Server struct {
 	// budget bounds the bytes buffered for requests and responses.
 	budget *budget
 
+	// refusals writes the records of requests refused at the protocol
+	// level, capped in rate.
+	refusals *refusalLog
+
 	// digests caches the hashes of large skill files across calls, so a
 	// big reference file is read once, not on every call.
 	digests *sign.HashCache
@@ -195,6 +199,7 @@ func NewServer(cfg Config) (*Server, error) {
 		digest:     sign.DigestAnyCached,
 		budget:     newBudget(cfg.MaxBufferedBytes),
 	}
+	srv.refusals = &refusalLog{write: srv.writeRefusal, perWindow: refusedPerWindow}
 	// The largest request must fit, or it could never be served.
 	largest := int64(cfg.MaxMessageBytes) + max(srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolRunScript + `"}`)}),
 		srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolReadSkill + `"}`)}))

@@ -66,7 +66,13 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		return nil, nil
 	}
 	clone := func(path, want string, g *stageconfig.GrantMount) (int, error) {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		// A grant is cloned alone unless planning saw mounts below it
+		// (GrantMount.Submounts): a mount made there since stays out.
+		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+		if g == nil || g.Submounts {
+			flags |= unix.AT_RECURSIVE
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
 		if err != nil {
 			return 0, err
 		}

@@ -137,6 +137,7 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		res.SandboxUID = uid
 	}
 	err = launchListing(ctx, l, res)
+	res.SharedQuotas = sharedQuotas(res)
 	if l.teardown != nil { // not handed to the background teardown
 		l.teardown()
 	}

@@ -356,6 +356,14 @@ type Result struct {
 	// run's.
 	SandboxUID int
 
+	// SharedQuotas are the per-user kernel counters the run was charged
+	// on a host uid it shares with others (the caller's, or nobody's),
+	// which nothing bounds per run below the host-wide limit but Bound:
+	// what a run could take from the caller's other processes
+	// (docs/security.md, "Per-user kernel quotas"). Empty when the run
+	// had a host uid of its own, or never started. Linux only.
+	SharedQuotas []SharedQuota
+
 	// LimitExceeded is set when the supervisor's watch killed the run:
 	// LimitWorkDirBytes, LimitWorkDirInodes or LimitMemory.
 	LimitExceeded string

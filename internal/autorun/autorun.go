@@ -20,7 +20,10 @@ import (
 // filter drivers in .git/config, a .git file naming another git folder),
 // shell start-up files, direnv and mise, editors' and agents' workspace
 // settings and tasks, package managers' configuration that names commands
-// or preloads code, and Python's start-up hooks. Project content that
+// or preloads code, Python's start-up hooks and virtual environments'
+// activate scripts, linters' configuration that editors and git hooks
+// load as code, and the build settings IDEs run on opening a project
+// (Gradle, Maven, MSBuild). Project content that
 // runs only when the caller runs it (a Makefile, package.json scripts,
 // setup.py) is not on the list.
 
@@ -34,7 +37,18 @@ var autorunNames = map[string]bool{
 	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true,
 	".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true,
 	".zlogout": true, ".kshrc": true, ".mkshrc": true, ".envrc": true,
-	"mise.toml": true, ".mise.toml": true, "mise.local.toml": true, ".mise.local.toml": true,
+	// mise's folders (.mise/config.toml, .config/mise/config.toml and
+	// conf.d); its mise[.ENV].toml files are matched by isMise.
+	".mise": true, "mise": true,
+	// Interactive interpreters that load a start-up file from the
+	// current folder: irb and pry (.irbrc may also lie in home).
+	".irbrc": true, ".pryrc": true,
+	// Python virtual environments: the activate scripts that editors
+	// source in every new terminal (VS Code's python.terminal.
+	// activateEnvironment), and pyvenv.cfg, which makes a folder an
+	// environment whose bin/python editors find and run.
+	"activate": true, "activate.csh": true, "activate.fish": true, "activate.nu": true,
+	"activate.ps1": true, "activate.bat": true, "activate_this.py": true, "pyvenv.cfg": true,
 	// Editors, debuggers and coding agents: tasks that run on opening the
 	// folder, settings naming programs, hooks and MCP servers.
 	".vscode": true, ".idea": true, ".devcontainer": true, ".zed": true,
@@ -47,7 +61,23 @@ var autorunNames = map[string]bool{
 	"bunfig.toml": true, ".bunfig.toml": true, ".cargo": true, "pip.conf": true,
 	// Python runs these at every start when they lie in site-packages.
 	"sitecustomize.py": true, "usercustomize.py": true,
+	// Linters that editors run on opening a file and whose configuration
+	// runs code: pylint's init-hook, mypy's plugins named by path.
+	".pylintrc": true, "pylintrc": true, "mypy.ini": true, ".mypy.ini": true,
+	// Build tools that IDEs run on opening a project (Gradle and Maven
+	// import, MSBuild design-time builds), configured here with JVM
+	// options (-javaagent), a distribution to download and run, extensions
+	// or targets injected into every project.
+	"gradle.properties": true, "gradle-wrapper.properties": true, ".mvn": true,
+	"directory.build.props": true, "directory.build.targets": true, "directory.build.rsp": true,
 }
+
+// jsConfigTools are the JavaScript tools whose configuration is a module
+// they load (tool.config.js and its .mjs, .cjs, .ts... variants) or a
+// .toolrc file that names plugins and parsers by path: editors' ESLint,
+// Prettier and Stylelint extensions load it on opening a file, and
+// lint-staged and commitlint run it from the git hooks at every commit.
+var jsConfigTools = []string{"eslint", "prettier", "stylelint", "lint-staged", "commitlint"}
 
 // autorunSuffixes are matched against the end of an entry's name.
 var autorunSuffixes = []string{
@@ -70,7 +100,7 @@ func Matches(rel string) bool {
 	if rel == "" || rel == "." || strings.HasSuffix(name, QuarantineSuffix) {
 		return false
 	}
-	if autorunNames[name] || isLefthook(name) {
+	if autorunNames[name] || isLefthook(name) || isMise(name) || isJSConfig(name) {
 		return true
 	}
 	for _, s := range autorunSuffixes {
@@ -80,6 +110,32 @@ func Matches(rel string) bool {
 	}
 	// Python before 3.13 takes a name that is just ".pth" too.
 	return name == ".pth"
+}
+
+// isMise matches mise's configuration files, which mise's shell hook
+// reads on entering the folder and whose [env] and [hooks] run commands:
+// mise.toml and mise.ENV.toml (mise.local.toml, mise.dev.toml), with or
+// without a leading dot.
+func isMise(name string) bool {
+	base := strings.TrimPrefix(name, ".")
+	return strings.HasPrefix(base, "mise.") && strings.HasSuffix(base, ".toml")
+}
+
+// isJSConfig matches the configuration of jsConfigTools: ".toolrc" alone
+// or with any extension (.eslintrc.json, .prettierrc.yaml: their plugins
+// may be paths), and "tool.config.EXT" (eslint.config.mjs). The
+// lint-staged rc is named .lintstagedrc.
+func isJSConfig(name string) bool {
+	for _, tool := range jsConfigTools {
+		rc := "." + strings.ReplaceAll(tool, "-", "") + "rc"
+		if name == rc || strings.HasPrefix(name, rc+".") {
+			return true
+		}
+		if ext, ok := strings.CutPrefix(name, tool+".config."); ok && ext != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isLefthook matches lefthook's configuration and script folders, which

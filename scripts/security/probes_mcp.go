@@ -15,6 +15,9 @@ import (
 // mcpProbes returns probe 40: ambiguous arguments sent to skill-sandbox
 // mcp (issue 30, class 6). The harness plays the MCP client; the probe
 // skill only gives the server a probe.py and an evil.py to choose from.
+// Each call refused with a JSON-RPC error must also leave its mcp.refused
+// audit record (on the server's stderr): a refusal nobody can see later is
+// an attempt nobody can investigate.
 func mcpProbes() []probe {
 	return []probe{
 		{40, "p40-mcp-ambiguous-args", "ambiguous MCP arguments (duplicate, case-variant keys)", mustBlock, setupP40, judgeP40},
@@ -160,11 +163,13 @@ func judgeAnswer(label string, r map[string]any) step {
 }
 
 func judgeP40(e *env, o *outcome) judgement {
-	var ran, ev []string
-	for _, s := range o.steps {
+	var ran, ev, unrecorded []string
+	for i, s := range o.steps { // step i answers request id 10+i (driveMCP)
 		ev = append(ev, s.Label+": "+s.Status)
 		if s.Status != "refused" {
 			ran = append(ran, s.Label+" ("+s.Detail+")")
+		} else if strings.HasPrefix(s.Detail, "-32") && !refusalRecorded(o.stderr, fmt.Sprint(10+i)) {
+			unrecorded = append(unrecorded, s.Label)
 		}
 	}
 	switch {
@@ -175,6 +180,25 @@ func judgeP40(e *env, o *outcome) judgement {
 		return judgement{verdict: vEffect, evidence: "no answer from the server: " + truncate(o.stderr, 200)}
 	case len(ran) > 0:
 		return judgement{verdict: vEffect, evidence: "taken: " + strings.Join(ran, "; ")}
+	case len(unrecorded) > 0:
+		return judgement{verdict: vEffect, evidence: "refused without an audit record: " + strings.Join(unrecorded, "; ")}
 	}
 	return judgement{verdict: vNone, evidence: "each refused: " + strings.Join(ev, "; "), layer: "mcp key check"}
+}
+
+// refusalRecorded reports whether the server's stderr holds the
+// mcp.refused record of the request with the JSON-RPC id (as JSON text).
+func refusalRecorded(stderr, id string) bool {
+	for _, line := range strings.Split(stderr, "\n") {
+		var rec struct {
+			Event string `json:"event"`
+			MCP   struct {
+				RequestID string `json:"request_id"`
+			} `json:"mcp"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Event == "mcp.refused" && rec.MCP.RequestID == id {
+			return true
+		}
+	}
+	return false
 }

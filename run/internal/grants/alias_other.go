@@ -17,5 +17,8 @@ func (DenyAliases) Check(string, string, bool, map[string]bool) error { return n
 // Inside finds nothing.
 func (DenyAliases) Inside(string) []string { return nil }
 
+// HoldsMounts knows of no mount.
+func (DenyAliases) HoldsMounts(string) bool { return false }
+
 // CheckSubmounts has no mount table to check.
 func (DenyAliases) CheckSubmounts(_, _, _ []string) error { return nil }

@@ -3,6 +3,7 @@ package grants
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -49,6 +50,10 @@ func FindAutorun(root string, max int) ([]AutorunEntry, error) {
 			return walk.Stop
 		}
 		t := st.Mode & unix.S_IFMT
+		if err := sameUnderOtherCase(parent, name, p, st); err != nil && (t == unix.S_IFREG || t == unix.S_IFDIR) {
+			stop = err
+			return walk.Stop
+		}
 		out = append(out, AutorunEntry{
 			GrantMount: stageconfig.GrantMount{Path: p, Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
 			Mount:      t == unix.S_IFREG || t == unix.S_IFDIR,
@@ -59,4 +64,37 @@ func FindAutorun(root string, max int) ([]AutorunEntry, error) {
 		return nil, stop
 	}
 	return out, err
+}
+
+// ciSharedDentry are the file systems whose case-insensitive folders
+// (casefold, or the file system's own rule) look every spelling of a
+// name up to one dentry (a d_compare of their own), so that a read-only
+// mount on .envrc covers .ENVRC too: ext4, tmpfs, f2fs, vfat and msdos,
+// exfat.
+var ciSharedDentry = map[uint32]bool{0xEF53: true, 0x01021994: true, 0xF2F52010: true, 0x4d44: true, 0x2011BAB0: true}
+
+// sameUnderOtherCase refuses an auto-run entry that the name with its
+// letters' case swapped reaches too (a case-insensitive folder) on a file
+// system not known to resolve both to one dentry: there (a FUSE file
+// system that ignores case, an SMB share) the read-only mount on the
+// entry was found bypassed by the other spelling (.ENVRC, .GIT/config).
+func sameUnderOtherCase(parent int, name, p string, st *unix.Stat_t) error {
+	other := strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return r
+	}, name)
+	var ost unix.Stat_t
+	if other == name || unix.Fstatat(parent, other, &ost, unix.AT_SYMLINK_NOFOLLOW) != nil || ost.Dev != st.Dev || ost.Ino != st.Ino {
+		return nil
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(parent, &fs); err == nil && ciSharedDentry[uint32(fs.Type)] {
+		return nil
+	}
+	return fmt.Errorf("%s is also reached as %s: a case-insensitive file system (type %#x) where a read-only mount on one spelling does not cover the others", p, other, uint32(fs.Type))
 }

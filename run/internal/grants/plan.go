@@ -151,6 +151,9 @@ func New(r Request) (_ *Plan, err error) {
 	if err := gp.planMounts(); err != nil {
 		return nil, err
 	}
+	for i := range gp.Mounts {
+		gp.Mounts[i].Submounts = pl.alias.HoldsMounts(gp.Mounts[i].Path)
+	}
 	return gp, nil
 }
 

@@ -11,6 +11,12 @@ import (
 // maxNamedMounts bounds the mount points one refusal names.
 const maxNamedMounts = 8
 
+// HoldsMounts reports whether the mount table read at planning has a
+// mount point below p (stageconfig.GrantMount.Submounts).
+func (a DenyAliases) HoldsMounts(p string) bool {
+	return slices.ContainsFunc(a.mounts, func(m mountEntry) bool { return PathUnder(m.point, p) })
+}
+
 // CheckSubmounts refuses a grant that holds another mount (a bind mount,
 // a tmpfs, a FUSE or NFS mount, an automount point), unless that mount is
 // granted on its own or hidden as a deny entry (masked). A grant is bound
@@ -21,9 +27,11 @@ const maxNamedMounts = 8
 // folder into a granted 0700 project was readable by the script. Granted
 // on its own, a mount is resolved and checked as every grant is (deny
 // list, owner, mode). The mount table is the one read when the run was
-// planned (a.mounts); a mount made after that comes along unchecked, which
-// takes the caller's own or a privileged process on the host (the script
-// cannot mount).
+// planned (a.mounts). A mount made below a grant after that (by the
+// caller's own or a privileged process on the host: the script cannot
+// mount) is kept out by the bind: a grant that held no mount is bound
+// alone (GrantMount.Submounts), and one that held mounts recursively, so
+// that only there a mount made in the window comes along unchecked.
 func (a DenyAliases) CheckSubmounts(read, write, masked []string) error {
 	grants := append(slices.Clone(write), read...)
 	held := map[string][]string{}

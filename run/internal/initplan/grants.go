@@ -41,12 +41,20 @@ func (m *mounter) bindGrants() {
 		if g.Tree != 0 {
 			m.attachTree(desc, g.Tree, dst)
 		} else {
-			m.note("rbind", g.Path, g.Path, "(checked: the file the supervisor saw)")
+			m.note(map[bool]string{false: "bind", true: "rbind"}[g.Submounts], g.Path, g.Path, "(checked: the file the supervisor saw)")
 			fd := m.fd
 			m.hostOpen("open grant "+g.Path, g.Path, unix.O_PATH|unix.O_CLOEXEC, fd)
 			m.fstat(desc+": fstat", fd)
 			m.assertSame(swapped("%s changed between its check and its mount (replaced, or swapped for a symlink); refused", g.Path), g.Dev, g.Ino)
-			m.mountFD(desc+": bind", fd, dst, unix.MS_BIND|unix.MS_REC)
+			// Alone unless planning saw mounts below: a mount made there
+			// since is locked here (copied from a more privileged
+			// namespace), and a bind without MS_REC of a folder holding
+			// a locked mount fails (EINVAL), refusing the run.
+			flags := uintptr(unix.MS_BIND)
+			if g.Submounts {
+				flags |= unix.MS_REC
+			}
+			m.mountFD(desc+": bind", fd, dst, flags)
 			m.closeReg(fd)
 		}
 		set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)

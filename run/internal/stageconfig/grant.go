@@ -75,6 +75,14 @@ type GrantMount struct {
 	// must be this one (see sameGrant).
 	Dev uint64 `json:",omitempty"`
 	Ino uint64 `json:",omitempty"`
+	// Submounts is set when the mount table read at planning showed
+	// mounts below Path (each granted on its own or masked: see
+	// grants.CheckSubmounts): only then is the grant bound recursively.
+	// Otherwise it is bound alone, so a mount made below it after the
+	// check does not come along: the supervisor's clone leaves it out,
+	// and the init process's bind, in a user namespace where it is a
+	// locked mount, fails (EINVAL) and refuses the run.
+	Submounts bool `json:",omitempty"`
 }
 
 // GrantRule is one Landlock rule for the grants.
