@@ -169,6 +169,7 @@ func (h *HTTPHandler) Close() error {
 	h.mu.Unlock()
 	h.cancel()
 	h.wg.Wait()
+	h.s.refusals.flush() // what the rate cap held back gets its record now
 	h.s.cleanups.Wait()
 	if h.ownPool {
 		h.s.closePool(h.pool)
@@ -180,7 +181,7 @@ func (h *HTTPHandler) Close() error {
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.refusedOrigin(r); msg != "" {
 		h.logRefusal(msg)
-		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden: "+msg)
+		h.refuse(w, http.StatusForbidden, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "forbidden: "+msg))
 		return
 	}
 	switch r.Method {
@@ -192,12 +193,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// No stream of server-initiated messages: the server sends none
 		// (2025-03-26 to 2025-11-25 allow 405; 2026-07-28 has no GET).
 		w.Header().Set("Allow", "POST, DELETE")
-		writeHTTPError(w, http.StatusMethodNotAllowed, nil, CodeInvalidRequest, fmt.Sprintf("method %s not allowed: send JSON-RPC messages with POST, end a session with DELETE", oneLine(r.Method, 20)))
+		h.refuse(w, http.StatusMethodNotAllowed, httpRefusal{}, errorf(CodeInvalidRequest, "method %s not allowed: send JSON-RPC messages with POST, end a session with DELETE", oneLine(r.Method, 20)))
 		return
 	}
 	if !h.enter() {
 		w.Header().Set("Retry-After", "1")
-		writeHTTPError(w, http.StatusServiceUnavailable, nil, CodeServerBusy, fmt.Sprintf("server busy: %d requests in progress, or shutting down", h.opts.MaxRequests))
+		h.refuse(w, http.StatusServiceUnavailable, httpRefusal{}, errorf(CodeServerBusy, "server busy: %d requests in progress, or shutting down", h.opts.MaxRequests))
 		return
 	}
 	defer h.leave()
@@ -293,12 +294,12 @@ func (h *HTTPHandler) release(hs *httpSession, drop bool) {
 func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(headerProtocolVersion) == VersionStateless {
 		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, http.StatusMethodNotAllowed, nil, CodeInvalidRequest, "protocol revision "+VersionStateless+" has no sessions to end")
+		h.refuse(w, http.StatusMethodNotAllowed, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "protocol revision "+VersionStateless+" has no sessions to end"))
 		return
 	}
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
-		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header of the session to end")
+		h.refuse(w, http.StatusBadRequest, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "bad request: DELETE needs the Mcp-Session-Id header of the session to end"))
 		return
 	}
 	h.mu.Lock()
@@ -308,7 +309,7 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Unlock()
 	if hs == nil {
-		writeHTTPError(w, http.StatusNotFound, nil, CodeInvalidRequest, "session not found: it ended or never existed; send initialize to start a new one")
+		h.refuse(w, http.StatusNotFound, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "session not found: it ended or never existed; send initialize to start a new one"))
 		return
 	}
 	hs.cancel()
@@ -336,10 +337,10 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	switch {
 	case errors.As(err, &tooLarge):
 		h.s.logf("http: dropped a message over %d bytes", h.s.maxMessage)
-		writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, fmt.Sprintf("invalid request: the message exceeds %d bytes", h.s.maxMessage))
+		h.refuse(w, http.StatusRequestEntityTooLarge, httpRefusal{size: h.s.maxMessage + 1}, errorf(CodeInvalidRequest, "invalid request: the message exceeds %d bytes", h.s.maxMessage))
 		return nil, false
 	case err != nil:
-		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "bad request: reading the body: "+oneLine(err.Error(), 200))
+		h.refuse(w, http.StatusBadRequest, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "bad request: reading the body: "+oneLine(err.Error(), 200)))
 		return nil, false
 	}
 	return body, true

@@ -519,3 +519,48 @@ func TestHTTPSharedPool(t *testing.T) {
 		t.Logf("no run took a pre-started init process (%+v): no user namespaces here?", st)
 	}
 }
+
+// TestHTTPRefusedRecorded checks that what the transport refuses before
+// dispatch gets a refused-request record, as a stdio server's refusals
+// do: a foreign origin, an oversized body, a forged session, a mismatched
+// header; and that a served request gets none.
+func TestHTTPRefusedRecorded(t *testing.T) {
+	log := &syncBuffer{}
+	h, url := newHTTPServer(t, Config{MaxMessageBytes: 4096, Log: log, Version: "test"}, HTTPOptions{})
+	h.s.refusals.perWindow = 1 << 20 // counted one by one
+	c := &httpClient{t: t, url: url}
+	c.initialize(VersionLegacy)
+	meta, _ := json.Marshal(statelessMeta())
+	for _, tc := range []struct {
+		name   string
+		body   string
+		hdr    http.Header
+		status int
+		code   int
+		method string
+	}{
+		{"foreign origin", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.Header{"Origin": {"http://evil.example"}}, 403, CodeInvalidRequest, ""},
+		{"oversized", `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"` + strings.Repeat("x", 5000) + `"}}`, nil, 413, CodeInvalidRequest, ""},
+		{"forged session", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, http.Header{headerSessionID: {strings.Repeat("f", 32)}}, 404, CodeInvalidRequest, "ping"},
+		{"header mismatch", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + string(meta) + `}}`, http.Header{headerProtocolVersion: {VersionStateless}, headerMethod: {"tools/call"}}, 400, CodeHeaderMismatch, "tools/list"},
+		{"served", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, nil, 200, 0, ""},
+	} {
+		before := len(refusedRecords(t, log.String()))
+		if status, _, msg := c.post(tc.body, tc.hdr); status != tc.status {
+			t.Fatalf("%s: status %d, want %d: %v", tc.name, status, tc.status, msg)
+		}
+		recs := refusedRecords(t, log.String())
+		if tc.code == 0 {
+			if len(recs) != before {
+				t.Errorf("%s: %d records, want none", tc.name, len(recs)-before)
+			}
+			continue
+		}
+		if len(recs) != before+1 {
+			t.Fatalf("%s: %d records, want 1", tc.name, len(recs)-before)
+		}
+		if r := recs[len(recs)-1]; r.Protocol.Code != tc.code || r.Protocol.Method != tc.method {
+			t.Errorf("%s: record %+v", tc.name, r.Protocol)
+		}
+	}
+}

@@ -73,12 +73,12 @@ func peek(body []byte) peeked {
 // session) in the body.
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeHTTPError(w, http.StatusUnsupportedMediaType, nil, CodeInvalidRequest, "unsupported media type: the body must be one JSON-RPC message with Content-Type: application/json")
+		h.refuse(w, http.StatusUnsupportedMediaType, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "unsupported media type: the body must be one JSON-RPC message with Content-Type: application/json"))
 		return
 	}
 	wantJSON, wantSSE := accepts(r.Header.Values("Accept"))
 	if !wantJSON && !wantSSE {
-		writeHTTPError(w, http.StatusNotAcceptable, nil, CodeInvalidRequest, "not acceptable: the Accept header must list application/json or text/event-stream")
+		h.refuse(w, http.StatusNotAcceptable, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "not acceptable: the Accept header must list application/json or text/event-stream"))
 		return
 	}
 	body, ok := h.readBody(w, r)
@@ -88,7 +88,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	p := peek(body)
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
-		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "invalid request: the body is empty")
+		h.refuse(w, http.StatusBadRequest, httpRefusal{size: len(body)}, errorf(CodeInvalidRequest, "%s", "invalid request: the body is empty"))
 	case !p.batch && !p.valid:
 		// Not routable: the dispatcher says precisely what is wrong.
 		h.answer(w, r, body, &session{inflight: map[string]context.CancelFunc{}}, h.ctx, false, false)
@@ -103,11 +103,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 // self-contained, its mirrored headers checked against its body.
 func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, body []byte, p peeked) {
 	if p.batch {
-		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "invalid request: protocol revision "+VersionStateless+" has no batches")
+		h.refuse(w, http.StatusBadRequest, httpRefusal{id: p.id, method: p.method, size: len(body)}, errorf(CodeInvalidRequest, "%s", "invalid request: protocol revision "+VersionStateless+" has no batches"))
 		return
 	}
 	if msg := mirrorMismatch(r.Header, p); msg != "" {
-		writeHTTPError(w, http.StatusBadRequest, p.id, CodeHeaderMismatch, "header mismatch: "+msg)
+		h.refuse(w, http.StatusBadRequest, httpRefusal{id: p.id, method: p.method, size: len(body)}, errorf(CodeHeaderMismatch, "%s", "header mismatch: "+msg))
 		return
 	}
 	sess := &session{inflight: map[string]context.CancelFunc{}, pool: h.pool}
@@ -122,7 +122,7 @@ func (h *HTTPHandler) postSession(w http.ResponseWriter, r *http.Request, body [
 	if hv != "" && !slices.Contains(legacyVersions, hv) {
 		e := errorf(CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version %q", oneLine(hv, 64))
 		e.Data = map[string]any{"requested": hv, "supported": supportedVersions()}
-		writeRPCError(w, http.StatusBadRequest, p.id, e)
+		h.refuse(w, http.StatusBadRequest, httpRefusal{id: p.id, method: p.method, size: len(body)}, e)
 		return
 	}
 	initialize := !p.batch && p.request && p.method == "initialize"
@@ -131,17 +131,17 @@ func (h *HTTPHandler) postSession(w http.ResponseWriter, r *http.Request, body [
 		var err error
 		if hs, err = h.newSession(); err != nil {
 			w.Header().Set("Retry-After", "60")
-			writeHTTPError(w, http.StatusServiceUnavailable, p.id, CodeServerBusy, err.Error())
+			h.refuse(w, http.StatusServiceUnavailable, httpRefusal{id: p.id, method: p.method, size: len(body)}, errorf(CodeServerBusy, "%s", err.Error()))
 			return
 		}
 	} else {
 		id := r.Header.Get(headerSessionID)
 		if id == "" {
-			writeHTTPError(w, http.StatusBadRequest, p.id, CodeInvalidRequest, "bad request: no Mcp-Session-Id header; send initialize first and then the session id it returned with every request")
+			h.refuse(w, http.StatusBadRequest, httpRefusal{id: p.id, method: p.method, size: len(body)}, errorf(CodeInvalidRequest, "%s", "bad request: no Mcp-Session-Id header; send initialize first and then the session id it returned with every request"))
 			return
 		}
 		if hs = h.acquire(id); hs == nil {
-			writeHTTPError(w, http.StatusNotFound, p.id, CodeInvalidRequest, "session not found: it ended, expired or never existed; send initialize to start a new one")
+			h.refuse(w, http.StatusNotFound, httpRefusal{id: p.id, method: p.method, size: len(body)}, errorf(CodeInvalidRequest, "%s", "session not found: it ended, expired or never existed; send initialize to start a new one"))
 			return
 		}
 		hs.sess.mu.Lock()
@@ -149,7 +149,7 @@ func (h *HTTPHandler) postSession(w http.ResponseWriter, r *http.Request, body [
 		hs.sess.mu.Unlock()
 		if msg := versionHeaderProblem(hv, negotiated); msg != "" {
 			h.release(hs, false)
-			writeHTTPError(w, http.StatusBadRequest, p.id, CodeInvalidRequest, "bad request: "+msg)
+			h.refuse(w, http.StatusBadRequest, httpRefusal{id: p.id, method: p.method, size: len(body), sess: hs.sess}, errorf(CodeInvalidRequest, "%s", "bad request: "+msg))
 			return
 		}
 	}
@@ -349,13 +349,22 @@ func statusOf(resp []byte, stateless bool) int {
 	return http.StatusOK
 }
 
-// writeHTTPError answers with a JSON-RPC error (id null when nil).
-func writeHTTPError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	writeRPCError(w, status, id, errorf(code, "%s", msg))
+// httpRefusal is what the transport knows of a message it refuses before
+// dispatch, for its record: the id and method as far as they were read,
+// its size, the session whose client sent it (nil when none).
+type httpRefusal struct {
+	id     json.RawMessage
+	method string
+	size   int
+	sess   *session
 }
 
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
+// refuse answers with status and the JSON-RPC error e (id null when
+// unknown) and writes the refused-request record a stdio server writes
+// for a message it refuses before dispatch (rate-capped: Server.refused).
+func (h *HTTPHandler) refuse(w http.ResponseWriter, status int, m httpRefusal, e *rpcError) {
+	h.s.refused(m.sess, m.id, m.method, m.size, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(encodeOrError(id, nil, e))
+	w.Write(encodeOrError(m.id, nil, e))
 }
