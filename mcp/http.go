@@ -192,8 +192,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		// No stream of server-initiated messages: the server sends none
 		// (2025-03-26 to 2025-11-25 allow 405; 2026-07-28 has no GET).
+		// Not recorded: every client of 2025-03-26 to 2025-11-25 tries
+		// the GET stream once, and 405 is the answer the spec gives it.
 		w.Header().Set("Allow", "POST, DELETE")
-		h.refuse(w, http.StatusMethodNotAllowed, httpRefusal{}, errorf(CodeInvalidRequest, "method %s not allowed: send JSON-RPC messages with POST, end a session with DELETE", oneLine(r.Method, 20)))
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "method %s not allowed: send JSON-RPC messages with POST, end a session with DELETE", oneLine(r.Method, 20)))
 		return
 	}
 	if !h.enter() {

@@ -563,4 +563,14 @@ func TestHTTPRefusedRecorded(t *testing.T) {
 			t.Errorf("%s: record %+v", tc.name, r.Protocol)
 		}
 	}
+	// The GET stream every session's client tries: 405, no record.
+	before := len(refusedRecords(t, log.String()))
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := len(refusedRecords(t, log.String())); resp.StatusCode != http.StatusMethodNotAllowed || n != before {
+		t.Errorf("GET: %d, %d records", resp.StatusCode, n-before)
+	}
 }

@@ -364,7 +364,12 @@ type httpRefusal struct {
 // for a message it refuses before dispatch (rate-capped: Server.refused).
 func (h *HTTPHandler) refuse(w http.ResponseWriter, status int, m httpRefusal, e *rpcError) {
 	h.s.refused(m.sess, m.id, m.method, m.size, e)
+	writeRPCError(w, status, m.id, e)
+}
+
+// writeRPCError answers with status and the JSON-RPC error e.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(encodeOrError(m.id, nil, e))
+	w.Write(encodeOrError(id, nil, e))
 }
