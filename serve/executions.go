@@ -200,13 +200,19 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 
 // makeFolder makes an execution's folder, writable by the sandbox's
 // identity, and writes the input files in it. The folder is new and no
-// run has seen it yet, and os.Root keeps every write inside it.
+// run has seen it yet, and os.Root keeps every write inside it. It is
+// made by run.MakeWriteFolder, as a run makes a missing write grant: a
+// root server whose runs cannot get the folder id-mapped (a pod's nested
+// user namespace) gives it to the scripts' identity.
 func makeFolder(dir string, files []inputFile) error {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("execution folder: %w", err)
+	made, err := run.MakeWriteFolder(dir)
+	if err == nil && !made {
+		err = fmt.Errorf("%s exists already", dir)
 	}
-	if _, err := run.MakeWriteFolder(dir); err != nil {
-		os.RemoveAll(dir)
+	if err != nil {
+		if made {
+			os.RemoveAll(dir)
+		}
 		return fmt.Errorf("execution folder: %w", err)
 	}
 	root, err := os.OpenRoot(dir)

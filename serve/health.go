@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -84,6 +86,15 @@ func (s *Server) checkTenant(ctx context.Context, tn *tenant) ([]run.Missing, er
 	sb.SkillDir = dir
 	sb.Pool = nil
 	sb.Timeout = 30 * time.Second
+	// A write grant made as an execution's folder is: a server whose
+	// scripts could not write there is not ready either.
+	out := filepath.Join(s.cfg.WorkDir, "check-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := makeFolder(out, nil); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(out)
+	sb.WritePaths = append(sb.WritePaths, out)
+	sb.Cwd = out
 	res, err := sb.Command(ctx, []string{"true"})
 	res.WaitCleanup()
 	return res.Missing, err

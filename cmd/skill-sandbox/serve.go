@@ -178,6 +178,11 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "skill-sandbox-serve-")
+		if err == nil {
+			// Searchable, not listable: a root server's scripts may run
+			// as another uid, which must reach its execution's folder.
+			err = os.Chmod(dir, 0o711)
+		}
 		if err != nil {
 			return cfg, cleanup, fmt.Errorf("work folder: %w", err)
 		}
