@@ -148,6 +148,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns, cfg.TenantQueue)
 	s.uploads = make(chan struct{}, max(2, cfg.MaxRuns))
+	for _, tn := range s.tenants {
+		tn.uploads = make(chan struct{}, tenantUploads(cap(s.uploads), len(s.tenants)))
+	}
 	s.metrics = newMetrics()
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
@@ -158,6 +161,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	go s.janitor()
 	return s, nil
+}
+
+// tenantUploads is how many request bodies one tenant may have read at
+// once: half of the server's places when there are other tenants, so that
+// a tenant sending its bodies slowly (up to the server's read timeout)
+// leaves the others room.
+func tenantUploads(places, tenants int) int {
+	if tenants <= 1 {
+		return places
+	}
+	return max(1, places/2)
 }
 
 func applyDefaults(cfg *Config) {

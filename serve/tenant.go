@@ -16,6 +16,9 @@ type tenant struct {
 	skillDirs  []string
 	policyFile string
 	policy     *policy.Policy // nil: none
+	// uploads bounds the tenant's request bodies read at once (see
+	// tenantUploads).
+	uploads chan struct{}
 
 	mu    sync.Mutex
 	execs map[string]*execution // by id
