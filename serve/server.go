@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -110,6 +111,8 @@ type Server struct {
 	uploads chan struct{}
 	metrics *metrics
 	ready   *readiness
+	// noisy bounds the lines logged for clients without a valid token.
+	noisy *logLimit
 
 	// runCtx is the context of every run; Drain cancels it at its
 	// deadline.
@@ -152,6 +155,7 @@ func New(cfg Config) (*Server, error) {
 		tn.uploads = make(chan struct{}, tenantUploads(cap(s.uploads), len(s.tenants)))
 	}
 	s.metrics = newMetrics()
+	s.noisy = &logLimit{}
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	if cfg.Prestart > 0 {
@@ -295,7 +299,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *caller)) http.
 		t, found := match(s.cfg.Tokens, strings.TrimSpace(tok))
 		if !found {
 			s.metrics.authFailure()
-			s.log().Info("unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
+			limitedLog(s.log(), s.noisy, slog.LevelInfo, "unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
 			writeProblem(w, r, http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not known")
 			return
 		}
@@ -421,6 +425,6 @@ func (s *Server) HTTPServer() *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		Protocols:         &protocols,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: tlsSuites()},
-		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(limitedWriter{log: s.log(), lim: s.noisy}, "", 0),
 	}
 }
