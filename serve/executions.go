@@ -41,7 +41,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		os.RemoveAll(e.dir)
 		return
 	}
-	for _, old := range c.tenant.add(e, s.cfg.KeepRuns) {
+	for _, old := range c.tenant.add(e, s.cfg.KeepRuns, s.cfg.KeepMemory) {
 		os.RemoveAll(old.dir)
 	}
 	s.metrics.setQueue(s.queue.waiting(), s.queue.running())

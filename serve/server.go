@@ -27,6 +27,8 @@ const (
 	DefaultMaxBodyBytes = 32 << 20
 	DefaultKeep         = time.Hour
 	DefaultKeepRuns     = 1000
+	// DefaultKeepMemory bounds the memory of one tenant's kept answers.
+	DefaultKeepMemory = 256 << 20
 	// DefaultOutputCap is the stdout and stderr kept per run for its
 	// execution's answer.
 	DefaultOutputCap = 1 << 20
@@ -73,6 +75,11 @@ type Config struct {
 	// are deleted with their folders.
 	Keep     time.Duration
 	KeepRuns int
+	// KeepMemory bounds the bytes the finished executions of each tenant
+	// hold in memory (their stdout, stderr, output, record, artifacts
+	// list and args: up to about 3 MiB each) (DefaultKeepMemory); past
+	// it the oldest are deleted, as past KeepRuns.
+	KeepMemory int64
 
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -199,6 +206,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.KeepRuns <= 0 {
 		cfg.KeepRuns = DefaultKeepRuns
+	}
+	if cfg.KeepMemory <= 0 {
+		cfg.KeepMemory = DefaultKeepMemory
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
