@@ -98,6 +98,10 @@ type Config struct {
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 
+	// MaxConns bounds the connections served at once through Listener
+	// (DefaultMaxConns).
+	MaxConns int
+
 	// ReadHeaderTimeout bounds the wait for a request's headers
 	// (DefaultReadHeaderTimeout): a client sending them slowly
 	// (slowloris) loses its connection.
@@ -215,6 +219,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.Sandbox.OutputCap == 0 {
 		cfg.Sandbox.OutputCap = DefaultOutputCap
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ReadHeaderTimeout <= 0 {
 		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
