@@ -19,7 +19,7 @@
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
-#                  framing, batches and workspace paths, the macOS profile quoting, the Windows
+#                  framing, batches, workspace paths, skill:// URIs and HTTP transport, the macOS profile quoting, the Windows
 #                  command-line quoting, the init process's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep, serve's tokens file and
@@ -223,6 +223,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSecret -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzInnerRequest -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzScrubConn -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzRequestRules -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
@@ -232,6 +233,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzBatch -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzWorkspacePath -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzSkillURI -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzHTTPPost -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
 	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./internal/proc
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run/internal/seatbelt

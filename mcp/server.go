@@ -313,6 +313,10 @@ func (s *Server) dispatch(ctx context.Context, sess *session, req *request) (any
 			delete(result, "structuredContent")
 		}
 	default:
+		var ok bool
+		if result, rerr, ok = s.extensionMethod(info, req); ok {
+			break
+		}
 		m := req.Method
 		if len(m) > 200 {
 			m = m[:200] + "..."
@@ -413,7 +417,7 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 	sess.mu.Unlock()
 	return map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{"tools": map[string]any{}},
+		"capabilities":    capabilities(),
 		"serverInfo":      s.serverInfo(revision(version)),
 		"instructions":    instructions,
 	}, nil
@@ -423,7 +427,7 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 func (s *Server) discover() map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
-		"capabilities":      map[string]any{"tools": map[string]any{}},
+		"capabilities":      capabilities(),
 		"serverInfo":        s.serverInfo(VersionStateless),
 		"instructions":      instructions,
 	}

@@ -139,6 +139,9 @@ func (l *launchState) start(res *Result) error {
 // ends the init process when the run cannot do without one it lacks.
 func (l *launchState) complete() error {
 	p, st := l.plan, l.init.st
+	if !st.proc.MaySignal() {
+		return l.refuseUnsignalled()
+	}
 	hasMountNS := stageconfig.Has(st.namespaces, LayerMountNS)
 	if p.NeedMountNS != nil && !hasMountNS {
 		// Without a mount namespace the handed-over trees cannot be
@@ -180,8 +183,29 @@ func (l *launchState) copyOutput() {
 	go func() { defer l.copies.Done(); io.Copy(l.stderr, l.init.errR) }()
 }
 
-// kill ends every process of the run (see posix.KillAll).
-func (l *launchState) kill() { posix.KillAll(l.init.st.proc, l.init.st.pidns) }
+// refuseUnsignalled ends and refuses a run whose processes this process
+// may not signal: it could neither stop them at the time limit nor end
+// them on a refusal. The init process, waiting for its program, exits
+// when the config channel closes.
+func (l *launchState) refuseUnsignalled() error {
+	l.init.cfgW.Close()
+	l.init.st.proc.Wait()
+	why := "no user namespace"
+	for _, m := range posix.ExplainMissing(l.init.st.missing) {
+		if m.Layer == LayerUserNS {
+			why = m.Reason
+		}
+	}
+	return fmt.Errorf("%w: the supervisor may not signal the run's processes (host uid %d, %s, and no CAP_KILL), so it could not stop them", ErrIsolation, l.plan.UID, why)
+}
+
+// kill ends every process of the run (see posix.KillAll). It closes the
+// config channel first: an init process still waiting for its program
+// or the go-ahead then exits by itself, even where a signal is refused.
+func (l *launchState) kill() {
+	l.init.cfgW.Close()
+	posix.KillAll(l.init.st.proc, l.init.st.pidns)
+}
 
 // killAndWait ends every process of the run and reaps the init process.
 func (l *launchState) killAndWait() {

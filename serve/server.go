@@ -174,6 +174,17 @@ func New(cfg Config) (*Server, error) {
 			s.log().Warn("no pre-started init processes", "error", err.Error())
 		}
 	}
+	for _, tn := range s.tenants {
+		h, err := s.newTenantMCP(tn)
+		if err != nil {
+			s.closeMCP()
+			if s.pool != nil {
+				s.pool.Close()
+			}
+			return nil, err
+		}
+		tn.mcp = h
+	}
 	go s.janitor()
 	return s, nil
 }
@@ -271,8 +282,8 @@ func (s *Server) routes() []route {
 		{method: "GET", path: "/healthz", open: s.healthz},
 		{method: "GET", path: "/readyz", open: s.readyz},
 		{method: "GET", path: "/metrics", open: s.serveMetrics},
-		// The MCP endpoint of issue 33 goes here: an authed route whose
-		// handler is the caller's tenant's (see tenant).
+		// The MCP endpoint (/mcp, every method) is mounted by Handler:
+		// not a REST route, it is not in the OpenAPI document.
 	}
 }
 
@@ -290,6 +301,8 @@ func (s *Server) Handler() http.Handler {
 		}
 		mux.Handle(pattern, s.auth(rt.authed))
 	}
+	// The caller's tenant's MCP server (mcp.go).
+	mux.Handle("/mcp", s.auth(s.serveMCP))
 	mux.Handle("/", s.auth(func(w http.ResponseWriter, r *http.Request, _ *caller) {
 		writeProblem(w, r, http.StatusNotFound, ProblemNotFound, "no such route")
 	}))
@@ -354,7 +367,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Drain stops taking new executions and waits for every accepted one to
 // end with its record. At ctx's end the runs still in progress or queued
 // are stopped (their context canceled) and Drain waits for their records
-// before it returns ctx's error. It also closes the pool.
+// before it returns ctx's error. It also ends the MCP sessions (stopping
+// their runs, each recorded) and closes the pool.
 func (s *Server) Drain(ctx context.Context) error {
 	s.mu.Lock()
 	first := !s.draining
@@ -378,6 +392,9 @@ func (s *Server) Drain(ctx context.Context) error {
 		<-done
 	}
 	s.cancelRun()
+	// The MCP sessions end here: their runs in progress are stopped and
+	// recorded.
+	s.closeMCP()
 	if s.pool != nil {
 		s.pool.Close()
 	}

@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/skill-sandbox/skill-sandbox/mcp"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // tenant is everything the server keeps for one tenant: what its tokens
 // grant and its executions. It is the one place per-tenant state lives;
-// a per-tenant handler (the MCP endpoint of issue 33) belongs here too.
+// its MCP endpoint (mcp.go) is here too.
 type tenant struct {
 	name       string
 	skillDirs  []string
 	policyFile string
-	policy     *policy.Policy // nil: none
+	policy     *policy.Policy   // nil: none
+	mcp        *mcp.HTTPHandler // its MCP endpoint (mcp.go)
 	// uploads bounds the tenant's request bodies read at once (see
 	// tenantUploads).
 	uploads chan struct{}

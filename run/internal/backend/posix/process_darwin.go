@@ -21,6 +21,10 @@ func (ip *Process) Pid() int { return ip.proc.Pid }
 // Kill sends the process SIGKILL (os.Process knows when it is reaped).
 func (ip *Process) Kill() error { return ip.proc.Kill() }
 
+// MaySignal reports whether this process may signal the init process:
+// always on macOS, where the run keeps the caller's uid.
+func (ip *Process) MaySignal() bool { return true }
+
 // Wait reaps the process and keeps its state.
 func (ip *Process) Wait() error {
 	st, err := ip.proc.Wait()

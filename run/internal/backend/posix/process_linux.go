@@ -79,6 +79,25 @@ func (ip *Process) Kill() error {
 	return unix.Kill(ip.pid, unix.SIGKILL)
 }
 
+// MaySignal reports whether this process may signal the init process:
+// false only when the kernel refuses (EPERM), as it does to a supervisor
+// without CAP_KILL (a container's root) when the run has a host uid of its
+// own and no user namespace the supervisor owns.
+func (ip *Process) MaySignal() bool {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.done {
+		return true
+	}
+	var err error
+	if fd := ip.pidfdLocked(); fd >= 0 {
+		err = unix.PidfdSendSignal(fd, 0, nil, 0)
+	} else {
+		err = unix.Kill(ip.pid, 0)
+	}
+	return err != unix.EPERM
+}
+
 // Wait blocks until the process has exited, then reaps it and keeps its
 // status and resource usage (see ExitState). Waiting for a process
 // already reaped returns os.ErrProcessDone.
