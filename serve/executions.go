@@ -41,7 +41,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		os.RemoveAll(e.dir)
 		return
 	}
-	for _, old := range c.tenant.add(e, s.cfg.KeepRuns) {
+	for _, old := range c.tenant.add(e, s.cfg.KeepRuns, s.cfg.KeepMemory) {
 		os.RemoveAll(old.dir)
 	}
 	s.metrics.setQueue(s.queue.waiting(), s.queue.running())
@@ -52,9 +52,18 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 // receive reads and checks the request, finds the skill, resolves the
 // run's sandbox and makes the execution's folder with the input files. It
 // returns the status and problem type of a refusal with its error. At
-// most cap(s.uploads) requests are received at once: a body and its
-// decoded files are held only until the files are on disk.
+// most cap(s.uploads) requests are received at once, at most
+// cap(tenant.uploads) of one tenant: a body and its decoded files are
+// held only until the files are on disk.
 func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Request, c *caller, meta *audit.Meta) (*execution, *run.Sandbox, int, string, error) {
+	// The tenant's share first: one tenant's slow uploads cannot take
+	// every place and stall the other tenants' requests.
+	select {
+	case c.tenant.uploads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, 0, "", nil
+	}
+	defer func() { <-c.tenant.uploads }()
 	select {
 	case s.uploads <- struct{}{}:
 	case <-ctx.Done():
