@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -37,7 +38,8 @@ type callInfo struct {
 	stateless bool     // a 2026-07-28 request (protocol version in _meta)
 	rev       revision // the revision the answer is shaped for
 	client    clientInfo
-	pool      *run.Pool // the connection's pre-started init processes; nil without
+	pool      *run.Pool    // the connection's pre-started init processes; nil without
+	serve     *audit.Serve // whom the request acts for (WithAttribution); nil without
 }
 
 // Serve reads requests from r and writes responses to w until r reaches
@@ -296,6 +298,7 @@ func (s *Server) dispatch(ctx context.Context, sess *session, req *request) (any
 	if rerr != nil {
 		return nil, rerr
 	}
+	info.serve = attributionOf(ctx)
 	var result map[string]any
 	switch req.Method {
 	case "initialize":

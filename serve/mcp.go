@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/mcp"
 )
 
@@ -41,7 +42,8 @@ func (s *Server) newTenantMCP(tn *tenant) (*mcp.HTTPHandler, error) {
 
 // serveMCP answers /mcp with the caller's tenant's MCP handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, c *caller) {
-	c.tenant.mcp.ServeHTTP(w, r)
+	a := audit.Serve{Tenant: c.tenant.name, TokenID: c.token.ID}
+	c.tenant.mcp.ServeHTTP(w, r.WithContext(mcp.WithAttribution(r.Context(), a)))
 }
 
 // closeMCP ends every tenant's MCP sessions and stops their runs.

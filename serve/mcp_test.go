@@ -78,3 +78,27 @@ func TestMCPPerTenant(t *testing.T) {
 		t.Errorf("team-b read_skill alpha: %v", msg)
 	}
 }
+
+// TestMCPRecordAttributed checks that a run asked for over /mcp is
+// recorded with the tenant and token id that asked, as a REST run is.
+func TestMCPRecordAttributed(t *testing.T) {
+	f := newFixture(t, nil)
+	_, sid, _ := f.mcpPost(t, tokenA, "", mcpInit)
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_skill_script","arguments":{"skill":"alpha","script":"missing.sh"}}}`
+	if status, _, msg := f.mcpPost(t, tokenA, sid, call); status != http.StatusOK || msg["result"] == nil {
+		t.Fatalf("tools/call: %d %v", status, msg)
+	}
+	var found bool
+	for _, r := range f.records(t) {
+		if r.MCP == nil || r.MCP.Tool != "run_skill_script" {
+			continue
+		}
+		found = true
+		if r.Serve == nil || r.Serve.Tenant != "team-a" || r.Serve.TokenID != "a-1" || r.Serve.ExecutionID != "" {
+			t.Errorf("record's serve object: %+v, want tenant team-a, token a-1, no execution", r.Serve)
+		}
+	}
+	if !found {
+		t.Fatal("no record of the tools/call")
+	}
+}
