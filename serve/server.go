@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -124,6 +125,9 @@ type Server struct {
 	ready   *readiness
 	// noisy bounds the lines logged for clients without a valid token.
 	noisy *logLimit
+	// refusals caps the records of requests refused for the server's
+	// state (refusals.go).
+	refusals *refusecap.Log[audit.Record]
 
 	// runCtx is the context of every run; Drain cancels it at its
 	// deadline.
@@ -167,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metrics = newMetrics()
 	s.noisy = &logLimit{}
+	s.refusals = s.newRefusalLog()
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	if cfg.Prestart > 0 {
@@ -398,6 +403,7 @@ func (s *Server) Drain(ctx context.Context) error {
 	if s.pool != nil {
 		s.pool.Close()
 	}
+	s.FlushRecords()
 	return err
 }
 

@@ -279,6 +279,9 @@ func drain(srv *serve.Server, hs *http.Server, timeout time.Duration, logger *sl
 	if herr != nil {
 		hs.Close()
 	}
+	// Requests refused (503) while the HTTP server stopped may wait
+	// behind the cap on refused-request records.
+	srv.FlushRecords()
 	if derr != nil {
 		logger.Warn("drained: runs were stopped at the drain timeout; each has its record")
 		return exitRefused
