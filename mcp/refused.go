@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
@@ -11,10 +10,7 @@ import (
 // Caps on the records of refused requests: a client that sends garbage
 // as fast as it can must not fill the disk with records, nor the memory
 // with refusals waiting for one (docs/audit.md, "Refused requests").
-const (
-	refusedPerWindow = 16
-	refusedWindow    = time.Second
-)
+const refusedPerWindow, refusedWindow = refusecap.PerWindow, refusecap.Window
 
 // rpcRefusal is one request refused at the protocol level.
 type rpcRefusal struct {

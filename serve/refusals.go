@@ -10,14 +10,11 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 )
 
-// Caps on the records of requests refused for the server's state (429,
-// 503, 507), as skill-sandbox mcp caps its refused-request records: an
-// overload must not turn into a flood of audit records (docs/audit.md,
-// "Refused requests").
-const (
-	refusedPerWindow = 16
-	refusedWindow    = time.Second
-)
+// The records of requests refused for the server's state (429, 503,
+// 507) are capped as skill-sandbox mcp caps its refused-request records
+// (refusecap.PerWindow a second): an overload must not turn into a flood
+// of audit records (docs/audit.md, "Refused requests").
+const refusedPerWindow, refusedWindow = refusecap.PerWindow, refusecap.Window
 
 // stateRefusal is a request refused for the server's state rather than
 // its content: no run slot or queue place, a drain, too little disk.

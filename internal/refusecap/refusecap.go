@@ -17,6 +17,13 @@ import (
 	"time"
 )
 
+// The cap skill-sandbox mcp and serve apply (docs/audit.md, "Refused
+// requests"): 16 records a second.
+const (
+	PerWindow = 16
+	Window    = time.Second
+)
+
 // Log writes the records of refusals of type T, at most perWindow in
 // each window. Make one with New.
 type Log[T any] struct {
