@@ -30,6 +30,10 @@ const retryAfter = 2 * time.Second
 func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller) {
 	meta := s.newMeta(c)
 	e, sb, status, kind, err := s.receive(r.Context(), w, r, c, &meta)
+	if status == http.StatusInsufficientStorage {
+		s.refuseState(w, r, meta, stateRefusal{status: status, problem: kind, kind: audit.KindNoSpace, detail: err.Error()})
+		return
+	}
 	if err != nil {
 		s.refuse(w, r, meta, status, kind, err)
 		return
@@ -94,6 +98,9 @@ func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	e, sb, err := s.prepare(c, sk, req, meta)
 	if err != nil {
+		if errors.Is(err, errNoSpace) {
+			return nil, nil, http.StatusInsufficientStorage, ProblemNoSpace, err
+		}
 		if errors.Is(err, errUsage) {
 			return nil, nil, http.StatusBadRequest, ProblemBadRequest, err
 		}
@@ -186,6 +193,9 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 		return nil, nil, err
 	}
 	meta.Timeout = timeout
+	if err := s.checkSpace(sb.WriteMB, req.Files); err != nil {
+		return nil, nil, err
+	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
 	if err := makeFolder(dir, req.Files); err != nil {
 		return nil, nil, err

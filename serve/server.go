@@ -30,6 +30,11 @@ const (
 	DefaultKeepRuns     = 1000
 	// DefaultKeepMemory bounds the memory of one tenant's kept answers.
 	DefaultKeepMemory = 256 << 20
+	// DefaultKeepDisk bounds the bytes the kept executions' folders of
+	// one tenant hold: four runs that each wrote the default write_mb
+	// (1 GiB), so that the last few results stay downloadable, while
+	// eight tenants fit a 32 GiB volume.
+	DefaultKeepDisk = 4 << 30
 	// DefaultOutputCap is the stdout and stderr kept per run for its
 	// execution's answer.
 	DefaultOutputCap = 1 << 20
@@ -81,6 +86,11 @@ type Config struct {
 	// list and args: up to about 3 MiB each) (DefaultKeepMemory); past
 	// it the oldest are deleted, as past KeepRuns.
 	KeepMemory int64
+	// KeepDisk bounds the bytes the folders of the finished executions
+	// of each tenant hold (DefaultKeepDisk), measured as each finishes;
+	// past it the oldest are deleted. The one that just finished is kept
+	// even alone over it.
+	KeepDisk int64
 
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -229,6 +239,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.KeepMemory <= 0 {
 		cfg.KeepMemory = DefaultKeepMemory
+	}
+	if cfg.KeepDisk <= 0 {
+		cfg.KeepDisk = DefaultKeepDisk
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
