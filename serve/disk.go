@@ -73,21 +73,5 @@ func folderBytes(dir string, budget int64) int64 {
 func (tn *tenant) trimDisk(budget int64, last *execution) []*execution {
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
-	var held int64
-	for _, id := range tn.order {
-		held += tn.execs[id].diskBytes()
-	}
-	var removed []*execution
-	for i := 0; held > budget && i < len(tn.order); {
-		old := tn.execs[tn.order[i]]
-		if old == last || !old.isFinished() {
-			i++
-			continue
-		}
-		held -= old.diskBytes()
-		removed = append(removed, old)
-		delete(tn.execs, old.id)
-		tn.order = append(tn.order[:i], tn.order[i+1:]...)
-	}
-	return removed
+	return tn.evict(last, (*execution).diskBytes, func(_ int, held int64) bool { return held > budget })
 }
