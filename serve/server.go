@@ -103,6 +103,11 @@ type Config struct {
 	// to Log at level INFO under the key "record".
 	AuditLog *audit.Log
 
+	// MetricsToken, when set, is the SHA-256 of the bearer token that
+	// /metrics then needs (LoadMetricsToken); its holder also gets the
+	// full /readyz report. Nil: /metrics answers anyone.
+	MetricsToken *[32]byte
+
 	// Version is the server version in records.
 	Version string
 
@@ -161,6 +166,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if st, err := os.Stat(cfg.WorkDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("work folder %s: not a folder", cfg.WorkDir)
+	}
+	if cfg.MetricsToken != nil {
+		for _, t := range cfg.Tokens {
+			if t.SHA256 == *cfg.MetricsToken {
+				return nil, fmt.Errorf("the metrics token is token %s of tenant %s: give /metrics a token of its own", t.ID, t.Tenant)
+			}
+		}
 	}
 	applyDefaults(&cfg)
 	s := &Server{cfg: cfg, tenants: map[string]*tenant{}, digests: sign.NewHashCache(), stop: make(chan struct{})}

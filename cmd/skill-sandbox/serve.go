@@ -53,6 +53,7 @@ type serveFlags struct {
 	tokens           string
 	tlsCert, tlsKey  string
 	auditLog         string
+	metricsToken     string
 	workDir          string
 	maxRuns          int
 	queue            int
@@ -79,6 +80,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with the certificate chain in `FILE` (PEM; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append one audit record per execution to `FILE` instead of logging it on stderr")
+	fs.StringVar(&f.metricsToken, "metrics-token-file", "", "`FILE` holding the SHA-256 (serve hash-token) of the bearer token /metrics then needs; its holder also gets the full /readyz report")
 	fs.StringVar(&f.workDir, "work-dir", "", "`DIR` holding one folder per execution (default: a new folder in the temporary folder, removed at exit)")
 	fs.IntVar(&f.maxRuns, "max-runs", serve.DefaultMaxRuns, "runs in progress at once (`N`)")
 	fs.IntVar(&f.queue, "queue", serve.DefaultQueue, "accepted runs waiting for a slot (`N`); past it POST /v1/executions is answered 429 with Retry-After")
@@ -181,6 +183,13 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	if f.queue == 0 {
 		cfg.Queue = -1 // serve's zero is its default
+	}
+	if f.metricsToken != "" {
+		sum, err := serve.LoadMetricsToken(f.metricsToken)
+		if err != nil {
+			return cfg, cleanup, err
+		}
+		cfg.MetricsToken = &sum
 	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "skill-sandbox-serve-")

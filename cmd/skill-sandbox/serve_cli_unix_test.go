@@ -401,6 +401,43 @@ func TestServeDocsCurl(t *testing.T) {
 	}
 }
 
+// TestServeMetricsToken: with --metrics-token-file, /metrics answers
+// only the holder of that token, and a file that holds no hash stops the
+// server from starting.
+func TestServeMetricsToken(t *testing.T) {
+	skill := newSkill(t, nil)
+	const tok = "metrics-token-of-the-cli-test"
+	file := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(file, []byte(serve.HashToken(tok)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, "--tokens", writeTokens(t, skill), "--metrics-token-file", file)
+	for _, c := range []struct {
+		tok  string
+		want int
+	}{{"", 401}, {serveToken, 401}, {tok, 200}} {
+		req, _ := http.NewRequest("GET", p.url+"/metrics", nil)
+		if c.tok != "" {
+			req.Header.Set("Authorization", "Bearer "+c.tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("/metrics with token %q: %d, want %d", c.tok, resp.StatusCode, c.want)
+		}
+	}
+	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "serve", "--tokens", writeTokens(t, skill), "--metrics-token-file", file, "--listen", "127.0.0.1:0")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "metrics token file "+file) {
+		t.Errorf("a metrics token file holding the token itself: exit %d, %s", r.Code, r.Stderr)
+	}
+}
+
 // TestServeTLS: with --tls-cert and --tls-key the server speaks TLS
 // from those files, HTTP/2 by ALPN, and the API works over it.
 func TestServeTLS(t *testing.T) {
