@@ -260,15 +260,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.carryTunnel(c, br, up, addr, e, req.target, d, start)
 		return
 	}
-	if !p.track(up) { // Close ran while connect dialled
-		up.Close()
-		e.Reason = "the proxy is closing"
-		p.finish(e, start)
+	if !p.adopt(up, addr, &e, start) {
 		return
 	}
 	defer p.untrack(up)
-	e.Addr = addr.String()
-	e.Allowed = true
 	// One request only: its head, then its body as framed, and nothing
 	// the client sends after it.
 	first := req.upstreamHead()
@@ -277,20 +272,29 @@ func (p *Proxy) serveConn(c net.Conn) {
 	p.finish(e, start)
 }
 
+// adopt tracks up, dialled at addr, for Close and marks e allowed; false
+// (e recorded as refused) when Close ran while connect dialled.
+func (p *Proxy) adopt(up net.Conn, addr netip.AddrPort, e *Connection, start time.Time) bool {
+	if !p.track(up) {
+		up.Close()
+		e.Reason = "the proxy is closing"
+		p.finish(*e, start)
+		return false
+	}
+	e.Addr = addr.String()
+	e.Allowed = true
+	return true
+}
+
 // carryTunnel relays a tunnel to t over up, dialled at addr, once the
 // client has been told it is established (CONNECT's 200, SOCKS's
 // success): terminated for a secret's host, otherwise opaque after the
 // checks of its first bytes (firstRecord).
 func (p *Proxy) carryTunnel(c net.Conn, br *bufio.Reader, up net.Conn, addr netip.AddrPort, e Connection, t target, d Decision, start time.Time) {
-	if !p.track(up) { // Close ran while connect dialled
-		up.Close()
-		e.Reason = "the proxy is closing"
-		p.finish(e, start)
+	if !p.adopt(up, addr, &e, start) {
 		return
 	}
 	defer p.untrack(up)
-	e.Addr = addr.String()
-	e.Allowed = true
 	if p.cfg.Secrets.covers(t) {
 		p.finishIntercepted(e, p.intercept(c, br, up, t, d), start)
 		return
