@@ -84,6 +84,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Signature:      meta.Signature,
 		PolicySHA256:   meta.PolicySHA256,
 		PolicySources:  meta.PolicySources,
+		Environment:    environmentOf(meta.Environment),
 		Tool:           Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:           host,
 		UID:            os.Getuid(),
@@ -324,4 +325,17 @@ func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
 		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
 	}
 	return out
+}
+
+// environmentOf copies e with Installed cut to MaxEnvironmentPackages.
+func environmentOf(e *Environment) *Environment {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.InstalledCount = len(e.Installed)
+	if len(c.Installed) > MaxEnvironmentPackages {
+		c.Installed = c.Installed[:MaxEnvironmentPackages]
+	}
+	return &c
 }
