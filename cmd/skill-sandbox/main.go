@@ -12,6 +12,7 @@
 //	skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
 //	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+//	skill-sandbox prepare [--check] [--index URL] [flags] PATH
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
 //	skill-sandbox completion bash|zsh|fish
 //	skill-sandbox version
@@ -41,6 +42,7 @@ const usage = `Usage:
     skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
     skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+    skill-sandbox prepare [--check] [--index URL] [flags] PATH
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox completion bash|zsh|fish
     skill-sandbox version
@@ -59,6 +61,8 @@ Commands:
                credential reads and more before installing a skill.
     mcp        Serve skills to agents over the Model Context Protocol
                (stdio), every script run in the sandbox.
+    prepare    Build a skill's Python requirements into a cached
+               environment, pip run in the sandbox (docs/dependencies.md).
     policy     Print the policy a run of a skill would get (limits, paths,
                hosts, environment) without running anything.
     completion Print a completion script for bash, zsh or fish.
@@ -132,6 +136,8 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		return cmdRun(args[1:], stdout, stderr, false, sigs)
 	case "audit":
 		return cmdRun(args[1:], stdout, stderr, true, sigs)
+	case "prepare":
+		return cmdPrepare(args[1:], stdout, stderr)
 	case "policy":
 		return cmdPolicy(args[1:], stdout, stderr)
 	case "digest":
