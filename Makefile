@@ -19,7 +19,8 @@
 #                  framing, batches and workspace paths, the macOS profile quoting, the Windows
 #                  command-line quoting, the init process's config decoder and
 #                  report encoder, the init process's program check, the
-#                  /proc stat parser of the run's process sweep, the uid_map and /proc mount parsers and the JSON
+#                  /proc stat parser of the run's process sweep, serve's tokens file and
+#                  execution requests, the uid_map and /proc mount parsers and the JSON
 #                  string writer of the audit record and canonical policy, the
 #                  Debian version made of git describe, the CLI test scripts' archives
 #                  for FUZZTIME each (default 30s)
@@ -207,6 +208,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadHead -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzPattern -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzClientHello -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzParseTokens -fuzztime $(FUZZTIME) ./serve
+	$(GO) test -run '^$$' -fuzz FuzzParseRequest -fuzztime $(FUZZTIME) ./serve
 	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSecret -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzInnerRequest -fuzztime $(FUZZTIME) ./netproxy

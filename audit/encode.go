@@ -57,6 +57,9 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if r.MCP != nil {
 		b = appendMCP(appendKey(b, "mcp", false), r.MCP)
 	}
+	if r.Serve != nil {
+		b = appendServe(appendKey(b, "serve", false), r.Serve)
+	}
 	if b, err = appendPolicy(b, r); err != nil {
 		return nil, err
 	}
@@ -136,6 +139,15 @@ func appendMCP(b []byte, m *MCP) []byte {
 	b = appendStringField(b, "request_id", m.RequestID, true)
 	b = appendStringField(b, "client", m.Client, false)
 	b = appendStringField(b, "tool", m.Tool, false)
+	return append(b, '}')
+}
+
+// appendServe appends the object of the serve field.
+func appendServe(b []byte, v *Serve) []byte {
+	b = append(b, '{')
+	b = appendStringField(b, "execution_id", v.ExecutionID, true)
+	b = appendStringField(b, "tenant", v.Tenant, false)
+	b = appendStringField(b, "token_id", v.TokenID, false)
 	return append(b, '}')
 }
 

@@ -174,6 +174,10 @@ type Record struct {
 	// command-line calls (schema version 2).
 	MCP *MCP `json:"mcp,omitempty"`
 
+	// Serve identifies the REST execution behind the record (skill-sandbox
+	// serve); absent otherwise. Added in schema version 5.
+	Serve *Serve `json:"serve,omitempty"`
+
 	// Policy is the resolved policy of the run (docs/policy.md) as its
 	// canonical JSON; absent when the call failed before the policy was
 	// resolved, or when it is longer than MaxPolicyBytes (PolicyTruncated
@@ -324,6 +328,17 @@ type MCP struct {
 	Tool string `json:"tool"`
 }
 
+// Serve describes the REST execution of skill-sandbox serve a record
+// belongs to. The token is named by its id, never by its value.
+type Serve struct {
+	// ExecutionID is the execution's id in the REST API.
+	ExecutionID string `json:"execution_id"`
+	// Tenant is the tenant the token acts for.
+	Tenant string `json:"tenant"`
+	// TokenID is the id of the token of the request, from the tokens file.
+	TokenID string `json:"token_id"`
+}
+
 // Meta is what a call asked for, known before the run. FromRun combines it
 // with the run's outcome.
 type Meta struct {
@@ -360,6 +375,8 @@ type Meta struct {
 	ToolVersion string
 	// MCP, when set, is copied to the record's mcp field.
 	MCP *MCP
+	// Serve, when set, is copied to the record's serve field.
+	Serve *Serve
 	// Policy is the canonical JSON of the resolved policy and PolicySHA256
 	// its hash (policy.Resolved.Encode); nil when none was
 	// resolved. PolicySources are the files behind it.

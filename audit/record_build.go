@@ -79,6 +79,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
 		MCP:            meta.MCP,
+		Serve:          meta.Serve,
 		Grants:         grantsOf(meta.Grants, res.Grants),
 		Artifacts:      artifactsOf(res.Artifacts),
 		Signature:      meta.Signature,

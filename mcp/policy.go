@@ -1,9 +1,6 @@
 package mcp
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
@@ -17,22 +14,5 @@ import (
 // or a verified copy of it (a path the request names inside dir stays
 // inside the skill).
 func (s *Server) sandboxFor(dir, requestDir string, request bool) (run.Sandbox, error) {
-	sb := s.cfg.Sandbox
-	var req *policy.Policy
-	if request {
-		var err error
-		if req, err = policy.LoadRequest(requestDir); err != nil {
-			return sb, fmt.Errorf("%w: %v", run.ErrBadConfig, err)
-		}
-	}
-	flags := s.cfg.Flags
-	// The template's RequireIsolation is the command line's
-	// --require-isolation; policy.Resolve makes it win over allow_degraded.
-	flags.RequireIsolation = flags.RequireIsolation || sb.RequireIsolation
-	resolved, err := policy.Resolve(flags, s.cfg.Policy, req, dir)
-	if err != nil {
-		return sb, fmt.Errorf("%w: policy: %v", run.ErrBadConfig, err)
-	}
-	resolved.Apply(&sb, os.LookupEnv)
-	return sb, nil
+	return policy.SandboxFor(s.cfg.Sandbox, s.cfg.Flags, s.cfg.Policy, dir, requestDir, request)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,16 +241,11 @@ func (s *Server) newPool() (*run.Pool, error) {
 // callTimeout checks a requested time limit against the run's: a call
 // may shorten it, never lengthen it.
 func callTimeout(sec *float64, limit time.Duration) (time.Duration, error) {
-	if sec == nil {
-		return limit, nil
+	d, err := policy.CallTimeout(sec, limit)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errArguments, err)
 	}
-	if math.IsNaN(*sec) || *sec <= 0 {
-		return 0, fmt.Errorf("%w: timeout_seconds must be positive", errArguments)
-	}
-	if *sec > limit.Seconds() {
-		return 0, fmt.Errorf("%w: timeout_seconds %g exceeds the server's limit of %g", errArguments, *sec, limit.Seconds())
-	}
-	return max(time.Duration(*sec*float64(time.Second)), time.Millisecond), nil
+	return d, nil
 }
 
 // execute runs one sandboxed process for a tool call, once a run slot is

@@ -12,6 +12,7 @@
 //	skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
 //	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+//	skill-sandbox serve --tokens FILE [flags]
 //	skill-sandbox prepare [--check] [--index URL] [flags] PATH
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
 //	skill-sandbox completion bash|zsh|fish
@@ -42,6 +43,7 @@ const usage = `Usage:
     skill-sandbox verify --allowed-signers FILE [--signature FILE] [--principal NAME] PATH
     skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
+    skill-sandbox serve --tokens FILE [flags]
     skill-sandbox prepare [--check] [--index URL] [flags] PATH
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox completion bash|zsh|fish
@@ -61,6 +63,8 @@ Commands:
                credential reads and more before installing a skill.
     mcp        Serve skills to agents over the Model Context Protocol
                (stdio), every script run in the sandbox.
+    serve      Serve skills and sandboxed runs over HTTP to several
+               tenants: REST API, health, readiness and metrics.
     prepare    Build a skill's Python requirements into a cached
                environment, pip run in the sandbox (docs/dependencies.md).
     policy     Print the policy a run of a skill would get (limits, paths,
@@ -111,7 +115,7 @@ func oneProc(cmd, env string) bool {
 // records: run, audit and mcp, which hold SIGINT and SIGTERM until the
 // record is written.
 func writesRecords(cmd string) bool {
-	return cmd == "run" || cmd == "audit" || cmd == "mcp"
+	return cmd == "run" || cmd == "audit" || cmd == "mcp" || cmd == "serve"
 }
 
 // dispatch runs one subcommand and returns the process exit status. sigs
@@ -150,6 +154,8 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		return cmdScan(args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr, sigs)
+	case "serve":
+		return cmdServe(args[1:], os.Stdin, stdout, stderr, sigs)
 	case "completion":
 		return cmdCompletion(args[1:], stdout, stderr)
 	case "man":

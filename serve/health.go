@@ -1,0 +1,128 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// readyFor is how long a readiness check's verdict is reused: probes
+// come every few seconds, and each check starts a sandbox per tenant.
+const readyFor = 30 * time.Second
+
+// readiness is the cached verdict of Server.Check.
+type readiness struct {
+	mu      sync.Mutex
+	checked time.Time
+	report  ReadyReport
+}
+
+// ReadyReport is the verdict of Server.Check, the body of /readyz.
+type ReadyReport struct {
+	Ready bool `json:"ready"`
+	// Problems say, per tenant, why its runs would be refused: the
+	// missing layers and their cause, as the run package words them.
+	Problems []string `json:"problems"`
+	// Degraded lists, per tenant, the layers its runs go without because
+	// the operator allowed degraded runs (--allow-degraded).
+	Degraded []string `json:"degraded"`
+	// Draining is set once the server takes no new runs.
+	Draining bool `json:"draining"`
+}
+
+// Check starts one sandbox per tenant, as that tenant's runs would, and
+// runs true in it: it finds the kernel layers missing here (refused
+// unless the operator allowed degraded runs) and configurations every
+// run would refuse. Other failures of that run (a host under load) are
+// only logged. The report says what is missing and why.
+func (s *Server) Check(ctx context.Context) ReadyReport {
+	rep := ReadyReport{Ready: true, Problems: []string{}, Degraded: []string{}}
+	for _, n := range s.Tenants() {
+		tn := s.tenants[n]
+		missing, err := s.checkTenant(ctx, tn)
+		switch {
+		case errors.Is(err, run.ErrIsolation), errors.Is(err, run.ErrBadConfig), errors.Is(err, run.ErrUnsupported):
+			rep.Ready = false
+			rep.Problems = append(rep.Problems, fmt.Sprintf("tenant %s: every run would be refused: %v", n, err))
+		case err != nil:
+			s.log().Warn("readiness check run failed", "tenant", n, "error", err.Error())
+		}
+		for _, m := range missing {
+			if err == nil {
+				rep.Degraded = append(rep.Degraded, fmt.Sprintf("tenant %s: runs go without layer %s: %s", n, m.Layer, m.Reason))
+			}
+		}
+	}
+	for _, p := range rep.Problems {
+		s.log().Error("not ready", "problem", p)
+	}
+	for _, d := range rep.Degraded {
+		s.log().Warn("degraded", "layer", d)
+	}
+	return rep
+}
+
+// checkTenant runs true as a run of the tenant's first skills folder.
+func (s *Server) checkTenant(ctx context.Context, tn *tenant) ([]run.Missing, error) {
+	dir := tn.skillDirs[0]
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: skills folder: %v", run.ErrBadConfig, err)
+	}
+	sb, err := s.sandboxFor(tn, dir, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	sb.SkillDir = dir
+	sb.Pool = nil
+	sb.Timeout = 30 * time.Second
+	res, err := sb.Command(ctx, []string{"true"})
+	res.WaitCleanup()
+	return res.Missing, err
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when every tenant's runs can start here, with the
+// report; 503 otherwise, or while draining.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	s.ready.mu.Lock()
+	if time.Since(s.ready.checked) > readyFor {
+		s.ready.report = s.Check(r.Context())
+		s.ready.checked = time.Now()
+	}
+	rep := s.ready.report
+	s.ready.mu.Unlock()
+	rep.Draining = s.isDraining()
+	status := http.StatusOK
+	if !rep.Ready || rep.Draining {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, rep)
+}
+
+// janitor deletes the executions kept past Config.Keep, until Drain.
+func (s *Server) janitor() {
+	tick := time.NewTicker(min(s.cfg.Keep/4+time.Second, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-tick.C:
+			cutoff := now.Add(-s.cfg.Keep)
+			for _, tn := range s.tenants {
+				for _, e := range tn.expire(func(e *execution) bool { return e.endedBefore(cutoff) }) {
+					os.RemoveAll(e.dir)
+				}
+			}
+		}
+	}
+}

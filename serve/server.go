@@ -1,0 +1,400 @@
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/sign"
+)
+
+// Defaults applied by New to zero fields of a Config.
+const (
+	DefaultMaxRuns      = 4
+	DefaultQueue        = 64
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultKeep         = time.Hour
+	DefaultKeepRuns     = 1000
+	// DefaultOutputCap is the stdout and stderr kept per run for its
+	// execution's answer.
+	DefaultOutputCap = 1 << 20
+	// DefaultMaxOutputJSON bounds the output.json a script may leave.
+	DefaultMaxOutputJSON = 1 << 20
+	// DefaultReadHeaderTimeout bounds the wait for a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+)
+
+// Config is what the operator decides when the server starts. No request
+// can change it.
+type Config struct {
+	// Tokens are the bearer tokens and the tenants they act for
+	// (LoadTokens); at least one.
+	Tokens []Token
+
+	// Sandbox is the template of every run (isolation options such as
+	// AllowDegraded, RequireIsolation, Strict). Its limits, network and
+	// environment are replaced by the resolved policy of each run.
+	Sandbox run.Sandbox
+
+	// Flags are the limits and grants given on the command line, the
+	// strongest source of each run's policy (policy.Resolve); the
+	// tenant's policy file comes next, then the skill's request.
+	Flags policy.Flags
+
+	// WorkDir holds one folder per execution: its input files, its
+	// write grant and working directory, its artifacts. It must exist.
+	WorkDir string
+
+	// MaxRuns bounds the runs in progress (DefaultMaxRuns); Queue the
+	// accepted runs waiting for a slot (DefaultQueue; negative: none).
+	// Past both, POST /v1/executions is answered 429 with Retry-After.
+	MaxRuns, Queue int
+	// TenantMaxRuns bounds one tenant's runs in progress; MaxRuns when
+	// zero. A tenant at its bound waits in the queue.
+	TenantMaxRuns int
+	// TenantQueue bounds one tenant's runs waiting for a slot, so that
+	// one tenant cannot take every place of the queue; Queue when zero.
+	TenantQueue int
+
+	// Keep and KeepRuns bound how long and how many finished executions
+	// of each tenant are kept (DefaultKeep, DefaultKeepRuns); older ones
+	// are deleted with their folders.
+	Keep     time.Duration
+	KeepRuns int
+
+	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+
+	// Prestart is how many init processes are kept started ahead of the
+	// runs (run.Pool); zero starts none.
+	Prestart int
+
+	// AuditLog receives one record per execution; nil writes the records
+	// to Log at level INFO under the key "record".
+	AuditLog *audit.Log
+
+	// Version is the server version in records.
+	Version string
+
+	// Log receives structured logs; nil discards them.
+	Log *slog.Logger
+
+	// ReadHeaderTimeout bounds the wait for a request's headers
+	// (DefaultReadHeaderTimeout): a client sending them slowly
+	// (slowloris) loses its connection.
+	ReadHeaderTimeout time.Duration
+}
+
+// Server serves the REST API of a Config. Make one with New.
+type Server struct {
+	cfg     Config
+	tenants map[string]*tenant
+	digests *sign.HashCache
+	pool    *run.Pool
+	queue   *queue
+	// uploads bounds the request bodies read and decoded at once, so
+	// that many large uploads cannot take unbounded memory: each holds
+	// at most about twice Config.MaxBodyBytes (the body and its files
+	// decoded) until its files are on disk.
+	uploads chan struct{}
+	metrics *metrics
+	ready   *readiness
+
+	// runCtx is the context of every run; Drain cancels it at its
+	// deadline.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	runs      sync.WaitGroup // executions accepted and not yet recorded
+
+	mu       sync.Mutex
+	draining bool
+	stop     chan struct{} // closed by Drain: the janitor stops
+}
+
+// New checks cfg, loads each tenant's policy file and returns a server.
+// Close (or Drain) releases it.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Tokens) == 0 {
+		return nil, errors.New("no tokens: no client could authenticate")
+	}
+	if cfg.WorkDir == "" {
+		return nil, errors.New("no work folder for the executions")
+	}
+	if st, err := os.Stat(cfg.WorkDir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("work folder %s: not a folder", cfg.WorkDir)
+	}
+	applyDefaults(&cfg)
+	s := &Server{cfg: cfg, tenants: map[string]*tenant{}, digests: sign.NewHashCache(), stop: make(chan struct{})}
+	for _, t := range cfg.Tokens {
+		if _, ok := s.tenants[t.Tenant]; ok {
+			continue
+		}
+		tn, err := newTenant(t)
+		if err != nil {
+			return nil, err
+		}
+		s.tenants[t.Tenant] = tn
+	}
+	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns, cfg.TenantQueue)
+	s.uploads = make(chan struct{}, max(2, cfg.MaxRuns))
+	s.metrics = newMetrics()
+	s.ready = &readiness{}
+	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
+	if cfg.Prestart > 0 {
+		if err := s.startPool(); err != nil {
+			s.log().Warn("no pre-started init processes", "error", err.Error())
+		}
+	}
+	go s.janitor()
+	return s, nil
+}
+
+func applyDefaults(cfg *Config) {
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = DefaultMaxRuns
+	}
+	switch {
+	case cfg.Queue == 0:
+		cfg.Queue = DefaultQueue
+	case cfg.Queue < 0:
+		cfg.Queue = 0
+	}
+	if cfg.TenantMaxRuns <= 0 || cfg.TenantMaxRuns > cfg.MaxRuns {
+		cfg.TenantMaxRuns = cfg.MaxRuns
+	}
+	if cfg.TenantQueue <= 0 || cfg.TenantQueue > cfg.Queue {
+		cfg.TenantQueue = cfg.Queue
+	}
+	if cfg.Keep <= 0 {
+		cfg.Keep = DefaultKeep
+	}
+	if cfg.KeepRuns <= 0 {
+		cfg.KeepRuns = DefaultKeepRuns
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Sandbox.OutputCap == 0 {
+		cfg.Sandbox.OutputCap = DefaultOutputCap
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// startPool starts the pre-started init processes, shaped like a run of
+// the first tenant's first skills folder.
+func (s *Server) startPool() error {
+	like := s.cfg.Sandbox
+	for _, tn := range s.tenants {
+		if sb, err := s.sandboxFor(tn, tn.skillDirs[0], tn.skillDirs[0], false); err == nil {
+			like = sb
+		}
+		break
+	}
+	pool, err := run.NewPool(s.cfg.Prestart, 0, like)
+	if err != nil {
+		return err
+	}
+	s.pool = pool
+	return nil
+}
+
+func (s *Server) log() *slog.Logger { return s.cfg.Log }
+
+// route is one route of the server: its method, its path as the OpenAPI
+// document writes it, and its handler (wrapped in auth unless open).
+type route struct {
+	method, path string
+	open         http.HandlerFunc
+	authed       func(http.ResponseWriter, *http.Request, *caller)
+}
+
+// routes are the server's routes, in the order of docs/serve.md.
+func (s *Server) routes() []route {
+	return []route{
+		{method: "GET", path: "/v1/skills", authed: s.listSkills},
+		{method: "GET", path: "/v1/skills/{name}", authed: s.getSkill},
+		{method: "POST", path: "/v1/executions", authed: s.postExecution},
+		{method: "GET", path: "/v1/executions/{id}", authed: s.getExecution},
+		{method: "GET", path: "/v1/executions/{id}/artifacts/{path}", authed: s.getArtifact},
+		{method: "GET", path: "/v1/openapi.json", open: s.openAPI},
+		{method: "GET", path: "/healthz", open: s.healthz},
+		{method: "GET", path: "/readyz", open: s.readyz},
+		{method: "GET", path: "/metrics", open: s.serveMetrics},
+		// The MCP endpoint of issue 33 goes here: an authed route whose
+		// handler is the caller's tenant's (see tenant).
+	}
+}
+
+// Handler returns the server's routes; see docs/serve.md. Any other
+// path answers 404 to an authenticated client, 401 to others.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		// The artifact's path may hold '/': the last wildcard takes the
+		// rest of the path.
+		pattern := rt.method + " " + strings.Replace(rt.path, "{path}", "{path...}", 1)
+		if rt.open != nil {
+			mux.HandleFunc(pattern, rt.open)
+			continue
+		}
+		mux.Handle(pattern, s.auth(rt.authed))
+	}
+	mux.Handle("/", s.auth(func(w http.ResponseWriter, r *http.Request, _ *caller) {
+		writeProblem(w, r, http.StatusNotFound, ProblemNotFound, "no such route")
+	}))
+	return s.recorder(mux)
+}
+
+// caller is the authenticated client of one request.
+type caller struct {
+	token  Token
+	tenant *tenant
+}
+
+// auth wraps a handler that needs a caller: a request without a known
+// bearer token is answered 401 before any other check, so that an
+// unauthenticated client learns nothing of the routes or names.
+func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *caller)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+			s.metrics.authFailure()
+			writeProblem(w, r, http.StatusUnauthorized, ProblemUnauthorized, "an Authorization: Bearer token is required")
+			return
+		}
+		t, found := match(s.cfg.Tokens, strings.TrimSpace(tok))
+		if !found {
+			s.metrics.authFailure()
+			s.log().Info("unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
+			writeProblem(w, r, http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not known")
+			return
+		}
+		h(w, r, &caller{token: t, tenant: s.tenants[t.Tenant]})
+	})
+}
+
+// recorder logs each request (by token id, never the token) and counts
+// it.
+func (s *Server) recorder(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		s.metrics.request(sw.status)
+		s.log().Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+	})
+}
+
+// statusWriter remembers the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Drain stops taking new executions and waits for every accepted one to
+// end with its record. At ctx's end the runs still in progress or queued
+// are stopped (their context canceled) and Drain waits for their records
+// before it returns ctx's error. It also closes the pool.
+func (s *Server) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	first := !s.draining
+	s.draining = true
+	s.mu.Unlock()
+	if first {
+		close(s.stop)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.runs.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.log().Warn("drain timeout: stopping the runs in progress", "in_flight", s.queue.running(), "queued", s.queue.waiting())
+		s.cancelRun()
+		<-done
+	}
+	s.cancelRun()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	return err
+}
+
+// Close stops every run at once and waits for their records.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Drain(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// isDraining reports whether Drain was called.
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
+}
+
+// Tenants returns the names of the tenants, sorted.
+func (s *Server) Tenants() []string {
+	names := make([]string, 0, len(s.tenants))
+	for n := range s.tenants {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HTTPServer returns an HTTP server for Handler: HTTP/1.1 and HTTP/2
+// (with TLS, or cleartext with prior knowledge), and timeouts that keep a
+// slow client from holding a connection: the headers within
+// Config.ReadHeaderTimeout (slowloris), the body within 2 minutes, 64 KiB
+// of headers at most. Answers are not bounded in time: ?wait=true holds
+// one for as long as its run.
+func (s *Server) HTTPServer() *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		Protocols:         &protocols,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+	}
+}
