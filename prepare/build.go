@@ -94,10 +94,10 @@ func (c Cache) Build(ctx context.Context, deps *Deps, py Python, opts BuildOptio
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, nil, err
 	}
-	for _, d := range []string{in, envDir} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, nil, err
-		}
+	// envDir is left for the sandbox to create, owned by the identity
+	// that writes it (docs/grants.md).
+	if err := os.Mkdir(in, 0o755); err != nil {
+		return nil, nil, err
 	}
 	reqFile := filepath.Join(in, RequirementsFile)
 	if err := os.WriteFile(reqFile, deps.Normalised, 0o644); err != nil {
