@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,6 +21,9 @@ import (
 // with the command that prepares it.
 func TestPrepareCLI(t *testing.T) {
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import venv, pip").CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" { // .ci/run installs them
+			t.Fatalf("/usr/bin/python3 has no venv or pip: %v %s", err, out)
+		}
 		t.Skipf("/usr/bin/python3 has no venv or pip (Debian: python3-venv, python3-pip): %v %s", err, out)
 	}
 	wheel := cliWheel(t)
@@ -64,6 +69,26 @@ func TestPrepareCLI(t *testing.T) {
 	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", other)
 	if r.Code != 0 || downloads != 1 || !strings.Contains(r.Stdout, "already prepared") {
 		t.Errorf("second skill: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
+	}
+	// A changed file of the environment refuses the run, with the way
+	// out; prepare rebuilds it.
+	mods, _ := filepath.Glob(filepath.Join(rec.Environment.Path, "lib", "python3*", "site-packages", "demo_pkg", "__init__.py"))
+	if len(mods) != 1 {
+		t.Fatalf("module in the environment: %v", mods)
+	}
+	if err := os.WriteFile(mods[0], []byte("X = 'tampered'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "run", skill, "use.py")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "environment changed since it was built") || !strings.Contains(r.Stderr, "prepare it with: skill-sandbox prepare") {
+		t.Errorf("tampered environment: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", skill)
+	if r.Code != 0 || downloads != 2 || !strings.Contains(r.Stdout, skill+" prepared") {
+		t.Errorf("rebuild: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
+	}
+	if r = runCLI(t, "", "run", skill, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
+		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, "", "run", "--no-deps", skill, "use.py")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "No module named 'demo_pkg'") {
