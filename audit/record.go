@@ -53,6 +53,10 @@ const (
 	// a cap the kernel could not keep in this run (version 2);
 	// limit_exceeded names it.
 	OutcomeResourceLimit = "resource_limit"
+	// OutcomeNotRun: the call succeeded with nothing to run (prepare
+	// finding its environment cached, prepare --check, prepare --prune;
+	// added to version 5).
+	OutcomeNotRun = "not_run"
 )
 
 // Error kinds, the error_kind field of a record with an error.
@@ -385,6 +389,9 @@ type Meta struct {
 	PolicySources []PolicySource
 	// Time is the record's timestamp; zero means time.Now().
 	Time time.Time
+	// NoRun marks a call that needed no sandboxed process: without an
+	// error its record's outcome is OutcomeNotRun, level info.
+	NoRun bool
 	// Environment, when set, is copied to the record's environment
 	// field (Installed cut to MaxEnvironmentPackages).
 	Environment *Environment

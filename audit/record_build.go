@@ -120,6 +120,9 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		rec.ErrorKind = ErrorKind(err)
 	}
 	rec.Outcome = outcome(res, err)
+	if meta.NoRun && err == nil && !res.Started {
+		rec.Outcome = OutcomeNotRun
+	}
 	rec.Level = Level(rec)
 	rec.Message = message(rec)
 	return rec
@@ -165,6 +168,8 @@ func ErrorKind(err error) string {
 //   - "info" when the script exited 0 with every layer in force.
 func Level(rec Record) string {
 	switch {
+	case rec.Outcome == OutcomeNotRun && rec.Error == "":
+		return LevelInfo
 	case rec.Outcome != OutcomeExited || rec.Error != "":
 		return LevelError
 	case rec.ExitCode != 0 || len(rec.Layers.Missing) > 0:
@@ -232,6 +237,8 @@ func message(rec Record) string {
 		b.WriteString("canceled: the runner was interrupted")
 	case OutcomeRefused:
 		fmt.Fprintf(&b, "refused: %s", rec.Error)
+	case OutcomeNotRun:
+		b.WriteString("nothing to run")
 	default:
 		fmt.Fprintf(&b, "failed: %s", rec.Error)
 	}

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/prepare"
@@ -13,12 +15,15 @@ import (
 )
 
 const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [flags] PATH
+       skill-sandbox prepare --prune [PATH...]
 
 Build the Python environment the skill's requirements.txt asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
 the package index), and keep it in the user's cache folder for its runs.
 An environment already prepared (the same requirements, interpreter and
-platform) is reused. One audit record is written (to stderr, or to
+platform) is reused. --prune removes the cached environments that none of
+the skills named needs (each PATH a skill, or a folder of skills; none:
+every environment) and build folders left for an hour. One audit record is written (to stderr, or to
 --audit-log). See docs/dependencies.md.
 
 Flags:
@@ -41,6 +46,7 @@ func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
 // prepareFlags are the flags of prepare.
 type prepareFlags struct {
 	check         bool
+	prune         bool
 	index         string
 	auditLog      string
 	allowDegraded bool
@@ -49,6 +55,7 @@ type prepareFlags struct {
 func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs := quietFlagSet("prepare")
 	fs.BoolVar(&f.check, "check", false, "only report whether the environment is prepared and intact (exit 1 when not); install nothing")
+	fs.BoolVar(&f.prune, "prune", false, "remove the cached environments none of the skills PATH... needs (none named: all of them)")
 	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` instead of stderr")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "build even when an isolation layer is unavailable")
@@ -76,34 +83,114 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	if perr != nil {
 		return c.usage(perr.Error())
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return c.usage("want exactly one PATH")
+	if msg := prepareArgsProblem(fs, &f); msg != "" {
+		return c.usage(msg)
 	}
-	c.meta.SkillPath = absPath(fs.Arg(0))
+	if fs.NArg() > 0 {
+		c.meta.SkillPath = absPath(fs.Arg(0))
+	}
 	if !c.openLog(stderr) {
 		return exitRefused
 	}
 	if c.log != nil {
 		defer c.log.Close()
 	}
+	if f.prune {
+		err = c.prune(stdout, fs.Args())
+		c.meta.NoRun = true
+		if rerr := c.record(nil, err); rerr != nil || err != nil {
+			return exitRefused
+		}
+		return 0
+	}
 	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
 		RequestID: id, AllowDegraded: f.allowDegraded}
 	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, f.index, !f.check)
-	if err == nil && env == nil {
-		fmt.Fprintf(stdout, "%s has no requirements.txt: nothing to prepare\n", c.meta.SkillPath)
-	} else if err == nil {
-		verb := "prepared"
-		if !c.meta.Environment.Built {
-			verb = "already prepared"
-		}
-		fmt.Fprintf(stdout, "%s %s: %s (%s, %d packages)\n", c.meta.SkillPath, verb, env.Dir, env.Digest, len(env.Installed))
-	} else {
+	switch {
+	case err != nil:
 		errorf(c.stderr, "%v", err)
+	case env == nil:
+		fmt.Fprintf(stdout, "%s has no requirements.txt: nothing to prepare\n", c.meta.SkillPath)
+	case c.meta.Environment.Built:
+		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
+	default:
+		fmt.Fprintf(stdout, "%s already prepared: %s (%s)\n", c.meta.SkillPath, env.Dir, env.Digest)
 	}
+	c.meta.NoRun = res == nil
 	if rerr := c.record(res, err); rerr != nil || err != nil {
 		return exitRefused
 	}
 	return 0
+}
+
+// prepareArgsProblem returns the usage error of prepare's flags and
+// words, or "".
+func prepareArgsProblem(fs *flag.FlagSet, f *prepareFlags) string {
+	switch {
+	case f.prune && (f.check || f.index != ""):
+		return "--prune cannot be combined with --check or --index"
+	case !f.prune && fs.NArg() != 1:
+		return "want exactly one PATH"
+	}
+	for _, a := range fs.Args() {
+		if a == "" {
+			return "PATH is empty"
+		}
+	}
+	return ""
+}
+
+// prune removes the environments none of the skills below paths needs,
+// printing each on stdout.
+func (c *call) prune(stdout io.Writer, paths []string) error {
+	cache, err := prepare.DefaultCache()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	if len(paths) > 0 {
+		py, err := prepare.FindPython(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, dir := range skillFolders(paths) {
+			deps, err := prepare.Load(dir)
+			if err != nil {
+				return err
+			}
+			if deps != nil {
+				keep[prepare.Key(deps, py)] = true
+			}
+		}
+	}
+	pruned, err := cache.Prune(keep)
+	var total int64
+	for _, p := range pruned {
+		fmt.Fprintf(stdout, "removed %s (%d bytes)\n", p.Dir, p.Bytes)
+		total += p.Bytes
+	}
+	fmt.Fprintf(stdout, "%d environments removed, %d bytes; %d kept for the skills named\n", len(pruned), total, len(keep))
+	return err
+}
+
+// skillFolders returns each path that holds a SKILL.md, and for each
+// other one its sub-folders that do.
+func skillFolders(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join(p, "SKILL.md")); err == nil {
+			out = append(out, p)
+			continue
+		}
+		entries, _ := os.ReadDir(p)
+		for _, e := range entries {
+			sub := filepath.Join(p, e.Name())
+			if _, err := os.Stat(filepath.Join(sub, "SKILL.md")); e.IsDir() && err == nil {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
 }
 
 // environment finds the prepared environment of the skill at dir, and

@@ -70,6 +70,9 @@ func TestPrepareCLI(t *testing.T) {
 	if r.Code != 0 || downloads != 1 || !strings.Contains(r.Stdout, "already prepared") {
 		t.Errorf("second skill: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
 	}
+	if rec := stderrRecord(t, r.Stderr); rec.Outcome != "not_run" || rec.Level != "info" || rec.Environment == nil || rec.Environment.Built {
+		t.Errorf("second skill's record: outcome %s level %s environment %+v", rec.Outcome, rec.Level, rec.Environment)
+	}
 	// A changed file of the environment refuses the run, with the way
 	// out; prepare rebuilds it.
 	mods, _ := filepath.Glob(filepath.Join(rec.Environment.Path, "lib", "python3*", "site-packages", "demo_pkg", "__init__.py"))
@@ -89,6 +92,18 @@ func TestPrepareCLI(t *testing.T) {
 	}
 	if r = runCLI(t, "", "run", skill, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
 		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	// --prune keeps what the skills named need, and removes the rest.
+	r = runCLI(t, "", "prepare", "--prune", filepath.Dir(other))
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0 environments removed, 0 bytes; 1 kept") {
+		t.Errorf("prune keeping: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, "", "prepare", "--prune", newSkill(t, nil))
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed "+rec.Environment.Path) || stderrRecord(t, r.Stderr).Outcome != "not_run" {
+		t.Errorf("prune: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = runCLI(t, "", "prepare", "--check", skill); r.Code != 1 {
+		t.Errorf("--check after the prune: exit %d", r.Code)
 	}
 	r = runCLI(t, "", "run", "--no-deps", skill, "use.py")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "No module named 'demo_pkg'") {
