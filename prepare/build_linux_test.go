@@ -2,7 +2,9 @@ package prepare
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,5 +104,40 @@ func TestBuildLookupTamper(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(c.Dir); len(entries) != 1 {
 		t.Errorf("cache holds %d entries, want 1 (temporary folders left?)", len(entries))
+	}
+}
+
+// TestBuildHashes: a hash in requirements.txt makes pip check it
+// (--require-hashes): the right one installs, a wrong one fails the
+// build with pip's reason.
+func TestBuildHashes(t *testing.T) {
+	py := needBuild(t)
+	ix := newTestIndex(t)
+	file, data := testWheel(t, "hashed-pkg", "1.0", "X = 1\n")
+	ix.add("hashed-pkg", file, data)
+	c := Cache{Dir: filepath.Join(t.TempDir(), "envs")}
+	good := fmt.Sprintf("%x", sha256.Sum256(data))
+	for _, tt := range []struct {
+		hash, want string
+	}{
+		{hashA, "THESE PACKAGES DO NOT MATCH THE HASHES"},
+		{good, ""},
+	} {
+		reqs, err := ParseRequirements("r", []byte("hashed-pkg==1.0 --hash=sha256:"+tt.hash+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		env, _, err := c.Build(context.Background(), &Deps{Requirements: reqs, Normalised: Normalise(reqs)}, py,
+			BuildOptions{Index: ix.URL + "/simple", Sandbox: run.Sandbox{Stdout: &out, Stderr: &out}})
+		if tt.want == "" {
+			if err != nil || len(env.Installed) != 1 || env.Installed[0].SHA256 != good {
+				t.Errorf("right hash: %v %+v\n%s", err, env, out.String())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("wrong hash: %v\n%s", err, out.String())
+		}
 	}
 }

@@ -93,9 +93,15 @@ func TestPrepareCLI(t *testing.T) {
 	if r = runCLI(t, "", "run", skill, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
 		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
+	// run --prepare builds on first use, then runs.
+	third := newSkill(t, map[string]string{"requirements.txt": "demo-pkg\n", "scripts/use.py": files["scripts/use.py"]})
+	r = runCLI(t, "", "audit", "--prepare", "--index", srv.URL+"/simple", third, "use.py")
+	if e := stderrRecord(t, r.Stderr).Environment; r.Code != 0 || r.Stdout != "42\n" || downloads != 3 || e == nil || !e.Built {
+		t.Errorf("run --prepare: exit %d stdout %q, %d downloads, environment %+v\nstderr %s", r.Code, r.Stdout, downloads, e, r.Stderr)
+	}
 	// --prune keeps what the skills named need, and removes the rest.
-	r = runCLI(t, "", "prepare", "--prune", filepath.Dir(other))
-	if r.Code != 0 || !strings.Contains(r.Stdout, "0 environments removed, 0 bytes; 1 kept") {
+	r = runCLI(t, "", "prepare", "--prune", filepath.Dir(other), third)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0 environments removed, 0 bytes; 2 kept") {
 		t.Errorf("prune keeping: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, "", "prepare", "--prune", newSkill(t, nil))
