@@ -15,7 +15,9 @@ import (
 	"time"
 )
 
-// RequirementsFile is the file of a skill folder Load reads.
+// RequirementsFile is the name of the file Load reads, at the top of a
+// skill folder or in its scripts/ folder (where published skills such as
+// Anthropic's mcp-builder keep it).
 const RequirementsFile = "requirements.txt"
 
 // scriptPath is the PATH a skill's script gets in the sandbox (run's
@@ -34,22 +36,36 @@ type Deps struct {
 	Normalised []byte
 }
 
-// Load reads the requirements.txt of skillDir. It returns nil and no
-// error when the skill has none, or one with no requirement in it. The
-// file must be a regular file (not a link) of at most
-// MaxRequirementsBytes.
+// Load reads the requirements.txt of skillDir, or else that of its
+// scripts/ folder; both present is an error. It returns nil and no error
+// when the skill has none, or one with no requirement in it. The file
+// must be a regular file (not a link) of at most MaxRequirementsBytes.
 func Load(skillDir string) (*Deps, error) {
-	file := filepath.Join(skillDir, RequirementsFile)
-	fi, err := os.Lstat(file)
-	if errors.Is(err, os.ErrNotExist) {
+	var found []string
+	for _, f := range []string{filepath.Join(skillDir, RequirementsFile), filepath.Join(skillDir, "scripts", RequirementsFile)} {
+		fi, err := os.Lstat(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%s)", f, fi.Mode().Type())
+		}
+		found = append(found, f)
+	}
+	switch len(found) {
+	case 0:
 		return nil, nil
+	case 2:
+		return nil, fmt.Errorf("%s and %s: a skill declares its requirements in one file", found[0], found[1])
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", file, fi.Mode().Type())
-	}
+	return loadFile(found[0])
+}
+
+// loadFile reads and parses the requirements file.
+func loadFile(file string) (*Deps, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err

@@ -254,6 +254,8 @@ func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags
 	if errors.Is(err, prepare.ErrNotPrepared) || errors.Is(err, prepare.ErrTampered) {
 		err = fmt.Errorf("%w: %v; prepare it with: skill-sandbox prepare %s (or run with --prepare; --no-deps runs without it)",
 			run.ErrBadConfig, err, shellQuote(c.meta.SkillPath))
+	} else {
+		err = fmt.Errorf("%w: the skill's requirements: %v (--no-deps runs without them)", run.ErrBadConfig, err)
 	}
 	errorf(c.stderr, "%v", err)
 	c.record(nil, err)
