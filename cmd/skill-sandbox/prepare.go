@@ -40,7 +40,7 @@ type depsFlags struct {
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
 	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
 	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it has a requirements.txt")
-	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default "+prepare.DefaultIndex+")")
+	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 }
 
 // prepareFlags are the flags of prepare.
@@ -235,15 +235,16 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index stri
 // run's interpreters (read-only, its python3 first on PATH), building
 // it first with --prepare. A skill with a requirements.txt whose
 // environment is missing or changed is refused with the command that
-// prepares it, unless --no-deps. ok is false when the run is refused
+// prepares it, unless --no-deps. index is the package index (--index,
+// else the operator policy's package_index). ok is false when the run is refused
 // (printed and recorded).
-func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags) (ok bool) {
+func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, index string) (ok bool) {
 	if f.noDeps {
 		return true
 	}
 	tmpl := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: sb.Warnings, NetworkLog: sb.NetworkLog,
 		RequestID: sb.RequestID, AllowDegraded: sb.AllowDegraded}
-	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, f.index, f.prepare)
+	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, index, f.prepare)
 	if err == nil && env != nil {
 		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
 		return true

@@ -95,7 +95,12 @@ func TestPrepareCLI(t *testing.T) {
 	}
 	// run --prepare builds on first use, then runs.
 	third := newSkill(t, map[string]string{"requirements.txt": "demo-pkg\n", "scripts/use.py": files["scripts/use.py"]})
-	r = runCLI(t, "", "audit", "--prepare", "--index", srv.URL+"/simple", third, "use.py")
+	// The index from the operator policy.
+	pol := filepath.Join(t.TempDir(), "operator.toml")
+	if err := os.WriteFile(pol, []byte("[sandbox]\npackage_index = \""+srv.URL+"/simple\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "audit", "--prepare", "--policy", pol, third, "use.py")
 	if e := stderrRecord(t, r.Stderr).Environment; r.Code != 0 || r.Stdout != "42\n" || downloads != 3 || e == nil || !e.Built {
 		t.Errorf("run --prepare: exit %d stdout %q, %d downloads, environment %+v\nstderr %s", r.Code, r.Stdout, downloads, e, r.Stderr)
 	}
