@@ -7,6 +7,9 @@
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
 #   make bench-bulk  validate and scan --recursive on realistic skills
+#   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
+#                  a load with one replica killed and one stopped midway
+#                  (docs/kubernetes.md; needs Debian's nginx and prometheus)
 #   make install   install the binary, man page, completions and (Linux) the
 #                  AppArmor profile under PREFIX (default /usr/local) and
 #                  DESTDIR; make uninstall removes them (docs/install.md)
@@ -16,7 +19,7 @@
 #   make fuzz      fuzz the SKILL.md parser and validator (its reference and tag
 #                  matchers against the expressions they replace), the proxy's request, host,
 #                  chunked body and TLS ClientHello parsers, the policy parser, the MCP
-#                  framing, batches and workspace paths, the macOS profile quoting, the Windows
+#                  framing, batches, workspace paths, skill:// URIs and HTTP transport, the macOS profile quoting, the Windows
 #                  command-line quoting, the init process's config decoder and
 #                  report encoder, the init process's program check, the
 #                  /proc stat parser of the run's process sweep, serve's tokens file and
@@ -54,7 +57,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -197,6 +200,13 @@ bench: build
 bench-bulk: build
 	$(GO) run ./scripts/bulkbench -bin ./$(BIN)
 
+# skill-sandbox serve on several replicas behind a real nginx, scraped by
+# a real Prometheus server, a bounded loopback load with one replica
+# killed (SIGKILL) and one stopped (SIGTERM) midway; every run a client saw
+# complete must have its audit record (scripts/servesim, docs/kubernetes.md).
+serve-sim: build
+	$(GO) run ./scripts/servesim -bin ./$(BIN)
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME) ./validate
 	$(GO) test -run '^$$' -fuzz FuzzSkill -fuzztime $(FUZZTIME) ./validate
@@ -213,6 +223,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzChunkedBody -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSecret -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzInnerRequest -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzScrubConn -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzRequestRules -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
@@ -223,8 +234,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzBatch -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzWorkspacePath -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzSkillURI -fuzztime $(FUZZTIME) ./mcp
+	$(GO) test -run '^$$' -fuzz FuzzHTTPPost -fuzztime $(FUZZTIME) ./mcp
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/jsonkeys
-	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzParseStatFields -fuzztime $(FUZZTIME) ./internal/proc
 	$(GO) test -run '^$$' -fuzz FuzzSBPLString -fuzztime $(FUZZTIME) ./run/internal/seatbelt
 	$(GO) test -run '^$$' -fuzz FuzzSeatbeltProfile -fuzztime $(FUZZTIME) ./run/internal/seatbelt
 	$(GO) test -run '^$$' -fuzz FuzzDecodeConfig -fuzztime $(FUZZTIME) ./run/internal/stageconfig
@@ -233,8 +246,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDirents -fuzztime $(FUZZTIME) ./run/internal/initplan
 	$(GO) test -run '^$$' -fuzz FuzzMSVCRTQuote -fuzztime $(FUZZTIME) ./run/internal/winproc
 	$(GO) test -run '^$$' -fuzz FuzzBatchCommandLine -fuzztime $(FUZZTIME) ./run/internal/winproc
-	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./run
-	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run
+	$(GO) test -run '^$$' -fuzz FuzzParseIDMap -fuzztime $(FUZZTIME) ./internal/identity
+	$(GO) test -run '^$$' -fuzz FuzzProcOvermounts -fuzztime $(FUZZTIME) ./run/internal/backend/posix
 	$(GO) test -run '^$$' -fuzz FuzzDebVersion -fuzztime $(FUZZTIME) ./scripts/dist
 	$(GO) test -run '^$$' -fuzz FuzzParseArchive -fuzztime $(FUZZTIME) ./cmd/skill-sandbox
 

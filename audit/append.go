@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/internal/outfile"
 )
 
 // Log is an audit log file opened for appending; see OpenLog.
@@ -14,12 +14,12 @@ type Log struct {
 
 // OpenLog opens (creating with mode 0640 if needed) the audit log at path
 // for appending. Opening before the run lets a caller refuse to run when
-// the record could not be written. The path is opened with run.OpenOutput:
+// the record could not be written. The path is opened with outfile.Open:
 // a symlink a sandboxed script planted on the way, before the call or
 // while it opens the file, is refused rather than followed, as root, to
 // append the record to whatever file the script chose.
 func OpenLog(path string) (*Log, error) {
-	f, err := run.OpenOutput(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := outfile.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}

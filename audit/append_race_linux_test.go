@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/internal/outfile"
 )
 
 // TestOpenLogRacesPlantedSymlink: a sandboxed script (uid 65534) with a
@@ -58,7 +58,7 @@ func TestOpenLogRacesPlantedSymlink(t *testing.T) {
 	for range tries {
 		l, err := OpenLog(filepath.Join(sub, "audit.jsonl"))
 		if err != nil {
-			var planted *run.PlantedSymlinkError
+			var planted *outfile.PlantedSymlinkError
 			switch {
 			case errors.Is(err, unix.ELOOP):
 				raced++ // swapped between the check and the open

@@ -109,7 +109,11 @@ func (b *budget) stats() (used, peak int64, waiters int) {
 // its response. Only runs and file reads have large results, and both are
 // capped (Sandbox.OutputCap per stream, MaxFileBytes).
 func (s *Server) reserveFor(req *request) int64 {
-	if req.Method != "tools/call" {
+	switch req.Method {
+	case "tools/call":
+	case "resources/read": // a skill file, as text or base64
+		return int64(s.cfg.MaxFileBytes)*escapeFactor + smallReserve
+	default:
 		return smallReserve
 	}
 	var p struct {

@@ -12,6 +12,13 @@
 //     protocol version and client capabilities in every request's
 //     params._meta, resultType "complete" in every result.
 //
+// The same server speaks MCP's Streamable HTTP transport through
+// Server.HTTPHandler: sessions (Mcp-Session-Id) for the handshake
+// revisions, self-contained POSTs for 2026-07-28, every message handled as
+// a stdio line is. On both transports it serves the MCP Skills extension
+// (SEP-2640): skills/list, skills/get and resources/read of skill:// URIs,
+// with the SHA-256 of each file as the skill's canonical digest has it.
+//
 // The era is decided per request: a request whose params._meta holds
 // "io.modelcontextprotocol/protocolVersion" is a 2026-07-28 request; any
 // other is a handshake-era request (answered even before initialize, with

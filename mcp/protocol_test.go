@@ -69,7 +69,7 @@ func framingCases() []framingCase {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, nil},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, nil},
 		{"params array", `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":[]}`, CodeInvalidParams, float64(11)},
-		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"resources/list"}`, CodeMethodNotFound, float64(12)},
+		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"prompts/list"}`, CodeMethodNotFound, float64(12)},
 		{"oversized", `{"jsonrpc":"2.0","id":13,"method":"ping","params":{"x":"` + strings.Repeat("a", 10000) + `"}}`, CodeInvalidRequest, nil},
 		{"tools/call without name", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{}}`, CodeInvalidParams, float64(14)},
 		{"tools/call arguments not object", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"list_skills","arguments":[1]}}`, CodeInvalidParams, float64(15)},

@@ -181,6 +181,7 @@ func (s *Server) newRunCall(info callInfo, tool string) *runCall {
 			Client:    info.client.Name,
 			Tool:      tool,
 		},
+		Serve: info.serve,
 	}
 	if id, err := audit.NewRequestID(); err == nil {
 		c.meta.RequestID = id

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -37,7 +38,8 @@ type callInfo struct {
 	stateless bool     // a 2026-07-28 request (protocol version in _meta)
 	rev       revision // the revision the answer is shaped for
 	client    clientInfo
-	pool      *run.Pool // the connection's pre-started init processes; nil without
+	pool      *run.Pool    // the connection's pre-started init processes; nil without
+	serve     *audit.Serve // whom the request acts for (WithAttribution); nil without
 }
 
 // Serve reads requests from r and writes responses to w until r reaches
@@ -296,6 +298,7 @@ func (s *Server) dispatch(ctx context.Context, sess *session, req *request) (any
 	if rerr != nil {
 		return nil, rerr
 	}
+	info.serve = attributionOf(ctx)
 	var result map[string]any
 	switch req.Method {
 	case "initialize":
@@ -313,6 +316,10 @@ func (s *Server) dispatch(ctx context.Context, sess *session, req *request) (any
 			delete(result, "structuredContent")
 		}
 	default:
+		var ok bool
+		if result, rerr, ok = s.extensionMethod(info, req); ok {
+			break
+		}
 		m := req.Method
 		if len(m) > 200 {
 			m = m[:200] + "..."
@@ -413,7 +420,7 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 	sess.mu.Unlock()
 	return map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{"tools": map[string]any{}},
+		"capabilities":    capabilities(),
 		"serverInfo":      s.serverInfo(revision(version)),
 		"instructions":    instructions,
 	}, nil
@@ -423,7 +430,7 @@ func (s *Server) initialize(sess *session, req *request) (map[string]any, *rpcEr
 func (s *Server) discover() map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
-		"capabilities":      map[string]any{"tools": map[string]any{}},
+		"capabilities":      capabilities(),
 		"serverInfo":        s.serverInfo(VersionStateless),
 		"instructions":      instructions,
 	}

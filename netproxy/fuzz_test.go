@@ -256,8 +256,13 @@ func FuzzInnerRequest(f *testing.F) {
 		if hosts != 1 || req.target != tgt || !strings.HasPrefix(req.path, "/") {
 			t.Fatalf("accepted %q", in)
 		}
-		s.inject(req, tgt)
+		if _, err := s.inject(req, tgt); err != nil {
+			t.Fatalf("inject %q: %v", in, err) // the fuzz value is shorter than its placeholder
+		}
 		head := string(req.renderHead(tlsPort))
+		if len(head) > len(in)+maxInjectedGrowth+max/4 {
+			t.Fatalf("head of %d bytes from %d", len(head), len(in))
+		}
 		if n := strings.Count(head, "\r\n"); n > len(req.headers)+3 || strings.Count(head, "\n") != n {
 			t.Fatalf("head has extra line breaks: %q", head)
 		}

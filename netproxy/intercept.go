@@ -90,10 +90,14 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	if !ok {
 		return p.refuseInside(tc, 403, "Forbidden", why, fix)
 	}
-	used := p.cfg.Secrets.inject(req, t)
+	used, err := p.cfg.Secrets.inject(req, t)
+	if err != nil {
+		return p.refuseInside(tc, 431, statusText(431), "bad request inside the TLS tunnel to "+t.String()+": "+err.Error(),
+			"nothing in the policy: send each secret's placeholder once or twice in a request")
+	}
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)
-	upN, downN, _ := p.relay(tc, tbr, uc, func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
+	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
 	return interception{up: upN, down: downN, secrets: used, rule: rule}
 }
 

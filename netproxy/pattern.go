@@ -390,6 +390,10 @@ func (d Decision) permits(t target, method, path string) (ok bool, rule, reason,
 	p, _, _ := strings.Cut(path, "?")
 	reason = fmt.Sprintf("%s %s to %s is outside the request rules: %s", method, truncateForError(p), t, strings.Join(whys, "; "))
 	remedy = fmt.Sprintf("--allow-host '%s %s %s', or that entry in [network] allowed_domains of the operator policy (--policy)", grantPattern(t), method, truncateForError(p))
+	if unclearPath(p) != "" {
+		// No prefix may hold such a path: naming it would be refused.
+		remedy = fmt.Sprintf("the path as the server reads it (no dot or empty segment, backslash or encoded separator), or an entry without path prefixes (--allow-host '%s %s')", grantPattern(t), method)
+	}
 	return false, d.Rule, reason, remedy
 }
 

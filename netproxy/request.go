@@ -211,6 +211,23 @@ func isHopByHop(name string) bool {
 	return false
 }
 
+// dropped returns the lower-case names of the headers the proxy does not
+// send on: the hop-by-hop ones, Host (rewritten) and those the
+// Connection header names.
+func (r *request) dropped() map[string]bool {
+	drop := map[string]bool{}
+	for _, h := range r.headers {
+		n := strings.ToLower(h.name)
+		drop[n] = drop[n] || isHopByHop(n)
+		if n == "connection" {
+			for _, c := range strings.Split(h.value, ",") {
+				drop[strings.ToLower(strings.TrimSpace(c))] = true
+			}
+		}
+	}
+	return drop
+}
+
 // upstreamHead renders the request for the origin server: origin-form
 // target, Host from the URI, hop-by-hop headers (and those Connection
 // names) removed, and "Connection: close" so that one client connection
@@ -220,14 +237,7 @@ func (r *request) upstreamHead() []byte { return r.renderHead(80) }
 // renderHead is upstreamHead for a server whose default port is defPort
 // (80 for http, 443 for https), which the Host header leaves out.
 func (r *request) renderHead(defPort int) []byte {
-	drop := map[string]bool{}
-	for _, h := range r.headers {
-		if strings.EqualFold(h.name, "Connection") {
-			for _, n := range strings.Split(h.value, ",") {
-				drop[strings.ToLower(strings.TrimSpace(n))] = true
-			}
-		}
-	}
+	drop := r.dropped()
 	var b bytes.Buffer
 	b.WriteString(r.method + " " + r.path + " HTTP/1.1\r\n")
 	host := r.target.hostname()
@@ -239,8 +249,7 @@ func (r *request) renderHead(defPort int) []byte {
 	}
 	b.WriteString("Host: " + host + "\r\n")
 	for _, h := range r.headers {
-		n := strings.ToLower(h.name)
-		if isHopByHop(n) || drop[n] {
+		if drop[strings.ToLower(h.name)] {
 			continue
 		}
 		b.WriteString(h.name + ": " + h.value + "\r\n")

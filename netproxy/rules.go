@@ -69,7 +69,7 @@ func parseRules(words []string) (rules, error) {
 }
 
 // unclearPath says why a path could name something else to the server
-// than to a prefix comparison: a dot segment ("/a/../b"), an encoded dot,
+// than to a prefix comparison: a dot segment ("/a/../b", "/a/..;x/b"), an encoded dot,
 // slash, backslash or percent sign ("%2e", "%2f", "%5c", "%25": a server
 // may decode them before routing), a backslash (a separator to some
 // servers), an empty segment; "" when the path is clear. Other
@@ -86,8 +86,11 @@ func unclearPath(path string) string {
 		return "an empty segment (//)"
 	}
 	for _, seg := range strings.Split(path, "/") {
+		// Tomcat, Jetty and Spring drop a segment's ";parameters"
+		// before resolving dot segments: "/v1/..;/admin" is /admin.
+		seg, _, _ = strings.Cut(seg, ";")
 		if seg == "." || seg == ".." {
-			return "a dot segment (. or ..)"
+			return "a dot segment (. or .., with or without ;parameters)"
 		}
 	}
 	return ""

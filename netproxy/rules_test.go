@@ -21,6 +21,7 @@ func TestParseRules(t *testing.T) {
 		{"api.example.com GET,,HEAD", "upper-case letters"},
 		{"api.example.com GET v1/", "does not start with /"},
 		{"api.example.com GET /v1/../admin", "dot segment"},
+		{"api.example.com GET /v1/..;/admin", "dot segment"},
 		{"api.example.com GET /v1/%2e", "percent-encoded"},
 		{"api.example.com GET /v1/a%20b", "percent sign"},
 		{"api.example.com GET //x", "empty segment"},
@@ -76,6 +77,11 @@ func TestRequestRulesPlain(t *testing.T) {
 		{"GET", "http://api.example.com/v2/", 403, "path /v2/ is under none of /v1/"},
 		{"GET", "http://api.example.com/v1/../admin", 403, "dot segment"},
 		{"GET", "http://api.example.com/v1/%2e%2e/admin", 403, "percent-encoded"},
+		// Tomcat, Jetty and Spring drop a segment's ;parameters before
+		// resolving dot segments: Tomcat 10.1 serves /admin for both.
+		{"GET", "http://api.example.com/v1/..;/admin", 403, "to allow it: the path as the server reads it (no dot or empty segment, backslash or encoded separator), or an entry without path prefixes (--allow-host 'api.example.com GET')"},
+		{"GET", "http://api.example.com/v1/.;x=1/..;x=2/admin", 403, "dot segment"},
+		{"GET", "http://api.example.com/v1/a;b=c", 200, "hello"},
 		{"GET", "http://api.example.com/v1/a%20b", 200, "hello"},
 	}
 	for _, tt := range tests {

@@ -254,28 +254,64 @@ func (s *Secrets) covers(t target) bool {
 	return false
 }
 
-// inject replaces the placeholders of the secrets for t in the request's
-// header values (but those the proxy does not send on) (in a Basic authorization's decoded credentials too) and,
-// for secrets that allow it, in its path. It returns the names of the
-// secrets it injected, sorted.
-func (s *Secrets) inject(r *request, t target) []string {
+// maxInjectedGrowth bounds the bytes the secrets' values may add to one
+// request: a head of MaxHeaderBytes full of placeholders (188 of them in
+// 16 KiB) would otherwise make the proxy build a head of megabytes for
+// each request (3 MiB with a 16 KiB value). It allows a few copies of
+// the largest value.
+const maxInjectedGrowth = 4 * maxSecretValue
+
+// errInjectedTooLarge refuses a request that holds more placeholders than
+// maxInjectedGrowth lets the proxy replace.
+var errInjectedTooLarge = fmt.Errorf("the request holds more placeholders than the proxy replaces: their values would add more than %d KiB", maxInjectedGrowth>>10)
+
+// growth is what the replacements of one request may still add, in bytes.
+type growth int
+
+// take counts n more bytes, and reports whether they fit.
+func (g *growth) take(n int) bool {
+	if n > int(*g) {
+		return false
+	}
+	if n > 0 {
+		*g -= growth(n)
+	}
+	return true
+}
+
+// inject replaces the placeholders of the secrets for t in the header
+// values the proxy sends on (in a Basic authorization's decoded
+// credentials too) and, for secrets that allow it, in the path. It
+// returns the names of the secrets it injected, sorted, or
+// errInjectedTooLarge before replacing what would exceed
+// maxInjectedGrowth.
+func (s *Secrets) inject(r *request, t target) ([]string, error) {
 	var used []string
+	drop := r.dropped()
+	left := growth(maxInjectedGrowth)
 	for _, e := range s.list {
 		if e.t != t {
 			continue
 		}
 		hit := false
 		for i := range r.headers {
-			if isHopByHop(strings.ToLower(r.headers[i].name)) {
+			if drop[strings.ToLower(r.headers[i].name)] {
 				continue // never sent on (Host is the tunnel's own)
 			}
-			v, ok := replaceInHeader(r.headers[i].name, r.headers[i].value, e.placeholder, e.Value)
+			v, ok, err := replaceInHeader(r.headers[i].name, r.headers[i].value, e.placeholder, e.Value, &left)
+			if err != nil {
+				return nil, err
+			}
 			if ok {
 				r.headers[i].value, hit = v, true
 			}
 		}
-		if e.InURL && strings.Contains(r.path, e.placeholder) {
-			r.path = strings.ReplaceAll(r.path, e.placeholder, url.QueryEscape(e.Value))
+		if n := strings.Count(r.path, e.placeholder); e.InURL && n > 0 {
+			esc := url.QueryEscape(e.Value)
+			if !left.take(n * (len(esc) - len(e.placeholder))) {
+				return nil, errInjectedTooLarge
+			}
+			r.path = strings.ReplaceAll(r.path, e.placeholder, esc)
 			hit = true
 		}
 		if hit {
@@ -283,27 +319,34 @@ func (s *Secrets) inject(r *request, t target) []string {
 		}
 	}
 	sort.Strings(used)
-	return used
+	return used, nil
 }
 
-// replaceInHeader replaces ph by value in one header value. In an
-// Authorization or Proxy-Authorization value "Basic CREDENTIALS" (what
-// git and curl send for a URL's user:password) the base64 credentials are
-// decoded, replaced and encoded again.
-func replaceInHeader(name, v, ph, value string) (string, bool) {
-	if strings.Contains(v, ph) {
-		return strings.ReplaceAll(v, ph, value), true
+// replaceInHeader replaces ph by value in one header value, taking the
+// bytes it adds from left. In an Authorization value "Basic CREDENTIALS"
+// (what git and curl send for a URL's user:password) the base64
+// credentials are decoded, replaced and encoded again.
+func replaceInHeader(name, v, ph, value string, left *growth) (string, bool, error) {
+	if n := strings.Count(v, ph); n > 0 {
+		if !left.take(n * (len(value) - len(ph))) {
+			return v, false, errInjectedTooLarge
+		}
+		return strings.ReplaceAll(v, ph, value), true, nil
 	}
 	if !strings.EqualFold(name, "Authorization") {
-		return v, false
+		return v, false, nil
 	}
 	scheme, cred, ok := strings.Cut(v, " ")
 	if !ok || !strings.EqualFold(scheme, "Basic") {
-		return v, false
+		return v, false, nil
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	if err != nil || !strings.Contains(string(raw), ph) {
-		return v, false
+	n := strings.Count(string(raw), ph)
+	if err != nil || n == 0 {
+		return v, false, nil
 	}
-	return scheme + " " + base64.StdEncoding.EncodeToString([]byte(strings.ReplaceAll(string(raw), ph, value))), true
+	if !left.take(base64.StdEncoding.EncodedLen(len(raw)+n*(len(value)-len(ph))) - len(cred)) {
+		return v, false, errInjectedTooLarge
+	}
+	return scheme + " " + base64.StdEncoding.EncodeToString([]byte(strings.ReplaceAll(string(raw), ph, value))), true, nil
 }

@@ -11,11 +11,6 @@ import (
 // one network rule, TCP to the proxy's port on the loopback.
 const hostAllowlistSupported = true
 
-// proxySocketPair has nothing to pair here: there is no namespace to
-// create the listener in, so startInit binds it on the host's loopback
-// (proxyRun.hostLn) before it generates the profile that names its port.
-func proxySocketPair() (sup, initEnd *os.File, err error) { return nil, nil, nil }
-
 // start serves the proxy on the listener startInit bound.
 func (pr *proxyRun) start(cfg netproxy.Config, _ *os.File) error {
 	if pr.hostLn == nil {

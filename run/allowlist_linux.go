@@ -14,16 +14,6 @@ import (
 // hostAllowlistSupported: the allowlist relies on network namespaces.
 const hostAllowlistSupported = true
 
-// proxySocketPair returns the supervisor's and the init process's ends of the
-// unix socket over which the init process hands over its listening socket.
-func proxySocketPair() (sup, child *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("socketpair: %v", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "proxy-supervisor"), os.NewFile(uintptr(fds[1]), "proxy-init"), nil
-}
-
 // start receives the listening socket the init process created inside
 // the run's network namespace (it was sent before the layer report, so it
 // is already queued) and serves the proxy on it. Accepting on that socket

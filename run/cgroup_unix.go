@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -29,7 +31,7 @@ func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cg
 		st, err = startInit(spec, l)
 		return err
 	}
-	if stageconfig.Has(p.disabled, LayerCgroup) {
+	if stageconfig.Has(p.Disabled, LayerCgroup) {
 		err := start()
 		return st, nil, err
 	}
@@ -38,7 +40,7 @@ func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cg
 	// not.
 	cg, cgErr := l.lateCgroup, error(nil)
 	if cg == nil {
-		cg, cgErr = cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
+		cg, cgErr = cgroup.Open(cgroup.Name(p.RequestID), p.Cgroup)
 	}
 	if cgErr != nil {
 		if err := start(); err != nil {
@@ -87,7 +89,7 @@ func homeSlots(spec *launchSpec) []*os.File {
 // end.
 func configChannel(late bool) (sup, stage *os.File, err error) {
 	if !late {
-		return stagePipe(true)
+		return posix.Pipe(true)
 	}
 	return cgroup.LateChannel()
 }
@@ -107,12 +109,12 @@ func relaxAddressSpace(l *launchState, res *Result) {
 
 // relaxedAddressSpace is the RLIMIT_AS of p's processes where the cgroup
 // or the watch holds their memory (see relaxAddressSpace).
-func relaxedAddressSpace(p *plan) uint64 {
-	relaxed := uint64(p.memoryMB+reserveMB) << 20
-	if p.cfg.Limits.AddressSpace > 0 && p.cfg.Limits.AddressSpace < relaxed {
+func relaxedAddressSpace(p *backend.Spec) uint64 {
+	relaxed := uint64(p.MemoryMB+reserveMB) << 20
+	if p.Config.Limits.AddressSpace > 0 && p.Config.Limits.AddressSpace < relaxed {
 		return relaxed
 	}
-	return p.cfg.Limits.AddressSpace
+	return p.Config.Limits.AddressSpace
 }
 
 // recordCgroupStats records the cgroup's peak memory and OOM kills in res.
@@ -145,7 +147,7 @@ func halfJoinedError(err error) error {
 // killHalfJoined kills and reaps an init process that Attach left in part
 // of a cgroup (err, cgroup.ErrHalfJoined): it has run nothing of a run
 // yet, and must not run one half limited. It returns halfJoinedError(err).
-func killHalfJoined(proc *initProcess, err error) error {
+func killHalfJoined(proc *posix.Process, err error) error {
 	proc.Kill()
 	proc.Wait()
 	return halfJoinedError(err)

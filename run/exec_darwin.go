@@ -10,14 +10,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"strconv"
 	"syscall"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-
-	"golang.org/x/sys/unix"
 )
 
 // selfExe is the binary re-executed as the init process.
@@ -38,7 +36,7 @@ func selfExe() string {
 func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	p := l.plan
 	st := &started{}
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		ln, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("network proxy: %v", err)
@@ -47,10 +45,10 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		l.cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
 		l.cfg.Env = withProxyEnv(l.cfg.Env, l.cfg.ProxyPort)
 	}
-	if stageconfig.Has(p.cfg.Layers, LayerSeatbelt) {
+	if stageconfig.Has(p.Config.Layers, LayerSeatbelt) {
 		// The profile is of the config as sent: with the proxy's port.
 		sent := *p
-		sent.cfg = l.cfg
+		sent.Config = l.cfg
 		prof, err := seatbelt.Profile(seatbeltPolicyOf(&sent))
 		if err != nil {
 			// A path the profile cannot name safely: refuse, whatever
@@ -62,14 +60,14 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	cmd := initCmd(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.hostUID), Gid: uint32(p.hostGID), Groups: []uint32{}}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(p.UID), Gid: uint32(p.GID), Groups: []uint32{}}
 	}
 	// Fork and exec: the init process follows, this binary in a session
 	// of its own, as the caller (or, for root, the sandbox identity).
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	st.proc = initProcessOf(cmd.Process)
+	st.proc = posix.ProcessOf(cmd.Process)
 	return st, nil
 }
 
@@ -151,101 +149,9 @@ func readReport(rd *bufio.Reader, rep *stageconfig.Report) error {
 	return nil
 }
 
-// killSandbox kills the run's processes. Without a PID namespace nothing
-// ends the tree with its first process, so the tree is found by parent
-// chain (processTable, descendants): the init process (or the script that
-// replaced it) is stopped, then every descendant, rescanning until no new
-// one appears (a stopped process cannot fork), then all are killed along
-// with the process group. The sweep runs only while the first process is
-// not yet reaped: after that its pid may name another program. A
-// descendant that was orphaned before the sweep (a daemon that left the
-// session) is out of reach; docs/platforms.md says so.
-func killSandbox(c *initProcess, _ bool) {
-	proc := c.proc
-	if proc.Signal(syscall.Signal(0)) == nil {
-		proc.Signal(syscall.SIGSTOP)
-		seen := map[int]bool{}
-		for round := 0; round < 16; round++ {
-			table, err := processTable()
-			if err != nil {
-				break
-			}
-			fresh := 0
-			for _, pid := range descendants(table, proc.Pid) {
-				if !seen[pid] {
-					seen[pid] = true
-					fresh++
-					unix.Kill(pid, unix.SIGSTOP)
-				}
-			}
-			if fresh == 0 {
-				break
-			}
-		}
-		for pid := range seen {
-			unix.Kill(pid, unix.SIGKILL)
-		}
-	}
-	proc.Kill()
-	unix.Kill(-proc.Pid, unix.SIGKILL)
-}
-
-// processTable maps every process of the host to its parent
-// (sysctl kern.proc.all).
-func processTable() (map[int]int, error) {
-	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
-	if err != nil {
-		return nil, err
-	}
-	if len(procs) == 0 {
-		return nil, errors.New("kern.proc.all listed no process")
-	}
-	table := make(map[int]int, len(procs))
-	for _, kp := range procs {
-		table[int(kp.Proc.P_pid)] = int(kp.Eproc.Ppid)
-	}
-	return table, nil
-}
-
-// sandboxIdentity returns the host uid and gid the script runs as: the
-// caller's, or nobody's when the caller is root.
-func sandboxIdentity() (int, int) {
-	if os.Geteuid() != 0 {
-		return os.Geteuid(), os.Getegid()
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		return 0xfffffffe, 0xfffffffe
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid
-}
-
-// countProcs counts the host processes whose real uid is uid: macOS's
-// RLIMIT_NPROC counts every process of the user, so launch adds this to
-// MaxProcs (as Linux does without a user namespace), and the run can start
-// MaxProcs more. 0 when the table cannot be read.
-func countProcs(uid int) int {
-	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, kp := range procs {
-		if int(kp.Eproc.Pcred.P_ruid) == uid {
-			n++
-		}
-	}
-	return n
-}
-
-// explainMissing has nothing to add here: each reason is the whole cause.
-func explainMissing(missing []Missing) []Missing { return missing }
-
-// explainIncomplete is the Linux explanation of a refused /proc: macOS
-// mounts none.
-func explainIncomplete(incomplete []Missing) []Missing { return incomplete }
+// sandboxIdentity returns the host uid and gid the script runs as
+// (identity.Sandbox).
+func sandboxIdentity() (int, int) { return identity.Sandbox() }
 
 // rootKept is the Linux check for a root caller's user namespace: macOS
 // has none.

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 
@@ -52,17 +53,17 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		return nil
 	}
 	var jobErr error
-	if !stageconfig.Has(p.disabled, LayerJob) {
+	if !stageconfig.Has(p.Disabled, LayerJob) {
 		l.job, jobErr = winproc.NewJob(jobLimitsOf(p))
 	}
 	if l.job != 0 {
 		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
 	}
 	res.Applied, res.Missing = windowsLayers(p, jobErr)
-	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
-		return isolationError(blocking)
+	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+		return backend.IsolationError(blocking)
 	}
-	warnDegraded(p.warn, res.Missing)
+	backend.WarnDegraded(p.Warnings, res.Missing)
 	wd := newWatchdog(l)
 	if err := l.start(); err != nil {
 		return err
@@ -71,15 +72,15 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	res.Started = true
 	// Both goroutines use the job and process handles: they end before
 	// the handles are closed (a closed handle's value can be reused).
-	wd.start(ctx, p.timeout, l.terminate)
+	wd.Start(ctx, p.Timeout, l.terminate)
 	exited := l.endWithScript()
 	waitErr := l.cmd.Wait()
-	wd.finish()
+	wd.Finish()
 	exited.Wait()
 	res.Duration = time.Since(l.begun)
 	fillJobStats(l.job, res)
 	l.collectOutput(res)
-	wd.record(res)
+	recordEnd(wd, res)
 	return l.collectExit(wd, waitErr, res)
 }
 
@@ -87,7 +88,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 // runs an instruction, and resumes it.
 func (l *launchState) start() error {
 	p := l.plan
-	cmdline, err := winproc.CommandLine(p.cfg.Argv)
+	cmdline, err := winproc.CommandLine(p.Config.Argv)
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,11 @@ func (l *launchState) start() error {
 		sysRoot = `C:\Windows`
 	}
 	l.cmd = &exec.Cmd{
-		Path:   p.cfg.Argv[0],
-		Args:   p.cfg.Argv,
-		Env:    winproc.Env(p.cfg.Env, sysRoot, p.cfg.WorkDir, filepath.Dir(p.cfg.Argv[0])),
-		Dir:    p.cfg.Dir,
-		Stdin:  p.stdin,
+		Path:   p.Config.Argv[0],
+		Args:   p.Config.Argv,
+		Env:    winproc.Env(p.Config.Env, sysRoot, p.Config.WorkDir, filepath.Dir(p.Config.Argv[0])),
+		Dir:    p.Config.Dir,
+		Stdin:  p.Stdin,
 		Stdout: l.stdout,
 		Stderr: l.stderr,
 		// CREATE_NO_WINDOW gives the script a console of its own with no
@@ -151,14 +152,14 @@ func (l *launchState) endWithScript() *sync.WaitGroup {
 // collectExit fills the script's exit code into res, and its CPU time
 // when the job did not give it, and returns the wait's error when the
 // script's state is unknown.
-func (l *launchState) collectExit(wd *watchdog, waitErr error, res *Result) error {
+func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, res *Result) error {
 	if ps := l.cmd.ProcessState; ps != nil {
 		res.ExitCode = ps.ExitCode()
 		if res.CPUTime == 0 {
 			res.CPUTime = ps.UserTime() + ps.SystemTime()
 		}
 	}
-	if wd.stopped() {
+	if wd.Stopped() {
 		// Terminated by the supervisor: reported as Linux reports a
 		// kill, so that records of both platforms compare.
 		res.ExitCode, res.Signal = -1, "SIGKILL"

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -87,7 +88,7 @@ func checkFallbackRun(t *testing.T) {
 		t.Errorf("a refused run printed warnings besides its error: %q", warn.String())
 	}
 	// The quotas are set in the user namespace: they go with it.
-	withNS := append(namespaceLayers(false), LayerQuotas)
+	withNS := append(backend.NamespaceLayers(false), LayerQuotas)
 	if len(res.Missing) != len(withNS) {
 		t.Errorf("Missing = %+v, want exactly the namespaces and the quotas", res.Missing)
 	}

@@ -3,11 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 )
 
 // Grants are the host paths a run may use besides its skill and work
@@ -67,12 +66,6 @@ func mountOnly(gp *grants.Plan) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrIsolation, gp.MountOnly)
-}
-
-// resolveUnplanted is grants.ResolveUnplanted with the owners
-// identity.SandboxOwner counts as the sandbox identity uid's.
-func resolveUnplanted(p string, uid int) (string, fs.FileInfo, string) {
-	return grants.ResolveUnplanted(p, func(owner uint32) bool { return identity.SandboxOwner(owner, uid) })
 }
 
 // pathUnder reports whether p lies strictly inside dir (grants.PathUnder).

@@ -7,7 +7,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"

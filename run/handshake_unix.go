@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -38,16 +40,16 @@ func handshake(l *launchState, startErr error, res *Result) error {
 	case err != nil:
 		return fmt.Errorf("%w: init process: %v", ErrStart, err)
 	case execErr != "":
-		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.cfg.Argv[0], execErr)
+		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.Config.Argv[0], execErr)
 	}
 	res.Started = ok
 	return nil
 }
 
 // checkReport reads the init process's layer report into res and
-// refuses a run with missing layers (see refusing) or with layers built
+// refuses a run with missing layers (see backend.Refusing) or with layers built
 // part-way (which the init process has refused already, see
-// incompleteError); with a host allowlist it starts the proxy. waiting
+// backend.IncompleteError); with a host allowlist it starts the proxy. waiting
 // says the init process waits for the go-ahead.
 func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, err error) {
 	p := l.plan
@@ -59,47 +61,47 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 		return false, fmt.Errorf("%w: init process: %s", ErrStart, rep.Fatal)
 	}
 	if rep.Prebuilt {
-		p.pool.countPrebuilt()
+		l.pool.countPrebuilt()
 	}
 	res.Applied, res.Missing = mergeLayers(p, l.init.st, rep)
-	res.Missing = explainMissing(res.Missing)
+	res.Missing = posix.ExplainMissing(res.Missing)
 	if rep.Changed != "" {
 		// A grant or mask swapped since the checks: refused like any
 		// other isolation failure, AllowDegraded or not.
 		return false, fmt.Errorf("%w: init process: %s", ErrIsolation, rep.Changed)
 	}
 	if len(rep.Incomplete) > 0 {
-		return false, incompleteError(explainIncomplete(rep.Incomplete))
+		return false, backend.IncompleteError(posix.ExplainIncomplete(rep.Incomplete))
 	}
-	if blocking := refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
 		// The init process waits for the go-ahead whenever a layer is
 		// missing and the config may refuse the run (stageconfig's
 		// WaitForGo), so the script has not started.
-		return false, isolationError(blocking)
+		return false, backend.IsolationError(blocking)
 	}
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
 			return false, err
 		}
 	}
-	warnDegraded(p.warn, res.Missing)
+	backend.WarnDegraded(p.Warnings, res.Missing)
 	return waiting, nil
 }
 
 // mergeLayers orders the init process's report, the layers the supervisor
 // applied or could not have and the disabled layers into Applied and
 // Missing.
-func mergeLayers(p *plan, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
+func mergeLayers(p *backend.Spec, st *started, rep stageconfig.Report) ([]Layer, []Missing) {
 	var applied []Layer
 	var missing []Missing
-	kept := rootKept(p.hostUID)
-	for _, l := range allLayers(p.cfg.AllowNetwork) {
+	kept := rootKept(p.UID)
+	for _, l := range allLayers(p.Config.AllowNetwork) {
 		switch {
-		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.disabled, l):
+		case l == LayerUserNS && kept != "" && !stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: kept})
 		case stageconfig.Has(rep.Applied, l), stageconfig.Has(st.supervised, l):
 			applied = append(applied, l)
-		case stageconfig.Has(p.disabled, l):
+		case stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
 		case l == LayerLandlockNet && stageconfig.Has(rep.Applied, LayerNetNS):
 			// Not needed: TCP cannot leave the private network

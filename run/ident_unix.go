@@ -3,7 +3,7 @@
 package run
 
 import (
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 
 	"golang.org/x/sys/unix"
 )

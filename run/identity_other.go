@@ -2,7 +2,7 @@
 
 package run
 
-import "github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+import "github.com/skill-sandbox/skill-sandbox/internal/identity"
 
 // hostIdentity is the sandbox identity here: runs have no ids of their
 // own.

@@ -14,7 +14,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -53,30 +55,30 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 	}
 	defer release()
 	st := &started{}
-	if stageconfig.Has(p.wantNS, LayerUserNS) {
+	if stageconfig.Has(p.Namespaces, LayerUserNS) {
 		var flags uintptr
-		for _, l := range p.wantNS {
-			flags |= cloneFlag(l)
+		for _, l := range p.Namespaces {
+			flags |= posix.CloneFlag(l)
 		}
 		if split, ok := startSplit(spec, l, files, flags); ok {
 			return split, nil
 		}
-		at := nsAttr(flags, files, p.hostUID, p.hostGID)
-		at.Name = initName(p.requestID)
+		at := nsAttr(flags, files, p.UID, p.GID)
+		at.Name = initName(p.RequestID)
 		// Clone: the init process follows, in all of the run's
-		// namespaces, as uid 0 of its user namespace (the host's p.hostUID).
+		// namespaces, as uid 0 of its user namespace (the host's p.UID).
 		pid, err := initproc.Start(at)
 		if err == nil {
-			st.proc = newInitProcess(pid)
-			st.namespaces = p.wantNS
-			st.pidns = stageconfig.Has(p.wantNS, LayerPIDNS)
-			enableSubreaper(st.pidns)
+			st.proc = posix.NewProcess(pid)
+			st.namespaces = p.Namespaces
+			st.pidns = stageconfig.Has(p.Namespaces, LayerPIDNS)
+			posix.EnableSubreaper(st.pidns)
 			return st, nil
 		}
-		if !userNSRefused(err) {
+		if !posix.UserNSRefused(err) {
 			return nil, err
 		}
-		reason := userNSCause(err, readHostFacts("/proc"))
+		reason := posix.UserNSCause(err, posix.ReadHostFacts("/proc"))
 		for _, l := range withUserNS(p) {
 			st.missing = append(st.missing, Missing{Layer: l, Reason: reason})
 		}
@@ -86,22 +88,22 @@ func startInit(spec *launchSpec, l *launchState) (*started, error) {
 		}
 	}
 	// Clone: the init process follows, in no namespace, as the
-	// supervisor's uid (it drops to p.hostUID itself: see initplan).
-	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.requestID)})
+	// supervisor's uid (it drops to p.UID itself: see initplan).
+	pid, err := initproc.Start(&initproc.Attr{Files: files, ReportFD: stageconfig.ReportFD, Name: initName(p.RequestID)})
 	if err != nil {
 		return nil, err
 	}
-	st.proc = newInitProcess(pid)
-	enableSubreaper(false)
+	st.proc = posix.NewProcess(pid)
+	posix.EnableSubreaper(false)
 	return st, nil
 }
 
 // withUserNS lists the layers that go missing with the user namespace, for
 // one reason: the namespaces, and the quotas (set in it) when the run
 // wants them.
-func withUserNS(p *plan) []Layer {
-	out := append([]Layer(nil), p.wantNS...)
-	if stageconfig.Has(p.cfg.Layers, LayerQuotas) {
+func withUserNS(p *backend.Spec) []Layer {
+	out := append([]Layer(nil), p.Namespaces...)
+	if stageconfig.Has(p.Config.Layers, LayerQuotas) {
 		out = append(out, LayerQuotas)
 	}
 	return out
@@ -133,25 +135,25 @@ func startSplit(spec *launchSpec, l *launchState, files []int, flags uintptr) (*
 	if spec.report == nil || later == 0 {
 		return nil, false
 	}
-	at := nsAttr(flags&^later, files, p.hostUID, p.hostGID)
-	at.Name = initName(p.requestID)
+	at := nsAttr(flags&^later, files, p.UID, p.GID)
+	at.Name = initName(p.RequestID)
 	at.Unshare = later
 	// Clone: the init process follows, in the run's user and PID
-	// namespaces, as uid 0 of its user namespace (the host's p.hostUID);
+	// namespaces, as uid 0 of its user namespace (the host's p.UID);
 	// it unshares the others itself.
 	pid, err := initproc.Start(at)
 	if err != nil {
 		return nil, false
 	}
-	proc := newInitProcess(pid)
+	proc := posix.NewProcess(pid)
 	l.program.ahead.compileNow()
 	if err := initproc.ReadUnshared(spec.report, pid, unshareWait); err != nil {
 		proc.Kill()
 		proc.Wait()
 		return nil, false
 	}
-	st := &started{proc: proc, namespaces: p.wantNS, pidns: stageconfig.Has(p.wantNS, LayerPIDNS)}
-	enableSubreaper(st.pidns)
+	st := &started{proc: proc, namespaces: p.Namespaces, pidns: stageconfig.Has(p.Namespaces, LayerPIDNS)}
+	posix.EnableSubreaper(st.pidns)
 	return st, true
 }
 
@@ -239,15 +241,15 @@ func stageInput(l *launchState, cfg *stageconfig.Config, knownMissing bool) init
 	p := l.plan
 	return initplan.Input{
 		Config:         cfg,
-		RootCaller:     identity.DropsToNobody(p.hostUID),
-		HostUID:        p.hostUID,
-		HostGID:        p.hostGID,
+		RootCaller:     identity.DropsToNobody(p.UID),
+		HostUID:        p.UID,
+		HostGID:        p.GID,
 		GrantFolders:   grantFolders(p),
-		Name:           initName(p.requestID),
+		Name:           initName(p.RequestID),
 		Prefix:         l.program.prefix,
 		KnownMissing:   knownMissing,
 		MakeWorkDir:    !l.workMade,
-		MayRunDegraded: p.degradedByChoice(),
+		MayRunDegraded: backend.DegradedByChoice(p),
 		JoinCgroup:     l.lateCgroup.TasksFiles(),
 	}
 }
@@ -289,7 +291,7 @@ func (a *pendingCompile) compile() {
 }
 
 // startCompile prepares compiling the run's program on the guess that
-// the start goes as planned: every namespace of the plan's wantNS, the cgroup
+// the start goes as planned: every namespace of the spec's Namespaces, the cgroup
 // unless disabled, and the relaxed RLIMIT_AS unless neither the cgroup nor
 // the watch may hold the memory. sendStage takes the
 // result when the guess holds, and compiles again otherwise. With aside,
@@ -300,11 +302,11 @@ func (a *pendingCompile) compile() {
 func startCompile(l *launchState, aside bool) {
 	p := l.plan
 	guess := l.cfg
-	guess.Namespaces = p.wantNS
-	if !stageconfig.Has(p.disabled, LayerCgroup) {
+	guess.Namespaces = p.Namespaces
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
 		guess.MemoryCgroup = true
 	}
-	if !stageconfig.Has(p.disabled, LayerCgroup) || !stageconfig.Has(p.disabled, LayerWatch) {
+	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
 		guess.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
 	}
 	enc, err := stageconfig.Encode(nil, &guess)
@@ -312,7 +314,7 @@ func startCompile(l *launchState, aside bool) {
 	if err != nil || stageconfig.Decode(enc, cfg) != nil {
 		return
 	}
-	a := &pendingCompile{in: stageInput(l, cfg, p.strict && len(p.disabled) > 0), enc: enc, done: make(chan struct{})}
+	a := &pendingCompile{in: stageInput(l, cfg, p.Strict && len(p.Disabled) > 0), enc: enc, done: make(chan struct{})}
 	if aside {
 		go a.compile()
 	}
@@ -388,13 +390,13 @@ func stageReady(r io.Reader) bool {
 // grantFolders says, for each grant, whether it is a folder: the handed-
 // over tree, or the path (a file changed since is caught by the init
 // process's check of its device and inode, or by its mount failing).
-func grantFolders(p *plan) []bool {
-	out := make([]bool, len(p.cfg.Grants))
-	for i, g := range p.cfg.Grants {
+func grantFolders(p *backend.Spec) []bool {
+	out := make([]bool, len(p.Config.Grants))
+	for i, g := range p.Config.Grants {
 		var st unix.Stat_t
 		var err error
-		if j := g.Tree - stageconfig.FirstTreeFD; g.Tree != 0 && j >= 0 && j < len(p.extraFiles) {
-			err = unix.Fstat(int(p.extraFiles[j].Fd()), &st)
+		if j := g.Tree - stageconfig.FirstTreeFD; g.Tree != 0 && j >= 0 && j < len(p.ExtraFiles) {
+			err = unix.Fstat(int(p.ExtraFiles[j].Fd()), &st)
 		} else {
 			err = unix.Stat(g.Path, &st)
 		}
@@ -409,7 +411,7 @@ func grantFolders(p *plan) []bool {
 // returns the process's PID namespace link too (see started.pidNSLink),
 // read before the prefix is sent, "" without a PID namespace. The prefix
 // is returned as the program its run starts from.
-func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*initProcess, initProgram, string, error) {
+func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*posix.Process, initProgram, string, error) {
 	files, release, err := spec.fds()
 	if err != nil {
 		return nil, initProgram{}, "", err
@@ -417,7 +419,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	defer release()
 	var flags uintptr
 	for _, l := range shape.wantNS {
-		flags |= cloneFlag(l)
+		flags |= posix.CloneFlag(l)
 	}
 	// Compiled first: written at once, the prefix runs as soon as the
 	// process can.
@@ -436,7 +438,7 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*i
 	if err != nil {
 		return nil, initProgram{}, "", err
 	}
-	proc := newInitProcess(pid)
+	proc := posix.NewProcess(pid)
 	var pidNS string
 	if stageconfig.Has(shape.wantNS, LayerPIDNS) {
 		pidNS = watch.PIDNSLink(pid)

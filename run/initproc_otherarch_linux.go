@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
@@ -26,7 +27,7 @@ func startInit(*launchSpec, *launchState) (*started, error) {
 }
 
 // startPooledProcess refuses, as startInit does.
-func startPooledProcess(*launchSpec, poolShape, io.Writer) (*initProcess, initProgram, string, error) {
+func startPooledProcess(*launchSpec, poolShape, io.Writer) (*posix.Process, initProgram, string, error) {
 	return nil, initProgram{}, "", fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 

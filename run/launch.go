@@ -1,20 +1,19 @@
 package run
 
 import (
-	"context"
-	"sync"
-	"sync/atomic"
-	"time"
-
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
-// launchState is what one launch of a plan changes as it goes; the plan
-// itself is what prepare decided and stays as it was. The platform part
-// (launchOS) holds the processes, pipes and handles of the start.
+// launchState is what one launch of a run changes as it goes; its plan,
+// a backend.Spec, is what prepare decided and stays as it was. The
+// platform part (launchOS) holds the processes, pipes and handles of the
+// start.
 type launchState struct {
-	plan *plan
-	// cfg is the config the init process gets: the plan's, completed with
+	plan *backend.Spec
+	// pool supplies pre-started init processes; nil without one.
+	pool *Pool
+	// cfg is the config the init process gets: the spec's, completed with
 	// what the start found (the namespaces had, the relaxed RLIMIT_AS, the
 	// proxy's descriptor, the cgroup).
 	cfg stageconfig.Config
@@ -31,7 +30,7 @@ type launchState struct {
 	// Pool.reserve), until launch takes it; nil otherwise.
 	reserved *pooledInit
 	// workMade says whether the work folder exists on the host: made by
-	// prepare (see plan.hostWorkDir), or by launch when the run has no
+	// prepare (see backend.Spec.HostWorkDir), or by launch when the run has no
 	// mount namespace after all (see makeDeferredWorkDir).
 	workMade bool
 	// proxy is the allowlist proxy, when the plan has one.
@@ -39,101 +38,33 @@ type launchState struct {
 	launchOS
 }
 
-// newLaunchState returns the state of a launch of p, before it starts.
-func newLaunchState(p *plan) *launchState {
-	l := &launchState{plan: p, cfg: p.cfg, workMade: p.hostWorkDir}
-	l.stdout = newCapture(p.output.stdout, p.output.capBytes)
-	l.stderr = newCapture(p.output.stderr, p.output.capBytes)
-	l.stdout.maxStream, l.stderr.maxStream = p.output.maxStream, p.output.maxStream
+// newLaunchState returns the state of a launch of p, before it starts,
+// taking its init process from pool when one there fits (nil for none).
+func newLaunchState(p *backend.Spec, pool *Pool) *launchState {
+	l := &launchState{plan: p, pool: pool, cfg: p.Config, workMade: p.HostWorkDir}
+	l.stdout = newCapture(p.Output.Stdout, p.Output.CapBytes)
+	l.stderr = newCapture(p.Output.Stderr, p.Output.CapBytes)
+	l.stdout.maxStream, l.stderr.maxStream = p.Output.MaxStream, p.Output.MaxStream
 	return l
 }
 
-// Reasons a run ended, set by the watchdog, or endExited by the launch
-// once the run's processes are gone.
-const (
-	endNormal int32 = iota
-	endTimeout
-	endCanceled
-	endExited // the init process or script exited by itself first
-	endOutput // a stream passed Sandbox.MaxOutput
-	endLimit  // the watch found a cap passed (Result.LimitExceeded)
-)
-
-// watchdog ends a run, at any point once it is started, on its time
-// limit, its context's cancellation, an output stream past MaxOutput or a
-// cap the watch found passed (exceeded), by calling stop once.
-type watchdog struct {
-	ended    atomic.Int32 // one of the end* reasons
-	limit    atomic.Pointer[string]
-	tooMuch  chan struct{}
-	tooOnce  sync.Once
-	overCap  chan string
-	done     chan struct{}
-	finished sync.WaitGroup
-}
-
-// newWatchdog returns the watchdog of a launch whose output streams are l's.
-func newWatchdog(l *launchState) *watchdog {
-	w := &watchdog{tooMuch: make(chan struct{}), overCap: make(chan string, 1), done: make(chan struct{})}
-	l.stdout.onExceed = func() { w.tooOnce.Do(func() { close(w.tooMuch) }) }
-	l.stderr.onExceed = l.stdout.onExceed
+// newWatchdog returns the watchdog of a launch whose output streams are
+// l's: a stream past MaxOutput ends the run.
+func newWatchdog(l *launchState) *backend.Watchdog {
+	w := backend.NewWatchdog()
+	l.stdout.onExceed, l.stderr.onExceed = w.OutputExceeded, w.OutputExceeded
 	return w
 }
 
-// exceeded reports a cap the watch found passed (a Limit* value).
-func (w *watchdog) exceeded(what string) { w.overCap <- what }
-
-// start watches until finish; stop ends the run. stop runs on the
-// watchdog's goroutine, which finish waits for.
-func (w *watchdog) start(ctx context.Context, timeout time.Duration, stop func()) {
-	w.finished.Add(1)
-	go func() {
-		defer w.finished.Done()
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		reason := endNormal
-		select {
-		case <-w.done:
-			return
-		case <-timer.C:
-			reason = endTimeout
-		case <-ctx.Done():
-			reason = endCanceled
-		case <-w.tooMuch:
-			reason = endOutput
-		case what := <-w.overCap:
-			w.limit.Store(&what)
-			reason = endLimit
-		}
-		if w.ended.CompareAndSwap(endNormal, reason) {
-			stop()
-		}
-	}()
-}
-
-// finish marks the run's processes gone (endExited, unless the watchdog
-// ended the run first), and returns once the watchdog has stopped.
-func (w *watchdog) finish() {
-	w.ended.CompareAndSwap(endNormal, endExited)
-	close(w.done)
-	w.finished.Wait()
-}
-
-// stopped reports whether the watchdog ended the run.
-func (w *watchdog) stopped() bool {
-	e := w.ended.Load()
-	return e != endNormal && e != endExited
-}
-
-// record sets why the watchdog ended the run in res.
-func (w *watchdog) record(res *Result) {
-	switch w.ended.Load() {
-	case endTimeout:
+// recordEnd sets why the watchdog w ended the run in res.
+func recordEnd(w *backend.Watchdog, res *Result) {
+	switch w.Ended() {
+	case backend.EndTimeout:
 		res.TimedOut = true
-	case endCanceled:
+	case backend.EndCanceled:
 		res.Canceled = true
-	case endLimit:
-		res.LimitExceeded = *w.limit.Load()
+	case backend.EndLimit:
+		res.LimitExceeded = w.Limit()
 	}
 }
 

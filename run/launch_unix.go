@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
@@ -19,10 +20,6 @@ import (
 // reapGrace bounds how long a timed-out or canceled run waits for the
 // init process to kill and reap the PID namespace before it is killed.
 const reapGrace = 500 * time.Millisecond
-
-// outputGrace bounds how long Run waits for the output pipes to drain after
-// the sandbox is gone; only a process that escaped the kill could hold them.
-const outputGrace = 2 * time.Second
 
 // launchOS is the Unix part of a launch's state: the init process and
 // the supervisor's ends of its descriptors, the run's cgroup and the
@@ -61,18 +58,18 @@ type launchOS struct {
 // report, lets it execve the script and waits for the whole tree to end.
 func launch(ctx context.Context, l *launchState, res *Result) error {
 	p := l.plan
-	res.AddressSpaceMB = int(p.cfg.Limits.AddressSpace >> 20)
+	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	if ctx.Err() != nil {
 		res.Canceled = true
 		return nil
 	}
 	defer l.closeFiles()
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		defer l.proxy.stop(res)
 	}
 	err := l.start(res)
 	if l.pooled {
-		defer p.pool.refill()
+		defer l.pool.refill()
 	}
 	if err != nil {
 		return err
@@ -90,7 +87,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 		relaxAddressSpace(l, res)
 	}
 	// After planWatch, which may find the watch missing.
-	l.knownMissing = len(st.missing) > 0 || p.strict && len(p.disabled) > 0
+	l.knownMissing = len(st.missing) > 0 || p.Strict && len(p.Disabled) > 0
 	l.cfg.MemoryCgroup = l.cg != nil
 	// The config is complete: the init process, which waits for its
 	// program, gets it before the goroutines below start, whose wake-ups
@@ -100,19 +97,19 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	l.copyOutput()
 	// From here on the watchdog kills the whole sandbox on timeout or
 	// cancellation: while the layers are set up, or while the script runs.
-	wd.start(ctx, p.timeout, func() { l.stop(wd.done) })
+	wd.Start(ctx, p.Timeout, func() { l.stop(wd.Done()) })
 	if wp.Active() {
-		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.done, wd.exceeded)
+		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.Done(), wd.Exceeded)
 	}
 	runErr := handshake(l, startErr, res)
 	l.running.Store(runErr == nil && st.pidns && res.Started)
 	end := l.wait()
 	res.Duration = time.Since(l.begun)
-	wd.finish()
+	wd.Finish()
 	l.release(end, res)
-	waitOutput(&l.copies, l.init.outR, l.init.errR)
+	posix.WaitOutput(&l.copies, l.init.outR, l.init.errR)
 	l.collectOutput(res)
-	wd.record(res)
+	recordEnd(wd, res)
 	return l.collectStatus(end, runErr, res)
 }
 
@@ -123,10 +120,10 @@ func (l *launchState) closeFiles() {
 	}
 }
 
-// start takes an init process from the plan's pool when one fits, else
+// start takes an init process from the launch's pool when one fits, else
 // starts one of the run's own.
 func (l *launchState) start(res *Result) error {
-	ip, cg, err := l.plan.pool.take(l, res)
+	ip, cg, err := l.pool.take(l, res)
 	l.pooled = ip != nil
 	if err == nil && ip == nil {
 		ip, cg, err = startFresh(l, res)
@@ -142,12 +139,15 @@ func (l *launchState) start(res *Result) error {
 // ends the init process when the run cannot do without one it lacks.
 func (l *launchState) complete() error {
 	p, st := l.plan, l.init.st
+	if !st.proc.MaySignal() {
+		return l.refuseUnsignalled()
+	}
 	hasMountNS := stageconfig.Has(st.namespaces, LayerMountNS)
-	if p.needMountNS != nil && !hasMountNS {
+	if p.NeedMountNS != nil && !hasMountNS {
 		// Without a mount namespace the handed-over trees cannot be
 		// attached: refuse before anything runs.
 		l.killAndWait()
-		return p.needMountNS
+		return p.NeedMountNS
 	}
 	l.cfg.Namespaces = st.namespaces
 	if !hasMountNS {
@@ -157,7 +157,7 @@ func (l *launchState) complete() error {
 		}
 	}
 	if !stageconfig.Has(st.namespaces, LayerUserNS) && l.cfg.Limits.Procs > 0 && stageconfig.NprocIsPerRun() {
-		l.cfg.Limits.Procs += uint64(countProcs(p.hostUID))
+		l.cfg.Limits.Procs += uint64(posix.CountProcs(p.UID))
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (l *launchState) sendConfig() error {
 	if err := sendStage(l.init.cfgW, l); err != nil {
 		return fmt.Errorf("sending config: %v", err)
 	}
-	if err := l.cg.MakeLate(l.plan.cgroup, l.init.cfgW); err != nil {
+	if err := l.cg.MakeLate(l.plan.Cgroup, l.init.cfgW); err != nil {
 		return fmt.Errorf("the run's cgroup: %v", err)
 	}
 	l.cg.OpenStats()
@@ -176,15 +176,36 @@ func (l *launchState) sendConfig() error {
 }
 
 // copyOutput copies the script's output streams into their captures
-// until their pipes end (see waitOutput).
+// until their pipes end (see posix.WaitOutput).
 func (l *launchState) copyOutput() {
 	l.copies.Add(2)
 	go func() { defer l.copies.Done(); io.Copy(l.stdout, l.init.outR) }()
 	go func() { defer l.copies.Done(); io.Copy(l.stderr, l.init.errR) }()
 }
 
-// kill ends every process of the run (see killSandbox).
-func (l *launchState) kill() { killSandbox(l.init.st.proc, l.init.st.pidns) }
+// refuseUnsignalled ends and refuses a run whose processes this process
+// may not signal: it could neither stop them at the time limit nor end
+// them on a refusal. The init process, waiting for its program, exits
+// when the config channel closes.
+func (l *launchState) refuseUnsignalled() error {
+	l.init.cfgW.Close()
+	l.init.st.proc.Wait()
+	why := "no user namespace"
+	for _, m := range posix.ExplainMissing(l.init.st.missing) {
+		if m.Layer == LayerUserNS {
+			why = m.Reason
+		}
+	}
+	return fmt.Errorf("%w: the supervisor may not signal the run's processes (host uid %d, %s, and no CAP_KILL), so it could not stop them", ErrIsolation, l.plan.UID, why)
+}
+
+// kill ends every process of the run (see posix.KillAll). It closes the
+// config channel first: an init process still waiting for its program
+// or the go-ahead then exits by itself, even where a signal is refused.
+func (l *launchState) kill() {
+	l.init.cfgW.Close()
+	posix.KillAll(l.init.st.proc, l.init.st.pidns)
+}
 
 // killAndWait ends every process of the run and reaps the init process.
 func (l *launchState) killAndWait() {
@@ -229,19 +250,19 @@ func (l *launchState) wait() ending {
 	var e ending
 	st := l.init.st
 	if l.running.Load() {
-		e.msg, e.reported = readStatusReport(l.init.statusR)
+		e.msg, e.reported = posix.ReadStatusReport(l.init.statusR)
 	}
 	if e.reported {
 		return e
 	}
 	// Without a PID namespace the kernel does not end the tree with its
 	// first process: what is left of the process group and session, and
-	// any descendant reparented to us, is killed (killSandbox), while the
+	// any descendant reparented to us, is killed (posix.KillAll), while the
 	// first process's pid is still its own: before it is reaped.
 	if st.pidns {
 		e.waitErr = st.proc.Wait()
 	} else {
-		e.waitErr = st.proc.waitSweeping(func() { killSandbox(st.proc, false) })
+		e.waitErr = st.proc.WaitSweeping(func() { posix.KillAll(st.proc, false) })
 	}
 	return e
 }
@@ -253,7 +274,7 @@ func (l *launchState) release(e ending, res *Result) {
 	st := l.init.st
 	if e.reported {
 		if !st.pidns {
-			killSandbox(st.proc, false) // finishLater reaps it
+			posix.KillAll(st.proc, false) // finishLater reaps it
 		}
 		recordCgroupStats(l.cg, res)
 		res.cleanup = make(chan struct{})

@@ -10,7 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -156,7 +158,7 @@ func checkNestedRun(t *testing.T, want string) {
 		if !errors.Is(err, ErrIsolation) || res.Started || out.Len() > 0 {
 			t.Fatalf("ran under a masked /proc: err %v started %v", err, res.Started)
 		}
-		for _, w := range []string{"mountns", procMountDesc, "mounts over " + masked, "unmask"} {
+		for _, w := range []string{"mountns", posix.ProcMountDesc, "mounts over " + masked, "unmask"} {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("refusal %q does not say %q", err, w)
 			}
@@ -192,7 +194,7 @@ func checkNestedRun(t *testing.T, want string) {
 		} else if outside != "own" && got != outside {
 			t.Errorf("the script's uid 0 maps to %q here, want %s", got, outside)
 		}
-		for _, l := range append(namespaceLayers(false), LayerLandlockFS, LayerSeccomp, LayerCaps, LayerNoNewPrivs) {
+		for _, l := range append(backend.NamespaceLayers(false), LayerLandlockFS, LayerSeccomp, LayerCaps, LayerNoNewPrivs) {
 			if !stageconfig.Has(res.Applied, l) {
 				t.Errorf("%s not applied (missing %+v)", l, res.Missing)
 			}

@@ -15,8 +15,5 @@ const hostAllowlistSupported = false
 
 var errNoAllowlist = errors.New("the host allowlist needs Linux network namespaces")
 
-// proxySocketPair is never reached: planProxy refuses AllowHosts here.
-func proxySocketPair() (sup, initEnd *os.File, err error) { return nil, nil, errNoAllowlist }
-
 // start is never reached: planProxy refuses AllowHosts here.
 func (pr *proxyRun) start(netproxy.Config, *os.File) error { return errNoAllowlist }

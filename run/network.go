@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -19,11 +20,6 @@ import (
 // proxyPort is the proxy's port on the sandbox's own loopback. The network
 // namespace is private to the run, so a fixed port cannot clash.
 const proxyPort = 3128
-
-// proxyPlan is the network allowlist of a run: the policy.
-type proxyPlan struct {
-	cfg netproxy.Config
-}
 
 // proxyRun is a launch's allowlist proxy, running once the init process
 // has handed over its listening socket (see proxyRun.start).
@@ -36,7 +32,7 @@ type proxyRun struct {
 
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
-func (s *Sandbox) planProxy() (*proxyPlan, error) {
+func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 	if len(s.AllowHosts) == 0 {
 		if s.Secrets != nil {
 			return nil, fmt.Errorf("%w: Secrets need AllowHosts naming their hosts (add --allow-host HOST)", ErrBadConfig)
@@ -54,7 +50,7 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 	if !hostAllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
 	}
-	for _, l := range allowlistLayers() {
+	for _, l := range backend.AllowlistLayers() {
 		if stageconfig.Has(s.Disable, l) {
 			return nil, fmt.Errorf("%w: the host allowlist is enforced by the %s layer, which cannot be disabled with it", ErrBadConfig, l)
 		}
@@ -88,7 +84,7 @@ func (s *Sandbox) planProxy() (*proxyPlan, error) {
 			}
 		}
 	}
-	return &proxyPlan{cfg: cfg}, nil
+	return &cfg, nil
 }
 
 // sandboxNetVar reports whether name is a variable the run sets for its
@@ -236,7 +232,7 @@ func (pr *proxyRun) stop(res *Result) {
 // starts the proxy on the socket the init process handed over.
 func startAllowlist(l *launchState, sup *os.File, res *Result) error {
 	for _, m := range res.Missing {
-		if !stageconfig.Has(allowlistLayers(), m.Layer) {
+		if !stageconfig.Has(backend.AllowlistLayers(), m.Layer) {
 			continue
 		}
 		if m.Layer == LayerSeatbelt {
@@ -249,7 +245,7 @@ func startAllowlist(l *launchState, sup *os.File, res *Result) error {
 			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
 			ErrIsolation, m.Layer, m.Reason)
 	}
-	if err := l.proxy.start(l.plan.proxy.cfg, sup); err != nil {
+	if err := l.proxy.start(*l.plan.Proxy, sup); err != nil {
 		return fmt.Errorf("%w: network proxy: %v", ErrStart, err)
 	}
 	return nil

@@ -7,7 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -120,7 +121,7 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 	}
 	uid, gid := sandboxIdentity()
 	shape := poolShape{uid: uid, gid: gid, ownIDs: uid == nobodyUID && identity.OwnRunIDs(), cgroup: !stageconfig.Has(like.Disable, LayerCgroup), cpus: like.CPUs, allowNetwork: like.AllowNetwork}
-	shape.wantNS = enabled(namespaceLayers(like.AllowNetwork), like.Disable)
+	shape.wantNS = enabled(backend.NamespaceLayers(like.AllowNetwork), like.Disable)
 	pl := &Pool{size: size, maxIdle: maxIdle, shape: shape,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), trace: trace}
 	if !stageconfig.Has(shape.wantNS, LayerUserNS) {
@@ -165,7 +166,7 @@ func (pl *Pool) Close() error {
 
 // get returns a live waiting init process that fits p, or nil (counted as a
 // miss). Init processes found dead are discarded.
-func (pl *Pool) get(p *plan) *pooledInit {
+func (pl *Pool) get(p *backend.Spec) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.failed = nil // a take is a reason to try starting again
@@ -189,7 +190,7 @@ func (pl *Pool) reserve(s *Sandbox) *pooledInit {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.failed = nil
-	if pl.closed || !pl.shape.ownIDs || !pl.fitsShape(enabled(namespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs) {
+	if pl.closed || !pl.shape.ownIDs || !pl.fitsShape(enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs) {
 		pl.stats.Missed++
 		pl.signal()
 		return nil
@@ -276,9 +277,9 @@ func (pl *Pool) dropped(missed bool) {
 // fits reports whether p's run can use an init process of the pool.
 // A pool whose init processes have ids of their own serves only the runs that
 // reserved one (see reserve).
-func (pl *Pool) fits(p *plan) bool {
-	return !pl.shape.ownIDs && p.hostUID == pl.shape.uid && p.hostGID == pl.shape.gid &&
-		canHandOver(p) && pl.fitsShape(p.wantNS, p.disabled, p.cgroup.CPUs)
+func (pl *Pool) fits(p *backend.Spec) bool {
+	return !pl.shape.ownIDs && p.UID == pl.shape.uid && p.GID == pl.shape.gid &&
+		canHandOver(p) && pl.fitsShape(p.Namespaces, p.Disabled, p.Cgroup.CPUs)
 }
 
 // fitsShape reports whether a run with these namespaces, disabled layers

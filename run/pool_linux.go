@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -20,7 +22,7 @@ import (
 // pooledInit is an init process waiting in a pool: cloned into its
 // namespaces, mapped, blocked reading its config socket.
 type pooledInit struct {
-	proc *initProcess
+	proc *posix.Process
 	born time.Time
 	// cg is the init process's cgroup, which it was born in (see
 	// cgroup.Cgroup.StartInside), with no limits until a run sets its own;
@@ -70,7 +72,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	files = append(files, cfgW, cfgR)
 	pipes := make([]*os.File, 0, 8)
 	for i := 0; i < 4; i++ {
-		r, w, err := stagePipe(false)
+		r, w, err := posix.Pipe(false)
 		if err != nil {
 			return fail(err)
 		}
@@ -78,11 +80,11 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 		pipes = append(pipes, r, w)
 	}
 	repR, repW, outR, outW, errR, errW, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5], pipes[6], pipes[7]
-	if err := chownOutput(shape.uid, shape.gid, outW, errW); err != nil {
+	if err := posix.ChownOutput(shape.uid, shape.gid, outW, errW); err != nil {
 		return fail(err)
 	}
 	spec := &launchSpec{name: "pooled", stdout: outW, stderr: errW, extra: append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...)}
-	var proc *initProcess
+	var proc *posix.Process
 	var program initProgram
 	var pidNS string
 	start := func() (err error) {
@@ -115,7 +117,7 @@ func startPooled(shape poolShape) (*pooledInit, error) {
 	}
 	if err != nil {
 		cg.Close()
-		if userNSRefused(err) {
+		if posix.UserNSRefused(err) {
 			err = fmt.Errorf("%w: %v", errNoUserNS, err)
 		}
 		return fail(err)
@@ -189,8 +191,8 @@ func (pi *pooledInit) kill() {
 }
 
 // canHandOver reports whether p's descriptors fit in one message.
-func canHandOver(p *plan) bool {
-	return len(p.extraFiles)+2 <= stageconfig.MaxPassedFDs
+func canHandOver(p *backend.Spec) bool {
+	return len(p.ExtraFiles)+2 <= stageconfig.MaxPassedFDs
 }
 
 // unreserve puts back an init process that reserve handed out and whose run
@@ -261,9 +263,9 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	p := l.plan
 	// The run's program compiles while the prefix may still run.
 	l.program = pi.program
-	if p.proxy != nil {
+	if p.Proxy != nil {
 		// The descriptor handOver passes the proxy socket on.
-		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.extraFiles)
+		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.ExtraFiles)
 	}
 	startCompile(l, true)
 	unused := func() (*startedInit, *cgroup.Cgroup, bool, error) {
@@ -280,7 +282,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	// The limits first: until the descriptors are sent, nothing of the
 	// run is used up (its stdin is not read).
 	if pi.cg != nil {
-		if err := pi.cg.SetLimits(p.cgroup); err != nil {
+		if err := pi.cg.SetLimits(p.Cgroup); err != nil {
 			return unused()
 		}
 	}
@@ -290,7 +292,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 		return unused()
 	}
 	l.closeLater = append(l.closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
-	enableSubreaper(ip.st.pidns)
+	posix.EnableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
 		cg, err := joinCgroup(l, ip.st, res)
 		if err != nil {
@@ -310,10 +312,10 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 // killed, and an error.
 func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
 	p := l.plan
-	if stageconfig.Has(p.disabled, LayerCgroup) {
+	if stageconfig.Has(p.Disabled, LayerCgroup) {
 		return nil, nil
 	}
-	cg, err := cgroup.Open(cgroup.Name(p.requestID), p.cgroup)
+	cg, err := cgroup.Open(cgroup.Name(p.RequestID), p.Cgroup)
 	if err == nil {
 		if err = cg.Attach(st.proc.Pid()); err != nil {
 			cg.Close()
@@ -336,7 +338,7 @@ func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error
 // config socket. The init process puts them where an init process of its
 // own would have them (stdin on 0, the others from firstTreeFD on), so the
 // config is the same either way.
-func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File) (err error) {
+func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*os.File) (err error) {
 	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File
 	defer func() {
@@ -345,13 +347,13 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 		}
 	}()
 	// stdin: a file is passed as it is, but a folder not at all and a
-	// socket through a pipe (directStdin), as any other reader: a pipe fed
+	// socket through a pipe (posix.DirectStdin), as any other reader: a pipe fed
 	// only once the send succeeded, so that a failed send has read nothing
 	// of it.
 	var feed func()
-	in := p.stdin
+	in := p.Stdin
 	if f, ok := in.(*os.File); ok {
-		asIs, skip := directStdin(f)
+		asIs, skip := posix.DirectStdin(f)
 		switch {
 		case skip:
 			in = nil
@@ -376,9 +378,9 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 			}
 		}()
 	}
-	pass = append(pass, p.extraFiles...)
-	if p.proxy != nil {
-		sup, initEnd, err := proxySocketPair()
+	pass = append(pass, p.ExtraFiles...)
+	if p.Proxy != nil {
+		sup, initEnd, err := posix.ProxySocketPair()
 		if err != nil {
 			return err
 		}
@@ -386,7 +388,7 @@ func (pi *pooledInit) handOver(p *plan, ip *startedInit, closeLater *[]*os.File)
 		// must see only the init process's end.
 		closeAfter = append(closeAfter, initEnd)
 		*closeLater = append(*closeLater, sup)
-		ip.proxySup = sup // the socket after p.extraFiles: the config's ProxyFD (see use)
+		ip.proxySup = sup // the socket after p.ExtraFiles: the config's ProxyFD (see use)
 		pass = append(pass, initEnd)
 	}
 	var oob []byte

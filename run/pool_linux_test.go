@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 

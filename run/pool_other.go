@@ -2,7 +2,11 @@
 
 package run
 
-import "time"
+import (
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+)
 
 // pooledInit is never started on this platform.
 type pooledInit struct{ born time.Time }
@@ -16,4 +20,4 @@ func (*pooledInit) alive() bool { return false }
 func (*pooledInit) kill()       {}
 
 // canHandOver: nothing is ever handed over here.
-func canHandOver(*plan) bool { return false }
+func canHandOver(*backend.Spec) bool { return false }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 )
 
 // rootView lists what a script sees of the sandbox's file system: every

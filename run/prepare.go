@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -39,7 +41,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 	p, cleanup, err := s.prepareAs(id, script, args, command, res)
 	var l *launchState
 	if p != nil {
-		l = newLaunchState(p)
+		l = newLaunchState(p, s.Pool)
 	}
 	if id.own == nil {
 		return l, cleanup, err
@@ -74,7 +76,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 
 // prepareAs is prepare for a run as id, with the CA bundle of its
 // secrets, if any, readable for the run's time (see withCABundle).
-func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*plan, func(), error) {
+func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*backend.Spec, func(), error) {
 	grantee, bundle, remove, err := s.withCABundle()
 	if err != nil {
 		return nil, nil, err
@@ -93,7 +95,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 }
 
 // prepareWith is prepareAs once the CA bundle, if any, is written.
-func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []string, bundle string, res *Result) (*plan, func(), error) {
+func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []string, bundle string, res *Result) (*backend.Spec, func(), error) {
 	proxy, err := s.checkConfig()
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +123,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	if requestID == "" {
 		requestID = newRequestID()
 	}
-	wantNS := enabled(namespaceLayers(s.AllowNetwork), s.Disable)
+	wantNS := enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable)
 	work, deferWork, cleanup, err := s.workFolder(id, wantNS, res)
 	if err != nil {
 		return nil, nil, err
@@ -131,19 +133,19 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 		return nil, cleanup, err
 	}
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
-	p.cfg = s.stageConfig(argv, asMB, env, skill, work)
-	p.cfg.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
+	p.Config = s.stageConfig(argv, asMB, env, skill, work)
+	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
 	setGrants(p, gp, masks)
 	if s.KeepWorkDir {
-		p.artifactRoots = append(p.artifactRoots, work)
+		p.ArtifactRoots = append(p.ArtifactRoots, work)
 	}
 	if proxy != nil {
-		p.proxy = proxy
-		p.cfg.Env = withSecretEnv(withProxyEnv(p.cfg.Env, proxyPort), s.Secrets, bundle)
-		p.cfg.ProxyPort = proxyPort
+		p.Proxy = proxy
+		p.Config.Env = withSecretEnv(withProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
+		p.Config.ProxyPort = proxyPort
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
-		p.cfg.WaitForGo = true
+		p.Config.WaitForGo = true
 	}
 	cleanup, err = attachTrees(p, id, gp, reachErr, cleanup)
 	if err != nil {
@@ -155,7 +157,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 // checkConfig refuses a Sandbox whose fields contradict themselves or
 // are out of range, and returns the host allowlist's plan (nil without
 // one).
-func (s *Sandbox) checkConfig() (*proxyPlan, error) {
+func (s *Sandbox) checkConfig() (*netproxy.Config, error) {
 	if s.SkillDir == "" {
 		return nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
 	}
@@ -286,34 +288,33 @@ func (s *Sandbox) scriptDir(skill, work string, command []string, cwd string, re
 }
 
 // newPlan is the plan of a run of s as id, without its config: the
-// limits, the output, the layers wanted and refused, the pool.
-func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hostWorkDir bool) *plan {
+// limits, the output, the layers wanted and refused.
+func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hostWorkDir bool) *backend.Spec {
 	workDirMB := 0
 	if !s.KeepWorkDir {
 		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
 	}
 	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
-	return &plan{
-		hostWorkDir: hostWorkDir,
-		hostUID:     id.uid,
-		hostGID:     id.gid,
-		wantNS:      wantNS,
-		disabled:    s.Disable,
-		timeout:     runTimeout(s.Timeout),
-		stdin:       s.Stdin,
-		output:      outputPlan{stdout: s.Stdout, stderr: s.Stderr, capBytes: orDefault(s.OutputCap, DefaultOutputCap), maxStream: s.MaxOutput},
-		strict:      s.RequireIsolation,
-		degraded:    s.AllowDegraded,
-		pool:        s.Pool,
-		warn:        s.Warnings,
-		denyPaths:   s.DenyPaths,
-		allowDenied: s.AllowDenied,
-		requestID:   requestID,
-		memoryMB:    memoryMB,
+	return &backend.Spec{
+		HostWorkDir: hostWorkDir,
+		UID:         id.uid,
+		GID:         id.gid,
+		Namespaces:  wantNS,
+		Disabled:    s.Disable,
+		Timeout:     runTimeout(s.Timeout),
+		Stdin:       s.Stdin,
+		Output:      backend.Output{Stdout: s.Stdout, Stderr: s.Stderr, CapBytes: orDefault(s.OutputCap, DefaultOutputCap), MaxStream: s.MaxOutput},
+		Strict:      s.RequireIsolation,
+		Degraded:    s.AllowDegraded,
+		Warnings:    s.Warnings,
+		DenyPaths:   s.DenyPaths,
+		AllowDenied: s.AllowDenied,
+		RequestID:   requestID,
+		MemoryMB:    memoryMB,
 
-		watchWorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB),
-		watchWriteMB:   orDefault(s.WriteMB, DefaultWriteMB),
-		cgroup: cgroup.Limits{
+		WatchWorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB),
+		WatchWriteMB:   orDefault(s.WriteMB, DefaultWriteMB),
+		Cgroup: cgroup.Limits{
 			MemoryBytes: int64(memoryMB+workDirMB) << 20,
 			Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
 			CPUs:        s.CPUs,
@@ -345,17 +346,17 @@ func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work
 			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
 		},
 		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
-		Layers:  enabled(processLayers(s.AllowNetwork), s.Disable),
+		Layers:  enabled(backend.ProcessLayers(s.AllowNetwork), s.Disable),
 	}
 }
 
 // setGrants puts the grant plan gp and the masks in p's config, and the
 // write grants in p's folders whose changes are listed.
-func setGrants(p *plan, gp *grants.Plan, masks []stageconfig.GrantMount) {
-	p.cfg.Grants, p.cfg.Masked, p.cfg.GrantRules = gp.Mounts, masks, gp.Rules
-	p.cfg.ReadOnly, p.cfg.Aliases = gp.ReadOnly, gp.Aliases
-	p.artifactRoots = append([]string(nil), gp.Grants.Write...)
-	p.sweepAutorun, p.autorun = gp.SweepAutorun, gp.Autorun
+func setGrants(p *backend.Spec, gp *grants.Plan, masks []stageconfig.GrantMount) {
+	p.Config.Grants, p.Config.Masked, p.Config.GrantRules = gp.Mounts, masks, gp.Rules
+	p.Config.ReadOnly, p.Config.Aliases = gp.ReadOnly, gp.Aliases
+	p.ArtifactRoots = append([]string(nil), gp.Grants.Write...)
+	p.SweepAutorun, p.Autorun = gp.SweepAutorun, gp.Autorun
 }
 
 // runTimeout is a run's time limit: timeout, or DefaultTimeout when it
@@ -368,19 +369,19 @@ func runTimeout(timeout time.Duration) time.Duration {
 }
 
 // attachTrees hands over the folders the sandbox identity cannot reach
-// by path (see handOver) as p.extraFiles, and returns cleanup extended to
+// by path (see handOver) as p.ExtraFiles, and returns cleanup extended to
 // close them. A folder still out of reach refuses the run, unless trees
 // were handed over: then the run needs its mount namespace
-// (p.needMountNS), as it does for a grant that only a mount can give
+// (p.NeedMountNS), as it does for a grant that only a mount can give
 // (mountOnly).
-func attachTrees(p *plan, id hostIdentity, gp *grants.Plan, reachErr error, cleanup func()) (func(), error) {
+func attachTrees(p *backend.Spec, id hostIdentity, gp *grants.Plan, reachErr error, cleanup func()) (func(), error) {
 	var err error
-	if p.extraFiles, err = handOver(id.uid, id.gid, &p.cfg, reachErr != nil); err != nil {
+	if p.ExtraFiles, err = handOver(id.uid, id.gid, &p.Config, reachErr != nil); err != nil {
 		return cleanup, err
 	}
 	closeTrees := cleanup
 	cleanup = func() {
-		for _, f := range p.extraFiles {
+		for _, f := range p.ExtraFiles {
 			f.Close()
 		}
 		closeTrees()
@@ -389,13 +390,13 @@ func attachTrees(p *plan, id hostIdentity, gp *grants.Plan, reachErr error, clea
 		reachErr = checkGrantReach(id.uid, id.gid, gp.Reach)
 	}
 	if reachErr != nil {
-		if len(p.extraFiles) == 0 {
+		if len(p.ExtraFiles) == 0 {
 			return cleanup, reachErr
 		}
-		p.needMountNS = reachErr
+		p.NeedMountNS = reachErr
 	}
-	if p.needMountNS == nil {
-		p.needMountNS = mountOnly(gp)
+	if p.NeedMountNS == nil {
+		p.NeedMountNS = mountOnly(gp)
 	}
 	return cleanup, nil
 }

@@ -3,18 +3,17 @@ package run
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
@@ -40,68 +39,6 @@ const (
 // nobodyUID is identity.Nobody, the host identity of the sandbox when
 // the caller is root; run's shorthand, as its grants and tests use it.
 const nobodyUID = identity.Nobody
-
-// plan is what prepare decided for a run, before starting anything: the
-// paths, grants, limits, environment and layers wanted. It is not
-// changed after prepare; what a launch changes is in its launchState.
-type plan struct {
-	cfg       stageconfig.Config
-	hostUID   int     // host uid the script runs as
-	hostGID   int     // host gid the script runs as
-	wantNS    []Layer // namespaces to create
-	disabled  []Layer // layers turned off by the caller
-	timeout   time.Duration
-	stdin     io.Reader
-	output    outputPlan
-	strict    bool      // RequireIsolation: every missing layer refuses
-	degraded  bool      // AllowDegraded: no missing layer refuses
-	warn      io.Writer // one line per cause of missing layers; may be nil
-	requestID string
-	memoryMB  int // Sandbox.MemoryMB or its default
-	// watchWorkDirMB caps a work folder on the host disk (see planWatch):
-	// Sandbox.WorkDirMB or its default, also when the folder is kept.
-	watchWorkDirMB int
-	// watchWriteMB caps the growth of the write grants (see planWatch):
-	// Sandbox.WriteMB or its default.
-	watchWriteMB int
-	cgroup       cgroup.Limits // limits of the run's cgroup
-
-	// extraFiles are passed to the init process after its fixed
-	// descriptors: the detached trees of handOver.
-	extraFiles []*os.File
-	// needMountNS is the error to return when the run gets no mount
-	// namespace: the trees cannot be attached, and the sandbox identity
-	// cannot reach these paths through the host's folders.
-	needMountNS error
-	// artifactRoots are the folders whose changes are listed in
-	// Result.Artifacts.
-	artifactRoots []string
-	// sweepAutorun and autorun are the grant plan's (see grants.Plan),
-	// for artifacts.Sweep.
-	sweepAutorun []string
-	autorun      map[string]uint64
-	// proxy is the host allowlist; nil without one.
-	proxy *proxyPlan
-	// denyPaths and allowDenied are Sandbox.DenyPaths and AllowDenied,
-	// for the platforms that state the deny list in a profile (macOS).
-	denyPaths, allowDenied []string
-	// pool supplies pre-started init processes; nil without one.
-	pool *Pool
-	// hostWorkDir says whether prepare made the work folder on the host:
-	// with a mount namespace it is made inside the sandbox's root (and
-	// on the host by the launch if that layer fails).
-	hostWorkDir bool
-}
-
-// outputPlan is where the script's output streams go: the caller's
-// writers (nil for none), how much of each Result keeps (capBytes) and
-// how much is forwarded before the run ends (maxStream, Sandbox.MaxOutput;
-// 0 for no end).
-type outputPlan struct {
-	stdout, stderr io.Writer
-	capBytes       int
-	maxStream      int64
-}
 
 // Run validates the skill, resolves script inside its scripts/ folder and
 // runs it with args in the sandbox described by s. It always returns a
@@ -133,7 +70,7 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		return err
 	}
 	l.teardown = cleanup
-	if uid := l.plan.hostUID; uid > 0 && uid != os.Geteuid() {
+	if uid := l.plan.UID; uid > 0 && uid != os.Geteuid() {
 		res.SandboxUID = uid
 	}
 	err = launchListing(ctx, l, res)
@@ -161,10 +98,10 @@ func unmakeRefused(res *Result) {
 // work folder, lists in res.Artifacts what the run changed there.
 func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	p := l.plan
-	if len(p.artifactRoots) == 0 {
+	if len(p.ArtifactRoots) == 0 {
 		return launch(ctx, l, res)
 	}
-	before := artifacts.Take(p.artifactRoots)
+	before := artifacts.Take(p.ArtifactRoots)
 	before.Settle()
 	start := time.Now()
 	err := launch(ctx, l, res)
@@ -175,10 +112,10 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		if res.WorkDir != "" {
 			roots = append(slices.Clip(roots), res.WorkDir)
 		}
-		neutralised, truncated := artifacts.Sweep(roots, p.sweepAutorun, p.autorun, before, start, artifacts.MaxEntries)
+		neutralised, truncated := artifacts.Sweep(roots, p.SweepAutorun, p.Autorun, before, start, artifacts.MaxEntries)
 		uid, gid := sandboxIdentity()
 		grants.UnplantSymlinks(res.Grants.Write, start, uid, gid)
-		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.artifactRoots)), neutralised, truncated)
+		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.ArtifactRoots)), neutralised, truncated)
 	}
 	return err
 }
@@ -275,27 +212,17 @@ func (s *Sandbox) checkNumbers() error {
 
 // allLayers lists every layer of a run in the order of the Layer list.
 func allLayers(allowNetwork bool) []Layer {
-	ls := append(namespaceLayers(allowNetwork), supervisorLayers()...)
-	return append(ls, processLayers(allowNetwork)...)
+	ls := append(backend.NamespaceLayers(allowNetwork), backend.SupervisorLayers()...)
+	return append(ls, backend.ProcessLayers(allowNetwork)...)
 }
 
 func knownLayer(l Layer) bool { return stageconfig.Has(allLayers(false), l) }
 
-// guardsHost reports whether l keeps the script away from the host's data
-// and processes: by default a run is refused when such a layer is missing
-// (see refusing). The cgroup is not one: it bounds the machine's memory,
-// process and CPU use, which RLIMIT_AS and RLIMIT_NPROC also bound per
-// process, and many machines (an ordinary user without a delegated cgroup
-// v2 subtree) cannot have it, so by default its absence is reported, not
-// refused; RequireIsolation refuses it too. The watch is not one either:
-// it bounds disk and memory use, and is missing only when disabled.
-func guardsHost(l Layer) bool { return l != LayerCgroup && l != LayerWatch }
-
-// hostGuards returns the missing layers that guard the host (guardsHost).
+// hostGuards returns the missing layers that guard the host (backend.GuardsHost).
 func hostGuards(missing []Missing) []Missing {
 	var out []Missing
 	for _, m := range missing {
-		if guardsHost(m.Layer) {
+		if backend.GuardsHost(m.Layer) {
 			out = append(out, m)
 		}
 	}

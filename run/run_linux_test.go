@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -754,7 +755,7 @@ func TestNprocUnderLowHardLimit(t *testing.T) {
 		// re-run test binary's own threads and the user's other
 		// processes included: for an unprivileged caller a hard limit of
 		// 10-20 is used up before the run starts (root is exempt).
-		t.Skipf("uid %d: a hard RLIMIT_NPROC of 10-20 is taken by this user's own tasks (%d processes) before the run", os.Geteuid(), countProcs(os.Geteuid()))
+		t.Skipf("uid %d: a hard RLIMIT_NPROC of 10-20 is taken by this user's own tasks (%d processes) before the run", os.Geteuid(), posix.CountProcs(os.Geteuid()))
 	}
 	for hard := 10; hard <= 20; hard++ {
 		cmd := exec.Command("bash", "-c", `ulimit -u "$1" && exec "$2" -test.run '^TestNprocUnderLowHardLimit$' -test.count=1 -test.v`,

@@ -6,13 +6,15 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 )
 
 // ExecInitIfRequested does nothing on this platform: there is no init process.
 func ExecInitIfRequested() {}
 
 // launch refuses: this platform has no sandbox implementation.
-func launch(context.Context, *plan, *Result) error {
+func launch(context.Context, *backend.Spec, *Result) error {
 	return fmt.Errorf("%w: running skills is not implemented on %s (Linux and macOS are)", ErrUnsupported, runtime.GOOS)
 }
 

@@ -1,6 +1,6 @@
 package run
 
-import "github.com/skill-sandbox/skill-sandbox/run/internal/identity"
+import "github.com/skill-sandbox/skill-sandbox/internal/identity"
 
 // The block of host ids a root caller's runs get, one each: see
 // identity.RunIDFirst.

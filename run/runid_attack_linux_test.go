@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 )
 
 // needOwnRunIDs skips unless this caller's runs get host ids of their own

@@ -22,6 +22,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -419,10 +420,10 @@ func (r *Result) WaitCleanup() {
 // always returns a non-nil Result, so callers can report a refused run.
 var (
 	ErrInvalidSkill  = errors.New("skill is invalid")
-	ErrBadScript     = errors.New("script refused")         // missing, outside scripts/, not a regular file
-	ErrNoInterpreter = stageconfig.ErrNoInterpreter         // e.g. node not installed
-	ErrIsolation     = errors.New("isolation unavailable")  // a layer is missing and AllowDegraded is not set, or one was built part-way
-	ErrBadConfig     = stageconfig.ErrBadConfig             // e.g. a refused Env key
-	ErrUnsupported   = errors.New("platform not supported") // no sandbox implementation here
-	ErrStart         = errors.New("sandbox start failed")   // the init process or execve of the interpreter failed
+	ErrBadScript     = errors.New("script refused") // missing, outside scripts/, not a regular file
+	ErrNoInterpreter = stageconfig.ErrNoInterpreter // e.g. node not installed
+	ErrIsolation     = backend.ErrIsolation         // a layer is missing and AllowDegraded is not set, or one was built part-way
+	ErrBadConfig     = stageconfig.ErrBadConfig     // e.g. a refused Env key
+	ErrUnsupported   = backend.ErrUnsupported       // no sandbox implementation here
+	ErrStart         = backend.ErrStart             // the init process or execve of the interpreter failed
 )

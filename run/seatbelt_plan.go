@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 )
 
@@ -16,13 +17,13 @@ import (
 // exist: the profile names paths, and a denied path that does not exist
 // yet can only be created inside a write grant, which planGrants refuses
 // when it could hold one.
-func seatbeltPolicyOf(p *plan) seatbelt.Policy {
+func seatbeltPolicyOf(p *backend.Spec) seatbelt.Policy {
 	pol := seatbelt.Policy{
-		Skill:   p.cfg.Skill,
-		WorkDir: p.cfg.WorkDir,
+		Skill:   p.Config.Skill,
+		WorkDir: p.Config.WorkDir,
 		System:  seatbelt.SystemTrees(),
 	}
-	for _, g := range p.cfg.Grants {
+	for _, g := range p.Config.Grants {
 		if g.Write {
 			pol.Write = append(pol.Write, g.Path)
 		} else {
@@ -30,7 +31,7 @@ func seatbeltPolicyOf(p *plan) seatbelt.Policy {
 		}
 	}
 	allowed := map[string]bool{}
-	for _, a := range p.allowDenied {
+	for _, a := range p.AllowDenied {
 		if abs, err := filepath.Abs(a); err == nil {
 			allowed[abs] = true
 			if r, err := filepath.EvalSymlinks(abs); err == nil {
@@ -38,7 +39,7 @@ func seatbeltPolicyOf(p *plan) seatbelt.Policy {
 			}
 		}
 	}
-	for _, d := range denylist.Expand(append(DefaultDenyPaths(), p.denyPaths...), denylist.HomeFolders(), allowed) {
+	for _, d := range denylist.Expand(append(DefaultDenyPaths(), p.DenyPaths...), denylist.HomeFolders(), allowed) {
 		matches := []string{d}
 		if denylist.HasMeta(d) {
 			matches, _ = filepath.Glob(d)
@@ -52,15 +53,15 @@ func seatbeltPolicyOf(p *plan) seatbelt.Policy {
 	// The interpreter is the skill's choice (its shebang may name any
 	// absolute path): one inside a deny entry is not granted, so exec
 	// fails, as it does on Linux where it is absent from the root.
-	if t := seatbelt.InterpreterTree(p.cfg.Argv[0], append(pol.System, pol.Skill)); t != "" &&
+	if t := seatbelt.InterpreterTree(p.Config.Argv[0], append(pol.System, pol.Skill)); t != "" &&
 		!slices.ContainsFunc(pol.Deny, func(d string) bool { return t == d || pathUnder(t, d) }) {
 		pol.System = append(pol.System, t)
 	}
 	switch {
-	case p.cfg.AllowNetwork:
+	case p.Config.AllowNetwork:
 		pol.Network = seatbelt.FullNetwork
-	case p.proxy != nil:
-		pol.Network, pol.ProxyPort = seatbelt.ProxyOnly, p.cfg.ProxyPort
+	case p.Proxy != nil:
+		pol.Network, pol.ProxyPort = seatbelt.ProxyOnly, p.Config.ProxyPort
 	}
 	return pol
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/seatbelt/sbpltest"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -30,15 +32,15 @@ func TestSeatbeltPolicyOf(t *testing.T) {
 		}
 	}
 	t.Setenv("HOME", home)
-	p := &plan{
-		cfg: stageconfig.Config{
+	p := &backend.Spec{
+		Config: stageconfig.Config{
 			Argv:    []string{"/bin/sh", "x.sh"},
 			Skill:   "/skills/probe",
 			WorkDir: "/work/run-1",
 			Grants:  []stageconfig.GrantMount{{Path: filepath.Join(home, "out"), Write: true}, {Path: filepath.Join(home, "data")}},
 		},
-		denyPaths:   []string{filepath.Join(home, "data", "tok-*")},
-		allowDenied: []string{filepath.Join(home, ".aws")},
+		DenyPaths:   []string{filepath.Join(home, "data", "tok-*")},
+		AllowDenied: []string{filepath.Join(home, ".aws")},
 	}
 	pol := seatbeltPolicyOf(p)
 	for _, want := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, "data", "tok-1"), filepath.Join(home, "data", "tok-2")} {
@@ -66,11 +68,11 @@ func TestSeatbeltPolicyOf(t *testing.T) {
 	if !sbpltest.Allows(rules, "file-read-data", filepath.Join(home, "data", "notes")) {
 		t.Error("the read grant is not readable")
 	}
-	p.cfg.AllowNetwork = true
+	p.Config.AllowNetwork = true
 	if pol := seatbeltPolicyOf(p); pol.Network != seatbelt.FullNetwork {
 		t.Errorf("AllowNetwork gave %v", pol.Network)
 	}
-	p.cfg.AllowNetwork, p.proxy, p.cfg.ProxyPort = false, &proxyPlan{}, 40000
+	p.Config.AllowNetwork, p.Proxy, p.Config.ProxyPort = false, &netproxy.Config{}, 40000
 	if pol := seatbeltPolicyOf(p); pol.Network != seatbelt.ProxyOnly || pol.ProxyPort != 40000 {
 		t.Errorf("allowlist gave %v port %d", pol.Network, pol.ProxyPort)
 	}
@@ -94,7 +96,7 @@ func TestSeatbeltInterpreterInDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
-	p := &plan{cfg: stageconfig.Config{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
+	p := &backend.Spec{Config: stageconfig.Config{Argv: []string{helper, "x.sh"}, Skill: "/skills/probe", WorkDir: "/work/run-1"}}
 	prof, err := seatbelt.Profile(seatbeltPolicyOf(p))
 	if err != nil {
 		t.Fatal(err)

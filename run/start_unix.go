@@ -7,15 +7,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-
-	"golang.org/x/sys/unix"
 )
 
 // started describes the init process once it runs.
 type started struct {
-	proc       *initProcess
+	proc       *posix.Process
 	namespaces []Layer   // namespaces the process was cloned into
 	missing    []Missing // namespaces (and the cgroup) that could not be had, and why
 	supervised []Layer   // layers the supervisor applied: the cgroup
@@ -47,11 +46,11 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	p := l.plan
 	// Placed first: a cgroup joined late makes the config channel a
 	// socket (see configChannel).
-	if !stageconfig.Has(p.disabled, LayerCgroup) {
-		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.requestID), p.cgroup, p.hostUID)
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
+		l.lateCgroup = cgroup.PlanLate(cgroup.Name(p.RequestID), p.Cgroup, p.UID)
 	}
 	pipe := func(stageReads bool) (sup, stage *os.File, err error) {
-		sup, stage, err = stagePipe(stageReads)
+		sup, stage, err = posix.Pipe(stageReads)
 		if err == nil {
 			l.closeLater = append(l.closeLater, sup, stage)
 		}
@@ -68,18 +67,18 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, nil, err
 	}
-	if err := chownOutput(p.hostUID, p.hostGID, outW, errW); err != nil {
+	if err := posix.ChownOutput(p.UID, p.GID, outW, errW); err != nil {
 		return nil, nil, err
 	}
-	stdin, err := stdinFile(p.stdin, &l.closeLater)
+	stdin, err := posix.StdinFile(p.Stdin, &l.closeLater)
 	if err != nil {
 		return nil, nil, err
 	}
 	// The HomeTasksFD slots stay empty unless startInCgroup fills them.
-	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.extraFiles...)
+	extra := append(append([]*os.File{cfgR, repW, statusW}, make([]*os.File, stageconfig.HomeTasksSlots)...), p.ExtraFiles...)
 	var proxySup, proxyInit *os.File
-	if p.proxy != nil {
-		sup, initEnd, err := proxySocketPair()
+	if p.Proxy != nil {
+		sup, initEnd, err := posix.ProxySocketPair()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,7 +86,7 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 		l.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyInit, extra = sup, initEnd, append(extra, initEnd)
 	}
-	spec := &launchSpec{name: p.requestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
+	spec := &launchSpec{name: p.RequestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
 	startCompile(l, false)
 	st, cg, err := startInCgroup(spec, l, res)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
@@ -108,75 +107,11 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 // closed); name names the run (the request id, for people reading ps).
 type launchSpec struct {
 	name           string
-	stdin          io.Reader // nil (/dev/null) or an *os.File (see stdinFile)
+	stdin          io.Reader // nil (/dev/null) or an *os.File (see posix.StdinFile)
 	stdout, stderr *os.File
 	extra          []*os.File
 	// report is the supervisor's end of the init process's report pipe, where
 	// an init process of the run's own says it has made its namespaces
 	// (see startSplit); nil for a pooled one.
 	report *os.File
-}
-
-// chownOutput gives the script's stdout and stderr pipes to its host
-// identity, so that reopening them by name (echo x > /dev/stderr,
-// /proc/self/fd/1) passes the permission check, as it does outside the
-// sandbox; the pipes are private to this run either way.
-func chownOutput(uid, gid int, outW, errW *os.File) error {
-	if uid == os.Geteuid() {
-		return nil
-	}
-	for _, f := range []*os.File{outW, errW} {
-		if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// stdinFile turns the caller's reader into something exec can hand over:
-// nil stays nil (/dev/null), a file is passed as is but a folder (not at
-// all) and a socket (copied) (see directStdin), and any other reader is
-// copied through a pipe.
-func stdinFile(r io.Reader, closeLater *[]*os.File) (io.Reader, error) {
-	if r == nil {
-		return nil, nil
-	}
-	if f, ok := r.(*os.File); ok {
-		asIs, skip := directStdin(f)
-		switch {
-		case skip:
-			return nil, nil
-		case asIs:
-			return f, nil
-		}
-	}
-	pw, pr, err := stagePipe(true)
-	if err != nil {
-		return nil, err
-	}
-	*closeLater = append(*closeLater, pr)
-	go func() {
-		io.Copy(pw, r)
-		pw.Close()
-	}()
-	return pr, nil
-}
-
-// directStdin tells how the file f, given as the script's stdin, reaches
-// it: not at all (skip: the script reads /dev/null) when it is a folder,
-// whose descriptor would lead into the host's tree from inside the
-// sandbox's root (/proc/self/fd/0, openat(0, "..")), past the mount
-// namespace; copied through a pipe when it is a socket, the caller's
-// connection: passed as it is, the script could write to the caller's
-// peer (a Node.js parent's stdio "pipes" are socket pairs; an inetd-style
-// service's stdin is its client) or shut it down; as it is otherwise.
-func directStdin(f *os.File) (asIs, skip bool) {
-	st, err := f.Stat()
-	switch {
-	case err != nil || st.IsDir():
-		return false, true
-	case st.Mode()&os.ModeSocket != 0:
-		return false, false
-	}
-	return true, false
 }

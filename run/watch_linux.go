@@ -3,6 +3,7 @@ package run
 import (
 	"math"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
@@ -14,20 +15,20 @@ import (
 // cgroup, the growth of the write grants. The watch is reported in
 // st.supervised when it has anything to do, in st.missing when it cannot
 // tell the run's processes.
-func planWatch(p *plan, st *started, cg *cgroup.Cgroup) watch.Plan {
+func planWatch(p *backend.Spec, st *started, cg *cgroup.Cgroup) watch.Plan {
 	var w watch.Plan
-	if stageconfig.Has(p.disabled, LayerWatch) {
+	if stageconfig.Has(p.Disabled, LayerWatch) {
 		return w
 	}
-	if p.cfg.WorkDirMB == 0 || !stageconfig.Has(st.namespaces, LayerMountNS) {
-		w.Dir = p.cfg.WorkDir
-		w.MaxBytes = int64(p.watchWorkDirMB) << 20
-		w.MaxInodes = watch.InodeCap(p.watchWorkDirMB)
+	if p.Config.WorkDirMB == 0 || !stageconfig.Has(st.namespaces, LayerMountNS) {
+		w.Dir = p.Config.WorkDir
+		w.MaxBytes = int64(p.WatchWorkDirMB) << 20
+		w.MaxInodes = watch.InodeCap(p.WatchWorkDirMB)
 	}
 	if cg == nil {
-		w.MaxMemory = int64(p.memoryMB) << 20
+		w.MaxMemory = int64(p.MemoryMB) << 20
 	}
-	for _, g := range p.cfg.Grants {
+	for _, g := range p.Config.Grants {
 		if g.Write {
 			w.Grants = append(w.Grants, g.Path)
 		}
@@ -40,7 +41,7 @@ func planWatch(p *plan, st *started, cg *cgroup.Cgroup) watch.Plan {
 			st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "a write grant could not be walked to cap its growth"})
 			w.Grants = nil
 		}
-		w.GrantBase, w.MaxGrowth = base, int64(p.watchWriteMB)<<20
+		w.GrantBase, w.MaxGrowth = base, int64(p.WatchWriteMB)<<20
 	}
 	if !w.Active() {
 		return w

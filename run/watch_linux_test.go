@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -193,9 +195,9 @@ func TestWatchNeedsPIDNamespace(t *testing.T) {
 		{"readable", os.Getpid(), true},
 		{"unreadable (no such process)", gone.Process.Pid, false},
 	} {
-		p := &plan{memoryMB: 64}
-		p.cfg.WorkDirMB = 16
-		st := &started{proc: newInitProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
+		p := &backend.Spec{MemoryMB: 64}
+		p.Config.WorkDirMB = 16
+		st := &started{proc: posix.NewProcess(c.pid), pidns: true, namespaces: []Layer{LayerMountNS, LayerPIDNS}}
 		w := planWatch(p, st, nil)
 		if w.Active() != c.active || stageconfig.Has(st.supervised, LayerWatch) != c.active || hasMissing(st.missing, LayerWatch) == c.active {
 			t.Errorf("%s: active %v, supervised %v, missing %v; want the watch active: %v", c.name, w.Active(), st.supervised, st.missing, c.active)

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 )
@@ -14,10 +15,10 @@ const appContainerReason = "not implemented on Windows: the script runs with the
 
 // windowsLayers reports the layers of a Windows run.
 // jobErr is why the job could not be created (nil when it was).
-func windowsLayers(p *plan, jobErr error) (applied []Layer, missing []Missing) {
-	for _, l := range windowsLayerList() {
+func windowsLayers(p *backend.Spec, jobErr error) (applied []Layer, missing []Missing) {
+	for _, l := range backend.WindowsLayerList() {
 		switch {
-		case stageconfig.Has(p.disabled, l):
+		case stageconfig.Has(p.Disabled, l):
 			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
 		case l == LayerJob && jobErr != nil:
 			missing = append(missing, Missing{Layer: l, Reason: jobErr.Error()})
@@ -30,17 +31,14 @@ func windowsLayers(p *plan, jobErr error) (applied []Layer, missing []Missing) {
 	return applied, missing
 }
 
-// windowsLayerList are the layers of a Windows run.
-func windowsLayerList() []Layer { return []Layer{LayerJob, LayerAppContainer} }
-
 // jobLimitsOf derives the job's limits from the same settings the Linux
 // cgroup and rlimits use: MemoryMB for the whole tree (there is no tmpfs
 // work folder here, so WorkDirMB is not added), MaxProcs processes, and
 // the CPU seconds of each process.
-func jobLimitsOf(p *plan) winproc.Limits {
+func jobLimitsOf(p *backend.Spec) winproc.Limits {
 	return winproc.Limits{
-		JobMemoryBytes:  uint64(p.memoryMB) << 20,
-		ActiveProcesses: uint32(min(p.cfg.Limits.Procs, 1<<31)),
-		ProcessUserTime: int64(min(p.cfg.Limits.CPUSeconds, 1<<32)) * 10_000_000,
+		JobMemoryBytes:  uint64(p.MemoryMB) << 20,
+		ActiveProcesses: uint32(min(p.Config.Limits.Procs, 1<<31)),
+		ProcessUserTime: int64(min(p.Config.Limits.CPUSeconds, 1<<32)) * 10_000_000,
 	}
 }

@@ -7,18 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 )
 
 func TestJobLimitsOf(t *testing.T) {
-	p := &plan{memoryMB: 512, cfg: stageconfig.Config{Limits: stageconfig.Limits{Procs: 128, CPUSeconds: 31}}}
+	p := &backend.Spec{MemoryMB: 512, Config: stageconfig.Config{Limits: stageconfig.Limits{Procs: 128, CPUSeconds: 31}}}
 	got := jobLimitsOf(p)
 	want := winproc.Limits{JobMemoryBytes: 512 << 20, ActiveProcesses: 128, ProcessUserTime: 31 * 10_000_000}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if got := jobLimitsOf(&plan{cfg: stageconfig.Config{Limits: stageconfig.Limits{Procs: 1 << 40, CPUSeconds: 1 << 40}}}); got.ActiveProcesses != 1<<31 || got.ProcessUserTime != (1<<32)*10_000_000 {
+	if got := jobLimitsOf(&backend.Spec{Config: stageconfig.Config{Limits: stageconfig.Limits{Procs: 1 << 40, CPUSeconds: 1 << 40}}}); got.ActiveProcesses != 1<<31 || got.ProcessUserTime != (1<<32)*10_000_000 {
 		t.Errorf("huge limits not clamped: %+v", got)
 	}
 	if time.Duration(want.ProcessUserTime)*100 != 31*time.Second {
@@ -32,20 +33,20 @@ func TestJobLimitsOf(t *testing.T) {
 func TestWindowsLayers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		p       plan
+		p       backend.Spec
 		jobErr  error
 		applied []Layer
 		refused []Layer
 	}{
-		{"default", plan{}, nil, []Layer{LayerJob}, []Layer{LayerAppContainer}},
-		{"degraded", plan{degraded: true}, nil, []Layer{LayerJob}, nil},
-		{"no job", plan{}, errors.New("CreateJobObject: access denied"), nil, []Layer{LayerJob, LayerAppContainer}},
-		{"job disabled", plan{disabled: []Layer{LayerJob}}, nil, nil, nil},
-		{"strict", plan{strict: true}, nil, []Layer{LayerJob}, []Layer{LayerAppContainer}},
+		{"default", backend.Spec{}, nil, []Layer{LayerJob}, []Layer{LayerAppContainer}},
+		{"degraded", backend.Spec{Degraded: true}, nil, []Layer{LayerJob}, nil},
+		{"no job", backend.Spec{}, errors.New("CreateJobObject: access denied"), nil, []Layer{LayerJob, LayerAppContainer}},
+		{"job disabled", backend.Spec{Disabled: []Layer{LayerJob}}, nil, nil, nil},
+		{"strict", backend.Spec{Strict: true}, nil, []Layer{LayerJob}, []Layer{LayerAppContainer}},
 	} {
 		applied, missing := windowsLayers(&tc.p, tc.jobErr)
 		var refused []Layer
-		for _, m := range refusing(&tc.p, applied, missing) {
+		for _, m := range backend.Refusing(&tc.p, applied, missing) {
 			refused = append(refused, m.Layer)
 		}
 		if !slices.Equal(applied, tc.applied) || !slices.Equal(refused, tc.refused) {
@@ -55,8 +56,8 @@ func TestWindowsLayers(t *testing.T) {
 			t.Errorf("%s: reason %q", tc.name, missing[0].Reason)
 		}
 	}
-	_, missing := windowsLayers(&plan{}, nil)
-	if err := isolationError(missing); !errors.Is(err, ErrIsolation) || !strings.Contains(err.Error(), "appcontainer: not implemented") || !strings.Contains(err.Error(), "--allow-degraded") {
+	_, missing := windowsLayers(&backend.Spec{}, nil)
+	if err := backend.IsolationError(missing); !errors.Is(err, ErrIsolation) || !strings.Contains(err.Error(), "appcontainer: not implemented") || !strings.Contains(err.Error(), "--allow-degraded") {
 		t.Errorf("refusal reads %v", err)
 	}
 }

@@ -46,13 +46,13 @@ func makeDeferredWorkDir(l *launchState) error {
 		return nil
 	}
 	p := l.plan
-	dir := p.cfg.WorkDir
+	dir := p.Config.WorkDir
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("work folder: %w", err)
 	}
 	l.workMade = true
-	if p.hostUID != os.Getuid() || p.hostGID != os.Getgid() {
-		if err := os.Chown(dir, p.hostUID, p.hostGID); err != nil {
+	if p.UID != os.Getuid() || p.GID != os.Getgid() {
+		if err := os.Chown(dir, p.UID, p.GID); err != nil {
 			return fmt.Errorf("work folder: %w", err)
 		}
 	}

@@ -110,6 +110,25 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
+// memory returns about how many bytes the finished execution's answer
+// holds; 0 before it is finished.
+func (e *execution) memory() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.result
+	if r == nil {
+		return 0
+	}
+	n := len(r.Stdout.Text) + len(r.Stderr.Text) + len(r.Output) + len(r.OutputError) + len(r.Error) + len(r.Record) + len(e.script)
+	for _, a := range r.Artifacts {
+		n += 2*len(a.Path) + len(a.SHA256) + len(a.URL) + 64
+	}
+	for _, a := range e.args {
+		n += len(a)
+	}
+	return int64(n)
+}
+
 // isFinished reports whether the execution has its result.
 func (e *execution) isFinished() bool {
 	e.mu.Lock()

@@ -41,7 +41,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		os.RemoveAll(e.dir)
 		return
 	}
-	for _, old := range c.tenant.add(e, s.cfg.KeepRuns) {
+	for _, old := range c.tenant.add(e, s.cfg.KeepRuns, s.cfg.KeepMemory) {
 		os.RemoveAll(old.dir)
 	}
 	s.metrics.setQueue(s.queue.waiting(), s.queue.running())
@@ -52,9 +52,18 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 // receive reads and checks the request, finds the skill, resolves the
 // run's sandbox and makes the execution's folder with the input files. It
 // returns the status and problem type of a refusal with its error. At
-// most cap(s.uploads) requests are received at once: a body and its
-// decoded files are held only until the files are on disk.
+// most cap(s.uploads) requests are received at once, at most
+// cap(tenant.uploads) of one tenant: a body and its decoded files are
+// held only until the files are on disk.
 func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Request, c *caller, meta *audit.Meta) (*execution, *run.Sandbox, int, string, error) {
+	// The tenant's share first: one tenant's slow uploads cannot take
+	// every place and stall the other tenants' requests.
+	select {
+	case c.tenant.uploads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, 0, "", nil
+	}
+	defer func() { <-c.tenant.uploads }()
 	select {
 	case s.uploads <- struct{}{}:
 	case <-ctx.Done():
@@ -200,13 +209,19 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 
 // makeFolder makes an execution's folder, writable by the sandbox's
 // identity, and writes the input files in it. The folder is new and no
-// run has seen it yet, and os.Root keeps every write inside it.
+// run has seen it yet, and os.Root keeps every write inside it. It is
+// made by run.MakeWriteFolder, as a run makes a missing write grant: a
+// root server whose runs cannot get the folder id-mapped (a pod's nested
+// user namespace) gives it to the scripts' identity.
 func makeFolder(dir string, files []inputFile) error {
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("execution folder: %w", err)
+	made, err := run.MakeWriteFolder(dir)
+	if err == nil && !made {
+		err = fmt.Errorf("%s exists already", dir)
 	}
-	if _, err := run.MakeWriteFolder(dir); err != nil {
-		os.RemoveAll(dir)
+	if err != nil {
+		if made {
+			os.RemoveAll(dir)
+		}
 		return fmt.Errorf("execution folder: %w", err)
 	}
 	root, err := os.OpenRoot(dir)

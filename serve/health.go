@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,9 +40,11 @@ type ReadyReport struct {
 
 // Check starts one sandbox per tenant, as that tenant's runs would, and
 // runs true in it: it finds the kernel layers missing here (refused
-// unless the operator allowed degraded runs) and configurations every
-// run would refuse. Other failures of that run (a host under load) are
-// only logged. The report says what is missing and why.
+// unless the operator allowed degraded runs), configurations every run
+// would refuse, and any other failure of that run (a mount call a
+// container's seccomp profile refuses, a folder the scripts' identity
+// may not enter): a server whose check run fails is not ready. The report
+// says what failed and why.
 func (s *Server) Check(ctx context.Context) ReadyReport {
 	rep := ReadyReport{Ready: true, Problems: []string{}, Degraded: []string{}}
 	for _, n := range s.Tenants() {
@@ -51,7 +55,8 @@ func (s *Server) Check(ctx context.Context) ReadyReport {
 			rep.Ready = false
 			rep.Problems = append(rep.Problems, fmt.Sprintf("tenant %s: every run would be refused: %v", n, err))
 		case err != nil:
-			s.log().Warn("readiness check run failed", "tenant", n, "error", err.Error())
+			rep.Ready = false
+			rep.Problems = append(rep.Problems, fmt.Sprintf("tenant %s: the check run failed: %v", n, err))
 		}
 		for _, m := range missing {
 			if err == nil {
@@ -81,6 +86,15 @@ func (s *Server) checkTenant(ctx context.Context, tn *tenant) ([]run.Missing, er
 	sb.SkillDir = dir
 	sb.Pool = nil
 	sb.Timeout = 30 * time.Second
+	// A write grant made as an execution's folder is: a server whose
+	// scripts could not write there is not ready either.
+	out := filepath.Join(s.cfg.WorkDir, "check-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := makeFolder(out, nil); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(out)
+	sb.WritePaths = append(sb.WritePaths, out)
+	sb.Cwd = out
 	res, err := sb.Command(ctx, []string{"true"})
 	res.WaitCleanup()
 	return res.Missing, err

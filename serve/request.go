@@ -44,6 +44,18 @@ type inputFile struct {
 // maxInputFiles bounds the files of one request.
 const maxInputFiles = 1000
 
+// Bounds of a request's script and arguments. An execution keeps them in
+// memory for as long as it is kept (--keep, --keep-runs per tenant), so
+// only the body size bounded them before: 30 MB of arguments a request,
+// which exec would refuse anyway (Linux takes 128 KiB per argument and
+// about 2 MiB in all), kept 1000 times. Large inputs go in "input",
+// "stdin" or "files", which are not kept.
+const (
+	maxArgs      = 1024
+	maxArgsBytes = 128 << 10
+	maxScriptLen = 4096
+)
+
 // readRequest reads and checks the body of POST /v1/executions. The body
 // is bounded by max bytes (http.MaxBytesReader: a larger one is refused
 // as it arrives, never held whole).
@@ -92,6 +104,17 @@ func parseRequest(body []byte) (*executionRequest, error) {
 		return nil, fmt.Errorf(`%w: give "input" or "stdin", not both`, errUsage)
 	case len(req.Files) > maxInputFiles:
 		return nil, fmt.Errorf(`%w: more than %d "files"`, errUsage, maxInputFiles)
+	case len(req.Script) > maxScriptLen:
+		return nil, fmt.Errorf(`%w: "script" is longer than %d bytes`, errUsage, maxScriptLen)
+	case len(req.Args) > maxArgs:
+		return nil, fmt.Errorf(`%w: more than %d "args"`, errUsage, maxArgs)
+	}
+	n := 0
+	for _, a := range req.Args {
+		n += len(a)
+	}
+	if n > maxArgsBytes {
+		return nil, fmt.Errorf(`%w: "args" hold %d bytes, more than %d (give large inputs in "input", "stdin" or "files")`, errUsage, n, maxArgsBytes)
 	}
 	seen := map[string]bool{}
 	for i := range req.Files {

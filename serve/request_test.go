@@ -23,6 +23,9 @@ func TestParseRequest(t *testing.T) {
 		{"twice", `{"skill":"a","files":[{"path":"x","content_base64":""},{"path":"x","content_base64":""}]}`, "given twice"},
 		{"bad base64", `{"skill":"a","files":[{"path":"x","content_base64":"!!"}]}`, "content_base64"},
 		{"no path", `{"skill":"a","files":[{"content_base64":""}]}`, `"path" is required`},
+		{"long script", `{"skill":"a","script":"` + strings.Repeat("s", maxScriptLen+1) + `"}`, `"script" is longer`},
+		{"many args", `{"skill":"a","args":[` + strings.Repeat(`"",`, maxArgs) + `""]}`, `more than 1024 "args"`},
+		{"large args", `{"skill":"a","args":["` + strings.Repeat("a", 100<<10) + `","` + strings.Repeat("b", 30<<10) + `"]}`, `"args" hold 133120 bytes`},
 	} {
 		_, err := parseRequest([]byte(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,6 +27,8 @@ const (
 	DefaultMaxBodyBytes = 32 << 20
 	DefaultKeep         = time.Hour
 	DefaultKeepRuns     = 1000
+	// DefaultKeepMemory bounds the memory of one tenant's kept answers.
+	DefaultKeepMemory = 256 << 20
 	// DefaultOutputCap is the stdout and stderr kept per run for its
 	// execution's answer.
 	DefaultOutputCap = 1 << 20
@@ -72,6 +75,11 @@ type Config struct {
 	// are deleted with their folders.
 	Keep     time.Duration
 	KeepRuns int
+	// KeepMemory bounds the bytes the finished executions of each tenant
+	// hold in memory (their stdout, stderr, output, record, artifacts
+	// list and args: up to about 3 MiB each) (DefaultKeepMemory); past
+	// it the oldest are deleted, as past KeepRuns.
+	KeepMemory int64
 
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -89,6 +97,10 @@ type Config struct {
 
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
+
+	// MaxConns bounds the connections served at once through Listener
+	// (DefaultMaxConns).
+	MaxConns int
 
 	// ReadHeaderTimeout bounds the wait for a request's headers
 	// (DefaultReadHeaderTimeout): a client sending them slowly
@@ -110,6 +122,8 @@ type Server struct {
 	uploads chan struct{}
 	metrics *metrics
 	ready   *readiness
+	// noisy bounds the lines logged for clients without a valid token.
+	noisy *logLimit
 
 	// runCtx is the context of every run; Drain cancels it at its
 	// deadline.
@@ -148,7 +162,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.queue = newQueue(cfg.MaxRuns, cfg.Queue, cfg.TenantMaxRuns, cfg.TenantQueue)
 	s.uploads = make(chan struct{}, max(2, cfg.MaxRuns))
+	for _, tn := range s.tenants {
+		tn.uploads = make(chan struct{}, tenantUploads(cap(s.uploads), len(s.tenants)))
+	}
 	s.metrics = newMetrics()
+	s.noisy = &logLimit{}
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	if cfg.Prestart > 0 {
@@ -156,8 +174,30 @@ func New(cfg Config) (*Server, error) {
 			s.log().Warn("no pre-started init processes", "error", err.Error())
 		}
 	}
+	for _, tn := range s.tenants {
+		h, err := s.newTenantMCP(tn)
+		if err != nil {
+			s.closeMCP()
+			if s.pool != nil {
+				s.pool.Close()
+			}
+			return nil, err
+		}
+		tn.mcp = h
+	}
 	go s.janitor()
 	return s, nil
+}
+
+// tenantUploads is how many request bodies one tenant may have read at
+// once: half of the server's places when there are other tenants, so that
+// a tenant sending its bodies slowly (up to the server's read timeout)
+// leaves the others room.
+func tenantUploads(places, tenants int) int {
+	if tenants <= 1 {
+		return places
+	}
+	return max(1, places/2)
 }
 
 func applyDefaults(cfg *Config) {
@@ -182,11 +222,17 @@ func applyDefaults(cfg *Config) {
 	if cfg.KeepRuns <= 0 {
 		cfg.KeepRuns = DefaultKeepRuns
 	}
+	if cfg.KeepMemory <= 0 {
+		cfg.KeepMemory = DefaultKeepMemory
+	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.Sandbox.OutputCap == 0 {
 		cfg.Sandbox.OutputCap = DefaultOutputCap
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ReadHeaderTimeout <= 0 {
 		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -236,8 +282,8 @@ func (s *Server) routes() []route {
 		{method: "GET", path: "/healthz", open: s.healthz},
 		{method: "GET", path: "/readyz", open: s.readyz},
 		{method: "GET", path: "/metrics", open: s.serveMetrics},
-		// The MCP endpoint of issue 33 goes here: an authed route whose
-		// handler is the caller's tenant's (see tenant).
+		// The MCP endpoint (/mcp, every method) is mounted by Handler:
+		// not a REST route, it is not in the OpenAPI document.
 	}
 }
 
@@ -255,6 +301,8 @@ func (s *Server) Handler() http.Handler {
 		}
 		mux.Handle(pattern, s.auth(rt.authed))
 	}
+	// The caller's tenant's MCP server (mcp.go).
+	mux.Handle("/mcp", s.auth(s.serveMCP))
 	mux.Handle("/", s.auth(func(w http.ResponseWriter, r *http.Request, _ *caller) {
 		writeProblem(w, r, http.StatusNotFound, ProblemNotFound, "no such route")
 	}))
@@ -281,7 +329,7 @@ func (s *Server) auth(h func(http.ResponseWriter, *http.Request, *caller)) http.
 		t, found := match(s.cfg.Tokens, strings.TrimSpace(tok))
 		if !found {
 			s.metrics.authFailure()
-			s.log().Info("unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
+			limitedLog(s.log(), s.noisy, slog.LevelInfo, "unknown token", "remote", r.RemoteAddr, "path", r.URL.Path)
 			writeProblem(w, r, http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not known")
 			return
 		}
@@ -319,7 +367,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Drain stops taking new executions and waits for every accepted one to
 // end with its record. At ctx's end the runs still in progress or queued
 // are stopped (their context canceled) and Drain waits for their records
-// before it returns ctx's error. It also closes the pool.
+// before it returns ctx's error. It also ends the MCP sessions (stopping
+// their runs, each recorded) and closes the pool.
 func (s *Server) Drain(ctx context.Context) error {
 	s.mu.Lock()
 	first := !s.draining
@@ -343,6 +392,9 @@ func (s *Server) Drain(ctx context.Context) error {
 		<-done
 	}
 	s.cancelRun()
+	// The MCP sessions end here: their runs in progress are stopped and
+	// recorded.
+	s.closeMCP()
 	if s.pool != nil {
 		s.pool.Close()
 	}
@@ -376,11 +428,23 @@ func (s *Server) Tenants() []string {
 	return names
 }
 
+// tlsSuites are the TLS 1.2 cipher suites served: ECDHE with an AEAD
+// (Mozilla's "intermediate" list). Go's defaults also take the CBC suites
+// with SHA-1 MACs, which no current client needs. TLS 1.3's suites are
+// not configurable and all good.
+func tlsSuites() []uint16 {
+	return []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}
+}
+
 // HTTPServer returns an HTTP server for Handler: HTTP/1.1 and HTTP/2
 // (with TLS, or cleartext with prior knowledge), and timeouts that keep a
 // slow client from holding a connection: the headers within
 // Config.ReadHeaderTimeout (slowloris), the body within 2 minutes, 64 KiB
-// of headers at most. Answers are not bounded in time: ?wait=true holds
+// of headers at most; TLS 1.2 (ECDHE with an AEAD only) or 1.3. Answers are not bounded in time: ?wait=true holds
 // one for as long as its run.
 func (s *Server) HTTPServer() *http.Server {
 	var protocols http.Protocols
@@ -394,7 +458,7 @@ func (s *Server) HTTPServer() *http.Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		Protocols:         &protocols,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
-		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: tlsSuites()},
+		ErrorLog:          log.New(limitedWriter{log: s.log(), lim: s.noisy}, "", 0),
 	}
 }

@@ -4,18 +4,23 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/skill-sandbox/skill-sandbox/mcp"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
 // tenant is everything the server keeps for one tenant: what its tokens
 // grant and its executions. It is the one place per-tenant state lives;
-// a per-tenant handler (the MCP endpoint of issue 33) belongs here too.
+// its MCP endpoint (mcp.go) is here too.
 type tenant struct {
 	name       string
 	skillDirs  []string
 	policyFile string
-	policy     *policy.Policy // nil: none
+	policy     *policy.Policy   // nil: none
+	mcp        *mcp.HTTPHandler // its MCP endpoint (mcp.go)
+	// uploads bounds the tenant's request bodies read at once (see
+	// tenantUploads).
+	uploads chan struct{}
 
 	mu    sync.Mutex
 	execs map[string]*execution // by id
@@ -46,19 +51,24 @@ func (s *Server) sandboxFor(tn *tenant, dir, requestDir string, request bool) (r
 }
 
 // add stores a new execution, deleting the oldest finished ones past the
-// tenant's bound.
-func (tn *tenant) add(e *execution, keep int) []*execution {
+// tenant's bounds: keep executions, keepMemory bytes of answers.
+func (tn *tenant) add(e *execution, keep int, keepMemory int64) []*execution {
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
 	tn.execs[e.id] = e
 	tn.order = append(tn.order, e.id)
+	var held int64
+	for _, id := range tn.order {
+		held += tn.execs[id].memory()
+	}
 	var removed []*execution
-	for i := 0; len(tn.order) > keep && i < len(tn.order); {
+	for i := 0; (len(tn.order) > keep || held > keepMemory) && i < len(tn.order); {
 		old := tn.execs[tn.order[i]]
 		if !old.isFinished() {
 			i++
 			continue
 		}
+		held -= old.memory()
 		removed = append(removed, old)
 		delete(tn.execs, old.id)
 		tn.order = append(tn.order[:i], tn.order[i+1:]...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +38,12 @@ given here and in the operator policy (--policy; a skill's own
 skill-sandbox.toml may only lower them); no tool call can widen them. Each call that runs something
 or touches a workspace file writes one audit record, refused calls too.
 
+With --http ADDR the same server speaks MCP's Streamable HTTP transport at
+http://ADDR/mcp instead (sessions for 2025-03-26 to 2025-11-25, stateless
+2026-07-28 requests), on a loopback address unless --http-token-file or
+--http-allow-public is given; browser requests from other origins are
+refused (--http-allow-origin allows one). It stops on SIGINT/SIGTERM.
+
 The server stops at EOF on stdin (or SIGINT/SIGTERM), after stopping every
 run in progress. Exit status: 0 after EOF, 128+N after signal N, 1 on a
 failure, 2 on a usage error.
@@ -69,6 +76,7 @@ type mcpFlags struct {
 	maxMessage       int
 	maxBuffered      int64
 	prestart         int
+	http             mcpHTTPFlags
 }
 
 // newMCPFlagSet returns mcp's flags, bound to f.
@@ -91,6 +99,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.BoolVar(&f.requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.IntVar(&f.maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
+	addMCPHTTPFlags(fs, &f.http)
 	fs.Int64Var(&f.maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
 	return fs
 }
@@ -136,6 +145,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 		errorf(stderr, "mcp: %v", err)
 		return exitRefused
 	}
+	if f.http.addr != "" {
+		return serveMCPHTTP(srv, &f.http, stderr, sigs)
+	}
 	return serveMCP(srv, stdin, stdout, stderr, sigs)
 }
 
@@ -168,7 +180,7 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 	case f.maxBuffered <= 0:
 		return fmt.Sprintf("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
-	return ""
+	return mcpHTTPProblem(&f.http)
 }
 
 // mcpConfig returns the server's config of the flags f (set: those
@@ -227,6 +239,15 @@ func openMCPAuditLog(name, workspace string, op *policy.Policy) (*audit.Log, err
 // serveMCP checks that srv's runs can start and serves stdin and stdout
 // until EOF or SIGINT/SIGTERM; it returns the exit status.
 func serveMCP(srv *mcp.Server, stdin io.Reader, stdout, stderr io.Writer, sigs chan os.Signal) int {
+	return serveUntilSignal(srv, stderr, sigs, func(ctx context.Context) error {
+		return srv.Serve(ctx, stdin, stdout)
+	})
+}
+
+// serveUntilSignal checks that srv's runs can start, then calls serve
+// with a context canceled by SIGINT or SIGTERM; it returns the exit
+// status.
+func serveUntilSignal(srv *mcp.Server, stderr io.Writer, sigs chan os.Signal, serve func(context.Context) error) int {
 	// SIGINT and SIGTERM stop the server as EOF does: every run is
 	// stopped and has its record before the exit.
 	ctx, interrupted, stop := interruptContext(sigs)
@@ -235,7 +256,7 @@ func serveMCP(srv *mcp.Server, stdin io.Reader, stdout, stderr io.Writer, sigs c
 	// would otherwise see it answer as if it were healthy.
 	err := srv.Check(ctx)
 	if err == nil {
-		err = srv.Serve(ctx, stdin, stdout)
+		err = serve(ctx)
 	}
 	if sig, ok := interrupted().(syscall.Signal); ok {
 		return exitSignal + int(sig)

@@ -52,6 +52,7 @@ func TestMCPNodeClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	manifest := exampleManifest(t)
 	for _, tc := range []struct {
 		era, sdk string
 		toolKeys string // keys of run_skill_script in tools/list
@@ -77,7 +78,8 @@ func TestMCPNodeClient(t *testing.T) {
 				Ping   map[string]any `json:"ping"`
 				Tools  []string       `json:"tools"`
 				Batch  []map[string]any
-				Wire   []struct {
+				skillsChecked
+				Wire []struct {
 					Dir string `json:"dir"`
 					Msg any    `json:"msg"` // an object, or the batch's array
 				} `json:"wire"`
@@ -152,6 +154,7 @@ func TestMCPNodeClient(t *testing.T) {
 				t.Errorf("tools/call result has %s, want %s", got, tc.callKeys)
 			}
 			checkRunResult(t, call, tc.era)
+			out.check(t, manifest, tc.era)
 			if tc.era == "2025-03-26" {
 				checkBatch(t, out.Batch)
 			} else if out.Batch != nil {

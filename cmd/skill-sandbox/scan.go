@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/internal/outfile"
 	"github.com/skill-sandbox/skill-sandbox/scan"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -203,7 +203,7 @@ func (r *scanReport) summary(out io.Writer) {
 }
 
 // writeSARIF writes the SARIF log to name, or to stdout for "-". The file
-// is opened with run.OpenOutput: a root caller writing the report into a
+// is opened with outfile.Open: a root caller writing the report into a
 // folder a sandboxed script could write does not follow a symlink the
 // script planted there to truncate a file of its choice.
 func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
@@ -213,7 +213,7 @@ func writeSARIF(name string, results []*scan.Result, stdout io.Writer) error {
 	if name == "-" {
 		return scan.WriteSARIF(stdout, results, toolVersion(), root)
 	}
-	f, err := run.OpenOutput(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	f, err := outfile.Open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,8 @@ type serveFlags struct {
 	drainTimeout     time.Duration
 	keep             time.Duration
 	keepRuns         int
+	keepMemory       int64
+	maxConns         int
 	maxBody          int64
 	prestart         int
 	allowDegraded    bool
@@ -84,6 +86,8 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 30*time.Second, "on SIGTERM, how long accepted runs may go on before they are stopped (`DURATION`)")
 	fs.DurationVar(&f.keep, "keep", serve.DefaultKeep, "how long a finished execution, its output and artifacts are kept (`DURATION`)")
 	fs.IntVar(&f.keepRuns, "keep-runs", serve.DefaultKeepRuns, "finished executions kept per tenant (`N`); the oldest go first")
+	fs.IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "connections served at once (`N`); past it new ones wait in the kernel's backlog")
+	fs.Int64Var(&f.keepMemory, "keep-memory", serve.DefaultKeepMemory, "memory the kept executions of one tenant may hold (stdout, stderr, output), in `BYTES`; the oldest go first")
 	fs.Int64Var(&f.maxBody, "max-body", serve.DefaultMaxBodyBytes, "largest request body in `BYTES` (input files included)")
 	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init processes kept started ahead of the runs (`N`; 0: none)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused and /readyz fails; the record names the missing layers)")
@@ -149,8 +153,8 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 		return fmt.Sprintf("--tenant-queue must be between 1 and --queue, got %d", f.tenantQueue)
 	case f.drainTimeout <= 0, f.keep <= 0:
 		return "--drain-timeout and --keep must be positive"
-	case f.keepRuns <= 0, f.maxBody <= 0:
-		return "--keep-runs and --max-body must be positive"
+	case f.keepRuns <= 0, f.maxBody <= 0, f.keepMemory <= 0, f.maxConns <= 0:
+		return "--keep-runs, --keep-memory, --max-body and --max-conns must be positive"
 	case f.prestart < 0:
 		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
 	}
@@ -168,7 +172,7 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	cfg := serve.Config{
 		Tokens: tokens, MaxRuns: f.maxRuns, Queue: f.queue, TenantMaxRuns: f.tenantMaxRuns, TenantQueue: f.tenantQueue,
-		Keep: f.keep, KeepRuns: f.keepRuns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
+		Keep: f.keep, KeepRuns: f.keepRuns, KeepMemory: f.keepMemory, MaxConns: f.maxConns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
 		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation},
 		Flags:   policy.Flags{AllowDegraded: f.allowDegraded},
 		Version: toolVersion(), Log: logger, WorkDir: f.workDir,
@@ -178,6 +182,11 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "skill-sandbox-serve-")
+		if err == nil {
+			// Searchable, not listable: a root server's scripts may run
+			// as another uid, which must reach its execution's folder.
+			err = os.Chmod(dir, 0o711)
+		}
 		if err != nil {
 			return cfg, cleanup, fmt.Errorf("work folder: %w", err)
 		}
@@ -225,6 +234,7 @@ func runServer(srv *serve.Server, f *serveFlags, logger *slog.Logger, stderr io.
 		errorf(stderr, "serve: %v", err)
 		return exitRefused
 	}
+	ln = srv.Listener(ln)
 	hs := srv.HTTPServer()
 	if rep := srv.Check(ctx); !rep.Ready {
 		logger.Error("not ready: /readyz answers 503 until the cause is fixed", "problems", rep.Problems)

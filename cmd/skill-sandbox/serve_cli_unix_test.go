@@ -295,6 +295,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--tokens", bad, "--tls-cert", "c.pem"}, 2, "--tls-cert and --tls-key go together"},
 		{[]string{"serve", "--tokens", bad}, 1, "skill-sandbox: error: serve: tokens file " + bad + ": token 1 (\"x\"): \"sha256\" must be 64 lowercase hex digits"},
 		{[]string{"serve", "--tokens", bad, "--max-runs", "0"}, 2, "--max-runs must be positive"},
+		{[]string{"serve", "--tokens", bad, "--max-conns", "0"}, 2, "--max-conns must be positive"},
+		{[]string{"serve", "--tokens", bad, "--keep-memory", "-1"}, 2, "--keep-memory"},
 	} {
 		r := runCLI(t, "", c.args...)
 		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {

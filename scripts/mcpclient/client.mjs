@@ -3,8 +3,9 @@
 // starts the server given on the command line over stdio, pings it (but in
 // 2026-07-28, which has no ping), lists its tools, runs the bundled example
 // skill, sends a JSON-RPC batch in 2025-03-26 (the one revision with
-// batches), and prints what it got as one JSON object on stdout, with the
-// messages as they went over the wire.
+// batches), reads every skill file through the Skills extension and checks
+// its digest (skills.mjs), and prints what it got as one JSON object on
+// stdout, with the messages as they went over the wire.
 //
 //   node client.mjs ERA SERVER-BINARY [ARGS...]
 //
@@ -12,6 +13,8 @@
 // (SDK 1.0.4), 2025-03-26 (1.12.3), 2025-06-18 (1.24.0), 2025-11-25 (1.32.2)
 // or 2026-07-28 (@modelcontextprotocol/client 2.4.0, pinned to it).
 import { readFileSync } from "node:fs";
+import { checkSkills } from "./skills.mjs";
+import { recordWire } from "./wire.mjs";
 
 const eras = {
   "2024-11-05": { pkg: "sdk-2024-11-05", v2: false },
@@ -35,25 +38,7 @@ const { version: sdkVersion } = JSON.parse(readFileSync(new URL(`node_modules/${
 const clientName = `skill-sandbox-sdk-test-${era}`;
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
 
-// Every message both ways, as the transport carries them: the test checks
-// the wire, not what the SDK makes of it.
-const wire = [];
-const send = transport.send.bind(transport);
-transport.send = (msg, ...rest) => {
-  wire.push({ dir: "out", msg });
-  return send(msg, ...rest);
-};
-let onmessage;
-Object.defineProperty(transport, "onmessage", {
-  configurable: true,
-  get: () => onmessage,
-  set: (fn) => {
-    onmessage = fn && ((msg, ...rest) => {
-      wire.push({ dir: "in", msg });
-      return fn(msg, ...rest);
-    });
-  },
-});
+const wire = recordWire(transport);
 
 // SDK 1.0 requires the options object (capabilities).
 const options = v2 ? { capabilities: {}, versionNegotiation: { mode: { pin: era } } } : { capabilities: {} };
@@ -88,6 +73,8 @@ if (era === "2025-03-26") {
   ]);
   batch = await answered;
 }
+// The Skills extension (SEP-2640), checked as http.mjs does.
+const { files, sdkSkills } = await checkSkills(client, pkg, v2);
 await client.close();
 console.log(JSON.stringify({
   era,
@@ -98,5 +85,7 @@ console.log(JSON.stringify({
   tools: tools.map((t) => t.name),
   call,
   batch,
+  files,
+  sdkSkills,
   wire,
 }));

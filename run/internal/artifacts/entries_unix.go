@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 
 	"golang.org/x/sys/unix"
 )

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 	"golang.org/x/sys/unix"
 )
 

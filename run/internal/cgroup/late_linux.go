@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 )
 
 func TestCgroupParsing(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/internal/random"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 
 	"golang.org/x/sys/unix"
 )

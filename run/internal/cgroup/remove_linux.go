@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 )
 
 // TestCgroupV2Delegation runs the cgroup v2 path itself (openV2),

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/autorun"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/artifacts"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
 )
 
 // AutorunEntry is an existing auto-run entry of a write grant; Mount is

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -96,7 +97,7 @@ func (pl *planner) resolve(p string, write bool) (string, error) {
 // (ResolveUnplanted), refusing a symlink of the sandbox identity
 // (Request.Planted) on the way. info is nil when the walk found nothing.
 func (pl *planner) planted(p, abs, flag string) (string, fs.FileInfo, error) {
-	real, info, link := ResolveUnplanted(abs, pl.r.Planted)
+	real, info, link := walk.ResolveUnplanted(abs, pl.r.Planted)
 	if link != "" {
 		return "", nil, fmt.Errorf("%w: %s %s goes through the symlink %s, which belongs to the identity sandboxed scripts run as (uid %d, or a run's own id of %d-%d): a script may have planted it to redirect this grant; name the real path", stageconfig.ErrBadConfig, flag, p, link, pl.r.Nominal, pl.r.RunIDs[0], pl.r.RunIDs[1])
 	}

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 )
 
 // UnplantSymlinks gives to the sandbox identity (uid:gid) each symlink

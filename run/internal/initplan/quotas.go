@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"

@@ -171,6 +171,9 @@ func childReaper(a *arena, l *launchData, oom uintptr) int {
 	// the init process goes back to 0 (raising one's own score needs no
 	// privilege, and lowering it back to where it was neither).
 	oomSet(oom, "1000")
+	// Fork: the script follows, inside every layer the init process
+	// built (namespaces, Landlock, seccomp, no capabilities), as the
+	// sandbox identity; this process stays as PID 1 of the namespace.
 	pid, e := sys(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
 	if e == 0 && pid == 0 {
 		childStartScript(l)

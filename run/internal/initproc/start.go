@@ -16,7 +16,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 
 	"golang.org/x/sys/unix"
 )

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/proc"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 
 	"golang.org/x/sys/unix"
 )

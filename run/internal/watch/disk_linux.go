@@ -3,7 +3,7 @@ package watch
 import (
 	"math"
 
-	"github.com/skill-sandbox/skill-sandbox/run/internal/walk"
+	"github.com/skill-sandbox/skill-sandbox/internal/walk"
 
 	"golang.org/x/sys/unix"
 )

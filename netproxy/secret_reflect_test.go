@@ -1,0 +1,125 @@
+package netproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
+	"strings"
+	"testing"
+)
+
+// reflectingServer routes api.example.com of f to an HTTPS server that
+// reflects the request as common servers do: Origin into
+// Access-Control-Allow-Origin (CORS middleware), X-Request-Id back, an
+// early-hints 103 with a Link quoting the query, and the Origin in the
+// body too.
+func reflectingServer(t *testing.T, f *secretFixture) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hints" {
+			w.Header().Set("Link", "</style.css?"+r.URL.RawQuery+">; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			w.Header().Set("Access-Control-Allow-Origin", o)
+		}
+		if id := r.Header.Get("X-Request-Id"); id != "" {
+			w.Header().Set("X-Request-Id", id)
+		}
+		fmt.Fprintf(w, "origin=%s", r.Header.Get("Origin"))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert(t, f.ca, "api.example.com")}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	f.net.routes["203.0.113.10:443"] = srv.Listener.Addr().String()
+}
+
+// TestSecretReflectedHeader: a server that reflects a request header
+// into its response head does not hand the script the value the proxy
+// put in that header: the response head comes back with the placeholder.
+// The body passes unchanged (a documented limit), framing intact.
+func TestSecretReflectedHeader(t *testing.T) {
+	f := newSecretFixture(t)
+	reflectingServer(t, f)
+	tok, key := f.secrets.Env()["TOKEN"], f.secrets.Env()["KEY"]
+	for _, h := range []string{"Origin", "X-Request-Id"} {
+		req, _ := http.NewRequest("GET", "https://api.example.com/hints?k="+key, nil)
+		req.Header.Set(h, tok)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if v := resp.Header.Get(h); h == "X-Request-Id" && v != tok {
+			t.Errorf("%s came back as %q, want the placeholder", h, v)
+		}
+		for k, v := range resp.Header {
+			if strings.Contains(strings.Join(v, " "), testSecretValue) {
+				t.Errorf("%s: the value came back in %s", h, k)
+			}
+		}
+		if h == "Origin" && string(b) != "origin="+testSecretValue {
+			t.Errorf("body %q, want it unchanged", b)
+		}
+	}
+	// The 103 before the answer quoted the query, where KEY's value was.
+	var link string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		link += fmt.Sprint(code, h.Get("Link"))
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://api.example.com/hints?k="+key, nil)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !strings.HasPrefix(link, "103") || strings.Contains(link, testSecretValue) || !strings.Contains(link, placeholderPrefix) {
+		t.Errorf("103 Link %q", link)
+	}
+}
+
+// TestSecretReflectedTarget: with ,url, Go's ServeMux answers a path it
+// cleans with a redirect that keeps the query and the path: Location
+// comes back with the placeholder.
+func TestSecretReflectedTarget(t *testing.T) {
+	f := newSecretFixture(t)
+	key := f.secrets.Env()["KEY"]
+	for _, u := range []string{"https://api.example.com//x?k=" + key, "https://api.example.com/a/..//" + key} {
+		resp, err := f.client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		// TOKEN has the same value: either placeholder may come back.
+		if loc := resp.Header.Get("Location"); resp.StatusCode/100 != 3 || strings.Contains(loc, testSecretValue) || !strings.Contains(loc, placeholderPrefix) {
+			t.Errorf("%s: %d, Location %q", u, resp.StatusCode, loc)
+		}
+	}
+}
+
+// TestSecretScrubShortValue: a one-byte value leaves the status, header
+// names and Content-Length alone, so that the response still parses.
+func TestSecretScrubShortValue(t *testing.T) {
+	f := newSecretFixture(t, "TOKEN@api.example.com")
+	f.secrets.list[0].Value = "1"
+	reflectingServer(t, f)
+	req, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+	req.Header.Set("Origin", f.secrets.Env()["TOKEN"])
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "origin=1" || resp.Header.Get("Access-Control-Allow-Origin") != f.secrets.Env()["TOKEN"] {
+		t.Errorf("%d %q %v", resp.StatusCode, b, resp.Header)
+	}
+}
