@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/prepare"
@@ -233,11 +234,14 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index stri
 
 // useEnvironment puts the skill's prepared environment first on the
 // run's interpreters (read-only, its python3 first on PATH), building
-// it first with --prepare. A skill with a requirements.txt whose
-// environment is missing or changed is refused with the command that
-// prepares it, unless --no-deps. index is the package index (--index,
-// else the operator policy's package_index). ok is false when the run is refused
-// (printed and recorded).
+// it first with --prepare. A skill whose environment is not prepared, or
+// whose requirements file the parser refuses, runs as it did before
+// prepare existed, with the host's packages, after a warning that says
+// how to prepare it: a skill whose packages the host has must keep
+// working. An environment changed since it was built is refused: it is
+// never used, and the change is worth the caller's attention. index is
+// the package index (--index, else the operator policy's package_index).
+// ok is false when the run is refused (printed and recorded).
 func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, index string) (ok bool) {
 	if f.noDeps {
 		return true
@@ -245,42 +249,33 @@ func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags
 	tmpl := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: sb.Warnings, NetworkLog: sb.NetworkLog,
 		RequestID: sb.RequestID, AllowDegraded: sb.AllowDegraded}
 	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, index, f.prepare)
-	if err == nil && env != nil {
-		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+	switch {
+	case err == nil:
+		if env != nil {
+			sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		}
 		return true
-	}
-	if err == nil {
-		return true
-	}
-	if errors.Is(err, prepare.ErrNotPrepared) || errors.Is(err, prepare.ErrTampered) {
+	case errors.Is(err, prepare.ErrTampered):
 		err = fmt.Errorf("%w: %v; prepare it with: skill-sandbox prepare %s (or run with --prepare; --no-deps runs without it)",
 			run.ErrBadConfig, err, shellQuote(c.meta.SkillPath))
-	} else {
-		err = fmt.Errorf("%w: the skill's requirements: %v (--no-deps runs without them)", run.ErrBadConfig, err)
+		errorf(c.stderr, "%v", err)
+		c.record(nil, err)
+		return false
+	case errors.Is(err, prepare.ErrNotPrepared):
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %v: running with the host's packages; prepare it with: skill-sandbox prepare %s (or run with --prepare)\n",
+			err, shellQuote(c.meta.SkillPath))
+	default:
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's requirements: %v: running with the host's packages\n", err)
 	}
-	errorf(c.stderr, "%v", err)
-	c.record(nil, err)
-	return false
+	return true
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
 	for _, r := range s {
 		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + stringsReplaceQuote(s) + "'"
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 		}
 	}
 	return s
-}
-
-func stringsReplaceQuote(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, `'\''`...)
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

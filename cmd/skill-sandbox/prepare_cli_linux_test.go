@@ -42,9 +42,19 @@ func TestPrepareCLI(t *testing.T) {
 	skill := newSkill(t, files)
 	requireSandbox(t, newSkill(t, nil))
 
+	// Unprepared: the run goes ahead with the host's packages (which
+	// lack demo_pkg here), after a warning that says how to prepare it.
 	r := runCLI(t, "", "run", skill, "use.py")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "prepare it with: skill-sandbox prepare "+skill) {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "warning: environment not prepared") ||
+		!strings.Contains(r.Stderr, "prepare it with: skill-sandbox prepare "+skill) ||
+		!strings.Contains(r.Stderr, "No module named 'demo_pkg'") {
 		t.Fatalf("unprepared run: exit %d stderr %s", r.Code, r.Stderr)
+	}
+	// A requirements file the parser refuses does not block a script
+	// that needs nothing from it.
+	odd := newSkill(t, map[string]string{"requirements.txt": "-e .\n", "scripts/hi.py": "print('hi')\n"})
+	if r := runCLI(t, "", "run", odd, "hi.py"); r.Code != 0 || r.Stdout != "hi\n" || !strings.Contains(r.Stderr, "warning: the skill's requirements") {
+		t.Errorf("refused requirements file: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, "", "prepare", "--check", skill)
 	if r.Code != 1 || !strings.Contains(r.Stderr, "environment not prepared") {
