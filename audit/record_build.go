@@ -85,6 +85,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Signature:      meta.Signature,
 		PolicySHA256:   meta.PolicySHA256,
 		PolicySources:  meta.PolicySources,
+		Environment:    environmentOf(meta.Environment),
 		Tool:           Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:           host,
 		UID:            os.Getuid(),
@@ -119,6 +120,9 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		rec.ErrorKind = ErrorKind(err)
 	}
 	rec.Outcome = outcome(res, err)
+	if meta.NoRun && err == nil && !res.Started {
+		rec.Outcome = OutcomeNotRun
+	}
 	rec.Level = Level(rec)
 	rec.Message = message(rec)
 	return rec
@@ -164,6 +168,8 @@ func ErrorKind(err error) string {
 //   - "info" when the script exited 0 with every layer in force.
 func Level(rec Record) string {
 	switch {
+	case rec.Outcome == OutcomeNotRun && rec.Error == "":
+		return LevelInfo
 	case rec.Outcome != OutcomeExited || rec.Error != "":
 		return LevelError
 	case rec.ExitCode != 0 || len(rec.Layers.Missing) > 0:
@@ -231,6 +237,8 @@ func message(rec Record) string {
 		b.WriteString("canceled: the runner was interrupted")
 	case OutcomeRefused:
 		fmt.Fprintf(&b, "refused: %s", rec.Error)
+	case OutcomeNotRun:
+		b.WriteString("nothing to run")
 	default:
 		fmt.Fprintf(&b, "failed: %s", rec.Error)
 	}
@@ -325,4 +333,17 @@ func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
 		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
 	}
 	return out
+}
+
+// environmentOf copies e with Installed cut to MaxEnvironmentPackages.
+func environmentOf(e *Environment) *Environment {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.InstalledCount = len(e.Installed)
+	if len(c.Installed) > MaxEnvironmentPackages {
+		c.Installed = c.Installed[:MaxEnvironmentPackages]
+	}
+	return &c
 }
