@@ -59,4 +59,3 @@ func gvisorLayers(root bool) ([]Layer, []Missing) {
 	}
 	return applied, []Missing{{Layer: LayerCgroup, Reason: "runsc runs rootless (the caller is not root), without a cgroup: memory, task and CPU limits of the sandbox as a whole are not kept"}}
 }
-

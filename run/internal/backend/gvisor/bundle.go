@@ -53,12 +53,19 @@ func writeBundle(p *backend.Spec, dir string) error {
 // bundleSpec is the config.json of p's run, its bundle in dir.
 func bundleSpec(p *backend.Spec, dir string) *ociSpec {
 	c := &p.Config
+	user := ociUser{UID: uint32(p.UID), GID: uint32(p.GID)}
+	if os.Geteuid() != 0 && p.UID == os.Geteuid() {
+		// Rootless runsc maps the caller to root in its user namespace:
+		// there the caller's files are uid 0's, so the script is uid 0
+		// of the sandbox, which is the caller on the host.
+		user = ociUser{}
+	}
 	s := &ociSpec{
 		Version:  "1.0.2",
 		Hostname: stageconfig.SandboxHostname,
 		Root:     ociRoot{Path: "rootfs", Readonly: true},
 		Process: ociProcess{
-			User:            ociUser{UID: uint32(p.UID), GID: uint32(p.GID)},
+			User:            user,
 			Args:            c.Argv,
 			Env:             c.Env,
 			Cwd:             c.Dir,
@@ -167,8 +174,8 @@ func mask(path, dir string) ociMount {
 	return bind(filepath.Join(dir, emptyFile), path, false, false)
 }
 
-// etcDenied are the deny list's entries in /etc that exist and are not
-// allowed: the native backend masks them in its own /etc; here they are
+// etcDenied are the deny list's entries in /etc that exist, the
+// supervisor can open, and are not allowed: the native backend masks them in its own /etc; here they are
 // masked over the host's.
 func etcDenied(p *backend.Spec) []string {
 	deny := p.DenyPaths
@@ -180,7 +187,10 @@ func etcDenied(p *backend.Spec) []string {
 		if !strings.HasPrefix(d, "/etc/") || strings.ContainsAny(d, "*?[") || slices.Contains(p.AllowDenied, d) {
 			continue
 		}
-		if _, err := os.Lstat(d); err == nil {
+		// What the supervisor cannot open, runsc's gofer (the supervisor's
+		// identity) cannot serve either: rootless, /etc/shadow needs no mask.
+		if f, err := os.Open(d); err == nil {
+			f.Close()
 			out = append(out, d)
 		}
 	}
