@@ -63,6 +63,9 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if b, err = appendPolicy(b, r); err != nil {
 		return nil, err
 	}
+	if r.Environment != nil {
+		b = appendEnvironment(appendKey(b, "environment", false), r.Environment)
+	}
 	b = appendStringPair(appendKey(b, "tool", false), "name", r.Tool.Name, "version", r.Tool.Version)
 	b = appendStringField(b, "host", r.Host, false)
 	b = appendIntField(b, "uid", int64(r.UID))

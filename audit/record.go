@@ -53,6 +53,10 @@ const (
 	// a cap the kernel could not keep in this run (version 2);
 	// limit_exceeded names it.
 	OutcomeResourceLimit = "resource_limit"
+	// OutcomeNotRun: the call succeeded with nothing to run (prepare
+	// finding its environment cached, prepare --check, prepare --prune;
+	// added to version 5).
+	OutcomeNotRun = "not_run"
 )
 
 // Error kinds, the error_kind field of a record with an error.
@@ -194,10 +198,42 @@ type Record struct {
 	// PolicySources are the policy files that went into Policy.
 	PolicySources []PolicySource `json:"policy_sources,omitempty"`
 
+	// Environment is the prepared Python environment the run used, or
+	// the prepare call built or found (docs/dependencies.md); absent
+	// when there was none. Added to schema version 5.
+	Environment *Environment `json:"environment,omitempty"`
+
 	Tool Tool   `json:"tool"`
 	Host string `json:"host"`
 	UID  int    `json:"uid"`
 	PID  int    `json:"pid"`
+}
+
+// MaxEnvironmentPackages bounds Environment.Installed in a record;
+// InstalledCount still counts them all.
+const MaxEnvironmentPackages = 200
+
+// Environment is a prepared Python environment (package prepare).
+type Environment struct {
+	// Key is its cache key, Path its folder and Digest "sha256:HEX" over
+	// its files, as its manifest holds and the call checked.
+	Key    string `json:"key"`
+	Digest string `json:"digest"`
+	Path   string `json:"path"`
+	// Built is set when this call built it; false when it was found in
+	// the cache.
+	Built bool `json:"built"`
+	// Installed is what pip's installation report listed when it was
+	// built (the first MaxEnvironmentPackages); set by prepare only.
+	Installed      []EnvironmentPackage `json:"installed,omitempty"`
+	InstalledCount int                  `json:"installed_count,omitempty"`
+}
+
+// EnvironmentPackage is one distribution pip installed.
+type EnvironmentPackage struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	SHA256  string `json:"sha256,omitempty"`
 }
 
 // SharedQuota is a per-user kernel counter a run shared with others: which
@@ -359,4 +395,10 @@ type Meta struct {
 	PolicySources []PolicySource
 	// Time is the record's timestamp; zero means time.Now().
 	Time time.Time
+	// NoRun marks a call that needed no sandboxed process: without an
+	// error its record's outcome is OutcomeNotRun, level info.
+	NoRun bool
+	// Environment, when set, is copied to the record's environment
+	// field (Installed cut to MaxEnvironmentPackages).
+	Environment *Environment
 }

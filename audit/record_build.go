@@ -87,6 +87,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		Signature:      meta.Signature,
 		PolicySHA256:   meta.PolicySHA256,
 		PolicySources:  meta.PolicySources,
+		Environment:    environmentOf(meta.Environment),
 		Tool:           Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:           host,
 		UID:            os.Getuid(),
@@ -121,6 +122,9 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		rec.ErrorKind = ErrorKind(err)
 	}
 	rec.Outcome = outcome(res, err)
+	if meta.NoRun && err == nil && !res.Started {
+		rec.Outcome = OutcomeNotRun
+	}
 	rec.Level = Level(rec)
 	rec.Message = message(rec)
 	return rec
@@ -166,6 +170,8 @@ func ErrorKind(err error) string {
 //   - "info" when the script exited 0 with every layer in force.
 func Level(rec Record) string {
 	switch {
+	case rec.Outcome == OutcomeNotRun && rec.Error == "":
+		return LevelInfo
 	case rec.Outcome != OutcomeExited || rec.Error != "":
 		return LevelError
 	case rec.ExitCode != 0 || len(rec.Layers.Missing) > 0:
@@ -233,6 +239,8 @@ func message(rec Record) string {
 		b.WriteString("canceled: the runner was interrupted")
 	case OutcomeRefused:
 		fmt.Fprintf(&b, "refused: %s", rec.Error)
+	case OutcomeNotRun:
+		b.WriteString("nothing to run")
 	default:
 		fmt.Fprintf(&b, "failed: %s", rec.Error)
 	}
@@ -336,4 +344,17 @@ func nonNative(b string) string {
 		return ""
 	}
 	return b
+}
+
+// environmentOf copies e with Installed cut to MaxEnvironmentPackages.
+func environmentOf(e *Environment) *Environment {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.InstalledCount = len(e.Installed)
+	if len(c.Installed) > MaxEnvironmentPackages {
+		c.Installed = c.Installed[:MaxEnvironmentPackages]
+	}
+	return &c
 }

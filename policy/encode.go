@@ -64,6 +64,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	if len(r.Sandbox.Interpreters) > 0 { // schema 3
 		b = strs(b, "interpreters", r.Sandbox.Interpreters, false)
 	}
+	if r.Sandbox.PackageIndex != "" { // schema 5
+		b = str(b, "package_index", r.Sandbox.PackageIndex, false)
+	}
 	b = append(append(b, '}'), `,"signature":{`...)
 	b = boolean(b, "required", r.Signature.Required, true)
 	b = str(b, "allowed_signers", r.Signature.AllowedSigners, false)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,10 @@ type Options struct {
 	// (run.Sandbox.Interpreters): only an operator policy or the command
 	// line may name them.
 	Interpreters []string
+	// PackageIndex is the simple package index URL prepare's pip uses
+	// (docs/dependencies.md): only an operator policy or --index may
+	// name it.
+	PackageIndex string
 }
 
 // Where returns "file:line:col" of key in section ("filesystem", "read"),
@@ -217,7 +222,7 @@ func sections() map[string][]string {
 		"filesystem": {"read", "write", "deny_read", "deny_write", "allow_autorun"},
 		"network":    {"allowed_domains", "denied_domains"},
 		"env":        {"pass", "set"},
-		"sandbox":    {"allow_degraded", "interpreters"},
+		"sandbox":    {"allow_degraded", "interpreters", "package_index"},
 		"signature":  {"require", "allowed_signers"},
 		"secrets":    {"inject"},
 	}
@@ -341,6 +346,15 @@ func (s *schema) entry(section string, e entry) error {
 		return nil
 	case "sandbox.interpreters":
 		return s.paths(section, e, &p.Sandbox.Interpreters)
+	case "sandbox.package_index":
+		if err := s.want(section, e, kindString); err != nil {
+			return err
+		}
+		if u, err := url.Parse(e.val.str); err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			return s.errorf(e.val.off, "[sandbox] package_index: want an http:// or https:// URL with a host and no user, got %q", e.val.str)
+		}
+		p.Sandbox.PackageIndex = e.val.str
+		return nil
 	case "secrets.inject":
 		return s.secrets(section, e)
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -36,6 +37,7 @@ type Flags struct {
 
 	AllowDegraded bool     // --allow-degraded
 	Interpreters  []string // --interpreter, absolute paths
+	PackageIndex  string   // --index
 	// RequireIsolation is --require-isolation, stricter than any
 	// allow_degraded: with it the resolved AllowDegraded is false.
 	RequireIsolation bool
@@ -127,6 +129,8 @@ type ResolvedSandbox struct {
 	AllowDegraded bool `json:"allow_degraded"`
 	// Interpreters are the operator policy's, then the flags'.
 	Interpreters []string `json:"interpreters,omitempty"`
+	// PackageIndex is --index, else the operator policy's.
+	PackageIndex string `json:"package_index,omitempty"`
 }
 
 // Missing is one request of a skill's file that is not granted.
@@ -215,6 +219,11 @@ func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
 	if len(req.Sandbox.Interpreters) > 0 {
 		missing = append(missing, Missing{req.Where("sandbox", "interpreters"),
 			"interpreters, which only the operator policy or --interpreter may name: a skill cannot choose what runs it", ""})
+	}
+	r.Sandbox.PackageIndex = cmp.Or(flags.PackageIndex, op.Sandbox.PackageIndex)
+	if req.Sandbox.PackageIndex != "" {
+		missing = append(missing, Missing{req.Where("sandbox", "package_index"),
+			"package_index, which only the operator policy or --index may name: a skill cannot choose where its packages come from", ""})
 	}
 	if flags.RequireIsolation {
 		// The stricter choice wins over a policy's allow_degraded (the

@@ -33,6 +33,7 @@ func commands() []command {
 		{name: "scan", flags: func() *flag.FlagSet { return newScanFlagSet(new(scanFlags)) }},
 		{name: "mcp", flags: func() *flag.FlagSet { return newMCPFlagSet(new(mcpFlags)) }},
 		{name: "serve", flags: func() *flag.FlagSet { return newServeFlagSet(new(serveFlags)) }},
+		{name: "prepare", flags: func() *flag.FlagSet { return newPrepareFlagSet(new(prepareFlags)) }},
 		{name: "policy", flags: func() *flag.FlagSet { return newPolicyFlagSet(new(runFlags), new(bool)) }},
 		{name: "completion", words: completionShells()},
 		{name: "version", noArgs: true},

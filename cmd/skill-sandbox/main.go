@@ -13,6 +13,7 @@
 //	skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
 //	skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
 //	skill-sandbox serve --tokens FILE [flags]
+//	skill-sandbox prepare [--check] [--index URL] [flags] PATH
 //	skill-sandbox policy [--policy FILE] [--json] [flags] PATH
 //	skill-sandbox completion bash|zsh|fish
 //	skill-sandbox version
@@ -43,6 +44,7 @@ const usage = `Usage:
     skill-sandbox scan [--recursive] [--json] [--sarif FILE] [--fail-on SEVERITY] [--accept-unscanned] PATH...
     skill-sandbox mcp --skills DIR [--skills DIR]... [flags]
     skill-sandbox serve --tokens FILE [flags]
+    skill-sandbox prepare [--check] [--index URL] [flags] PATH
     skill-sandbox policy [--policy FILE] [--json] [flags] PATH
     skill-sandbox completion bash|zsh|fish
     skill-sandbox version
@@ -63,6 +65,8 @@ Commands:
                (stdio), every script run in the sandbox.
     serve      Serve skills and sandboxed runs over HTTP to several
                tenants: REST API, health, readiness and metrics.
+    prepare    Build a skill's Python requirements into a cached
+               environment, pip run in the sandbox (docs/dependencies.md).
     policy     Print the policy a run of a skill would get (limits, paths,
                hosts, environment) without running anything.
     completion Print a completion script for bash, zsh or fish.
@@ -136,6 +140,8 @@ func dispatch(args []string, stdout, stderr io.Writer, sigs chan os.Signal) int 
 		return cmdRun(args[1:], stdout, stderr, false, sigs)
 	case "audit":
 		return cmdRun(args[1:], stdout, stderr, true, sigs)
+	case "prepare":
+		return cmdPrepare(args[1:], stdout, stderr)
 	case "policy":
 		return cmdPolicy(args[1:], stdout, stderr)
 	case "digest":

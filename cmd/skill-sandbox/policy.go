@@ -112,6 +112,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	for _, p := range f.interpreters {
 		flags.Interpreters = append(flags.Interpreters, absPath(p))
 	}
+	flags.PackageIndex = f.deps.index
 	flags.MaxProcs = f.policy.maxProcs
 	flags.CPUSeconds = f.policy.cpuTime
 	flags.MaxFileMB = f.policy.maxFileMB

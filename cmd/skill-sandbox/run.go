@@ -90,6 +90,9 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		return exitRefused
 	}
 	sb, escapers := c.newSandbox(&f, pol, skillDir, st)
+	if !c.useEnvironment(ctx, sb, &f.deps, pol.Sandbox.PackageIndex) {
+		return exitRefused
+	}
 	res, runErr := c.execute(ctx, sb)
 	for _, e := range escapers {
 		e.Flush()

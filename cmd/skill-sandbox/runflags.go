@@ -104,6 +104,8 @@ func readSecretFile(path string) ([]byte, error) {
 
 // runFlags are the parsed flags of run and audit.
 type runFlags struct {
+	// deps are --prepare, --no-deps and --index (docs/dependencies.md).
+	deps             depsFlags
 	timeout          time.Duration
 	memoryMB         int
 	cpus             float64
@@ -171,6 +173,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not print warnings: of a degraded run (--allow-degraded), of a skill's departures from the specification")
 	addPolicyFlags(fs, &f.policy)
+	addDepsFlags(fs, &f.deps)
 	return fs
 }
 

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [flags] PATH
+       skill-sandbox prepare --prune [PATH...]
+
+Build the Python environment the skill's requirements.txt asks for, with
+pip run inside the sandbox (writing only the environment, reaching only
+the package index), and keep it in the user's cache folder for its runs.
+An environment already prepared (the same requirements, interpreter and
+platform) is reused. --prune removes the cached environments that none of
+the skills named needs (each PATH a skill, or a folder of skills; none:
+every environment) and build folders left for an hour. One audit record is written (to stderr, or to
+--audit-log). See docs/dependencies.md.
+
+Flags:
+`
+
+// depsFlags are the flags of run and prepare about a skill's
+// dependencies.
+type depsFlags struct {
+	prepare bool   // run: build a missing environment first
+	noDeps  bool   // run: ignore requirements.txt
+	index   string // the package index URL
+}
+
+func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
+	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
+	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it has a requirements.txt")
+	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
+}
+
+// prepareFlags are the flags of prepare.
+type prepareFlags struct {
+	check         bool
+	prune         bool
+	index         string
+	auditLog      string
+	allowDegraded bool
+}
+
+func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
+	fs := quietFlagSet("prepare")
+	fs.BoolVar(&f.check, "check", false, "only report whether the environment is prepared and intact (exit 1 when not); install nothing")
+	fs.BoolVar(&f.prune, "prune", false, "remove the cached environments none of the skills PATH... needs (none named: all of them)")
+	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
+	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` instead of stderr")
+	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "build even when an isolation layer is unavailable")
+	return fs
+}
+
+// cmdPrepare implements "prepare".
+func cmdPrepare(args []string, stdout, stderr io.Writer) int {
+	var f prepareFlags
+	fs := newPrepareFlagSet(&f)
+	c := call{name: "prepare", stderr: stderr, lineEnd: &lineEnd{w: stderr}, meta: audit.Meta{ToolVersion: toolVersion()}}
+	c.stderr = c.lineEnd
+	id, err := audit.NewRequestID()
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitRefused
+	}
+	c.meta.RequestID = id
+	perr := fs.Parse(args)
+	if errors.Is(perr, flag.ErrHelp) {
+		printHelp(stdout, fs, prepareUsage)
+		return 0
+	}
+	c.auditLog, c.toStderr = f.auditLog, f.auditLog == ""
+	if perr != nil {
+		return c.usage(perr.Error())
+	}
+	if msg := prepareArgsProblem(fs, &f); msg != "" {
+		return c.usage(msg)
+	}
+	if fs.NArg() > 0 {
+		c.meta.SkillPath = absPath(fs.Arg(0))
+	}
+	if !c.openLog(stderr) {
+		return exitRefused
+	}
+	if c.log != nil {
+		defer c.log.Close()
+	}
+	if f.prune {
+		err = c.prune(stdout, fs.Args())
+		c.meta.NoRun = true
+		if rerr := c.record(nil, err); rerr != nil || err != nil {
+			return exitRefused
+		}
+		return 0
+	}
+	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
+		RequestID: id, AllowDegraded: f.allowDegraded}
+	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, f.index, !f.check)
+	switch {
+	case err != nil:
+		errorf(c.stderr, "%v", err)
+	case env == nil:
+		fmt.Fprintf(stdout, "%s has no requirements.txt: nothing to prepare\n", c.meta.SkillPath)
+	case c.meta.Environment.Built:
+		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
+	default:
+		fmt.Fprintf(stdout, "%s already prepared: %s (%s)\n", c.meta.SkillPath, env.Dir, env.Digest)
+	}
+	c.meta.NoRun = res == nil
+	if rerr := c.record(res, err); rerr != nil || err != nil {
+		return exitRefused
+	}
+	return 0
+}
+
+// prepareArgsProblem returns the usage error of prepare's flags and
+// words, or "".
+func prepareArgsProblem(fs *flag.FlagSet, f *prepareFlags) string {
+	switch {
+	case f.prune && (f.check || f.index != ""):
+		return "--prune cannot be combined with --check or --index"
+	case !f.prune && fs.NArg() != 1:
+		return "want exactly one PATH"
+	}
+	for _, a := range fs.Args() {
+		if a == "" {
+			return "PATH is empty"
+		}
+	}
+	return ""
+}
+
+// prune removes the environments none of the skills below paths needs,
+// printing each on stdout.
+func (c *call) prune(stdout io.Writer, paths []string) error {
+	cache, err := prepare.DefaultCache()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	if len(paths) > 0 {
+		py, err := prepare.FindPython(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, dir := range skillFolders(paths) {
+			deps, err := prepare.Load(dir)
+			if err != nil {
+				return err
+			}
+			if deps != nil {
+				keep[prepare.Key(deps, py)] = true
+			}
+		}
+	}
+	pruned, err := cache.Prune(keep)
+	var total int64
+	for _, p := range pruned {
+		fmt.Fprintf(stdout, "removed %s (%d bytes)\n", p.Dir, p.Bytes)
+		total += p.Bytes
+	}
+	fmt.Fprintf(stdout, "%d environments removed, %d bytes; %d kept for the skills named\n", len(pruned), total, len(keep))
+	return err
+}
+
+// skillFolders returns each path that holds a SKILL.md, and for each
+// other one its sub-folders that do.
+func skillFolders(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join(p, "SKILL.md")); err == nil {
+			out = append(out, p)
+			continue
+		}
+		entries, _ := os.ReadDir(p)
+		for _, e := range entries {
+			sub := filepath.Join(p, e.Name())
+			if _, err := os.Stat(filepath.Join(sub, "SKILL.md")); e.IsDir() && err == nil {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
+}
+
+// environment finds the prepared environment of the skill at dir, and
+// with build set builds it when it is missing or fails its check; sb is
+// the template of the sandbox pip runs in. It returns nil and no error
+// for a skill without requirements. The record's environment field is
+// set from what it found; res is pip's run when it ran.
+func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index string, build bool) (*prepare.Env, *run.Result, error) {
+	deps, err := prepare.Load(dir)
+	if err != nil || deps == nil {
+		return nil, nil, err
+	}
+	py, err := prepare.FindPython(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := prepare.DefaultCache()
+	if err != nil {
+		return nil, nil, err
+	}
+	key := prepare.Key(deps, py)
+	env, err := cache.Lookup(key)
+	built := false
+	var res *run.Result
+	if err != nil && build {
+		env, res, err = cache.Build(ctx, deps, py, prepare.BuildOptions{Index: index, Sandbox: *sb})
+		built = err == nil
+	}
+	if err != nil {
+		return nil, res, err
+	}
+	c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir, Built: built}
+	if built {
+		for _, p := range env.Installed {
+			c.meta.Environment.Installed = append(c.meta.Environment.Installed, audit.EnvironmentPackage(p))
+		}
+	}
+	return env, res, nil
+}
+
+// useEnvironment puts the skill's prepared environment first on the
+// run's interpreters (read-only, its python3 first on PATH), building
+// it first with --prepare. A skill whose environment is not prepared, or
+// whose requirements file the parser refuses, runs as it did before
+// prepare existed, with the host's packages, after a warning that says
+// how to prepare it: a skill whose packages the host has must keep
+// working. An environment changed since it was built is refused: it is
+// never used, and the change is worth the caller's attention. index is
+// the package index (--index, else the operator policy's package_index).
+// ok is false when the run is refused (printed and recorded).
+func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, index string) (ok bool) {
+	if f.noDeps {
+		return true
+	}
+	tmpl := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: sb.Warnings, NetworkLog: sb.NetworkLog,
+		RequestID: sb.RequestID, AllowDegraded: sb.AllowDegraded}
+	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, index, f.prepare)
+	switch {
+	case err == nil:
+		if env != nil {
+			sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		}
+		return true
+	case errors.Is(err, prepare.ErrTampered):
+		err = fmt.Errorf("%w: %v; prepare it with: skill-sandbox prepare %s (or run with --prepare; --no-deps runs without it)",
+			run.ErrBadConfig, err, shellQuote(c.meta.SkillPath))
+		errorf(c.stderr, "%v", err)
+		c.record(nil, err)
+		return false
+	case errors.Is(err, prepare.ErrNotPrepared):
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %v: running with the host's packages; prepare it with: skill-sandbox prepare %s (or run with --prepare)\n",
+			err, shellQuote(c.meta.SkillPath))
+	default:
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's requirements: %v: running with the host's packages\n", err)
+	}
+	return true
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
