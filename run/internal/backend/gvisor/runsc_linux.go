@@ -93,13 +93,17 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
 	// runsc left are ended whatever happened.
 	r.kill(killFlags, id, cmd.Process.Pid)
-	if cause := startFailure(filepath.Join(dir, "runsc.log")); cause != "" {
-		return nil, fmt.Errorf("%w: runsc could not start the sandbox here: %s; %s", backend.ErrStart, cause, Fix)
+	// A run the watchdog ended may leave runsc's complaints in its log;
+	// only one that ended by itself can have failed to start.
+	ended := wd.Ended()
+	if ended == backend.EndNormal || ended == backend.EndExited {
+		if cause := startFailure(filepath.Join(dir, "runsc.log")); cause != "" {
+			return nil, fmt.Errorf("%w: runsc could not start the sandbox here: %s; %s", backend.ErrStart, cause, Fix)
+		}
+		o.ExitCode = exitCode(waitErr)
+		return o, nil
 	}
-	o.ExitCode = exitCode(waitErr)
-	if wd.Ended() != backend.EndNormal && wd.Ended() != backend.EndExited {
-		o.ExitCode, o.Signal = -1, "SIGKILL"
-	}
+	o.ExitCode, o.Signal = -1, "SIGKILL"
 	return o, nil
 }
 
@@ -151,16 +155,4 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
-}
-
-// containerID is the container's id: runsc accepts letters, digits and
-// "-_.+" only.
-func containerID(requestID string) string {
-	id := []byte("ss-")
-	for _, c := range []byte(requestID) {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			id = append(id, c)
-		}
-	}
-	return string(id)
 }
