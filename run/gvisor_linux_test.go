@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,5 +196,53 @@ func BenchmarkGVisorStartTrue(b *testing.B) {
 				res.WaitCleanup()
 			}
 		})
+	}
+}
+
+// syscallProbe calls system calls the native backend's seccomp filter
+// denies (EPERM) and prints each one's errno; x86_64 numbers.
+const syscallProbe = `import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+for name, nr in [("userfaultfd", 323), ("perf_event_open", 298)]:
+    r = libc.syscall(nr, 0, 0, 0, 0, 0)
+    print(name, errno.errorcode.get(ctypes.get_errno(), "?") if r < 0 else "ok")
+`
+
+func TestGVisorKernelSyscalls(t *testing.T) {
+	needRunsc(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the probe's system call numbers are x86_64's")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 for the probe")
+	}
+	skill := gvisorSkill(t, "exec /usr/bin/python3 -c '"+syscallProbe+"'\n")
+	// The native backend's seccomp filter answers EPERM; gVisor's kernel
+	// answers itself: no userfaultfd (ENOSYS), no perf events (ENODEV).
+	want := map[string]string{
+		BackendNative: "userfaultfd EPERM\nperf_event_open EPERM\n",
+		BackendGVisor: "userfaultfd ENOSYS\nperf_event_open ENODEV\n",
+	}
+	for b, w := range want {
+		res, err := (&Sandbox{SkillDir: skill, Backend: b}).Run(context.Background(), "scripts/k.sh", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		res.WaitCleanup()
+		if got := string(res.Stdout.Captured); got != w {
+			t.Errorf("%s: %q (stderr %q), want %q", b, got, res.Stderr.Captured, w)
+		}
+	}
+}
+
+func TestGVisorWithoutRunscRefused(t *testing.T) {
+	skill := gvisorSkill(t, "echo RAN\n")
+	t.Setenv("PATH", t.TempDir()) // no runsc there
+	res, err := (&Sandbox{SkillDir: skill, Backend: BackendGVisor}).Run(context.Background(), "scripts/k.sh", nil)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "apt-get install runsc") || res.Started {
+		t.Fatalf("started %v, err %v; want ErrUnsupported with the fix", res.Started, err)
+	}
+	if len(res.Stdout.Captured) > 0 || res.Backend != BackendGVisor {
+		t.Fatalf("stdout %q, backend %q", res.Stdout.Captured, res.Backend)
 	}
 }
