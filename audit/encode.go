@@ -130,6 +130,12 @@ func appendConfinement(b []byte, r *Record) ([]byte, error) {
 			return append(appendStringField(b, "bound", q.Bound, false), '}')
 		})
 	}
+	if r.Backend != "" {
+		b = appendStringField(b, "backend", r.Backend, false)
+	}
+	if r.BackendVersion != "" {
+		b = appendStringField(b, "backend_version", r.BackendVersion, false)
+	}
 	return b, nil
 }
 

@@ -170,6 +170,12 @@ type Record struct {
 	// watches of an unprivileged caller's run; omitted when none (version
 	// 5).
 	SharedQuotas []SharedQuota `json:"shared_quotas,omitempty"`
+	// Backend is what ran the script when it was not the native kernel
+	// sandbox: "gvisor" (run.Result.Backend); BackendVersion is that
+	// runtime's version line ("runsc version ..."), when it was found.
+	// Both omitted for the native backend (added within version 5).
+	Backend        string `json:"backend,omitempty"`
+	BackendVersion string `json:"backend_version,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.

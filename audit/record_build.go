@@ -76,6 +76,8 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		WorkDir:        res.WorkDir,
 		SandboxUID:     res.SandboxUID,
 		SharedQuotas:   sharedQuotas(res.SharedQuotas),
+		Backend:        nonNative(res.Backend),
+		BackendVersion: res.BackendVersion,
 		Layers:         layers(res),
 		Validation:     validation(res.Validation),
 		MCP:            meta.MCP,
@@ -333,6 +335,15 @@ func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
 		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
 	}
 	return out
+}
+
+// nonNative is the record's backend: b, or "" for the native backend,
+// whose records omit it.
+func nonNative(b string) string {
+	if b == run.BackendNative {
+		return ""
+	}
+	return b
 }
 
 // environmentOf copies e with Installed cut to MaxEnvironmentPackages.

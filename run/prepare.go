@@ -133,6 +133,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 		return nil, cleanup, err
 	}
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
+	p.GVisor = s.Backend == BackendGVisor
 	p.Config = s.stageConfig(argv, asMB, env, skill, work)
 	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
 	setGrants(p, gp, masks)
@@ -166,6 +167,9 @@ func (s *Sandbox) checkConfig() (*netproxy.Config, error) {
 	}
 	if s.AllowDegraded && s.RequireIsolation {
 		return nil, fmt.Errorf("%w: AllowDegraded and RequireIsolation contradict each other", ErrBadConfig)
+	}
+	if s.Backend != "" && s.Backend != BackendNative && s.Backend != BackendGVisor {
+		return nil, fmt.Errorf("%w: unknown backend %q (want %s or %s)", ErrBadConfig, s.Backend, BackendNative, BackendGVisor)
 	}
 	for _, l := range s.Disable {
 		if !knownLayer(l) {

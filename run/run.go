@@ -98,6 +98,11 @@ func unmakeRefused(res *Result) {
 // work folder, lists in res.Artifacts what the run changed there.
 func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	p := l.plan
+	launch := launch
+	if p.GVisor {
+		launch = launchGVisor
+	}
+	res.Backend = BackendNative
 	if len(p.ArtifactRoots) == 0 {
 		return launch(ctx, l, res)
 	}

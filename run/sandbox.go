@@ -296,7 +296,19 @@ type Sandbox struct {
 	// layer is reported in Result.Missing with the reason "disabled". A
 	// run with disabled layers is a degraded run (see AllowDegraded).
 	Disable []Layer
+
+	// Backend chooses what runs the script: BackendNative ("" too), the
+	// kernel sandbox, or BackendGVisor, gVisor's runsc with the same
+	// plan (docs/backends.md says what its first cut lacks; runs it
+	// cannot isolate as planned are refused).
+	Backend string
 }
+
+// The backends a Sandbox may choose.
+const (
+	BackendNative = "native"
+	BackendGVisor = "gvisor"
+)
 
 // Output describes one output stream of the script.
 type Output struct {
@@ -383,6 +395,11 @@ type Result struct {
 
 	Applied []Layer   // layers in force for the script
 	Missing []Missing // layers that could not be applied
+
+	// Backend is what ran the script, BackendNative or BackendGVisor;
+	// BackendVersion is its version where it has one of its own (runsc's
+	// version line), else "".
+	Backend, BackendVersion string
 
 	// Network is the proxy's log when AllowHosts was set and the proxy
 	// started; nil otherwise.

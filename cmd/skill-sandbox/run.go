@@ -214,6 +214,10 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return policyMsg
 	case f.allowNetwork && (len(f.allowHosts) > 0 || len(f.denyHosts) > 0):
 		return "--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host"
+	case f.backend != run.BackendNative && f.backend != run.BackendGVisor:
+		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
+	case f.backend == run.BackendGVisor && (f.allowNetwork || len(f.allowHosts) > 0 || len(f.secrets) > 0):
+		return "--backend gvisor does not give a run network access yet (no --allow-network, --allow-host or --secret): see docs/backends.md"
 	}
 	return ""
 }
@@ -342,6 +346,7 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 		Module:           f.module,
 		KeepWorkDir:      f.keepWorkdir,
 		RequireIsolation: f.requireIsolation,
+		Backend:          f.backend,
 		Stdin:            scriptStdin(os.Stdin),
 		Stdout:           scriptOut,
 		Stderr:           scriptErr,

@@ -84,6 +84,9 @@ type Spec struct {
 	// with a mount namespace it is made inside the sandbox's root (and
 	// on the host by the launch if that layer fails).
 	HostWorkDir bool
+	// GVisor runs the script under gVisor's runsc (Sandbox.Backend)
+	// rather than the native launch.
+	GVisor bool
 }
 
 // Output is where the script's output streams go: the caller's writers

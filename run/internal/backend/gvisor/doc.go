@@ -1,0 +1,18 @@
+// Package gvisor is the gVisor backend: it runs a run's script under
+// runsc, gVisor's runtime, so that the script's system calls meet
+// gVisor's user-space kernel (the Sentry) and not the host's.
+//
+// For most uses, run calls Find once, then Check and Run with the
+// backend.Spec prepare made: Run writes an OCI bundle (config.json, from
+// the package's own types of the OCI runtime specification) holding the
+// same skill folder, grants, masks, work folder, environment, working
+// directory and limits as the native backend's, starts `runsc run` with
+// no network, ends it with a backend.Watchdog (time, cancellation,
+// output) by `runsc kill` and `runsc delete --force`, and returns the
+// script's exit status. What the first cut lacks is in docs/backends.md;
+// Check refuses those runs.
+//
+// It runs in the supervisor: it starts runsc, whose own processes (the
+// Sentry and the gofer) hold the script; the state folder and the bundle
+// are a temporary folder of the supervisor's, removed after the run.
+package gvisor
