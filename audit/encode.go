@@ -148,6 +148,9 @@ func appendServe(b []byte, v *Serve) []byte {
 	b = appendStringField(b, "execution_id", v.ExecutionID, true)
 	b = appendStringField(b, "tenant", v.Tenant, false)
 	b = appendStringField(b, "token_id", v.TokenID, false)
+	if v.Suppressed != 0 {
+		b = appendIntField(b, "suppressed", v.Suppressed)
+	}
 	return append(b, '}')
 }
 

@@ -73,6 +73,15 @@ const (
 	KindSignature     = "signature"      // sign.ErrNotVerified: --require-signature refused the skill
 	KindPolicy        = "policy"         // a policy file is invalid, or the skill asks for more than is granted
 	KindInternal      = "internal"       // anything else
+	// KindBusy: skill-sandbox serve had no run slot or queue place for
+	// the request (HTTP 429; version 5).
+	KindBusy = "busy"
+	// KindDraining: skill-sandbox serve was stopping and took no new
+	// runs (HTTP 503; version 5).
+	KindDraining = "draining"
+	// KindNoSpace: the work folder of skill-sandbox serve had less free
+	// space than the run may write (HTTP 507; version 5).
+	KindNoSpace = "no_space"
 )
 
 // Size caps applied to free-form strings before marshalling, in bytes.
@@ -341,6 +350,11 @@ type Serve struct {
 	Tenant string `json:"tenant"`
 	// TokenID is the id of the token of the request, from the tokens file.
 	TokenID string `json:"token_id"`
+	// Suppressed counts the requests refused for the server's state
+	// (busy, draining, no_space) before this one, since the previous
+	// such record, that got no record of their own: the cap of
+	// docs/audit.md, "Refused requests". Omitted when 0.
+	Suppressed int64 `json:"suppressed,omitempty"`
 }
 
 // Meta is what a call asked for, known before the run. FromRun combines it

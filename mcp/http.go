@@ -172,7 +172,7 @@ func (h *HTTPHandler) Close() error {
 	h.mu.Unlock()
 	h.cancel()
 	h.wg.Wait()
-	h.s.refusals.flush() // what the rate cap held back gets its record now
+	h.s.refusals.Flush() // what the rate cap held back gets its record now
 	h.s.cleanups.Wait()
 	if h.ownPool {
 		h.s.closePool(h.pool)

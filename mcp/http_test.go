@@ -527,7 +527,7 @@ func TestHTTPSharedPool(t *testing.T) {
 func TestHTTPRefusedRecorded(t *testing.T) {
 	log := &syncBuffer{}
 	h, url := newHTTPServer(t, Config{MaxMessageBytes: 4096, Log: log, Version: "test"}, HTTPOptions{})
-	h.s.refusals.perWindow = 1 << 20 // counted one by one
+	h.s.refusals = newRefusalLog(1<<20, h.s.writeRefusal) // counted one by one
 	c := &httpClient{t: t, url: url}
 	c.initialize(VersionLegacy)
 	meta, _ := json.Marshal(statelessMeta())

@@ -2,19 +2,15 @@ package mcp
 
 import (
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 )
 
 // Caps on the records of refused requests: a client that sends garbage
 // as fast as it can must not fill the disk with records, nor the memory
 // with refusals waiting for one (docs/audit.md, "Refused requests").
-const (
-	refusedPerWindow = 16
-	refusedWindow    = time.Second
-)
+const refusedPerWindow, refusedWindow = refusecap.PerWindow, refusecap.Window
 
 // rpcRefusal is one request refused at the protocol level.
 type rpcRefusal struct {
@@ -27,87 +23,21 @@ type rpcRefusal struct {
 	message string
 }
 
-// refusalLog writes one audit record per refused request, at most
-// refusedPerWindow in each refusedWindow. Past the cap a refusal is only
-// counted, and kept when it is the last: when the window ends (a timer)
-// or the connection does (flush), that last one gets its record, with the
-// count of those before it that got none. A refusal that gets a record
-// within the cap also carries the count. Memory is constant: a counter
-// and one refusal (its strings capped).
-type refusalLog struct {
-	write     func(audit.ProtocolRecord)
-	perWindow int // refusedPerWindow; a test raises it
-
-	mu         sync.Mutex
-	start      time.Time   // of the current window
-	written    int         // records written in the current window
-	suppressed int64       // refusals since the last record without one, pending included
-	pending    *rpcRefusal // the last of them
-	timer      *time.Timer
+// newRefusalLog returns the rate-capped log of refused-request records
+// (internal/refusecap) writing through write.
+func newRefusalLog(perWindow int, write func(audit.ProtocolRecord)) *refusecap.Log[rpcRefusal] {
+	return refusecap.New(perWindow, refusedWindow, func(r rpcRefusal, suppressed int64) { write(recordOf(r, suppressed)) })
 }
 
-// add records r, or counts it when the window's records are used up.
-func (l *refusalLog) add(r rpcRefusal) {
+// capRefusal bounds the strings of a refusal, which may be held back
+// until its record is written.
+func capRefusal(r rpcRefusal) rpcRefusal {
 	r.method, r.tool, r.client = capString(r.method), capString(r.tool), capString(r.client)
 	if len(r.id) > 256 {
 		r.id = r.id[:256]
 	}
 	r.message = oneLine(r.message, 1024)
-	l.mu.Lock()
-	now := time.Now()
-	if now.Sub(l.start) >= refusedWindow {
-		l.start, l.written = now, 0
-	}
-	if l.written >= l.perWindow {
-		l.suppressed++
-		l.pending = &r
-		if l.timer == nil {
-			l.timer = time.AfterFunc(l.start.Add(refusedWindow).Sub(now), func() { l.flushPending(true) })
-		}
-		l.mu.Unlock()
-		return
-	}
-	l.written++
-	suppressed := l.suppressed
-	l.suppressed, l.pending = 0, nil
-	l.stopTimer()
-	l.mu.Unlock()
-	l.write(recordOf(r, suppressed))
-}
-
-// flush writes the record of the pending refusal, if any: when the
-// connection ends.
-func (l *refusalLog) flush() { l.flushPending(false) }
-
-// flushPending writes the record of the pending refusal, if any. For the
-// timer (expired), only once its window is over: a timer whose window
-// add has replaced since is stale, and must neither write early nor
-// start a window of its own. The record counts in the window it is
-// written in.
-func (l *refusalLog) flushPending(expired bool) {
-	l.mu.Lock()
-	now := time.Now()
-	r, suppressed := l.pending, l.suppressed-1
-	if r == nil || expired && now.Sub(l.start) < refusedWindow {
-		l.mu.Unlock()
-		return
-	}
-	l.suppressed, l.pending = 0, nil
-	l.stopTimer()
-	if now.Sub(l.start) >= refusedWindow {
-		l.start, l.written = now, 0
-	}
-	l.written++
-	l.mu.Unlock()
-	l.write(recordOf(*r, suppressed))
-}
-
-// stopTimer stops the flush timer; l.mu is held.
-func (l *refusalLog) stopTimer() {
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
-	}
+	return r
 }
 
 func recordOf(r rpcRefusal, suppressed int64) audit.ProtocolRecord {
@@ -135,7 +65,7 @@ func (s *Server) refused(sess *session, id json.RawMessage, method string, size 
 		r.client = sess.client.Name
 		sess.mu.Unlock()
 	}
-	s.refusals.add(r)
+	s.refusals.Add(capRefusal(r))
 }
 
 // writeRefusal writes a refused-request record to the audit log, or on

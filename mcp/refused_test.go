@@ -38,7 +38,7 @@ func refusedRecords(t testing.TB, log string) []audit.ProtocolRecord {
 // (ping) get none.
 func TestRefusedRecorded(t *testing.T) {
 	c := newClient(t, Config{SkillDirs: []string{skillsDir(t)}, MaxMessageBytes: 4096})
-	c.srv.refusals.perWindow = 1 << 20 // this test counts records one by one
+	c.srv.refusals = newRefusalLog(1<<20, c.srv.writeRefusal) // this test counts records one by one
 	c.nextID = 1000
 	type refused struct {
 		name, line, method string
@@ -124,32 +124,6 @@ func TestRefusedFlood(t *testing.T) {
 	t.Logf("%d refused requests in %v: %d records", n, elapsed, len(recs))
 }
 
-// TestRefusalLogWindowFlush: refusals held back by the cap get their
-// record when the window ends, without waiting for the connection's end.
-func TestRefusalLogWindowFlush(t *testing.T) {
-	got := make(chan audit.ProtocolRecord, 4)
-	l := &refusalLog{write: func(r audit.ProtocolRecord) { got <- r }, perWindow: 1}
-	for i := range 3 {
-		l.add(rpcRefusal{id: json.RawMessage(fmt.Sprint(i)), code: CodeParseError, message: "parse error"})
-	}
-	first := <-got
-	if first.MCP.RequestID != "0" || first.Protocol.Suppressed != 0 {
-		t.Errorf("first record %+v", first.Protocol)
-	}
-	select {
-	case r := <-got:
-		if r.MCP.RequestID != "2" || r.Protocol.Suppressed != 1 {
-			t.Errorf("flushed record: id %s %+v, want id 2 with 1 suppressed", r.MCP.RequestID, r.Protocol)
-		}
-	case <-time.After(10 * refusedWindow):
-		t.Fatal("the held-back refusals got no record when the window ended")
-	}
-	l.flush()
-	if len(got) != 0 {
-		t.Errorf("flush wrote a record with nothing pending")
-	}
-}
-
 // TestRefusedIDInUse: a request reusing the id of one in progress is
 // refused, and that refusal has its record, as those of TestRefusedRecorded.
 func TestRefusedIDInUse(t *testing.T) {
@@ -171,25 +145,5 @@ func TestRefusedIDInUse(t *testing.T) {
 	}
 	if len(found) != 1 || found[0].Protocol.Method != "ping" || !strings.Contains(found[0].Error, "already in use") || found[0].MCP.Client != "go-test" {
 		t.Errorf("records of the refused request: %+v", found)
-	}
-}
-
-// TestRefusalLogStaleTimer: a timer that fires for a window already
-// replaced (late, under load, while a new refusal armed the next one)
-// writes nothing and starts no window: otherwise each stale timer would
-// let refusedPerWindow more records through within the second.
-func TestRefusalLogStaleTimer(t *testing.T) {
-	var got []audit.ProtocolRecord
-	l := &refusalLog{write: func(r audit.ProtocolRecord) { got = append(got, r) }, perWindow: 1}
-	l.add(rpcRefusal{code: CodeParseError, message: "a"})
-	l.add(rpcRefusal{code: CodeParseError, message: "b"}) // over the cap: pending
-	l.flushPending(true)                                  // as a stale timer would, within the window
-	l.add(rpcRefusal{code: CodeParseError, message: "c"})
-	l.mu.Lock()
-	written, suppressed := l.written, l.suppressed
-	l.stopTimer()
-	l.mu.Unlock()
-	if len(got) != 1 || written != 1 || suppressed != 2 {
-		t.Errorf("%d records, %d written in the window, %d suppressed; want 1, 1, 2", len(got), written, suppressed)
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) (err error
 	defer func() {
 		cancelAll()
 		c.wg.Wait()
-		s.refusals.flush() // what the rate cap held back gets its record now
+		s.refusals.Flush() // what the rate cap held back gets its record now
 		s.cleanups.Wait()
 		if werr := c.out.close(); werr != nil && err == nil {
 			err = fmt.Errorf("writing responses: %w", werr)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
+	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -123,7 +124,7 @@ type Server struct {
 
 	// refusals writes the records of requests refused at the protocol
 	// level, capped in rate.
-	refusals *refusalLog
+	refusals *refusecap.Log[rpcRefusal]
 
 	// digests caches the hashes of large skill files across calls, so a
 	// big reference file is read once, not on every call.
@@ -199,7 +200,7 @@ func NewServer(cfg Config) (*Server, error) {
 		digest:     sign.DigestAnyCached,
 		budget:     newBudget(cfg.MaxBufferedBytes),
 	}
-	srv.refusals = &refusalLog{write: srv.writeRefusal, perWindow: refusedPerWindow}
+	srv.refusals = newRefusalLog(refusedPerWindow, srv.writeRefusal)
 	// The largest request must fit, or it could never be served.
 	largest := int64(cfg.MaxMessageBytes) + max(srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolRunScript + `"}`)}),
 		srv.reserveFor(&request{Method: "tools/call", Params: json.RawMessage(`{"name":"` + ToolReadSkill + `"}`)}))

@@ -28,6 +28,14 @@
 // may carry request rules (methods and path prefixes), enforced on plain
 // HTTP and in those terminated tunnels.
 //
+// The same port serves SOCKS5 (RFC 1928) CONNECT without authentication,
+// for clients that speak no HTTP proxy protocol (ssh through a
+// ProxyCommand, socks5h:// URLs): a connection whose first byte is 5 is
+// read as a SOCKS greeting, and its target goes through the same policy,
+// address and tunnel checks and the same Report as a CONNECT (Method
+// "SOCKS5"). BIND and UDP ASSOCIATE are refused (reply 7), as is every
+// refused target (reply 2, or 4 when it cannot be reached).
+//
 // Requests it will not carry get an HTTP error with a reason in the body,
 // and a remedy (the flag or policy key that would allow the request):
 // 403 for the policy and the address checks, 400 for a malformed request,

@@ -305,3 +305,37 @@ func FuzzRequestRules(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSOCKS5 feeds readSOCKS arbitrary greetings and requests: it must
+// return a target that parseTarget accepts or an error, never panic, and
+// write at most the two-byte greeting reply.
+func FuzzSOCKS5(f *testing.F) {
+	for _, s := range []string{
+		"\x05\x01\x00\x05\x01\x00\x03\x0edb.example.com\x15\x38",
+		"\x05\x02\x02\x00\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x16",
+		"\x05\x01\x00\x05\x01\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x7f\x00\x00\x01\x00\x16",
+		"\x05\x01\x00\x05\x02\x00\x01\x01\x02\x03\x04\x00\x16",
+		"\x05\x01\x00\x05\x03\x00\x01\x01\x02\x03\x04\x00\x16",
+		"\x05\x01\x00\x05\x01\x00\x03\x00\x00\x16",
+		"\x05\x01\x02",
+		"\x04\x01\x00\x16\x7f\x00\x00\x01\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var w bytes.Buffer
+		tg, err := readSOCKS(bufio.NewReader(bytes.NewReader(b)), &w)
+		if w.Len() > 2 {
+			t.Fatalf("wrote %d bytes", w.Len())
+		}
+		if err != nil {
+			return
+		}
+		if tg.port < 1 || tg.port > 65535 || (tg.host == "") == !tg.addr.IsValid() {
+			t.Fatalf("bad target %+v", tg)
+		}
+		if _, err := parseTarget(tg.String(), 0); err != nil {
+			t.Fatalf("target %v does not parse again: %v", tg, err)
+		}
+	})
+}

@@ -217,6 +217,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 	}
 	c.SetReadDeadline(start.Add(p.cfg.HeaderTimeout))
 	br := bufio.NewReaderSize(c, 4<<10)
+	if b, err := br.Peek(1); err == nil && b[0] == socksVersion {
+		p.serveSOCKS(c, br, start)
+		return
+	}
 	req, err := readHead(br, p.cfg.MaxHeaderBytes)
 	if err != nil {
 		// A connection closed without a request says nothing.
@@ -246,40 +250,62 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.refuse(c, e, status, text, start)
 		return
 	}
-	if !p.track(up) { // Close ran while connect dialled
-		up.Close()
-		e.Reason = "the proxy is closing"
-		p.finish(e, start)
-		return
-	}
-	defer p.untrack(up)
-	e.Addr = addr.String()
-	e.Allowed = true
-	var head func(*atomic.Int64) ([]byte, io.Reader, error)
 	if req.method == "CONNECT" {
 		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			up.Close()
 			p.finish(e, start)
 			return
 		}
-		if p.cfg.Secrets.covers(req.target) {
-			p.finishIntercepted(e, p.intercept(c, br, up, req.target, d), start)
-			return
-		}
-		// The client's first bytes are checked before the server gets
-		// them: TLS on port 443, and a server name that is the host's.
-		head = func(last *atomic.Int64) ([]byte, io.Reader, error) {
-			rec, err := p.firstRecord(c, br, req.target, last)
-			return rec, nil, err
-		}
-	} else {
-		// One request only: its head, then its body as framed, and
-		// nothing the client sends after it.
-		first := req.upstreamHead()
-		body := req.framing.body(br, p.cfg.MaxHeaderBytes)
-		head = func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil }
+		p.carryTunnel(c, br, up, addr, e, req.target, d, start)
+		return
 	}
-	e.BytesUp, e.BytesDown, err = p.relay(c, br, up, head)
+	if !p.adopt(up, addr, &e, start) {
+		return
+	}
+	defer p.untrack(up)
+	// One request only: its head, then its body as framed, and nothing
+	// the client sends after it.
+	first := req.upstreamHead()
+	body := req.framing.body(br, p.cfg.MaxHeaderBytes)
+	e.BytesUp, e.BytesDown, err = p.relay(c, br, up, func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
+	p.finish(e, start)
+}
+
+// adopt tracks up, dialled at addr, for Close and marks e allowed; false
+// (e recorded as refused) when Close ran while connect dialled.
+func (p *Proxy) adopt(up net.Conn, addr netip.AddrPort, e *Connection, start time.Time) bool {
+	if !p.track(up) {
+		up.Close()
+		e.Reason = "the proxy is closing"
+		p.finish(*e, start)
+		return false
+	}
+	e.Addr = addr.String()
+	e.Allowed = true
+	return true
+}
+
+// carryTunnel relays a tunnel to t over up, dialled at addr, once the
+// client has been told it is established (CONNECT's 200, SOCKS's
+// success): terminated for a secret's host, otherwise opaque after the
+// checks of its first bytes (firstRecord).
+func (p *Proxy) carryTunnel(c net.Conn, br *bufio.Reader, up net.Conn, addr netip.AddrPort, e Connection, t target, d Decision, start time.Time) {
+	if !p.adopt(up, addr, &e, start) {
+		return
+	}
+	defer p.untrack(up)
+	if p.cfg.Secrets.covers(t) {
+		p.finishIntercepted(e, p.intercept(c, br, up, t, d), start)
+		return
+	}
+	// The client's first bytes are checked before the server gets them:
+	// TLS on port 443, and a server name that is the host's.
+	var err error
+	e.BytesUp, e.BytesDown, err = p.relay(c, br, up, func(last *atomic.Int64) ([]byte, io.Reader, error) {
+		rec, err := p.firstRecord(c, br, t, last)
+		return rec, nil, err
+	})
 	var refused *tunnelRefusal
 	if errors.As(err, &refused) {
 		e.Allowed = false

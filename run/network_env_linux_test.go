@@ -14,7 +14,7 @@ func TestAllowHostsProxyEnv(t *testing.T) {
 	needTool(t, "curl")
 	fi := newFakeInternet(t, nil)
 	dir := netSkill(t, fi, map[string]string{
-		"env.sh":   "#!/bin/sh\nenv | grep -i '_proxy=' | sort\n",
+		"env.sh":   "#!/bin/sh\nenv | grep -i '_proxy=\\|^GIT_SSH_COMMAND=' | sort\n",
 		"fetch.sh": curlScript,
 		"fetch.py": urllibScript,
 	})
@@ -28,9 +28,11 @@ func TestAllowHostsProxyEnv(t *testing.T) {
 	fi.hook(&sb)
 	o := runIn(t, sb, dir, "env.sh")
 	const url = "http://127.0.0.1:3128"
+	const socks = "socks5h://127.0.0.1:3128"
 	want := strings.Join([]string{
-		"ALL_PROXY=" + url, "HTTPS_PROXY=" + url, "HTTP_PROXY=" + url, "NODE_USE_ENV_PROXY=1", "NO_PROXY=",
-		"all_proxy=" + url, "http_proxy=" + url, "https_proxy=" + url, "no_proxy=",
+		"ALL_PROXY=" + socks, "GIT_SSH_COMMAND=ssh -o ProxyCommand='nc.openbsd -X 5 -x 127.0.0.1:3128 %h %p'",
+		"HTTPS_PROXY=" + url, "HTTP_PROXY=" + url, "NODE_USE_ENV_PROXY=1", "NO_PROXY=",
+		"all_proxy=" + socks, "http_proxy=" + url, "https_proxy=" + url, "no_proxy=",
 	}, "\n") + "\n"
 	if o.err != nil || o.stdout != want {
 		t.Errorf("err %v, proxy variables\n%s\nwant\n%s", o.err, o.stdout, want)

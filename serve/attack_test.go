@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/serve/client"
 )
 
@@ -244,6 +245,16 @@ func TestQueueFull(t *testing.T) {
 	_, _, m := f.do(t, "GET", "/metrics", "", nil)
 	if !bytes.Contains(m, []byte("skill_sandbox_queue_rejections_total 1\n")) {
 		t.Errorf("metrics:\n%s", m)
+	}
+	// The 429 has its record, as every other call.
+	var busy int
+	for _, r := range f.records(t) {
+		if r.ErrorKind == audit.KindBusy && r.Outcome == audit.OutcomeRefused && r.Serve != nil && r.Serve.Tenant == "team-a" {
+			busy++
+		}
+	}
+	if busy != 1 {
+		t.Errorf("%d busy records, want 1", busy)
 	}
 }
 

@@ -38,6 +38,7 @@ type execution struct {
 	started  time.Time
 	finished time.Time
 	result   *executionResult
+	disk     int64 // bytes its folder holds, measured when it finished
 }
 
 // executionResult is what a finished execution answers with.
@@ -127,6 +128,14 @@ func (e *execution) memory() int64 {
 		n += len(a)
 	}
 	return int64(n)
+}
+
+// diskBytes returns the bytes the finished execution's folder held when
+// it finished; 0 before.
+func (e *execution) diskBytes() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.disk
 }
 
 // isFinished reports whether the execution has its result.

@@ -30,6 +30,10 @@ const retryAfter = 2 * time.Second
 func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller) {
 	meta := s.newMeta(c)
 	e, sb, status, kind, err := s.receive(r.Context(), w, r, c, &meta)
+	if status == http.StatusInsufficientStorage {
+		s.refuseState(w, r, meta, stateRefusal{status: status, problem: kind, kind: audit.KindNoSpace, detail: err.Error()})
+		return
+	}
 	if err != nil {
 		s.refuse(w, r, meta, status, kind, err)
 		return
@@ -37,8 +41,9 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 	if e == nil {
 		return // the client went away while waiting to upload
 	}
-	if !s.accept(w, r, c.tenant.name) {
+	if ref, ok := s.accept(c.tenant.name); !ok {
 		os.RemoveAll(e.dir)
+		s.refuseState(w, r, meta, ref)
 		return
 	}
 	for _, old := range c.tenant.add(e, s.cfg.KeepRuns, s.cfg.KeepMemory) {
@@ -93,6 +98,9 @@ func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	e, sb, err := s.prepare(c, sk, req, meta)
 	if err != nil {
+		if errors.Is(err, errNoSpace) {
+			return nil, nil, http.StatusInsufficientStorage, ProblemNoSpace, err
+		}
 		if errors.Is(err, errUsage) {
 			return nil, nil, http.StatusBadRequest, ProblemBadRequest, err
 		}
@@ -101,26 +109,25 @@ func (s *Server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 	return e, sb, 0, "", nil
 }
 
-// accept takes a place in the queue for a run, or answers why not: the
+// accept takes a place in the queue for a run, or says why not: the
 // server is draining (503) or full (429). A run accepted is counted in
 // s.runs until its record is written.
-func (s *Server) accept(w http.ResponseWriter, r *http.Request, tenant string) bool {
+func (s *Server) accept(tenant string) (stateRefusal, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
-		writeRetryProblem(w, r, http.StatusServiceUnavailable, ProblemDraining, "the server is stopping and takes no new runs", retryAfter)
-		return false
+		return stateRefusal{status: http.StatusServiceUnavailable, problem: ProblemDraining, kind: audit.KindDraining,
+			detail: "the server is stopping and takes no new runs", retry: retryAfter}, false
 	}
 	if !s.queue.admit(tenant) {
 		s.metrics.rejected()
 		s.log().Warn("queue full", "tenant", tenant, "in_flight", s.queue.running(), "queued", s.queue.waiting())
-		writeRetryProblem(w, r, http.StatusTooManyRequests, ProblemQueueFull,
-			fmt.Sprintf("the run slots and queue places (%d and %d, %d and %d for one tenant) are taken: the server takes no more",
-				s.cfg.MaxRuns, s.cfg.Queue, s.cfg.TenantMaxRuns, s.cfg.TenantQueue), retryAfter)
-		return false
+		return stateRefusal{status: http.StatusTooManyRequests, problem: ProblemQueueFull, kind: audit.KindBusy,
+			detail: fmt.Sprintf("the run slots and queue places (%d and %d, %d and %d for one tenant) are taken: the server takes no more",
+				s.cfg.MaxRuns, s.cfg.Queue, s.cfg.TenantMaxRuns, s.cfg.TenantQueue), retry: retryAfter}, false
 	}
 	s.runs.Add(1)
-	return true
+	return stateRefusal{}, true
 }
 
 // answer writes the 202 of an accepted execution, or with ?wait=true
@@ -186,6 +193,9 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 		return nil, nil, err
 	}
 	meta.Timeout = timeout
+	if err := s.checkSpace(sb.WriteMB, req.Files); err != nil {
+		return nil, nil, err
+	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
 	if err := makeFolder(dir, req.Files); err != nil {
 		return nil, nil, err

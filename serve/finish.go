@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,10 +47,17 @@ func (s *Server) finish(e *execution, meta audit.Meta, res *run.Result, err erro
 	s.log().Info("execution finished", "execution", e.id, "tenant", e.tenant, "token", e.tokenID,
 		"skill", e.skill, "script", e.script, "status", status, "outcome", rec.Outcome, "exit_code", rec.ExitCode,
 		"duration_ms", rec.Duration)
+	disk := folderBytes(e.dir, s.cfg.KeepDisk)
 	e.mu.Lock()
-	e.status, e.result, e.finished = status, out, time.Now()
+	e.status, e.result, e.finished, e.disk = status, out, time.Now(), disk
 	e.mu.Unlock()
 	close(e.done)
+	// The tenant's disk budget: the oldest finished executions go first.
+	if tn := s.tenants[e.tenant]; tn != nil {
+		for _, old := range tn.trimDisk(s.cfg.KeepDisk, e) {
+			os.RemoveAll(old.dir)
+		}
+	}
 }
 
 // collect adds the run's artifacts and structured output to out: the

@@ -30,10 +30,15 @@ type ReadyReport struct {
 	Ready bool `json:"ready"`
 	// Problems say, per tenant, why its runs would be refused: the
 	// missing layers and their cause, as the run package words them.
-	Problems []string `json:"problems"`
+	// /readyz shows them only to a request with a token (see readyView).
+	Problems []string `json:"problems,omitzero"`
 	// Degraded lists, per tenant, the layers its runs go without because
 	// the operator allowed degraded runs (--allow-degraded).
-	Degraded []string `json:"degraded"`
+	Degraded []string `json:"degraded,omitzero"`
+	// ProblemCount and DegradedCount count all of Problems and Degraded,
+	// which /readyz answers everyone.
+	ProblemCount  int `json:"problem_count"`
+	DegradedCount int `json:"degraded_count"`
 	// Draining is set once the server takes no new runs.
 	Draining bool `json:"draining"`
 }
@@ -105,7 +110,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz answers 200 when every tenant's runs can start here, with the
-// report; 503 otherwise, or while draining.
+// report; 503 otherwise, or while draining. Without a token the report
+// holds only the verdict and counts: its lines name tenants and paths.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	s.ready.mu.Lock()
 	if time.Since(s.ready.checked) > readyFor {
@@ -119,7 +125,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !rep.Ready || rep.Draining {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, rep)
+	writeJSON(w, status, s.readyView(r, rep))
 }
 
 // janitor deletes the executions kept past Config.Keep, until Drain.

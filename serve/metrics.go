@@ -109,6 +109,9 @@ func (m *metrics) add(f func()) {
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if !s.metricsAllowed(w, r) {
+		return
+	}
 	var pool run.PoolStats
 	if s.pool != nil {
 		pool = s.pool.Stats()

@@ -13,15 +13,16 @@ const ProblemTypeBase = "https://github.com/skill-sandbox/skill-sandbox/blob/mai
 
 // Problem types, the part of the type URI after ProblemTypeBase.
 const (
-	ProblemUnauthorized  = "unauthorized"     // no token, or not a known one
-	ProblemNotFound      = "not-found"        // no such route, skill, execution or artifact (for this tenant)
-	ProblemBadRequest    = "bad-request"      // the request's JSON or fields are wrong
-	ProblemTooLarge      = "too-large"        // the body is larger than the server takes
-	ProblemQueueFull     = "queue-full"       // every run slot and queue place is taken
-	ProblemDraining      = "draining"         // the server is stopping and takes no new runs
-	ProblemRefused       = "refused"          // the run was refused (policy, skill, isolation)
-	ProblemUnsafePath    = "unsafe-path"      // an artifact path that leaves the folder or goes through a link
-	ProblemUnsupportedCT = "unsupported-type" // a body that is not application/json
+	ProblemUnauthorized  = "unauthorized"         // no token, or not a known one
+	ProblemNotFound      = "not-found"            // no such route, skill, execution or artifact (for this tenant)
+	ProblemBadRequest    = "bad-request"          // the request's JSON or fields are wrong
+	ProblemTooLarge      = "too-large"            // the body is larger than the server takes
+	ProblemQueueFull     = "queue-full"           // every run slot and queue place is taken
+	ProblemDraining      = "draining"             // the server is stopping and takes no new runs
+	ProblemNoSpace       = "insufficient-storage" // the work folder has too little free space for the run
+	ProblemRefused       = "refused"              // the run was refused (policy, skill, isolation)
+	ProblemUnsafePath    = "unsafe-path"          // an artifact path that leaves the folder or goes through a link
+	ProblemUnsupportedCT = "unsupported-type"     // a body that is not application/json
 )
 
 // problem is an RFC 9457 problem details object.

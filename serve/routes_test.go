@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -197,7 +198,8 @@ func waitExecution(t testing.TB, f *fixture, loc, tok string) client.Execution {
 }
 
 // TestDrainingRefuses: once draining, a new execution is refused with 503
-// and Retry-After, and writes no record.
+// and Retry-After, and writes one record (outcome refused, error_kind
+// draining) that the schema takes.
 func TestDrainingRefuses(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.Close()
@@ -206,8 +208,60 @@ func TestDrainingRefuses(t *testing.T) {
 		t.Fatalf("POST while draining: %d %s", status, body)
 	}
 	checkProblem(t, h, body, http.StatusServiceUnavailable, ProblemDraining)
-	if recs := f.records(t); len(recs) != 0 {
-		t.Errorf("%d records", len(recs))
+	recs := f.records(t)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	if r.Outcome != audit.OutcomeRefused || r.ErrorKind != audit.KindDraining || r.Serve == nil ||
+		r.Serve.Tenant != "team-a" || r.Serve.TokenID != "a-1" || r.RequestID == "" || r.Serve.ExecutionID != r.RequestID {
+		t.Errorf("record: outcome %s, kind %s, request %s, serve %+v", r.Outcome, r.ErrorKind, r.RequestID, r.Serve)
+	}
+	checkRecords(t, f)
+}
+
+// TestRefusalFlood: a flood of requests refused for the server's state
+// writes at most 16 records a second, and the records account for every
+// refused request (the sum of 1 + serve.suppressed).
+func TestRefusalFlood(t *testing.T) {
+	f := newFixture(t, nil)
+	f.srv.Close()
+	const n = 200
+	start := time.Now()
+	for range n {
+		if status, _, body := f.do(t, "POST", "/v1/executions", tokenA, map[string]any{"skill": "alpha", "script": "scripts/echo.sh"}); status != http.StatusServiceUnavailable {
+			t.Fatalf("POST while draining: %d %s", status, body)
+		}
+	}
+	elapsed := time.Since(start)
+	during := len(f.records(t))
+	f.srv.FlushRecords()
+	recs := f.records(t)
+	var total int64
+	for _, r := range recs {
+		total += 1 + r.Serve.Suppressed
+	}
+	if total != n {
+		t.Errorf("%d records account for %d refused requests, want %d", len(recs), total, n)
+	}
+	if limit := (int(elapsed/refusedWindow) + 1) * (refusedPerWindow + 1); during > limit {
+		t.Errorf("%d records during a flood of %v, more than the cap's %d", during, elapsed, limit)
+	}
+	checkRecords(t, f)
+	t.Logf("%d refused requests in %v: %d records", n, elapsed, len(recs))
+}
+
+// checkRecords checks every record of f against the audit schema.
+func checkRecords(t *testing.T, f *fixture) {
+	t.Helper()
+	data, err := os.ReadFile(f.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if err := audit.CheckLine(line); err != nil {
+			t.Errorf("record %s: %v", line, err)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -29,6 +30,11 @@ const (
 	DefaultKeepRuns     = 1000
 	// DefaultKeepMemory bounds the memory of one tenant's kept answers.
 	DefaultKeepMemory = 256 << 20
+	// DefaultKeepDisk bounds the bytes the kept executions' folders of
+	// one tenant hold: four runs that each wrote the default write_mb
+	// (1 GiB), so that the last few results stay downloadable, while
+	// eight tenants fit a 32 GiB volume.
+	DefaultKeepDisk = 4 << 30
 	// DefaultOutputCap is the stdout and stderr kept per run for its
 	// execution's answer.
 	DefaultOutputCap = 1 << 20
@@ -80,6 +86,11 @@ type Config struct {
 	// list and args: up to about 3 MiB each) (DefaultKeepMemory); past
 	// it the oldest are deleted, as past KeepRuns.
 	KeepMemory int64
+	// KeepDisk bounds the bytes the folders of the finished executions
+	// of each tenant hold (DefaultKeepDisk), measured as each finishes;
+	// past it the oldest are deleted. The one that just finished is kept
+	// even alone over it.
+	KeepDisk int64
 
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -91,6 +102,11 @@ type Config struct {
 	// AuditLog receives one record per execution; nil writes the records
 	// to Log at level INFO under the key "record".
 	AuditLog *audit.Log
+
+	// MetricsToken, when set, is the SHA-256 of the bearer token that
+	// /metrics then needs (LoadMetricsToken); its holder also gets the
+	// full /readyz report. Nil: /metrics answers anyone.
+	MetricsToken *[32]byte
 
 	// Version is the server version in records.
 	Version string
@@ -124,6 +140,9 @@ type Server struct {
 	ready   *readiness
 	// noisy bounds the lines logged for clients without a valid token.
 	noisy *logLimit
+	// refusals caps the records of requests refused for the server's
+	// state (refusals.go).
+	refusals *refusecap.Log[audit.Record]
 
 	// runCtx is the context of every run; Drain cancels it at its
 	// deadline.
@@ -148,6 +167,13 @@ func New(cfg Config) (*Server, error) {
 	if st, err := os.Stat(cfg.WorkDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("work folder %s: not a folder", cfg.WorkDir)
 	}
+	if cfg.MetricsToken != nil {
+		for _, t := range cfg.Tokens {
+			if t.SHA256 == *cfg.MetricsToken {
+				return nil, fmt.Errorf("the metrics token is token %s of tenant %s: give /metrics a token of its own", t.ID, t.Tenant)
+			}
+		}
+	}
 	applyDefaults(&cfg)
 	s := &Server{cfg: cfg, tenants: map[string]*tenant{}, digests: sign.NewHashCache(), stop: make(chan struct{})}
 	for _, t := range cfg.Tokens {
@@ -167,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metrics = newMetrics()
 	s.noisy = &logLimit{}
+	s.refusals = s.newRefusalLog()
 	s.ready = &readiness{}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	if cfg.Prestart > 0 {
@@ -224,6 +251,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.KeepMemory <= 0 {
 		cfg.KeepMemory = DefaultKeepMemory
+	}
+	if cfg.KeepDisk <= 0 {
+		cfg.KeepDisk = DefaultKeepDisk
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -398,6 +428,7 @@ func (s *Server) Drain(ctx context.Context) error {
 	if s.pool != nil {
 		s.pool.Close()
 	}
+	s.FlushRecords()
 	return err
 }
 

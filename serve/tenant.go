@@ -57,18 +57,24 @@ func (tn *tenant) add(e *execution, keep int, keepMemory int64) []*execution {
 	defer tn.mu.Unlock()
 	tn.execs[e.id] = e
 	tn.order = append(tn.order, e.id)
+	return tn.evict(nil, (*execution).memory, func(n int, held int64) bool { return n > keep || held > keepMemory })
+}
+
+// evict removes the oldest finished executions other than spare while
+// over(executions kept, the sum of their cost) holds; tn.mu is held.
+func (tn *tenant) evict(spare *execution, cost func(*execution) int64, over func(int, int64) bool) []*execution {
 	var held int64
 	for _, id := range tn.order {
-		held += tn.execs[id].memory()
+		held += cost(tn.execs[id])
 	}
 	var removed []*execution
-	for i := 0; (len(tn.order) > keep || held > keepMemory) && i < len(tn.order); {
+	for i := 0; over(len(tn.order), held) && i < len(tn.order); {
 		old := tn.execs[tn.order[i]]
-		if !old.isFinished() {
+		if old == spare || !old.isFinished() {
 			i++
 			continue
 		}
-		held -= old.memory()
+		held -= cost(old)
 		removed = append(removed, old)
 		delete(tn.execs, old.id)
 		tn.order = append(tn.order[:i], tn.order[i+1:]...)

@@ -145,7 +145,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.memoryMB, "memory", run.DefaultMemoryMB, "memory limit in `MiB`: of the whole process tree with a per-run cgroup, else each process's RLIMIT_AS")
 	fs.Float64Var(&f.cpus, "cpus", 0, "CPU bandwidth limit of the whole tree in `CPUs` (cgroup cpu.max; 0: none)")
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the script the host's whole network (no network namespace, no Landlock TCP rules): LAN, 127.0.0.1 and cloud metadata included; prefer --allow-host")
-	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443), optionally followed by request rules ('api.github.com GET,HEAD /repos/'); see docs/network.md")
+	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443; any other port is TCP, e.g. :22 for git over SSH, through CONNECT or SOCKS5), optionally followed by request rules ('api.github.com GET,HEAD /repos/'); see docs/network.md")
 	fs.Var(&f.denyHosts, "deny-host", "never let the script reach `PATTERN`, even if --allow-host matches (repeatable)")
 	fs.Var(&f.secrets, "secret", "inject the caller's variable NAME into requests to HOST only: `NAME@HOST[:PORT][,url][,file=PATH]` (repeatable); inside the run NAME holds a placeholder the proxy replaces on the way to HOST (HTTPS, headers; the URL with ,url); file=PATH reads the value from PATH; see docs/secrets.md")
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")

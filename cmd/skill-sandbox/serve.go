@@ -53,6 +53,7 @@ type serveFlags struct {
 	tokens           string
 	tlsCert, tlsKey  string
 	auditLog         string
+	metricsToken     string
 	workDir          string
 	maxRuns          int
 	queue            int
@@ -62,6 +63,7 @@ type serveFlags struct {
 	keep             time.Duration
 	keepRuns         int
 	keepMemory       int64
+	keepDisk         int64
 	maxConns         int
 	maxBody          int64
 	prestart         int
@@ -78,6 +80,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with the certificate chain in `FILE` (PEM; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append one audit record per execution to `FILE` instead of logging it on stderr")
+	fs.StringVar(&f.metricsToken, "metrics-token-file", "", "`FILE` holding the SHA-256 (serve hash-token) of the bearer token /metrics then needs; its holder also gets the full /readyz report")
 	fs.StringVar(&f.workDir, "work-dir", "", "`DIR` holding one folder per execution (default: a new folder in the temporary folder, removed at exit)")
 	fs.IntVar(&f.maxRuns, "max-runs", serve.DefaultMaxRuns, "runs in progress at once (`N`)")
 	fs.IntVar(&f.queue, "queue", serve.DefaultQueue, "accepted runs waiting for a slot (`N`); past it POST /v1/executions is answered 429 with Retry-After")
@@ -88,6 +91,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.IntVar(&f.keepRuns, "keep-runs", serve.DefaultKeepRuns, "finished executions kept per tenant (`N`); the oldest go first")
 	fs.IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "connections served at once (`N`); past it new ones wait in the kernel's backlog")
 	fs.Int64Var(&f.keepMemory, "keep-memory", serve.DefaultKeepMemory, "memory the kept executions of one tenant may hold (stdout, stderr, output), in `BYTES`; the oldest go first")
+	fs.Int64Var(&f.keepDisk, "keep-disk", serve.DefaultKeepDisk, "disk the folders of one tenant's kept executions may hold, in `BYTES`; the oldest go first")
 	fs.Int64Var(&f.maxBody, "max-body", serve.DefaultMaxBodyBytes, "largest request body in `BYTES` (input files included)")
 	fs.IntVar(&f.prestart, "prestart", defaultPrestart, "init processes kept started ahead of the runs (`N`; 0: none)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused and /readyz fails; the record names the missing layers)")
@@ -153,8 +157,8 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 		return fmt.Sprintf("--tenant-queue must be between 1 and --queue, got %d", f.tenantQueue)
 	case f.drainTimeout <= 0, f.keep <= 0:
 		return "--drain-timeout and --keep must be positive"
-	case f.keepRuns <= 0, f.maxBody <= 0, f.keepMemory <= 0, f.maxConns <= 0:
-		return "--keep-runs, --keep-memory, --max-body and --max-conns must be positive"
+	case f.keepRuns <= 0, f.maxBody <= 0, f.keepMemory <= 0, f.keepDisk <= 0, f.maxConns <= 0:
+		return "--keep-runs, --keep-memory, --keep-disk, --max-body and --max-conns must be positive"
 	case f.prestart < 0:
 		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
 	}
@@ -172,13 +176,20 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	cfg := serve.Config{
 		Tokens: tokens, MaxRuns: f.maxRuns, Queue: f.queue, TenantMaxRuns: f.tenantMaxRuns, TenantQueue: f.tenantQueue,
-		Keep: f.keep, KeepRuns: f.keepRuns, KeepMemory: f.keepMemory, MaxConns: f.maxConns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
+		Keep: f.keep, KeepRuns: f.keepRuns, KeepMemory: f.keepMemory, KeepDisk: f.keepDisk, MaxConns: f.maxConns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
 		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation},
 		Flags:   policy.Flags{AllowDegraded: f.allowDegraded},
 		Version: toolVersion(), Log: logger, WorkDir: f.workDir,
 	}
 	if f.queue == 0 {
 		cfg.Queue = -1 // serve's zero is its default
+	}
+	if f.metricsToken != "" {
+		sum, err := serve.LoadMetricsToken(f.metricsToken)
+		if err != nil {
+			return cfg, cleanup, err
+		}
+		cfg.MetricsToken = &sum
 	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "skill-sandbox-serve-")
@@ -279,6 +290,9 @@ func drain(srv *serve.Server, hs *http.Server, timeout time.Duration, logger *sl
 	if herr != nil {
 		hs.Close()
 	}
+	// Requests refused (503) while the HTTP server stopped may wait
+	// behind the cap on refused-request records.
+	srv.FlushRecords()
 	if derr != nil {
 		logger.Warn("drained: runs were stopped at the drain timeout; each has its record")
 		return exitRefused

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/serve"
 )
 
@@ -148,7 +149,10 @@ func (p *serveProc) wait(t *testing.T, limit time.Duration) int {
 }
 
 // auditRecords reads the serve records of an audit log.
-func auditRecords(t *testing.T, name string) map[string]string {
+// auditRecords returns the outcome of each execution's record, and the
+// requests refused for the server's state (busy, draining) that the
+// records account for (1 + serve.suppressed each).
+func auditRecords(t *testing.T, name string) (map[string]string, int64) {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
@@ -156,6 +160,7 @@ func auditRecords(t *testing.T, name string) map[string]string {
 	}
 	defer f.Close()
 	out := map[string]string{} // execution id -> outcome
+	var refused int64
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -164,12 +169,16 @@ func auditRecords(t *testing.T, name string) map[string]string {
 			t.Errorf("record without its serve object: %s", sc.Text())
 			continue
 		}
+		if rec.ErrorKind == audit.KindBusy || rec.ErrorKind == audit.KindDraining {
+			refused += 1 + rec.Serve.Suppressed
+			continue
+		}
 		if _, dup := out[rec.Serve.ExecutionID]; dup {
 			t.Errorf("two records of execution %s", rec.Serve.ExecutionID)
 		}
 		out[rec.Serve.ExecutionID] = rec.Outcome
 	}
-	return out
+	return out, refused
 }
 
 // TestServeDrainLosesNoRecord sends SIGTERM to a real skill-sandbox serve
@@ -183,6 +192,7 @@ func TestServeDrainLosesNoRecord(t *testing.T) {
 	p := startServe(t, "--tokens", writeTokens(t, skill), "--audit-log", log, "--max-runs", "2", "--queue", "8", "--drain-timeout", "60s")
 	var mu sync.Mutex
 	accepted := map[string]bool{}
+	var refusals int64 // 429 and 503 answers
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 {
@@ -201,9 +211,14 @@ func TestServeDrainLosesNoRecord(t *testing.T) {
 					mu.Lock()
 					accepted[id] = true
 					mu.Unlock()
-				case 0, http.StatusServiceUnavailable, http.StatusTooManyRequests:
-					// Draining, no longer listening, or full: the queue
-					// is kept full while the signal comes.
+				case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+					mu.Lock()
+					refusals++
+					mu.Unlock()
+					time.Sleep(10 * time.Millisecond)
+				case 0:
+					// No longer listening: the queue was kept full while
+					// the signal came.
 					time.Sleep(10 * time.Millisecond)
 				default:
 					t.Errorf("POST: status %d", status)
@@ -221,7 +236,7 @@ func TestServeDrainLosesNoRecord(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit status %d after the drain:\n%s", code, p.stderr.String())
 	}
-	recs := auditRecords(t, log)
+	recs, refused := auditRecords(t, log)
 	if len(accepted) < 3 {
 		t.Fatalf("only %d executions accepted before SIGTERM", len(accepted))
 	}
@@ -233,7 +248,11 @@ func TestServeDrainLosesNoRecord(t *testing.T) {
 	if len(recs) != len(accepted) {
 		t.Errorf("%d records for %d accepted executions", len(recs), len(accepted))
 	}
-	t.Logf("%d executions accepted, %d records", len(accepted), len(recs))
+	// Every 429 and 503 is accounted for by the capped refusal records.
+	if refused != refusals {
+		t.Errorf("the refusal records account for %d refused requests, the clients got %d", refused, refusals)
+	}
+	t.Logf("%d executions accepted, %d records; %d refused", len(accepted), len(recs), refusals)
 }
 
 // TestServeDrainTimeout: runs still going at --drain-timeout are stopped,
@@ -257,7 +276,7 @@ func TestServeDrainTimeout(t *testing.T) {
 	if code := p.wait(t, 30*time.Second); code != 1 {
 		t.Errorf("exit status %d, want 1:\n%s", code, p.stderr.String())
 	}
-	recs := auditRecords(t, log)
+	recs, _ := auditRecords(t, log)
 	for _, id := range ids {
 		if recs[id] != "canceled" {
 			t.Errorf("execution %s: outcome %q, want canceled", id, recs[id])
@@ -297,6 +316,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--tokens", bad, "--max-runs", "0"}, 2, "--max-runs must be positive"},
 		{[]string{"serve", "--tokens", bad, "--max-conns", "0"}, 2, "--max-conns must be positive"},
 		{[]string{"serve", "--tokens", bad, "--keep-memory", "-1"}, 2, "--keep-memory"},
+		{[]string{"serve", "--tokens", bad, "--keep-disk", "0"}, 2, "--keep-disk"},
 	} {
 		r := runCLI(t, "", c.args...)
 		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
@@ -378,6 +398,43 @@ func TestServeDocsCurl(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestServeMetricsToken: with --metrics-token-file, /metrics answers
+// only the holder of that token, and a file that holds no hash stops the
+// server from starting.
+func TestServeMetricsToken(t *testing.T) {
+	skill := newSkill(t, nil)
+	const tok = "metrics-token-of-the-cli-test"
+	file := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(file, []byte(serve.HashToken(tok)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, "--tokens", writeTokens(t, skill), "--metrics-token-file", file)
+	for _, c := range []struct {
+		tok  string
+		want int
+	}{{"", 401}, {serveToken, 401}, {tok, 200}} {
+		req, _ := http.NewRequest("GET", p.url+"/metrics", nil)
+		if c.tok != "" {
+			req.Header.Set("Authorization", "Bearer "+c.tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("/metrics with token %q: %d, want %d", c.tok, resp.StatusCode, c.want)
+		}
+	}
+	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "serve", "--tokens", writeTokens(t, skill), "--metrics-token-file", file, "--listen", "127.0.0.1:0")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "metrics token file "+file) {
+		t.Errorf("a metrics token file holding the token itself: exit %d, %s", r.Code, r.Stderr)
 	}
 }
 
