@@ -76,6 +76,8 @@ func plainAt(n *validate.Node, lines []string) bool {
 var (
 	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
 	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	// coreDigits are the digits the core schema allows after 0o and 0x.
+	coreDigits = map[int]*regexp.Regexp{8: regexp.MustCompile(`^[0-7]+$`), 16: regexp.MustCompile(`^[0-9a-fA-F]+$`)}
 )
 
 // coreScalar resolves a plain scalar by the YAML 1.2 core schema. The
@@ -94,8 +96,10 @@ func coreScalar(v string) any {
 			return i
 		}
 	}
+	// The digits alone: strconv would also take a sign after the
+	// prefix ("0x-1"), which the core schema leaves a string.
 	for prefix, base := range map[string]int{"0o": 8, "0x": 16} {
-		if digits, ok := strings.CutPrefix(v, prefix); ok && digits != "" {
+		if digits, ok := strings.CutPrefix(v, prefix); ok && coreDigits[base].MatchString(digits) {
 			if i, err := strconv.ParseInt(digits, base, 64); err == nil {
 				return i
 			}

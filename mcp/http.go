@@ -84,7 +84,9 @@ type HTTPHandler struct {
 	now     func() time.Time
 	// bodyTimeout is bodyTimeout; tests shorten it.
 	bodyTimeout time.Duration
-	refusals    atomic.Int64 // requests refused for their Origin or Host
+	// writeTimeout is writeTimeout; tests shorten it.
+	writeTimeout time.Duration
+	refusals     atomic.Int64 // requests refused for their Origin or Host
 
 	ctx    context.Context // canceled by Close: ends every session
 	cancel context.CancelFunc
@@ -127,12 +129,13 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 	}
 	h := &HTTPHandler{
 		s: s, opts: opts,
-		origins:     map[string]bool{},
-		hosts:       map[string]bool{},
-		slots:       make(chan struct{}, opts.MaxRequests),
-		now:         time.Now,
-		bodyTimeout: bodyTimeout,
-		sessions:    map[string]*httpSession{},
+		origins:      map[string]bool{},
+		hosts:        map[string]bool{},
+		slots:        make(chan struct{}, opts.MaxRequests),
+		now:          time.Now,
+		bodyTimeout:  bodyTimeout,
+		writeTimeout: writeTimeout,
+		sessions:     map[string]*httpSession{},
 	}
 	for _, o := range opts.AllowedOrigins {
 		h.origins[o] = true
@@ -321,6 +324,11 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 // bodyTimeout bounds the time a request's body may take to arrive: a body
 // sent slowly must not hold a request slot for long.
 const bodyTimeout = time.Minute
+
+// writeTimeout bounds the time an answer's write may wait for a client
+// that does not read it: a client that never reads must not hold a
+// request slot, or Close, for ever.
+const writeTimeout = time.Minute
 
 // readBody reads the request's body, at most the server's message limit,
 // within bodyTimeout. Once the body is read the deadline is lifted, so

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // CodeHeaderMismatch is the 2026-07-28 error for a request whose mirrored
@@ -315,9 +316,15 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, r *http.Request, body []byte
 		stream.Write(resp)
 		stream.stop()
 	default:
+		// Without a deadline a client that does not read would hold
+		// the request slot, and Close, for ever.
+		rc := http.NewResponseController(w)
+		rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(statusOf(resp, stateless))
 		w.Write(resp)
+		rc.Flush()
+		rc.SetWriteDeadline(time.Time{}) // the connection may serve the next request
 	}
 }
 

@@ -83,11 +83,13 @@ func (s *sseStream) send(b []byte) error {
 // about to return, after which the ResponseWriter may not be used. A
 // write still blocked on a client that does not read gets flushGrace to
 // end; the deadline is then lifted, so that a connection whose writes
-// all ended is kept for the client's next request.
+// all ended is kept for the client's next request. The deadline comes
+// before the wait for the keep-alive, which may itself wait behind such
+// a write.
 func (s *sseStream) stop() {
 	close(s.quit)
-	<-s.done
 	s.rc.SetWriteDeadline(time.Now().Add(flushGrace))
+	<-s.done
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()

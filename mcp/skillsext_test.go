@@ -256,3 +256,28 @@ func TestSkillsReadLimits(t *testing.T) {
 		t.Errorf("a file over the limit: %v", r)
 	}
 }
+
+// TestCoreScalarSigns checks plain scalars that look like numbers to
+// strconv but are strings to a YAML 1.2 core-schema parser: a sign or an
+// underscore after the 0x/0o prefix. A client parsing the SKILL.md it
+// reads must see the same value as the skills/get frontmatter.
+func TestCoreScalarSigns(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want any
+	}{
+		{"0x1F", int64(31)},
+		{"0o17", int64(15)},
+		{"0x-1", "0x-1"},
+		{"0x+1F", "0x+1F"},
+		{"0o-7", "0o-7"},
+		{"0o+7", "0o+7"},
+		{"0x", "0x"},
+		{"-0x1", "-0x1"},
+		{"0X1F", "0X1F"},
+	} {
+		if got := coreScalar(tc.in); got != tc.want {
+			t.Errorf("coreScalar(%q) = %#v, want %#v", tc.in, got, tc.want)
+		}
+	}
+}
