@@ -187,8 +187,17 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusForbidden, httpRefusal{}, errorf(CodeInvalidRequest, "%s", "forbidden: "+msg))
 		return
 	}
+	allowCORS(w, r)
 	switch r.Method {
 	case http.MethodPost:
+	case http.MethodOptions:
+		if r.Header.Get("Origin") != "" {
+			preflight(w)
+			return
+		}
+		w.Header().Set("Allow", "POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "method OPTIONS not allowed: send JSON-RPC messages with POST, end a session with DELETE"))
+		return
 	case http.MethodDelete:
 		h.delete(w, r)
 		return
