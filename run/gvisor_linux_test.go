@@ -90,8 +90,9 @@ func TestGVisorKernelSurface(t *testing.T) {
 	}
 }
 
-// bytesOf turns a Utsname field into bytes.
-func bytesOf(f []int8) []byte {
+// bytesOf turns a Utsname field into bytes: int8 on most architectures,
+// uint8 on some (riscv64, s390x, ppc64).
+func bytesOf[T int8 | uint8](f []T) []byte {
 	b := make([]byte, len(f))
 	for i, c := range f {
 		b[i] = byte(c)
