@@ -51,13 +51,15 @@ func (s *Server) finish(e *execution, meta audit.Meta, res *run.Result, err erro
 	e.mu.Lock()
 	e.status, e.result, e.finished, e.disk = status, out, time.Now(), disk
 	e.mu.Unlock()
-	close(e.done)
-	// The tenant's disk budget: the oldest finished executions go first.
+	// The tenant's disk budget: the oldest finished executions go first,
+	// before the waiters learn of this one, so a client that sees it
+	// finished sees the budget kept.
 	if tn := s.tenants[e.tenant]; tn != nil {
 		for _, old := range tn.trimDisk(s.cfg.KeepDisk, e) {
 			os.RemoveAll(old.dir)
 		}
 	}
+	close(e.done)
 }
 
 // collect adds the run's artifacts and structured output to out: the
