@@ -243,6 +243,9 @@ type EnvironmentPackage struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	SHA256  string `json:"sha256,omitempty"`
+	// Integrity is a Node package's Subresource Integrity string from
+	// the lock file ("sha512-BASE64"). Added to version 5.
+	Integrity string `json:"integrity,omitempty"`
 }
 
 // SharedQuota is a per-user kernel counter a run shared with others: which

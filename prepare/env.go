@@ -198,10 +198,22 @@ type Env struct {
 // run.Sandbox.Interpreters.
 func (e *Env) Python() string { return filepath.Join(e.Dir, "bin", "python3") }
 
-// Package is one distribution pip installed.
+// Node returns a Node environment's node (a link to the interpreter it
+// was built with), to name in run.Sandbox.Interpreters.
+func (e *Env) Node() string { return filepath.Join(e.Dir, "bin", "node") }
+
+// NodeModules returns a Node environment's node_modules, to name in
+// run.Sandbox.NodeModules.
+func (e *Env) NodeModules() string { return filepath.Join(e.Dir, "node_modules") }
+
+// Package is one distribution pip installed, or one Node package npm
+// installed.
 type Package struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	// SHA256 is the hash of the file pip downloaded, when it reported one.
 	SHA256 string `json:"sha256,omitempty"`
+	// Integrity is a Node package's Subresource Integrity string from
+	// the lock file ("sha512-BASE64"), which npm checked.
+	Integrity string `json:"integrity,omitempty"`
 }
