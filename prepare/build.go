@@ -210,7 +210,7 @@ func (c Cache) commit(envDir, tmp string, m *manifest) (*Env, error) {
 		}
 		return nil, err
 	}
-	return &Env{Dir: dst, Key: key, Digest: digest, Installed: m.Installed}, nil
+	return &Env{Dir: dst, Key: key, Kind: m.Kind, Digest: digest, Installed: m.Installed}, nil
 }
 
 // linkPython makes the environment's bin/python3 a link to the

@@ -171,7 +171,7 @@ func (c Cache) Lookup(key string) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: manifest: %v", ErrTampered, dir, err)
 	}
-	env := &Env{Dir: dir, Key: key, Digest: m.Digest, Installed: m.Installed}
+	env := &Env{Dir: dir, Key: key, Kind: m.Kind, Digest: m.Digest, Installed: m.Installed}
 	if m.Key != key {
 		return nil, fmt.Errorf("%w: %s: the manifest is of key %s", ErrTampered, dir, m.Key)
 	}
@@ -189,6 +189,7 @@ func (c Cache) Lookup(key string) (*Env, error) {
 type Env struct {
 	Dir    string // its folder in the cache
 	Key    string // its cache key
+	Kind   string // KindNode for a Node environment (BuildNode), "" for Python
 	Digest string // "sha256:HEX" over its files (treeDigest)
 	// Installed is what pip installed, from its installation report.
 	Installed []Package

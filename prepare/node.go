@@ -16,6 +16,9 @@ import (
 // DefaultRegistry is the npm registry used when none is named.
 const DefaultRegistry = "https://registry.npmjs.org/"
 
+// KindNode is the Env.Kind of a Node environment (BuildNode).
+const KindNode = "node"
+
 // ErrNoLockFile: a skill's package.json declares dependencies and no
 // package-lock.json lies beside it. prepare refuses such a skill rather
 // than let npm resolve versions at build time: what the lock file pins

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/verdaccio"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -24,7 +25,7 @@ import (
 // failures are the sandbox's.
 func TestNodeBuildAttacks(t *testing.T) {
 	node := needNodeBuild(t)
-	reg := newTestRegistry(t)
+	reg := verdaccio.Start(t)
 	c := Cache{Dir: filepath.Join(t.TempDir(), "envs")}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -78,8 +79,8 @@ http.get(opts, (res) => {
 		{"caller-pkg", fmt.Sprintf(get, other.URL), "attack: HTTP 403"},
 	}
 	for _, tt := range tests {
-		reg.publish(t, tt.name, "1.0.0", "node attack.js", map[string]string{"index.js": "module.exports = 1;\n", "attack.js": tt.attack + "\n"})
-		skill := reg.skill(t, "skill-"+tt.name, map[string]string{tt.name: "1.0.0"}, nil)
+		reg.Publish(t, tt.name, "1.0.0", "node attack.js", map[string]string{"index.js": "module.exports = 1;\n", "attack.js": tt.attack + "\n"})
+		skill := reg.Skill(t, "skill-"+tt.name, map[string]string{tt.name: "1.0.0"}, nil)
 		deps, err := LoadNode(skill)
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +107,7 @@ http.get(opts, (res) => {
 		}
 	}
 	// The reader's attack works without the layers that stop it.
-	deps, err := LoadNode(reg.skill(t, "skill-reader-again", map[string]string{"reader-pkg": "1.0.0"}, nil))
+	deps, err := LoadNode(reg.Skill(t, "skill-reader-again", map[string]string{"reader-pkg": "1.0.0"}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func (c Cache) BuildNode(ctx context.Context, deps *NodeDeps, node Node, opts No
 		return nil, res, err
 	}
 	sum := sha256.Sum256(deps.Normalised)
-	m := &manifest{Key: key, Kind: "node", Node: node.Path, NodeVersion: node.Version, NPMVersion: node.NPMVersion,
+	m := &manifest{Key: key, Kind: KindNode, Node: node.Path, NodeVersion: node.Version, NPMVersion: node.NPMVersion,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Registry: registry, LockSHA256: hex.EncodeToString(sum[:]),
 		Installed: installedNode(envDir, deps.Packages)}
 	env, err = c.commit(envDir, tmp, m)

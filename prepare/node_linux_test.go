@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/verdaccio"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -18,15 +19,15 @@ import (
 // environment rebuilt.
 func TestNodeBuildRunShareTamper(t *testing.T) {
 	node := needNodeBuild(t)
-	reg := newTestRegistry(t)
-	reg.publish(t, "demo-left", "1.0.0", "", map[string]string{"index.js": "module.exports = (s) => '<' + s + '>';\n"})
-	reg.publish(t, "demo-pkg", "1.2.0", "node -e \"require('fs').writeFileSync('built.txt', 'postinstall ran')\"", map[string]string{
+	reg := verdaccio.Start(t)
+	reg.Publish(t, "demo-left", "1.0.0", "", map[string]string{"index.js": "module.exports = (s) => '<' + s + '>';\n"})
+	reg.Publish(t, "demo-pkg", "1.2.0", "node -e \"require('fs').writeFileSync('built.txt', 'postinstall ran')\"", map[string]string{
 		"index.js": "const left = require('demo-left');\nexports.greet = (n) => left('hello ' + n);\n"})
 	// demo-pkg depends on nothing in its package.json: add demo-left to
 	// the skill so both are installed flat.
 	deps := map[string]string{"demo-pkg": "1.2.0", "demo-left": "^1.0.0"}
-	cjs := reg.skill(t, "cjs-skill", deps, map[string]string{"main.js": "const d = require('demo-pkg');\nconsole.log(d.greet('cjs'));\n"})
-	esm := reg.skill(t, "esm-skill", deps, map[string]string{"main.mjs": "import d from 'demo-pkg';\nimport fs from 'node:fs';\nconsole.log(d.greet('esm'));\n"})
+	cjs := reg.Skill(t, "cjs-skill", deps, map[string]string{"main.js": "const d = require('demo-pkg');\nconsole.log(d.greet('cjs'));\n"})
+	esm := reg.Skill(t, "esm-skill", deps, map[string]string{"main.mjs": "import d from 'demo-pkg';\nimport fs from 'node:fs';\nconsole.log(d.greet('esm'));\n"})
 	c := Cache{Dir: filepath.Join(t.TempDir(), "envs")}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/verdaccio"
+)
+
+// TestPrepareNodeCLI: prepare builds a skill's node_modules from
+// Verdaccio on loopback with --registry, run requires the package, a
+// second skill with the same lock file reuses the environment, a skill
+// without a lock file is refused by prepare with the reason, and a
+// changed environment refuses the run and is rebuilt by prepare.
+func TestPrepareNodeCLI(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node not found")
+		}
+		t.Skip("node not found")
+	}
+	requireSandbox(t, newSkill(t, nil))
+	reg := verdaccio.Start(t)
+	reg.Publish(t, "cli-demo", "2.0.0", "", map[string]string{"index.js": "exports.x = 'from cli-demo';\n"})
+	deps := map[string]string{"cli-demo": "2.0.0"}
+	skill := reg.Skill(t, "node-one", deps, map[string]string{"use.js": "console.log(require('cli-demo').x);\n"})
+
+	r := runCLI(t, "", "run", skill, "use.js")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "warning: environment not prepared") || !strings.Contains(r.Stderr, "Cannot find module 'cli-demo'") {
+		t.Fatalf("unprepared run: exit %d stderr %s", r.Code, r.Stderr)
+	}
+	if r := runCLI(t, "", "prepare", "--check", skill); r.Code != 1 || !strings.Contains(r.Stderr, "environment not prepared") {
+		t.Errorf("prepare --check: exit %d stderr %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, "", "prepare", "--registry", reg.URL, skill)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "prepared: ") {
+		t.Fatalf("prepare: exit %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	rec := stderrRecord(t, r.Stderr)
+	e := rec.Environment
+	if e == nil || !e.Built || len(e.Installed) != 1 || e.Installed[0].Name != "cli-demo" || e.Installed[0].Version != "2.0.0" ||
+		!strings.HasPrefix(e.Installed[0].Integrity, "sha512-") {
+		t.Fatalf("prepare record environment %+v", e)
+	}
+	r = runCLI(t, "", "audit", skill, "use.js")
+	if r.Code != 0 || r.Stdout != "from cli-demo\n" {
+		t.Fatalf("run: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got := stderrRecord(t, r.Stderr).Environment; got == nil || got.Built || got.Digest != e.Digest {
+		t.Errorf("run record environment %+v, want digest %s", got, e.Digest)
+	}
+	other := reg.Skill(t, "node-two", deps, map[string]string{"use.mjs": "import d from 'cli-demo';\nconsole.log(d.x);\n"})
+	r = runCLI(t, "", "prepare", "--registry", "http://127.0.0.1:1/", other)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "already prepared: "+e.Path) {
+		t.Errorf("prepare of a second skill with the same lock file: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, "", "run", other, "use.mjs"); r.Code != 0 || r.Stdout != "from cli-demo\n" {
+		t.Errorf("ESM run: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	// No lock file: prepare refuses with the reason; run warns and goes on.
+	nolock := newSkill(t, map[string]string{"package.json": `{"dependencies": {"cli-demo": "2.0.0"}}`, "scripts/hi.js": "console.log('hi');\n"})
+	if r := runCLI(t, "", "prepare", "--registry", reg.URL, nolock); r.Code != 1 || !strings.Contains(r.Stderr, "no package-lock.json beside package.json") {
+		t.Errorf("prepare without a lock file: exit %d stderr %s", r.Code, r.Stderr)
+	}
+	if r := runCLI(t, "", "run", nolock, "hi.js"); r.Code != 0 || r.Stdout != "hi\n" || !strings.Contains(r.Stderr, "no package-lock.json") {
+		t.Errorf("run without a lock file: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	// A changed environment refuses the run; prepare rebuilds it.
+	if err := os.WriteFile(filepath.Join(e.Path, "node_modules", "cli-demo", "index.js"), []byte("exports.x = 'changed';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "run", skill, "use.js")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "environment changed since it was built") || strings.Contains(r.Stdout, "changed") {
+		t.Errorf("run of a changed environment: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, "", "prepare", "--registry", reg.URL, skill); r.Code != 0 || !strings.Contains(r.Stdout, "prepared: ") {
+		t.Errorf("prepare of a changed environment: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, "", "run", skill, "use.js"); r.Code != 0 || r.Stdout != "from cli-demo\n" {
+		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	// --prune keeps what the skills named need.
+	if r := runCLI(t, "", "prepare", "--prune", skill); r.Code != 0 || !strings.Contains(r.Stdout, "0 environments removed") {
+		t.Errorf("prune: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+}
