@@ -2,9 +2,10 @@
 // registry, on loopback with no uplink, and publishes packages to it.
 //
 // For most uses: Start a registry, Publish packages, and make a Skill
-// whose lock file npm writes against the registry. Verdaccio is found on
-// PATH or where .ci/run installs it (the user's cache folder); without
-// it the test is skipped, and fails under CI=true.
+// whose lock file npm writes against the registry. Verdaccio is found
+// as $SKILL_SANDBOX_VERDACCIO, on PATH or where .ci/run installs it (the
+// user's cache folder); without it the test is skipped, and fails under
+// CI=true.
 package verdaccio
 
 import (
@@ -32,10 +33,14 @@ type Registry struct {
 	npmEnv []string
 }
 
-// find returns the verdaccio program: on PATH, or where .ci/run
-// installs it. The test skips without it, and fails under CI=true.
+// find returns the verdaccio program: $SKILL_SANDBOX_VERDACCIO (set by
+// .ci/run), on PATH, or where .ci/run installs it. The test skips
+// without it, and fails under CI=true.
 func find(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv("SKILL_SANDBOX_VERDACCIO"); p != "" {
+		return p
+	}
 	if p, err := exec.LookPath("verdaccio"); err == nil {
 		return p
 	}
