@@ -70,11 +70,15 @@ func (c Cache) BuildNode(ctx context.Context, deps *NodeDeps, node Node, opts No
 	}
 	sb := buildSandbox(opts.Sandbox, in, envDir)
 	sb.AllowHosts = hosts
-	// npm's cache and logs go to HOME, the run's work folder, gone with
-	// it. --foreground-scripts shows what an install script printed,
-	// the reason when it fails.
+	// npm's cache of downloaded tarballs is a second write grant, on
+	// disk beside the environment (the work folder, HOME, is memory of
+	// 256 MiB by default) and gone with the build; its logs go to HOME.
+	// --foreground-scripts shows what an install script printed, the
+	// reason when it fails.
+	npmCache := filepath.Join(tmp, "npm-cache")
+	sb.WritePaths = append(sb.WritePaths, npmCache)
 	argv := []string{"/bin/sh", "-c", npmScript, "sh", pkgFile, lockFile, envDir, node.Path, node.NPM,
-		"ci", "--omit=dev", "--no-audit", "--no-fund", "--update-notifier=false", "--foreground-scripts",
+		"ci", "--omit=dev", "--no-audit", "--no-fund", "--update-notifier=false", "--foreground-scripts", "--cache", npmCache,
 		"--registry", registry, "--replace-registry-host=always", "--loglevel=warn"}
 	res, err = sb.Command(ctx, argv)
 	if err != nil || res.ExitCode != 0 {
