@@ -82,8 +82,23 @@ func TestPrepareNodeCLI(t *testing.T) {
 	if r := runCLI(t, "", "run", skill, "use.js"); r.Code != 0 || r.Stdout != "from cli-demo\n" {
 		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
+	// run --prepare builds a missing environment first, from --registry.
+	reg.Publish(t, "cli-third", "0.1.0", "", map[string]string{"index.js": "exports.y = 'third';\n"})
+	third := reg.Skill(t, "node-three", map[string]string{"cli-third": "0.1.0"}, map[string]string{"use.cjs": "console.log(require('cli-third').y);\n"})
+	r = runCLI(t, "", "audit", "--prepare", "--registry", reg.URL, third, "use.cjs")
+	if r.Code != 0 || !strings.HasSuffix(r.Stdout, "third\n") {
+		t.Errorf("run --prepare: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	thirdEnv := stderrRecord(t, r.Stderr).Environment
+	if thirdEnv == nil || !thirdEnv.Built {
+		t.Fatalf("run --prepare record environment %+v", thirdEnv)
+	}
 	// --prune keeps what the skills named need.
-	if r := runCLI(t, "", "prepare", "--prune", skill); r.Code != 0 || !strings.Contains(r.Stdout, "0 environments removed") {
+	// (Other tests' environments in this process's cache may go too.)
+	if r := runCLI(t, "", "prepare", "--prune", skill); r.Code != 0 || !strings.Contains(r.Stdout, "removed "+thirdEnv.Path+" ") || strings.Contains(r.Stdout, e.Path) {
 		t.Errorf("prune: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, "", "prepare", "--check", skill); r.Code != 0 || !strings.Contains(r.Stdout, "already prepared") {
+		t.Errorf("prepare --check after prune: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
