@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/verdaccio"
 	"github.com/skill-sandbox/skill-sandbox/run"
@@ -41,10 +42,12 @@ func TestNodeBuildRunShareTamper(t *testing.T) {
 		t.Fatalf("Lookup before BuildNode: %v", err)
 	}
 	var out strings.Builder
+	start := time.Now()
 	env, res, err := c.BuildNode(context.Background(), d1, node, NodeBuildOptions{Registry: reg.URL, Sandbox: run.Sandbox{Stdout: &out, Stderr: &out}})
 	if err != nil {
 		t.Fatalf("BuildNode: %v\n%s", err, out.String())
 	}
+	t.Logf("BuildNode of 2 packages: %v", time.Since(start))
 	if res.Network == nil || res.Network.Total == 0 {
 		t.Errorf("npm did not go through the proxy: %+v", res.Network)
 	}
