@@ -199,16 +199,19 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir string, src
 	if err != nil {
 		return nil, nil, err
 	}
-	ndeps, err := prepare.LoadNode(dir)
+	ndeps, nerr := prepare.LoadNode(dir)
 	switch {
-	case err != nil:
-		return nil, nil, err
-	case ndeps != nil && deps != nil:
-		return nil, nil, fmt.Errorf("%s has both a requirements.txt and a package.json with dependencies: one environment per skill is prepared for now", dir)
-	case ndeps != nil:
-		return c.nodeEnvironment(ctx, sb, ndeps, src.registry, build)
-	case deps == nil:
+	case deps == nil && nerr != nil:
+		return nil, nil, nerr
+	case deps == nil && ndeps == nil:
 		return nil, nil, nil
+	case deps == nil:
+		return c.nodeEnvironment(ctx, sb, ndeps, src.registry, build)
+	case nerr != nil:
+		// The Python environment is used as before package.json was read.
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's Node dependencies are not prepared: %v\n", nerr)
+	case ndeps != nil:
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %s has a requirements.txt and a package.json with dependencies: only the Python environment is prepared and used (one environment per skill for now)\n", dir)
 	}
 	py, err := prepare.FindPython(ctx)
 	if err != nil {

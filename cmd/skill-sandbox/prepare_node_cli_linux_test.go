@@ -102,3 +102,26 @@ func TestPrepareNodeCLI(t *testing.T) {
 		t.Errorf("prepare --check after prune: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestPrepareBothKinds: a Python skill that also has a package.json with
+// dependencies (with or without a lock file) keeps its Python
+// environment, after a warning: prepare --check reports on the Python
+// one.
+func TestPrepareBothKinds(t *testing.T) {
+	for _, tt := range []struct {
+		name, lock, want string
+	}{
+		{"no lock file", "", "the skill's Node dependencies are not prepared: no package-lock.json"},
+		{"lock file", `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"a": "1.0.0"}}, "node_modules/a": {"version": "1.0.0", "integrity": "sha512-A"}}}`,
+			"only the Python environment is prepared and used"},
+	} {
+		files := map[string]string{"requirements.txt": "demo-pkg==1.0\n", "package.json": `{"dependencies": {"a": "1.0.0"}}`}
+		if tt.lock != "" {
+			files["package-lock.json"] = tt.lock
+		}
+		r := runCLI(t, "", "prepare", "--check", newSkill(t, files))
+		if r.Code != 1 || !strings.Contains(r.Stderr, tt.want) || !strings.Contains(r.Stderr, "environment not prepared") {
+			t.Errorf("%s: exit %d stderr %s", tt.name, r.Code, r.Stderr)
+		}
+	}
+}
