@@ -97,6 +97,7 @@ func (r *Resolved) resolveBackend(flags Flags, op, req *Policy) []Missing {
 	case op.Backend.Default != "":
 		b.Name, b.Reason = op.Backend.Default, "[backend] default"
 	}
+	r.signedRule = op.Backend.Signed != ""
 	if b != (ResolvedBackend{Name: run.BackendNative, Reason: "built-in default"}) {
 		r.Backend = &b
 	}
@@ -113,4 +114,12 @@ func (r *Resolved) BackendName() string {
 		return run.BackendNative
 	}
 	return r.Backend.Name
+}
+
+// SignatureChoosesBackend reports whether the skill's signature, checked
+// good, would change its backend (the operator policy's [backend] signed
+// rule, not overridden by --backend): the caller then checks it, with
+// Signature.AllowedSigners, and resolves again with Flags.Signed.
+func (r *Resolved) SignatureChoosesBackend() bool {
+	return r.signedRule && r.Signature.AllowedSigners != "" && (r.Backend == nil || r.Backend.Reason != "--backend")
 }

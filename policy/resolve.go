@@ -73,8 +73,9 @@ type Resolved struct {
 	// Sources are the policy files that went into the resolution.
 	Sources []Source `json:"-"`
 
-	requested map[string]string // [env] set of the request: the weakest values
-	fixed     map[string]string // [env] set of the operator policy, then --env: the strongest
+	signedRule bool              // the operator policy has a [backend] signed rule
+	requested  map[string]string // [env] set of the request: the weakest values
+	fixed      map[string]string // [env] set of the operator policy, then --env: the strongest
 }
 
 // Source is one policy file that went into a resolution.
