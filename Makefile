@@ -3,6 +3,8 @@
 #   make test      vet and run every test (what CI runs), the Python
 #                  package's too (make pytest runs only those)
 #   make security  attack probes and usability suite, with a score
+#   make security-gvisor  the attack probes with every sandboxed run on the
+#                  gvisor backend (needs runsc; docs/backends.md)
 #   make test-newest-go  the init process's packages on the newest Go
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
@@ -57,7 +59,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk serve-sim fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -190,6 +192,12 @@ test-newest-go:
 
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)
+
+# The probes with --backend gvisor: the kernel-surface probe (41) must
+# meet gVisor's kernel; probes the gvisor backend refuses (the network,
+# a root caller's grants) are listed as skipped with the reason.
+security-gvisor: build
+	$(GO) run ./scripts/security -bin ./$(BIN) -suite security -backend gvisor
 
 bench: build
 	$(GO) run ./scripts/bench -bin ./$(BIN)
