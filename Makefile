@@ -8,6 +8,8 @@
 #   make test-newest-go  the init process's packages on the newest Go
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
+#   make bench-backends  start and runs/s of the native and gvisor backends
+#                  and bubblewrap, in one run
 #   make bench-bulk  validate and scan --recursive on realistic skills
 #   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
 #                  a load with one replica killed and one stopped midway
@@ -59,7 +61,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-bulk serve-sim fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-backends bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -201,6 +203,11 @@ security-gvisor: build
 
 bench: build
 	$(GO) run ./scripts/bench -bin ./$(BIN)
+
+# /bin/true's start and runs/s: bare, --backend native, --backend gvisor
+# and bubblewrap, in one loop (docs/bench.md, docs/backends.md).
+bench-backends: build
+	$(GO) run ./scripts/bench -bin ./$(BIN) -backends -n 40 -conc 4
 
 # validate and scan --recursive on 2,000 generated realistic skills
 # (2-8 KB SKILL.md, 1-3 scripts): skills/s and peak memory
