@@ -204,7 +204,7 @@ security-gvisor: build
 bench: build
 	$(GO) run ./scripts/bench -bin ./$(BIN)
 
-# /bin/true's start and runs/s: bare, --backend native, --backend gvisor
+# A bash script's start and runs/s: bare, --backend native, --backend gvisor
 # and bubblewrap, in one loop (docs/bench.md, docs/backends.md).
 bench-backends: build
 	$(GO) run ./scripts/bench -bin ./$(BIN) -backends -n 40 -conc 4
