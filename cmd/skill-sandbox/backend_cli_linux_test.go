@@ -128,17 +128,7 @@ func TestBackendByTrust(t *testing.T) {
 func TestBackendFallbackCLI(t *testing.T) {
 	signed, allowed := signedSkill(t)
 	unsigned := newSkill(t, nil)
-	// A PATH with the interpreters the scripts need and no runsc.
-	bin := t.TempDir()
-	for _, name := range []string{"bash", "sh", "python3", "env"} {
-		if p, err := exec.LookPath(name); err == nil {
-			if err := os.Symlink(p, filepath.Join(bin, name)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	os.Chmod(bin, 0o755)
-	t.Setenv("PATH", bin)
+	noRunscPath(t)
 	pol := backendPolicy(t, allowed, "")
 	tests := []struct {
 		name     string
