@@ -171,19 +171,6 @@ func TestGVisorWriteGrant(t *testing.T) {
 	}
 }
 
-func TestGVisorRefusesNetwork(t *testing.T) {
-	skill := gvisorSkill(t, "true\n")
-	for _, sb := range []*Sandbox{
-		{SkillDir: skill, Backend: BackendGVisor, AllowNetwork: true},
-		{SkillDir: skill, Backend: BackendGVisor, AllowHosts: []string{"example.com"}},
-	} {
-		res, err := sb.Run(context.Background(), "scripts/k.sh", nil)
-		if !errors.Is(err, ErrUnsupported) || res.Started || !strings.Contains(err.Error(), "network") {
-			t.Errorf("started %v, err %v; want ErrUnsupported naming the network", res.Started, err)
-		}
-	}
-}
-
 func BenchmarkGVisorStartTrue(b *testing.B) {
 	needRunsc(b)
 	skill := gvisorSkill(b, "exec /bin/true\n")

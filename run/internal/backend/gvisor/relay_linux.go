@@ -1,0 +1,140 @@
+package gvisor
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+// ExecRelayIfRequested turns this process into the network relay of a
+// gVisor run when runsc started it as the sandbox's first process (see
+// relayArgs): it never returns then. Otherwise it does nothing.
+//
+// The sandbox has gVisor's own network stack with a loopback and nothing
+// else (runsc --network none); the relay listens on the proxy port of
+// that loopback and carries each connection to the supervisor's
+// filtering proxy over the host Unix socket bound into the sandbox
+// (runsc --host-uds open), then runs the script as its child, reaps and
+// exits with the script's status.
+func ExecRelayIfRequested() {
+	switch {
+	case len(os.Args) >= 4 && os.Args[0] == relayArg0 && os.Getpid() == 1:
+		os.Exit(relayMain(os.Args[1], os.Args[2], os.Args[3:]))
+	case len(os.Args) >= 3 && os.Args[0] == limitArg0 && os.Getppid() == 1:
+		os.Exit(limitExec(os.Args[1], os.Args[2:]))
+	}
+}
+
+// relayFail reports why the relay could not run the script; its status.
+func relayFail(err error) int {
+	fmt.Fprintf(os.Stderr, "skill-sandbox: gvisor network relay: %v\n", err)
+	return 125
+}
+
+// relayMain listens on 127.0.0.1:port, tells the supervisor it is ready,
+// starts argv under the address-space limit as (bytes, "0" for none; see
+// limitExec) and returns its exit status (128 plus the signal when a
+// signal ended it); 125 when any of that failed, the script not run.
+func relayMain(port, as string, argv []string) int {
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return relayFail(fmt.Errorf("bad port %q", port))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return relayFail(err)
+	}
+	go relayAccept(ln, sandboxNetDir+"/"+proxySocket)
+	c, err := net.Dial("unix", sandboxNetDir+"/"+readySocket)
+	if err != nil {
+		return relayFail(fmt.Errorf("telling the supervisor: %v", err))
+	}
+	c.Close()
+	wd, _ := os.Getwd()
+	args := append([]string{limitArg0, as}, argv...)
+	pid, err := syscall.ForkExec(relayArg0, args, &syscall.ProcAttr{Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		return relayFail(fmt.Errorf("starting %s: %v", argv[0], err))
+	}
+	return reapUntil(pid)
+}
+
+// limitExec sets RLIMIT_AS to as bytes (soft and hard; "0" leaves it)
+// and executes argv in place of this process. The limit cannot be given
+// to the relay by runsc, as the script's other limits are: the Go
+// runtime reserves more address space at its start than a script's
+// limit may allow; lowered once the runtime is up, it binds only what
+// execve maps next, the script.
+func limitExec(as string, argv []string) int {
+	n, err := strconv.ParseUint(as, 10, 64)
+	if err != nil {
+		return relayFail(fmt.Errorf("bad address-space limit %q", as))
+	}
+	path := argv[0]
+	if lp, err := exec.LookPath(path); err == nil {
+		path = lp
+	}
+	if n > 0 {
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+			return relayFail(fmt.Errorf("RLIMIT_AS: %v", err))
+		}
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	return relayFail(fmt.Errorf("starting %s: %v", argv[0], err))
+}
+
+// reapUntil reaps every child (the relay is the sandbox's first process:
+// orphans come to it) until pid ends, and returns pid's status.
+func reapUntil(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 125
+		}
+		if got != pid {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
+}
+
+// relayAccept carries each connection of ln to the Unix socket at sock.
+func relayAccept(ln net.Listener, sock string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go relayConn(c, sock)
+	}
+}
+
+// relayConn copies c to a new connection to sock and back, passing each
+// direction's end on as a half-close, as the proxy expects of a client.
+func relayConn(c net.Conn, sock string) {
+	defer c.Close()
+	up, err := net.Dial("unix", sock)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{})
+	go func() {
+		io.Copy(up, c)
+		up.(*net.UnixConn).CloseWrite()
+		close(done)
+	}()
+	io.Copy(c, up)
+	c.(*net.TCPConn).CloseWrite()
+	<-done
+}
