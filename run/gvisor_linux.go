@@ -39,6 +39,13 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 	}
 	backend.WarnDegraded(p.Warnings, missing)
 	res.Applied, res.Missing = applied, missing
+	if os.Geteuid() == 0 {
+		// runsc's cgroup holds the sandbox's memory: RLIMIT_AS is relaxed
+		// as the native backend's is with its cgroup (relaxAddressSpace).
+		q := *p
+		q.Config.Limits.AddressSpace = relaxedAddressSpace(p)
+		p = &q
+	}
 	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	var serve gvisor.ServeFunc
 	if p.Proxy != nil {

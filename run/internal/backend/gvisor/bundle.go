@@ -139,7 +139,7 @@ func resources(p *backend.Spec) *ociResources {
 		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes}
 	}
 	if p.Cgroup.Pids > 0 {
-		r.Pids = &ociPids{Limit: p.Cgroup.Pids}
+		r.Pids = &ociPids{Limit: hostTasks(p.Cgroup.Pids)}
 	}
 	if p.Cgroup.CPUs > 0 {
 		const period = 100000
@@ -147,6 +147,20 @@ func resources(p *backend.Spec) *ociResources {
 	}
 	return r
 }
+
+// The host tasks of a sandbox under runsc's ptrace platform: the
+// Sentry's and the gofer's threads (about 70 idle, measured with runsc
+// 20221219), and a stub process with its threads for each of the
+// script's processes (about 20 each).
+const (
+	hostTasksBase    = 128
+	hostTasksPerTask = 24
+)
+
+// hostTasks is the sandbox cgroup's task limit for a script allowed n
+// tasks: the host counts gVisor's own threads there too, and a limit of
+// n would kill the Sentry (a fork it cannot make is fatal to it).
+func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
 // /tmp, the system folders and /etc read-only with the deny list's
