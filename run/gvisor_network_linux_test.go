@@ -3,6 +3,7 @@ package run
 import (
 	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,3 +159,20 @@ for target in ["127.0.0.1:" + sys.argv[1], "169.254.169.254:80", "loop.example.c
     print(target, s.recv(200).decode().split("\r\n")[0])
     s.close()
 `
+
+// TestGVisorNetworkKeepsLimits: with the relay as the sandbox's first
+// process, the script still gets the run's address-space limit (set by
+// the relay's child, not by runsc) and its other limits.
+func TestGVisorNetworkKeepsLimits(t *testing.T) {
+	needRunsc(t)
+	dir := newSkill(t, map[string]string{"limits.sh": "#!/bin/bash\necho as $(ulimit -S -v) $(ulimit -H -v) nofile $(ulimit -S -n) $(ulimit -H -n)\n"})
+	sb := Sandbox{AllowHosts: []string{"example.com"}, Backend: BackendGVisor, MaxOpenFiles: 200}
+	o := runIn(t, sb, dir, "limits.sh")
+	if o.err != nil || o.res.AddressSpaceMB == 0 {
+		t.Fatalf("err %v, address space %d MB, stderr %q", o.err, o.res.AddressSpaceMB, o.stderr)
+	}
+	kb := strconv.Itoa(o.res.AddressSpaceMB << 10)
+	if want := "as " + kb + " " + kb + " nofile 200 200\n"; o.stdout != want {
+		t.Errorf("the script's limits: %q, want %q", o.stdout, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // ExecRelayIfRequested turns this process into the network relay of a
@@ -67,7 +68,8 @@ func relayMain(port, as string, argv []string) int {
 // to the relay by runsc, as the script's other limits are: the Go
 // runtime reserves more address space at its start than a script's
 // limit may allow; lowered once the runtime is up, it binds only what
-// execve maps next, the script.
+// execve maps next, the script. Nothing is allocated between the two
+// system calls: the heap could not grow under the limit.
 func limitExec(as string, argv []string) int {
 	n, err := strconv.ParseUint(as, 10, 64)
 	if err != nil {
@@ -77,13 +79,26 @@ func limitExec(as string, argv []string) int {
 	if lp, err := exec.LookPath(path); err == nil {
 		path = lp
 	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return relayFail(err)
+	}
+	av, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return relayFail(err)
+	}
+	ev, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return relayFail(err)
+	}
+	lim := syscall.Rlimit{Cur: n, Max: n}
 	if n > 0 {
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
-			return relayFail(fmt.Errorf("RLIMIT_AS: %v", err))
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, syscall.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+			return relayFail(fmt.Errorf("RLIMIT_AS: %v", e))
 		}
 	}
-	err = syscall.Exec(path, argv, os.Environ())
-	return relayFail(fmt.Errorf("starting %s: %v", argv[0], err))
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&av[0])), uintptr(unsafe.Pointer(&ev[0])))
+	return relayFail(fmt.Errorf("starting %s: %v", argv[0], e))
 }
 
 // reapUntil reaps every child (the relay is the sandbox's first process:
