@@ -175,10 +175,21 @@ func TestGVisorWriteGrant(t *testing.T) {
 func BenchmarkGVisorStartTrue(b *testing.B) {
 	needRunsc(b)
 	skill := gvisorSkill(b, "exec /bin/true\n")
-	for _, backend := range []string{BackendNative, BackendGVisor} {
-		b.Run(backend, func(b *testing.B) {
+	// Each backend without network and with a host allowlist (the
+	// filtering proxy; under gVisor also the relay).
+	for _, c := range []struct {
+		name    string
+		backend string
+		hosts   []string
+	}{
+		{BackendNative, BackendNative, nil},
+		{BackendGVisor, BackendGVisor, nil},
+		{BackendNative + "-allowlist", BackendNative, []string{"example.com"}},
+		{BackendGVisor + "-allowlist", BackendGVisor, []string{"example.com"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				res, err := (&Sandbox{SkillDir: skill, Backend: backend}).Run(context.Background(), "scripts/k.sh", nil)
+				res, err := (&Sandbox{SkillDir: skill, Backend: c.backend, AllowHosts: c.hosts}).Run(context.Background(), "scripts/k.sh", nil)
 				if err != nil || res.ExitCode != 0 {
 					b.Fatal(err, res.ExitCode)
 				}
