@@ -231,7 +231,12 @@ func testSecretCLI(t *testing.T, backend string) {
 
 	got := out.String()
 	wants := []string{"curl: ok /api/curl", "python: ok /api/python", "node: ok /api/node", "git: first", "ready"}
-	if _, err := os.Stat(npmUndici); err == nil || os.Getenv("CI") == "true" {
+	if backend == "gvisor" && os.Geteuid() != 0 {
+		// Rootless runsc has no cgroup and the run no watch: RLIMIT_AS
+		// stays at --memory, too little for the address space node
+		// reserves for undici's WebAssembly (docs/backends.md).
+		t.Log("rootless gvisor: node fetch not tested")
+	} else if _, err := os.Stat(npmUndici); err == nil || os.Getenv("CI") == "true" {
 		wants = append(wants, "fetch: ok /api/fetch")
 	} else {
 		t.Log("npm's undici not found: node fetch not tested")
