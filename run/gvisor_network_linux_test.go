@@ -1,10 +1,14 @@
 package run
 
 import (
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,5 +178,66 @@ func TestGVisorNetworkKeepsLimits(t *testing.T) {
 	kb := strconv.Itoa(o.res.AddressSpaceMB << 10)
 	if want := "as " + kb + " " + kb + " nofile 200 200\n"; o.stdout != want {
 		t.Errorf("the script's limits: %q, want %q", o.stdout, want)
+	}
+}
+
+// TestGVisorHostSocketUnreachable: a host daemon's Unix socket (mode
+// 0666) in a read grant. runsc's gofer connects such sockets for the
+// sandbox with its own identity, root for a root caller, and a daemon
+// that trusts its peer's uid would take the script for root; so the
+// sandbox may make sockets (the relay's) but not connect to host ones:
+// under gVisor the script's connect fails. Natively it connects as the
+// run's identity, never root (the control: the server is reachable).
+func TestGVisorHostSocketUnreachable(t *testing.T) {
+	needRunsc(t)
+	needTool(t, "python3")
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	sock := filepath.Join(dir, "daemon.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o666)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			uid := -1
+			if raw, err := c.(*net.UnixConn).SyscallConn(); err == nil {
+				raw.Control(func(fd uintptr) {
+					if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+						uid = int(cred.Uid)
+					}
+				})
+			}
+			fmt.Fprintf(c, "peer uid %d\n", uid)
+			c.Close()
+		}
+	}()
+	skill := newSkill(t, map[string]string{"uds.py": `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print(s.recv(100).decode().strip())
+except OSError as e:
+    print("blocked", e)
+`})
+	for _, b := range []string{BackendNative, BackendGVisor} {
+		sb := Sandbox{Backend: b, AllowHosts: []string{"example.com"}, ReadPaths: []string{dir}}
+		o := runIn(t, sb, skill, "uds.py", sock)
+		if o.err != nil {
+			t.Fatalf("%s: %v %s", b, o.err, o.stderr)
+		}
+		t.Logf("%s: %s", b, o.stdout)
+		if strings.Contains(o.stdout, "peer uid 0\n") {
+			t.Errorf("%s: the host daemon took the script for root", b)
+		}
+		if reached := strings.HasPrefix(o.stdout, "peer uid "); reached != (b == BackendNative) {
+			t.Errorf("%s: %q", b, o.stdout)
+		}
 	}
 }

@@ -19,13 +19,12 @@ const emptyFile = "empty"
 
 // The network of a run with the filtering proxy, inside the sandbox: the
 // relay (this program, bound read-only) is the sandbox's first process,
-// and the folder of the supervisor's Unix sockets is bound beside it.
+// and the host folder where it makes its Unix socket is bound beside it.
 const (
 	relayArg0     = "/.skill-sandbox-gvisor-relay"
 	limitArg0     = "skill-sandbox-gvisor-limit" // the relay's child, which limits and executes the script
 	sandboxNetDir = "/.skill-sandbox-net"
-	proxySocket   = "proxy.sock" // the filtering proxy
-	readySocket   = "ready.sock" // the relay connects once when it listens
+	relaySocket   = "relay.sock" // the relay's; the supervisor connects to it
 )
 
 // Check refuses a run the gVisor backend cannot give the isolation it
@@ -49,7 +48,7 @@ func Check(p *backend.Spec) error {
 // read-only root (with the mount points of the relay and the socket
 // folder) and the empty file the masks bind. relay is the host path of
 // the relay's program, or "" for a run without the proxy; net is the
-// host folder of the proxy's sockets.
+// host folder of the relay's socket.
 func writeBundle(p *backend.Spec, dir, relay, net string) error {
 	if err := os.Mkdir(filepath.Join(dir, "rootfs"), 0o755); err != nil {
 		return err
@@ -110,7 +109,7 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
 		s.Process.Args = append([]string{relayArg0, strconv.Itoa(c.ProxyPort), as}, c.Argv...)
 		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" })
-		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, false, false))
+		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
 	return s
 }

@@ -13,14 +13,15 @@ import (
 
 // ExecRelayIfRequested turns this process into the network relay of a
 // gVisor run when runsc started it as the sandbox's first process (see
-// relayArgs): it never returns then. Otherwise it does nothing.
+// bundleSpec): it never returns then. Otherwise it does nothing.
 //
 // The sandbox has gVisor's own network stack with a loopback and nothing
 // else (runsc --network none); the relay listens on the proxy port of
 // that loopback and carries each connection to the supervisor's
-// filtering proxy over the host Unix socket bound into the sandbox
-// (runsc --host-uds open), then runs the script as its child, reaps and
-// exits with the script's status.
+// filtering proxy over a Unix socket it makes in a host folder bound
+// into the sandbox (runsc --host-uds create; the supervisor connects),
+// then runs the script as its child, reaps and exits with the script's
+// status.
 func ExecRelayIfRequested() {
 	switch {
 	case len(os.Args) >= 4 && os.Args[0] == relayArg0 && os.Getpid() == 1:
@@ -36,10 +37,11 @@ func relayFail(err error) int {
 	return 125
 }
 
-// relayMain listens on 127.0.0.1:port, tells the supervisor it is ready,
-// starts argv under the address-space limit as (bytes, "0" for none; see
-// limitExec) and returns its exit status (128 plus the signal when a
-// signal ended it); 125 when any of that failed, the script not run.
+// relayMain listens on 127.0.0.1:port and on its Unix socket, waits
+// for the supervisor's control connection there, starts argv under the
+// address-space limit as (bytes, "0" for none; see limitExec) and
+// returns its exit status (128 plus the signal when a signal ended it);
+// 125 when any of that failed, the script not run.
 func relayMain(port, as string, argv []string) int {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return relayFail(fmt.Errorf("bad port %q", port))
@@ -48,12 +50,15 @@ func relayMain(port, as string, argv []string) int {
 	if err != nil {
 		return relayFail(err)
 	}
-	go relayAccept(ln, sandboxNetDir+"/"+proxySocket)
-	c, err := net.Dial("unix", sandboxNetDir+"/"+readySocket)
+	uln, err := net.Listen("unix", sandboxNetDir+"/"+relaySocket)
 	if err != nil {
-		return relayFail(fmt.Errorf("telling the supervisor: %v", err))
+		return relayFail(err)
 	}
-	c.Close()
+	ctl, err := uln.Accept()
+	if err != nil {
+		return relayFail(fmt.Errorf("waiting for the supervisor: %v", err))
+	}
+	go relayAccept(ln, uln, ctl)
 	wd, _ := os.Getwd()
 	args := append([]string{limitArg0, as}, argv...)
 	pid, err := syscall.ForkExec(relayArg0, args, &syscall.ProcAttr{Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2}})
@@ -123,25 +128,32 @@ func reapUntil(pid int) int {
 	}
 }
 
-// relayAccept carries each connection of ln to the Unix socket at sock.
-func relayAccept(ln net.Listener, sock string) {
+// relayAccept carries each connection of ln to one the supervisor
+// makes to uln, which it asks for with a byte on ctl; in order, so each
+// is paired with the one it was asked for.
+func relayAccept(ln, uln net.Listener, ctl net.Conn) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		go relayConn(c, sock)
+		if _, err := ctl.Write([]byte{1}); err != nil {
+			c.Close()
+			return
+		}
+		up, err := uln.Accept()
+		if err != nil {
+			c.Close()
+			return
+		}
+		go relayConn(c, up)
 	}
 }
 
-// relayConn copies c to a new connection to sock and back, passing each
-// direction's end on as a half-close, as the proxy expects of a client.
-func relayConn(c net.Conn, sock string) {
+// relayConn copies c to up and back, passing each direction's end on as
+// a half-close, as the proxy expects of a client.
+func relayConn(c, up net.Conn) {
 	defer c.Close()
-	up, err := net.Dial("unix", sock)
-	if err != nil {
-		return
-	}
 	defer up.Close()
 	done := make(chan struct{})
 	go func() {

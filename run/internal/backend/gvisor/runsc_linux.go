@@ -95,7 +95,14 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: starting runsc: %v; %s", backend.ErrStart, err, Fix)
 	}
 	wd.Start(ctx, p.Timeout, func() { r.kill(killFlags, id, cmd.Process.Pid) })
+	stop, connected := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(connected)
+		nw.connect(stop)
+	}()
 	waitErr := cmd.Wait()
+	close(stop)
+	<-connected
 	o := &Outcome{Duration: time.Since(begun), Cgroup: !rootless}
 	wd.Finish()
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
