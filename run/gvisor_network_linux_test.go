@@ -166,10 +166,11 @@ for target in ["127.0.0.1:" + sys.argv[1], "169.254.169.254:80", "loop.example.c
 
 // TestGVisorNetworkKeepsLimits: with the relay as the sandbox's first
 // process, the script still gets the run's address-space limit (set by
-// the relay's child, not by runsc) and its other limits.
+// the relay's child, not by runsc) and its other limits, and cannot
+// write in the host folder of the relay's socket.
 func TestGVisorNetworkKeepsLimits(t *testing.T) {
 	needRunsc(t)
-	dir := newSkill(t, map[string]string{"limits.sh": "#!/bin/bash\necho as $(ulimit -S -v) $(ulimit -H -v) nofile $(ulimit -S -n) $(ulimit -H -n)\n"})
+	dir := newSkill(t, map[string]string{"limits.sh": "#!/bin/bash\necho as $(ulimit -S -v) $(ulimit -H -v) nofile $(ulimit -S -n) $(ulimit -H -n)\necho x 2>/dev/null > /.skill-sandbox-net/fill && echo WROTE\n"})
 	sb := Sandbox{AllowHosts: []string{"example.com"}, Backend: BackendGVisor, MaxOpenFiles: 200}
 	o := runIn(t, sb, dir, "limits.sh")
 	if o.err != nil || o.res.AddressSpaceMB == 0 {

@@ -82,6 +82,7 @@ func (n *network) connect(stop <-chan struct{}) {
 	defer t.Stop()
 	for {
 		if c, err := net.Dial("unix", n.ln.path); err == nil {
+			n.seal()
 			n.ln.setControl(c)
 			return
 		}
@@ -91,6 +92,20 @@ func (n *network) connect(stop <-chan struct{}) {
 		case <-t.C:
 		}
 	}
+}
+
+// seal takes the socket folder back once the relay's socket is made:
+// the script must not fill the host's disk through it. A root caller's
+// gets it back as root's (0755); a rootless run's folder stays the
+// caller's, which is the script's identity there, so it is only made
+// read-only (0500), which the script could undo (docs/backends.md).
+func (n *network) seal() {
+	if os.Geteuid() == 0 {
+		os.Chown(n.dir, 0, 0)
+		os.Chmod(n.dir, 0o755)
+		return
+	}
+	os.Chmod(n.dir, 0o500)
 }
 
 // relayStarted reports, once the run is over, whether the relay took
