@@ -33,7 +33,10 @@ type proxyRun struct {
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
 func (s *Sandbox) planProxy() (*netproxy.Config, error) {
-	if len(s.AllowHosts) == 0 {
+	if err := s.checkLocalPorts(); err != nil {
+		return nil, err
+	}
+	if len(s.AllowHosts) == 0 && len(s.AllowLocal) == 0 {
 		if s.Secrets != nil {
 			return nil, fmt.Errorf("%w: Secrets need AllowHosts naming their hosts (add --allow-host HOST)", ErrBadConfig)
 		}
@@ -65,6 +68,8 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		Dial:    s.dial,
 		Denied:  s.NetworkLog,
 		Secrets: s.Secrets,
+		// A copy: the proxy must not see the caller change them.
+		LocalPorts: slices.Clone(s.AllowLocal),
 	}
 	if s.Secrets != nil {
 		// The proxy's own checks (a secret's host allowed), now
@@ -85,6 +90,31 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		}
 	}
 	return &cfg, nil
+}
+
+// checkLocalPorts refuses local ports out of range, named twice, the
+// proxy's own, or on a platform or backend that has no relay for them.
+func (s *Sandbox) checkLocalPorts() error {
+	if len(s.AllowLocal) == 0 {
+		return nil
+	}
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w: AllowLocal (--allow-local) needs Linux network namespaces; %s has no relay for it yet", ErrUnsupported, runtime.GOOS)
+	}
+	if s.Backend == BackendGVisor {
+		return fmt.Errorf("%w: AllowLocal (--allow-local) is not available with the gVisor backend yet", ErrUnsupported)
+	}
+	seen := map[int]bool{}
+	for _, port := range s.AllowLocal {
+		if err := netproxy.CheckLocalPort(port, proxyPort); err != nil {
+			return fmt.Errorf("%w: AllowLocal: %v", ErrBadConfig, err)
+		}
+		if seen[port] {
+			return fmt.Errorf("%w: AllowLocal: port %d named twice", ErrBadConfig, port)
+		}
+		seen[port] = true
+	}
+	return nil
 }
 
 // sandboxNetVar reports whether name is a variable the run sets for its

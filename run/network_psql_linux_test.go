@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,6 +158,40 @@ func TestPsqlThroughSOCKS(t *testing.T) {
 			e := o.res.Network.Connections[0]
 			if e.Method != "SOCKS5" || e.Allowed != tc.ok || !strings.Contains(e.Reason, tc.reason) || (!tc.ok && e.Remedy == "") {
 				t.Errorf("record %+v", e)
+			}
+		})
+	}
+}
+
+// TestPsqlAllowLocal: psql, which speaks no proxy protocol, against a
+// real PostgreSQL on the host's loopback without proxychains: with
+// AllowLocal naming its port the run's own 127.0.0.1:PORT relays to it;
+// without (another port granted) psql cannot connect.
+func TestPsqlAllowLocal(t *testing.T) {
+	needAllowlist(t)
+	pg := startPostgres(t, postgresBin(t))
+	_, port, _ := net.SplitHostPort(pg)
+	pgPort, _ := strconv.Atoi(port)
+	dir := newSkill(t, map[string]string{"psql.sh": "#!/bin/sh\npsql -h 127.0.0.1 -p \"$1\" -U postgres -Atc \"select 'answer ' || 6*7\"\n"})
+	for _, tc := range []struct {
+		name  string
+		local []int
+		ok    bool
+	}{
+		{"granted", []int{pgPort}, true},
+		{"another port granted", []int{pgPort + 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := runIn(t, Sandbox{AllowLocal: tc.local}, dir, "psql.sh", port)
+			if o.err != nil {
+				t.Fatalf("run: %v", o.err)
+			}
+			answered := strings.TrimSpace(o.stdout) == "answer 42"
+			if answered != tc.ok {
+				t.Fatalf("answered %v, want %v: exit %d, stdout %q, stderr %s", answered, tc.ok, o.res.ExitCode, o.stdout, o.stderr)
+			}
+			if tc.ok && (o.res.Network == nil || len(o.res.Network.Connections) == 0 || o.res.Network.Connections[0].Method != "LOCAL") {
+				t.Errorf("record: %+v", o.res.Network)
 			}
 		})
 	}

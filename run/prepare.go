@@ -144,6 +144,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 		p.Proxy = proxy
 		p.Config.Env = withSecretEnv(withProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
 		p.Config.ProxyPort = proxyPort
+		p.Config.LocalPorts = proxy.LocalPorts
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
 		p.Config.WaitForGo = true
