@@ -221,6 +221,9 @@ func (pl *planner) checkReal(p, abs, real string, walked fs.FileInfo, write bool
 		switch {
 		case write && !st.IsDir():
 			return fmt.Errorf("%w: --write %s is not a folder", stageconfig.ErrBadConfig, p)
+		case !write && st.Mode().Type() == fs.ModeSocket && slices.Contains(pl.r.Sockets, p):
+			// A socket named as one (AllowUnix): the mount gives the
+			// run this socket only.
 		case !st.IsDir() && !st.Mode().IsRegular():
 			return fmt.Errorf("%w: --read %s is neither a regular file nor a folder", stageconfig.ErrBadConfig, p)
 		}

@@ -1,0 +1,72 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+)
+
+// checkUnixSockets refuses AllowUnix entries that are not the absolute,
+// clean path of a unix socket (a symlink is refused: the run gets the
+// socket at the path named, and only it), inside a tree never granted,
+// named twice, or on a platform or configuration that cannot hold the
+// run to them: the mount namespace is what keeps every other socket of
+// the host out of its view.
+func (s *Sandbox) checkUnixSockets() error {
+	if len(s.AllowUnix) == 0 {
+		return nil
+	}
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w: AllowUnix (--allow-unix) needs a Linux mount namespace; not available on %s", ErrUnsupported, runtime.GOOS)
+	}
+	if s.Backend == BackendGVisor {
+		return fmt.Errorf("%w: AllowUnix (--allow-unix) is not available with the gVisor backend yet", ErrUnsupported)
+	}
+	if s.AllowNetwork || slices.Contains(s.Disable, LayerMountNS) {
+		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (it cannot be combined with AllowNetwork or a disabled %s layer)", ErrBadConfig, LayerMountNS)
+	}
+	seen := map[string]bool{}
+	for _, p := range s.AllowUnix {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("%w: AllowUnix %q: want an absolute, clean path", ErrBadConfig, p)
+		}
+		for _, n := range grants.NeverGranted() {
+			if grants.PathUnder(p, n) {
+				return fmt.Errorf("%w: AllowUnix %s: sockets under %s cannot be granted yet (the run has its own %s); give the server a socket path elsewhere", ErrBadConfig, p, n, n)
+			}
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("%w: AllowUnix: %v", ErrBadConfig, err)
+		}
+		if st.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("%w: AllowUnix %s is not a unix socket (%s)", ErrBadConfig, p, st.Mode().Type())
+		}
+		if seen[p] {
+			return fmt.Errorf("%w: AllowUnix %s named twice", ErrBadConfig, p)
+		}
+		seen[p] = true
+		if err := checkSocketWritable(p, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withUnixSockets returns the Sandbox whose grants the run gets: s, or a
+// copy whose read grants hold the AllowUnix sockets (connecting needs no
+// write access to the mount: a socket on a read-only mount still
+// accepts connections) and whose deny list exempts exactly those paths.
+func (s *Sandbox) withUnixSockets() *Sandbox {
+	if len(s.AllowUnix) == 0 {
+		return s
+	}
+	c := *s
+	c.ReadPaths = append(slices.Clone(s.ReadPaths), s.AllowUnix...)
+	c.AllowDenied = append(slices.Clone(s.AllowDenied), s.AllowUnix...)
+	return &c
+}
