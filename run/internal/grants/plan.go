@@ -51,7 +51,7 @@ type Request struct {
 	// Sockets are the read grants that may be unix sockets rather than
 	// regular files (run.Sandbox.AllowUnix, as given).
 	Sockets []string
-	Skill                                  string   // the skill folder, resolved; "" skips the overlap check
+	Skill   string // the skill folder, resolved; "" skips the overlap check
 	// Dry makes no folder: a missing write folder is only checked as the
 	// folder the run would make (Plan.ToMake).
 	Dry bool
