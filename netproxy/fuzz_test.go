@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -336,6 +337,23 @@ func FuzzSOCKS5(f *testing.F) {
 		}
 		if _, err := parseTarget(tg.String(), 0); err != nil {
 			t.Fatalf("target %v does not parse again: %v", tg, err)
+		}
+	})
+}
+
+// FuzzParseLocalPort: any string gives a port in range that formats back
+// to the same string, or an error; never a panic.
+func FuzzParseLocalPort(f *testing.F) {
+	for _, s := range []string{"5432", "1", "65535", "65536", "0", "080", "+80", "-1", "", "8080 ", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		port, err := ParseLocalPort(s)
+		if err != nil {
+			return
+		}
+		if port < 1 || port > 65535 || strconv.Itoa(port) != s {
+			t.Fatalf("%q parsed as %d", s, port)
 		}
 	})
 }

@@ -35,6 +35,23 @@ func CheckLocalPort(port int, reserved ...int) error {
 	return nil
 }
 
+// ParseLocalPort parses a local port as --allow-local and a policy's
+// allow_local take it: decimal digits only, no sign or leading zero,
+// 1 to 65535.
+func ParseLocalPort(s string) (int, error) {
+	if s == "" || len(s) > 5 || s[0] == '0' {
+		return 0, fmt.Errorf("local port %q: want a port number from 1 to 65535", truncateForError(s))
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("local port %q: want a port number from 1 to 65535", truncateForError(s))
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, CheckLocalPort(n)
+}
+
 // localRule is the record's rule of a connection to a local port.
 func localRule(port int) string { return "allow-local " + strconv.Itoa(port) }
 
