@@ -158,7 +158,7 @@ def test_to_jsonl_is_one_audit_line(binary, make_skill):
     # so are those of each object field.
     run = schema["$defs"]["run_record"]
     missing = [k for k in run["required"] if k not in rec]
-    assert not missing and rec["schema_version"] == "5"
+    assert not missing and rec["schema_version"] == "6"
     for key, sub in run["properties"].items():
         for k in sub.get("required", []) if isinstance(sub, dict) and key in rec else []:
             assert k in rec[key], (key, k)
