@@ -148,6 +148,7 @@ func (c *call) parseRunArgs(fs *flag.FlagSet, f *runFlags, args []string, wantAu
 	c.resultJSON = f.resultJSON
 	c.meta.NetworkAllowed = f.allowNetwork
 	c.meta.AllowHosts, c.meta.DenyHosts = f.allowHosts, f.denyHosts
+	c.meta.AllowLocal, c.meta.AllowUnix = f.allowLocal, f.allowUnix
 	// Out-of-range limits are left out of a usage-error record (it shows
 	// the defaults); the error names the bad value.
 	if f.memoryMB > 0 {
@@ -218,6 +219,8 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
 	case f.backend == run.BackendGVisor && (f.allowNetwork || len(f.allowHosts) > 0 || len(f.secrets) > 0):
 		return "--backend gvisor does not give a run network access yet (no --allow-network, --allow-host or --secret): see docs/backends.md"
+	case f.backend == run.BackendGVisor && (len(f.allowLocal) > 0 || len(f.allowUnix) > 0):
+		return "--backend gvisor does not reach local services yet (no --allow-local or --allow-unix): see docs/backends.md"
 	}
 	return ""
 }
@@ -366,6 +369,7 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 	c.meta.Timeout, c.meta.MemoryLimitMB = sb.Timeout, sb.MemoryMB
 	c.meta.Grants.Read, c.meta.Grants.Write = sb.ReadPaths, sb.WritePaths // the flags' and the policy's
 	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
+	c.meta.AllowLocal, c.meta.AllowUnix = sb.AllowLocal, sb.AllowUnix
 	return sb, escapers
 }
 
