@@ -26,8 +26,8 @@ func (s *Sandbox) checkUnixSockets() error {
 	if s.Backend == BackendGVisor {
 		return fmt.Errorf("%w: AllowUnix (--allow-unix) is not available with the gVisor backend yet", ErrUnsupported)
 	}
-	if s.AllowNetwork || slices.Contains(s.Disable, LayerMountNS) {
-		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (it cannot be combined with AllowNetwork or a disabled %s layer)", ErrBadConfig, LayerMountNS)
+	if slices.Contains(s.Disable, LayerMountNS) {
+		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, LayerMountNS)
 	}
 	seen := map[string]bool{}
 	for _, p := range s.AllowUnix {

@@ -115,7 +115,6 @@ func TestAllowUnixConfig(t *testing.T) {
 		{"symlink", Sandbox{AllowUnix: []string{link}}},
 		{"under /run", Sandbox{AllowUnix: []string{"/run/x.sock"}}},
 		{"twice", Sandbox{AllowUnix: []string{sock, sock}}},
-		{"host network", Sandbox{AllowUnix: []string{sock}, AllowNetwork: true}},
 		{"no mount namespace", Sandbox{AllowUnix: []string{sock}, Disable: []Layer{LayerMountNS}}},
 	} {
 		o := runIn(t, c.sb, skill, "true.sh")
