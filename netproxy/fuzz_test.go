@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,7 +209,7 @@ func FuzzParseSecret(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", spec, s)
 		}
 		again, err := ParseSecret(s.String())
-		if err != nil || again != s {
+		if err != nil || !reflect.DeepEqual(again, s) {
 			t.Fatalf("%q formats as %q, read back as %+v, %v", spec, s.String(), again, err)
 		}
 	})
