@@ -131,3 +131,22 @@ func TestAllowLocalConfig(t *testing.T) {
 		t.Errorf("AllowLocal with AllowNetwork: %v, want ErrBadConfig", o.err)
 	}
 }
+
+// TestAllowLocalPooled: a run that takes a pre-started init process from
+// a Pool gets its local port's listener too (made by the run's program,
+// after the pooled prefix): curl reaches the granted port directly.
+func TestAllowLocalPooled(t *testing.T) {
+	needAllowlist(t)
+	needTool(t, "curl")
+	a, hits := countingServer(t, "granted")
+	dir := newSkill(t, map[string]string{"get.sh": "#!/bin/sh\ncurl -sS --max-time 10 --noproxy '*' \"http://127.0.0.1:$1/\"\n"})
+	pl := newTestPool(t, 1, 0, Sandbox{})
+	waitIdle(t, pl, 1)
+	o := runIn(t, Sandbox{AllowLocal: []int{a}, Pool: pl}, dir, "get.sh", strconv.Itoa(a))
+	if o.err != nil || o.stdout != "server granted" || hits.Load() != 1 {
+		t.Errorf("err %v, stdout %q, stderr %s, %d requests", o.err, o.stdout, o.stderr, hits.Load())
+	}
+	if s := pl.Stats(); s.Taken != 1 || s.Missed != 0 {
+		t.Errorf("pool stats %+v: the run did not use the pooled stage", s)
+	}
+}
