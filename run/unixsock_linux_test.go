@@ -47,7 +47,10 @@ def talk(path):
 print("granted:", talk(app))
 attempt("other socket", lambda: talk(other))
 attempt("secret file", lambda: open(secret).read())
-print("listing", sorted(os.listdir(os.path.dirname(app))))
+try:
+    print("listing", sorted(os.listdir(os.path.dirname(app))))
+except OSError as e:
+    print("listing refused", type(e).__name__)
 attempt("docker socket", lambda: talk("/var/run/docker.sock"))
 `
 
@@ -92,6 +95,31 @@ func TestAllowUnixSocket(t *testing.T) {
 	}
 }
 
+// TestAllowUnixUnderRun: a socket under /run, where servers keep theirs
+// (/run/postgresql), is reachable; the rest of /run is not (the sandbox
+// has no /run of its own: the socket's folders are made for it alone).
+func TestAllowUnixUnderRun(t *testing.T) {
+	needAllowlist(t)
+	needTool(t, "python3")
+	dir, err := os.MkdirTemp("/run", "skill-sandbox-test-")
+	if err != nil {
+		t.Skipf("cannot make a folder in /run (root only): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	app, other := filepath.Join(dir, "app.sock"), filepath.Join(dir, "other.sock")
+	unixServer(t, app, "app")
+	unixServer(t, other, "other")
+	skill := newSkill(t, map[string]string{"unix.py": unixScript})
+	o := runIn(t, Sandbox{AllowUnix: []string{app}}, skill, "unix.py", app, other, "/run/dbus/system_bus_socket")
+	if o.err != nil {
+		t.Fatalf("run: %v\n%s", o.err, o.stderr)
+	}
+	if !strings.Contains(o.stdout, "granted: hello from app") || strings.Contains(o.stdout, "REACHED") || strings.Count(o.stdout, "blocked") != 3 {
+		t.Errorf("stdout:\n%s%s", o.stdout, o.stderr)
+	}
+}
+
 // TestAllowUnixConfig: AllowUnix entries that are not sockets, relative,
 // under a tree never granted, or without the mount namespace are refused
 // before the run starts.
@@ -113,7 +141,8 @@ func TestAllowUnixConfig(t *testing.T) {
 		{"relative", Sandbox{AllowUnix: []string{"s.sock"}}},
 		{"unclean", Sandbox{AllowUnix: []string{dir + "/./s.sock"}}},
 		{"symlink", Sandbox{AllowUnix: []string{link}}},
-		{"under /run", Sandbox{AllowUnix: []string{"/run/x.sock"}}},
+		{"under /dev", Sandbox{AllowUnix: []string{"/dev/log"}}},
+		{"under /proc", Sandbox{AllowUnix: []string{"/proc/1/x.sock"}}},
 		{"twice", Sandbox{AllowUnix: []string{sock, sock}}},
 		{"no mount namespace", Sandbox{AllowUnix: []string{sock}, Disable: []Layer{LayerMountNS}}},
 	} {

@@ -207,7 +207,11 @@ func (pl *planner) checkReal(p, abs, real string, walked fs.FileInfo, write bool
 	if real == "/" {
 		return fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", stageconfig.ErrBadConfig, flag, p)
 	}
-	if err := CheckGrantable(real, flag, pl.deny, pl.allowed); err != nil {
+	never := NeverGranted()
+	if !write && slices.Contains(pl.r.Sockets, p) {
+		never = socketNeverGranted()
+	}
+	if err := checkGrantable(real, flag, never, pl.deny, pl.allowed); err != nil {
 		return err
 	}
 	if err := pl.alias.Check(real, flag, write, pl.allowed); err != nil {
