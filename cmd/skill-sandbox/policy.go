@@ -119,10 +119,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
 	flags.Secrets = f.secrets
-	flags.AllowLocal = f.allowLocal
-	for _, p := range f.allowUnix {
-		flags.AllowUnix = append(flags.AllowUnix, absPath(p))
-	}
+	flags.AllowLocal, flags.AllowUnix = f.allowLocal, absPaths(f.allowUnix)
 	flags.AllowDegraded = f.allowDegraded
 	flags.RequireIsolation = f.requireIsolation
 	flags.RequireSignature = f.requireSignature

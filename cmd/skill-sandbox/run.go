@@ -478,3 +478,12 @@ func absPath(p string) string {
 	}
 	return p
 }
+
+// absPaths is absPath of each of ps; nil for none.
+func absPaths(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, absPath(p))
+	}
+	return out
+}
