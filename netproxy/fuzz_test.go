@@ -197,6 +197,8 @@ func FuzzParseSecret(f *testing.F) {
 		"TOKEN@api.example.com", "T_1@API.Example.com.:8443", "K@api.example.com,url",
 		"K@api.example.com,url,file=/run/a,b", "K@[::1]:9443", "K@127.0.0.1:1",
 		"@", "T@*.example.com", "T@a@b", "T@api.example.com,file=", "1@x.com",
+		"K@api.example.com,any-header", "K@api.example.com,header=X-Token,header=Cookie,file=/k",
+		"K@api.example.com,header=Authorization", "K@api.example.com,url,any-header,header=a",
 	} {
 		f.Add(s)
 	}
