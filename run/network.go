@@ -48,7 +48,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		return nil, nil
 	}
 	if s.AllowNetwork {
-		return nil, fmt.Errorf("%w: AllowHosts and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
+		return nil, fmt.Errorf("%w: AllowHosts or AllowLocal and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
 	}
 	if !hostAllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
