@@ -98,11 +98,8 @@ func (s *Sandbox) checkLocalPorts() error {
 	if len(s.AllowLocal) == 0 {
 		return nil
 	}
-	if runtime.GOOS != "linux" {
-		return fmt.Errorf("%w: AllowLocal (--allow-local) needs Linux network namespaces; %s has no relay for it yet", ErrUnsupported, runtime.GOOS)
-	}
-	if s.Backend == BackendGVisor {
-		return fmt.Errorf("%w: AllowLocal (--allow-local) is not available with the gVisor backend yet", ErrUnsupported)
+	if err := s.localServicesSupported("AllowLocal (--allow-local)", "network namespaces"); err != nil {
+		return err
 	}
 	seen := map[int]bool{}
 	for _, port := range s.AllowLocal {

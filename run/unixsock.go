@@ -20,11 +20,8 @@ func (s *Sandbox) checkUnixSockets() error {
 	if len(s.AllowUnix) == 0 {
 		return nil
 	}
-	if runtime.GOOS != "linux" {
-		return fmt.Errorf("%w: AllowUnix (--allow-unix) needs a Linux mount namespace; not available on %s", ErrUnsupported, runtime.GOOS)
-	}
-	if s.Backend == BackendGVisor {
-		return fmt.Errorf("%w: AllowUnix (--allow-unix) is not available with the gVisor backend yet", ErrUnsupported)
+	if err := s.localServicesSupported("AllowUnix (--allow-unix)", "a mount namespace"); err != nil {
+		return err
 	}
 	if slices.Contains(s.Disable, LayerMountNS) {
 		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, LayerMountNS)
@@ -69,4 +66,17 @@ func (s *Sandbox) withUnixSockets() *Sandbox {
 	c.ReadPaths = append(slices.Clone(s.ReadPaths), s.AllowUnix...)
 	c.AllowDenied = append(slices.Clone(s.AllowDenied), s.AllowUnix...)
 	return &c
+}
+
+// localServicesSupported refuses a local service grant (what) where
+// nothing holds the run to it: off Linux, whose need names, and with the
+// gVisor backend, which has no relay or socket mount for it yet.
+func (s *Sandbox) localServicesSupported(what, need string) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w: %s needs Linux %s; not available on %s yet", ErrUnsupported, what, need, runtime.GOOS)
+	}
+	if s.Backend == BackendGVisor {
+		return fmt.Errorf("%w: %s is not available with the gVisor backend yet", ErrUnsupported, what)
+	}
+	return nil
 }
