@@ -153,7 +153,7 @@ def test_to_jsonl_is_one_audit_line(binary, make_skill):
     assert "\n" not in line and line.startswith("{") and line.endswith("}")
     rec = json.loads(line)
     assert rec == r.record and rec["args"] == ["<tag>"]
-    schema = json.loads((ROOT / "audit" / "schema" / "v5.json").read_text())
+    schema = json.loads((ROOT / "audit" / "schema" / "v6.json").read_text())
     # The run record's definition: every field it requires is there, and
     # so are those of each object field.
     run = schema["$defs"]["run_record"]
