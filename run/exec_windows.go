@@ -42,14 +42,14 @@ type launchOS struct {
 	job   windows.Handle // 0 without one
 	cmd   *exec.Cmd
 	proc  windows.Handle // the script's process
-	begun time.Time      // when the script was started, for Result.Duration
+	begun time.Time      // when the script was started, for Outcome.Duration
 }
 
 // launch runs the script in its Job Object and waits for it.
-func launch(ctx context.Context, l *launchState, res *Result) error {
+func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	p := l.plan
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	var jobErr error
@@ -59,17 +59,17 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	if l.job != 0 {
 		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
 	}
-	res.Applied, res.Missing = windowsLayers(p, jobErr)
-	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+	out.Applied, out.Missing = windowsLayers(p, jobErr)
+	if blocking := backend.Refusing(p, out.Applied, out.Missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
-	backend.WarnDegraded(p.Warnings, res.Missing)
+	backend.WarnDegraded(p.Warnings, out.Missing)
 	wd := newWatchdog(l)
 	if err := l.start(); err != nil {
 		return err
 	}
 	defer windows.CloseHandle(l.proc)
-	res.Started = true
+	out.Started = true
 	// Both goroutines use the job and process handles: they end before
 	// the handles are closed (a closed handle's value can be reused).
 	wd.Start(ctx, p.Timeout, l.terminate)
@@ -77,11 +77,11 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	waitErr := l.cmd.Wait()
 	wd.Finish()
 	exited.Wait()
-	res.Duration = time.Since(l.begun)
-	fillJobStats(l.job, res)
-	l.collectOutput(res)
-	recordEnd(wd, res)
-	return l.collectExit(wd, waitErr, res)
+	out.Duration = time.Since(l.begun)
+	fillJobStats(l.job, out)
+	l.collectOutput(out)
+	recordEnd(wd, out)
+	return l.collectExit(wd, waitErr, out)
 }
 
 // start starts the script suspended, puts it in the run's job before it
@@ -149,20 +149,20 @@ func (l *launchState) endWithScript() *sync.WaitGroup {
 	return &exited
 }
 
-// collectExit fills the script's exit code into res, and its CPU time
+// collectExit fills the script's exit code into out, and its CPU time
 // when the job did not give it, and returns the wait's error when the
 // script's state is unknown.
-func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, res *Result) error {
+func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, out *backend.Outcome) error {
 	if ps := l.cmd.ProcessState; ps != nil {
-		res.ExitCode = ps.ExitCode()
-		if res.CPUTime == 0 {
-			res.CPUTime = ps.UserTime() + ps.SystemTime()
+		out.ExitCode = ps.ExitCode()
+		if out.CPUTime == 0 {
+			out.CPUTime = ps.UserTime() + ps.SystemTime()
 		}
 	}
 	if wd.Stopped() {
 		// Terminated by the supervisor: reported as Linux reports a
 		// kill, so that records of both platforms compare.
-		res.ExitCode, res.Signal = -1, "SIGKILL"
+		out.ExitCode, out.Signal = -1, "SIGKILL"
 	}
 	if waitErr != nil && l.cmd.ProcessState == nil {
 		return fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
@@ -170,18 +170,18 @@ func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, res *Resu
 	return nil
 }
 
-// fillJobStats copies the job's totals into res: CPU time of every
+// fillJobStats copies the job's totals into out: CPU time of every
 // process, peak committed memory of the job (PeakMemoryKB) and of its
 // largest process (MaxRSSKB; commit, not resident memory).
-func fillJobStats(job windows.Handle, res *Result) {
+func fillJobStats(job windows.Handle, out *backend.Outcome) {
 	if job == 0 {
 		return
 	}
 	if cpu, ok := winproc.CPUTime(job); ok {
-		res.CPUTime = cpu
+		out.CPUTime = cpu
 	}
 	if jobKB, processKB, ok := winproc.PeakMemory(job); ok {
-		res.PeakMemoryKB, res.MaxRSSKB = jobKB, processKB
+		out.PeakMemoryKB, out.MaxRSSKB = jobKB, processKB
 	}
 }
 

@@ -13,10 +13,9 @@ import (
 const layerGVisor Layer = "gvisor"
 
 // launchGVisor runs l's plan under gVisor's runsc (see
-// run/internal/backend/gvisor) and fills res as launch does.
-func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
+// run/internal/backend/gvisor) and fills out as launch does.
+func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	p := l.plan
-	res.Backend = BackendGVisor
 	if err := gvisor.Check(p); err != nil {
 		return err
 	}
@@ -24,28 +23,28 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.BackendVersion = rt.Version
+	out.BackendVersion = rt.Version
 	applied, missing := gvisorLayers(os.Geteuid() == 0)
 	if blocking := backend.Refusing(p, applied, missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	backend.WarnDegraded(p.Warnings, missing)
-	res.Applied, res.Missing = applied, missing
-	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
+	out.Applied, out.Missing = applied, missing
+	out.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	wd := newWatchdog(l)
 	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd)
 	if err != nil {
-		res.Applied, res.Missing = nil, nil
+		out.Applied, out.Missing = nil, nil
 		return err
 	}
-	res.Started = true
-	res.ExitCode, res.Signal, res.Duration = o.ExitCode, o.Signal, o.Duration
-	l.collectOutput(res)
-	recordEnd(wd, res)
+	out.Started = true
+	out.ExitCode, out.Signal, out.Duration = o.ExitCode, o.Signal, o.Duration
+	l.collectOutput(out)
+	recordEnd(wd, out)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -32,7 +33,7 @@ type launchOS struct {
 	pooled bool
 	// init is the started init process; nil until start.
 	init *startedInit
-	// begun is when the init process was had, for Result.Duration.
+	// begun is when the init process was had, for Outcome.Duration.
 	begun time.Time
 	// cg is the run's cgroup; nil without one, and once finishCgroup or
 	// finishLater has it.
@@ -56,18 +57,18 @@ type launchOS struct {
 
 // launch starts the init process, hands it the config, checks the layer
 // report, lets it execve the script and waits for the whole tree to end.
-func launch(ctx context.Context, l *launchState, res *Result) error {
+func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	p := l.plan
-	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
+	out.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	defer l.closeFiles()
 	if p.Proxy != nil {
-		defer l.proxy.stop(res)
+		defer l.proxy.stop(out)
 	}
-	err := l.start(res)
+	err := l.start(out)
 	if l.pooled {
 		defer l.pool.refill()
 	}
@@ -84,7 +85,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	// does not keep here.
 	wp := planWatch(p, st, l.cg)
 	if wp.MaxMemory > 0 { // the watch holds the memory: no cgroup does
-		relaxAddressSpace(l, res)
+		relaxAddressSpace(l, out)
 	}
 	// After planWatch, which may find the watch missing.
 	l.knownMissing = len(st.missing) > 0 || p.Strict && len(p.Disabled) > 0
@@ -101,16 +102,16 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	if wp.Active() {
 		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.Done(), wd.Exceeded)
 	}
-	runErr := handshake(l, startErr, res)
-	l.running.Store(runErr == nil && st.pidns && res.Started)
+	runErr := handshake(l, startErr, out)
+	l.running.Store(runErr == nil && st.pidns && out.Started)
 	end := l.wait()
-	res.Duration = time.Since(l.begun)
+	out.Duration = time.Since(l.begun)
 	wd.Finish()
-	l.release(end, res)
+	l.release(end, out)
 	posix.WaitOutput(&l.copies, l.init.outR, l.init.errR)
-	l.collectOutput(res)
-	recordEnd(wd, res)
-	return l.collectStatus(end, runErr, res)
+	l.collectOutput(out)
+	recordEnd(wd, out)
+	return l.collectStatus(end, runErr, out)
 }
 
 // closeFiles closes the descriptors the launch opened.
@@ -122,11 +123,11 @@ func (l *launchState) closeFiles() {
 
 // start takes an init process from the launch's pool when one fits, else
 // starts one of the run's own.
-func (l *launchState) start(res *Result) error {
-	ip, cg, err := l.pool.take(l, res)
+func (l *launchState) start(out *backend.Outcome) error {
+	ip, cg, err := l.pool.take(l, out)
 	l.pooled = ip != nil
 	if err == nil && ip == nil {
-		ip, cg, err = startFresh(l, res)
+		ip, cg, err = startFresh(l, out)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
@@ -270,18 +271,18 @@ func (l *launchState) wait() ending {
 // release hands the init process, the cgroup and the teardown to
 // finishLater once the init process has reported; otherwise it records
 // the cgroup's figures and removes it.
-func (l *launchState) release(e ending, res *Result) {
+func (l *launchState) release(e ending, out *backend.Outcome) {
 	st := l.init.st
 	if e.reported {
 		if !st.pidns {
 			posix.KillAll(st.proc, false) // finishLater reaps it
 		}
-		recordCgroupStats(l.cg, res)
-		res.cleanup = make(chan struct{})
-		go finishLater(st.proc, l.cg, l.teardown, res)
+		recordCgroupStats(l.cg, out)
+		out.Cleanup = backend.NewCleanup()
+		go finishLater(st.proc, l.cg, l.teardown, out.Cleanup)
 		l.teardown = nil
 	} else {
-		finishCgroup(l.cg, res)
+		finishCgroup(l.cg, out)
 	}
 	l.cg = nil
 }
