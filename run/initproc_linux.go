@@ -451,38 +451,3 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*p
 	}
 	return proc, initProgram{prefix: pre}, pidNS, nil
 }
-
-// idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
-// gid, the mapping of the sandbox's own namespace, for id-mapped mounts.
-// It is the namespace of an init process that is given no program and
-// exits as soon as the namespace is open.
-func idmapUserNS(uid, gid int) (int, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return -1, err
-	}
-	defer r.Close()
-	defer w.Close()
-	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(null)
-	at := nsAttr(unix.CLONE_NEWUSER, []int{null, null, null, int(r.Fd()), null}, uid, gid)
-	at.Name = "ss-idmap"
-	// Clone: an init process with no program follows, in a new user
-	// namespace, as uid 0 of it (the host's uid); it exits at once.
-	pid, err := initproc.Start(at)
-	if err != nil {
-		return -1, err
-	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	w.Close() // the init process reads the end of its program and exits
-	unix.Kill(pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	unix.Wait4(pid, &ws, 0, nil)
-	if err != nil {
-		return -1, err
-	}
-	return fd, nil
-}

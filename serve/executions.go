@@ -14,6 +14,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -220,11 +221,11 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // makeFolder makes an execution's folder, writable by the sandbox's
 // identity, and writes the input files in it. The folder is new and no
 // run has seen it yet, and os.Root keeps every write inside it. It is
-// made by run.MakeWriteFolder, as a run makes a missing write grant: a
+// made by writefolder.Make, as a run makes a missing write grant: a
 // root server whose runs cannot get the folder id-mapped (a pod's nested
 // user namespace) gives it to the scripts' identity.
 func makeFolder(dir string, files []inputFile) error {
-	made, err := run.MakeWriteFolder(dir)
+	made, err := writefolder.Make(dir)
 	if err == nil && !made {
 		err = fmt.Errorf("%s exists already", dir)
 	}
