@@ -301,14 +301,7 @@ func (a *pendingCompile) compile() {
 // namespaces, and sendStage when that did not happen.
 func startCompile(l *launchState, aside bool) {
 	p := l.plan
-	guess := l.cfg
-	guess.Namespaces = p.Namespaces
-	if !stageconfig.Has(p.Disabled, LayerCgroup) {
-		guess.MemoryCgroup = true
-	}
-	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
-		guess.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
-	}
+	guess := plannedConfig(l)
 	enc, err := stageconfig.Encode(nil, &guess)
 	cfg := new(stageconfig.Config)
 	if err != nil || stageconfig.Decode(enc, cfg) != nil {
@@ -319,6 +312,22 @@ func startCompile(l *launchState, aside bool) {
 		go a.compile()
 	}
 	l.program.ahead = a
+}
+
+// plannedConfig is l's config as the start plans it: every namespace
+// of the spec's Namespaces, the cgroup unless disabled, and the relaxed
+// RLIMIT_AS unless neither the cgroup nor the watch may hold the memory.
+func plannedConfig(l *launchState) stageconfig.Config {
+	p := l.plan
+	cfg := l.cfg
+	cfg.Namespaces = p.Namespaces
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
+		cfg.MemoryCgroup = true
+	}
+	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
+		cfg.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
+	}
+	return cfg
 }
 
 // result returns the program compiled ahead if it was compiled from in
