@@ -24,7 +24,7 @@ type launchState struct {
 	// folder's removal. Removing the folder while the sandbox's mount
 	// namespace is still being torn down would make the kernel unmount
 	// the folder from it on the caller's path (about 1 ms). launch hands
-	// it to finishLater (and clears it) when it returns before the
+	// it to posix.FinishLater (and clears it) when it returns before the
 	// teardown; start calls it otherwise.
 	teardown func()
 	// reserved is the pooled init process whose host id the run has (see

@@ -408,7 +408,7 @@ type Result struct {
 	// cleanup, when not nil, ends once the run's sandbox is gone (see
 	// WaitCleanup); its Wait says whether the cgroup was removed while
 	// the init process was still exiting, having moved itself out (see
-	// finishLater).
+	// posix.FinishLater).
 	cleanup *backend.Cleanup
 	// made are the folders Run created for missing write grants, removed
 	// again when the script never started (unmakeRefused).
