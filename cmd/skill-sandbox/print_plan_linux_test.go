@@ -13,14 +13,15 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 )
 
-var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/golden/print-plan-*.golden")
+var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/golden/print-plan-*.golden of this caller (root or not)")
 
 // TestPrintPlanGolden checks run --print-plan's listing against golden
 // files, for a default run and one with grants, a kept work folder and
 // the network: what the flags turn into (mounts, Landlock rules, limits)
 // without running anything. The run's own names (the skill's folder, the
 // request id, the work folder, the interpreter's path) are replaced by
-// placeholders; the rest is the same on any Linux host.
+// placeholders; the rest is the same on any Linux host, for a root caller
+// and for another (each its own golden files).
 func TestPrintPlanGolden(t *testing.T) {
 	skill := newSkill(t, nil)
 	requireSandbox(t, skill)
@@ -46,7 +47,13 @@ func TestPrintPlanGolden(t *testing.T) {
 				t.Fatalf("the script ran:\n%s", r.Stdout)
 			}
 			got := normalisePlan(r.Stdout, skill, out)
-			golden := filepath.Join("testdata", "golden", "print-plan-"+tc.name+".golden")
+			// A root caller's sandbox drops to another identity and gets
+			// the grants handed over: a listing of its own.
+			caller := "user"
+			if os.Geteuid() == 0 {
+				caller = "root"
+			}
+			golden := filepath.Join("testdata", "golden", "print-plan-"+tc.name+"-"+caller+".golden")
 			if *updatePlan {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -69,10 +76,15 @@ func TestPrintPlanGolden(t *testing.T) {
 
 // normalisePlan replaces what differs between runs and hosts in a
 // listing: the skill's folder, the output folder, the request id, the
-// work folder's name and the interpreter's path.
+// work folder's name and folder ($TMPDIR), the interpreter's path.
 func normalisePlan(listing, skill, out string) string {
 	listing = strings.ReplaceAll(listing, skill, "$SKILL")
 	listing = strings.ReplaceAll(listing, out, "$OUT")
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	listing = strings.ReplaceAll(listing, tmp+"/skill-sandbox-run-", "$TMPDIR/skill-sandbox-run-")
 	for _, r := range []struct {
 		re   *regexp.Regexp
 		with string
