@@ -44,7 +44,7 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 	out.Started = true
 	out.ExitCode, out.Signal, out.Duration = o.ExitCode, o.Signal, o.Duration
 	l.collectOutput(out)
-	recordEnd(wd, out)
+	backend.RecordEnd(wd, out)
 	return nil
 }
 

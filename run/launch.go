@@ -53,18 +53,6 @@ func newWatchdog(l *launchState) *backend.Watchdog {
 	return w
 }
 
-// recordEnd sets why the watchdog w ended the run in out.
-func recordEnd(w *backend.Watchdog, out *backend.Outcome) {
-	switch w.Ended() {
-	case backend.EndTimeout:
-		out.TimedOut = true
-	case backend.EndCanceled:
-		out.Canceled = true
-	case backend.EndLimit:
-		out.LimitExceeded = w.Limit()
-	}
-}
-
 // collectOutput sets the captured streams, and which one passed
 // MaxOutput, in out.
 func (l *launchState) collectOutput(out *backend.Outcome) {

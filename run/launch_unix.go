@@ -106,7 +106,7 @@ func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	l.release(end, out)
 	posix.WaitOutput(&l.copies, l.init.outR, l.init.errR)
 	l.collectOutput(out)
-	recordEnd(wd, out)
+	backend.RecordEnd(wd, out)
 	return posix.Collect(end, l.init.st.proc, l.init.st.pidns, l.init.statusR, runErr, out)
 }
 

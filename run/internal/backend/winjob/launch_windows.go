@@ -1,4 +1,4 @@
-package run
+package winjob
 
 import (
 	"context"
@@ -27,33 +27,27 @@ import (
 // job is gone.
 const windowsWaitDelay = 2 * time.Second
 
-// ExecInitIfRequested does nothing on Windows: there is no init process.
-func ExecInitIfRequested() {}
-
-// sandboxIdentity: the script runs as the caller; there are no uids.
-func sandboxIdentity() (int, int) { return -1, -1 }
-
-// checkReachable has nothing to check: the script runs as the caller.
-func checkReachable(int, int, string, string, string) error { return nil }
-
-// launchOS is the Windows part of a launch's state: the run's Job
-// Object and the script's process.
-type launchOS struct {
-	job   windows.Handle // 0 without one
-	cmd   *exec.Cmd
-	proc  windows.Handle // the script's process
-	begun time.Time      // when the script was started, for Outcome.Duration
+// launchState is a Windows launch's own state: the script's output
+// captures, the run's Job Object and the script's process. Its plan is
+// what run's prepare decided, not changed here.
+type launchState struct {
+	plan           *backend.Spec
+	stdout, stderr *backend.Capture
+	job            windows.Handle // 0 without one
+	cmd            *exec.Cmd
+	proc           windows.Handle // the script's process
+	begun          time.Time      // when the script was started, for Outcome.Duration
 }
 
-// launch runs the script in its Job Object and waits for it.
-func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
-	p := l.plan
+// Launch runs p's script in its Job Object, waits for it and fills out.
+func Launch(ctx context.Context, p *backend.Spec, out *backend.Outcome) error {
+	l := &launchState{plan: p}
 	if ctx.Err() != nil {
 		out.Canceled = true
 		return nil
 	}
 	var jobErr error
-	if !stageconfig.Has(p.Disabled, LayerJob) {
+	if !stageconfig.Has(p.Disabled, stageconfig.LayerJob) {
 		l.job, jobErr = winproc.NewJob(jobLimitsOf(p))
 	}
 	if l.job != 0 {
@@ -64,7 +58,8 @@ func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 		return backend.IsolationError(blocking)
 	}
 	backend.WarnDegraded(p.Warnings, out.Missing)
-	wd := newWatchdog(l)
+	wd := backend.NewWatchdog()
+	l.stdout, l.stderr = backend.NewCaptures(p.Output, wd)
 	if err := l.start(); err != nil {
 		return err
 	}
@@ -79,8 +74,8 @@ func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	exited.Wait()
 	out.Duration = time.Since(l.begun)
 	fillJobStats(l.job, out)
-	l.collectOutput(out)
-	recordEnd(wd, out)
+	backend.CollectOutput(l.stdout, l.stderr, out)
+	backend.RecordEnd(wd, out)
 	return l.collectExit(wd, waitErr, out)
 }
 
@@ -113,14 +108,14 @@ func (l *launchState) start() error {
 	}
 	// CreateProcess: the script follows, suspended, as the caller.
 	if err := l.cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %v", ErrStart, err)
+		return fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	l.begun = time.Now()
 	l.proc, err = winproc.Adopt(l.job, l.cmd.Process.Pid)
 	if err != nil {
 		l.cmd.Process.Kill()
 		l.cmd.Wait()
-		return fmt.Errorf("%w: putting the script in its job: %v", ErrStart, err)
+		return fmt.Errorf("%w: putting the script in its job: %v", backend.ErrStart, err)
 	}
 	return nil
 }
@@ -165,7 +160,7 @@ func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, out *back
 		out.ExitCode, out.Signal = -1, "SIGKILL"
 	}
 	if waitErr != nil && l.cmd.ProcessState == nil {
-		return fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
+		return fmt.Errorf("%w: wait: %v", backend.ErrStart, waitErr)
 	}
 	return nil
 }
@@ -184,7 +179,3 @@ func fillJobStats(job windows.Handle, out *backend.Outcome) {
 		out.PeakMemoryKB, out.MaxRSSKB = jobKB, processKB
 	}
 }
-
-// writableFolder leaves a missing write folder to the mkdir of the run
-// here.
-func writableFolder(string) error { return nil }
