@@ -13,3 +13,9 @@ import (
 func launchGVisor(context.Context, *launchState, *backend.Outcome) error {
 	return fmt.Errorf("%w: the gvisor backend runs on Linux only", ErrUnsupported)
 }
+
+// gvisorUnavailable reports whether err, from launchGVisor, says gVisor
+// is not available here: it never is off Linux.
+func gvisorUnavailable(l *launchState, err error) bool {
+	return errorsIsStart(err)
+}

@@ -127,12 +127,18 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 // launchOutcome launches l's plan with its backend and copies the
 // outcome, as far as the launch got, into res.
 func launchOutcome(ctx context.Context, l *launchState, res *Result) error {
-	launch := launch
-	if l.plan.GVisor {
-		launch = launchGVisor
+	var out *backend.Outcome
+	var err error
+	switch {
+	case l.plan.GVisor && l.plan.GVisorFallback:
+		out, err = launchOrFallBack(ctx, l, res)
+	case l.plan.GVisor:
+		out = backend.NewOutcome()
+		err = launchGVisor(ctx, l, out)
+	default:
+		out = backend.NewOutcome()
+		err = launch(ctx, l, out)
 	}
-	out := backend.NewOutcome()
-	err := launch(ctx, l, out)
 	res.setOutcome(out)
 	return err
 }

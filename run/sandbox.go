@@ -169,6 +169,15 @@ type Sandbox struct {
 	// to) is readable, as a ReadPaths entry would be, deny list included.
 	Interpreters []string
 
+	// NodeModules, when set, is a node_modules folder inside the
+	// environment of one of Interpreters (a prepared Node environment,
+	// package prepare): the script's NODE_PATH names it, and with a
+	// mount namespace the sandbox's root holds /node_modules, a symlink
+	// to it, where Node's search for a package ends, for require and
+	// import alike. A node_modules of the skill's own, nearer the
+	// script, comes first.
+	NodeModules string
+
 	// ReadOnlyPaths are files and folders inside WritePaths that the
 	// script may read but not change (a policy's deny_write inside a write
 	// grant): each is mounted read-only on itself. Each must exist (a
@@ -302,6 +311,13 @@ type Sandbox struct {
 	// plan (docs/backends.md says what its first cut lacks; runs it
 	// cannot isolate as planned are refused).
 	Backend string
+	// BackendFallback lets a BackendGVisor run whose runsc is missing or
+	// cannot start the sandbox here run under the native backend
+	// instead, before its script started; Result.BackendFallback then
+	// says why. Without it such a run is refused (fail closed). A run
+	// the gvisor backend refuses for what it asks (the network, a root
+	// caller's grants) is refused either way.
+	BackendFallback bool
 }
 
 // The backends a Sandbox may choose.
@@ -400,6 +416,9 @@ type Result struct {
 	// BackendVersion is its version where it has one of its own (runsc's
 	// version line), else "".
 	Backend, BackendVersion string
+	// BackendFallback is why a BackendGVisor run ran under the native
+	// backend (Sandbox.BackendFallback): gVisor's error; "" otherwise.
+	BackendFallback string
 
 	// Network is the proxy's log when AllowHosts was set and the proxy
 	// started; nil otherwise.
