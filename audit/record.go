@@ -54,8 +54,8 @@ const (
 	// limit_exceeded names it.
 	OutcomeResourceLimit = "resource_limit"
 	// OutcomeNotRun: the call succeeded with nothing to run (prepare
-	// finding its environment cached, prepare --check, prepare --prune;
-	// added to version 5).
+	// finding its environment cached, prepare --check, prepare --prune,
+	// run --print-plan; added to version 5).
 	OutcomeNotRun = "not_run"
 )
 

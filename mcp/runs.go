@@ -16,6 +16,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -37,7 +38,7 @@ func checkWorkspace(dir string, skillDirs []string, backend string) (string, err
 		return "", err
 	}
 	// As run creates --write folders: writable by the sandbox identity.
-	if _, err := run.MakeWriteFolder(abs, backend); err != nil {
+	if _, err := writefolder.Make(abs, backend); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {

@@ -24,7 +24,7 @@ import (
 // in st.supervised, or a Missing with the reason. With the cgroup's
 // memory limit in force, RLIMIT_AS is relaxed (see relaxAddressSpace).
 // The cgroup is nil when there is none.
-func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cgroup.Cgroup, error) {
+func startInCgroup(spec *launchSpec, l *launchState, out *backend.Outcome) (*started, *cgroup.Cgroup, error) {
 	p := l.plan
 	var st *started
 	start := func() (err error) {
@@ -69,7 +69,7 @@ func startInCgroup(spec *launchSpec, l *launchState, res *Result) (*started, *cg
 		}
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
-	relaxAddressSpace(l, res)
+	relaxAddressSpace(l, out)
 	return st, cg, nil
 }
 
@@ -100,10 +100,10 @@ func configChannel(late bool) (sup, stage *os.File, err error) {
 // MemoryError instead of a kill), and every process gets MemoryMB plus
 // reserveMB, so that programs that reserve far more address space than
 // they use (threads, malloc arenas, node, a JVM) start as they do bare.
-func relaxAddressSpace(l *launchState, res *Result) {
+func relaxAddressSpace(l *launchState, out *backend.Outcome) {
 	if relaxed := relaxedAddressSpace(l.plan); relaxed != l.cfg.Limits.AddressSpace {
 		l.cfg.Limits.AddressSpace = relaxed
-		res.AddressSpaceMB = int(relaxed >> 20)
+		out.AddressSpaceMB = int(relaxed >> 20)
 	}
 }
 
@@ -117,23 +117,23 @@ func relaxedAddressSpace(p *backend.Spec) uint64 {
 	return p.Config.Limits.AddressSpace
 }
 
-// recordCgroupStats records the cgroup's peak memory and OOM kills in res.
-func recordCgroupStats(cg *cgroup.Cgroup, res *Result) {
+// recordCgroupStats records the cgroup's peak memory and OOM kills in out.
+func recordCgroupStats(cg *cgroup.Cgroup, out *backend.Outcome) {
 	if cg == nil {
 		return
 	}
 	st := cg.Stats()
-	res.PeakMemoryKB = st.PeakBytes >> 10
-	res.OOMKills = int(st.OOMKills)
+	out.PeakMemoryKB = st.PeakBytes >> 10
+	out.OOMKills = int(st.OOMKills)
 }
 
-// finishCgroup records the cgroup's peak memory and OOM kills in res, then
+// finishCgroup records the cgroup's peak memory and OOM kills in out, then
 // kills whatever is left in it and removes it.
-func finishCgroup(cg *cgroup.Cgroup, res *Result) {
+func finishCgroup(cg *cgroup.Cgroup, out *backend.Outcome) {
 	if cg == nil {
 		return
 	}
-	recordCgroupStats(cg, res)
+	recordCgroupStats(cg, out)
 	cg.Close()
 }
 

@@ -37,3 +37,18 @@ func ExampleSandbox_Run() {
 		fmt.Printf("exit %d after %s, layers %v\n", res.ExitCode, res.Duration, res.Applied)
 	}
 }
+
+// A reviewer's view of what a run would set up, before it runs: the
+// mounts, the Landlock rules, the seccomp filter and the limits, one
+// step a line. Nothing is started.
+func ExampleSandbox_Describe() {
+	sb := &run.Sandbox{SkillDir: "testdata/example/word-stats", Timeout: 10 * time.Second}
+	_, lines, err := sb.Describe("stats.py", []string{"references/sample.txt"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err) // ErrUnsupported off Linux
+		return
+	}
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+}

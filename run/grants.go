@@ -52,7 +52,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan
 		Nominal:  nominal,
 		Planted:  func(owner uint32) bool { return identity.SandboxOwner(owner, nominal) },
 		RunIDs:   [2]int{RunIDFirst, RunIDFirst + RunIDCount - 1},
-		MapWrite: func(parent string) bool { return s.Backend != BackendGVisor && canMapWrite(parent, uid, gid) },
+		MapWrite: func(parent string) bool { return s.Backend != BackendGVisor && grants.CanMapWrite(parent, uid, gid) },
 		Writable: writableFolder,
 	})
 	var nm *grants.NoMountNSError

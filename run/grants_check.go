@@ -41,7 +41,7 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 	if _, err := grants.MaskMounts(gp.Grants.Masked); err != nil {
 		return Grants{}, err
 	}
-	// A folder Run makes belongs to the sandbox identity (makeWriteFolder):
+	// A folder Run makes belongs to the sandbox identity (grants.MakeWriteFolder):
 	// it has nothing to check yet, and nothing to hand over.
 	made := map[string]bool{}
 	for _, r := range gp.ToMake {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +42,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 	if uid == os.Geteuid() || os.Geteuid() != 0 || (!skillToo && len(cfg.Grants) == 0) {
 		return nil, nil
 	}
-	userns, err := idmapUserNS(uid, gid)
+	userns, err := initproc.UserNS(uid, gid)
 	if err != nil {
 		userns = -1
 	} else {
@@ -146,28 +147,6 @@ func othersMayUse(fd int) bool {
 		want = 0o005
 	}
 	return st.Mode&want == want
-}
-
-// canMapWrite reports whether a write grant made in the folder parent
-// would be handed over id-mapped (see handOver), so that Run can make it
-// the caller's own: the kernel and parent's file system support id-mapped
-// mounts and a user namespace can be had. Otherwise the folder is given
-// to the sandbox identity, as it was before. It is a guess taken once
-// before the folder is made; a wrong one costs a refused run, never
-// access: handOver checks again.
-func canMapWrite(parent string, uid, gid int) bool {
-	userns, err := idmapUserNS(uid, gid)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(userns)
-	fd, err := unix.OpenTree(unix.AT_FDCWD, parent, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
-	return unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr) == nil
 }
 
 // grantAccessible reports whether uid:gid may use path itself as want

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -90,7 +92,7 @@ open(os.path.join(sys.argv[1], "media", "a.txt"), "w").write("a")
 `})
 	out := filepath.Join(callerFolder(t), "made", "here")
 	uid, gid := sandboxIdentity()
-	if uid != os.Geteuid() && !canMapWrite(filepath.Dir(filepath.Dir(out)), uid, gid) {
+	if uid != os.Geteuid() && !grants.CanMapWrite(filepath.Dir(filepath.Dir(out)), uid, gid) {
 		t.Skip("write grants cannot be id-mapped here: the folder is given to uid 65534 (TestPrivateFolders)")
 	}
 	o := runIn(t, Sandbox{WritePaths: []string{out}}, dir, "edit.py", out)
@@ -297,7 +299,7 @@ func TestWriteGrantUnmappable(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
 	uid, gid := sandboxIdentity()
-	if canMapWrite(base, uid, gid) {
+	if grants.CanMapWrite(base, uid, gid) {
 		t.Skip("this kernel id-maps ramfs")
 	}
 	dir := newSkill(t, map[string]string{"w.py": "import sys\nopen(sys.argv[1] + '/x', 'w').write('x')\n"})

@@ -17,10 +17,9 @@ import (
 const layerGVisor Layer = "gvisor"
 
 // launchGVisor runs l's plan under gVisor's runsc (see
-// run/internal/backend/gvisor) and fills res as launch does.
-func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
+// run/internal/backend/gvisor) and fills out as launch does.
+func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	p := l.plan
-	res.Backend = BackendGVisor
 	if err := gvisor.Check(p); err != nil {
 		return err
 	}
@@ -28,17 +27,17 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.BackendVersion = rt.Version
+	out.BackendVersion = rt.Version
 	applied, missing := gvisorLayers(os.Geteuid() == 0, p.Config.AllowNetwork)
 	if blocking := backend.Refusing(p, applied, missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	backend.WarnDegraded(p.Warnings, missing)
-	res.Applied, res.Missing = applied, missing
+	out.Applied, out.Missing = applied, missing
 	if os.Geteuid() == 0 {
 		// runsc's cgroup holds the sandbox's memory: RLIMIT_AS is relaxed
 		// as the native backend's is with its cgroup (relaxAddressSpace).
@@ -46,10 +45,10 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 		q.Config.Limits.AddressSpace = relaxedAddressSpace(p)
 		p = &q
 	}
-	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
+	out.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	var serve gvisor.ServeFunc
 	if p.Proxy != nil {
-		defer l.proxy.stop(res)
+		defer l.proxy.stop(out)
 		serve = func(ln net.Listener) error {
 			srv, err := netproxy.New(*p.Proxy)
 			if err != nil {
@@ -64,13 +63,13 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 	wd := newWatchdog(l)
 	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve)
 	if err != nil {
-		res.Applied, res.Missing = nil, nil
+		out.Applied, out.Missing = nil, nil
 		return err
 	}
-	res.Started = true
-	res.ExitCode, res.Signal, res.Duration = o.ExitCode, o.Signal, o.Duration
-	l.collectOutput(res)
-	recordEnd(wd, res)
+	out.Started = true
+	out.ExitCode, out.Signal, out.Duration = o.ExitCode, o.Signal, o.Duration
+	l.collectOutput(out)
+	backend.RecordEnd(wd, out)
 	return nil
 }
 

@@ -5,11 +5,12 @@ package run
 import (
 	"context"
 	"fmt"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 )
 
 // launchGVisor refuses: gVisor runs on Linux only.
-func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
-	res.Backend = BackendGVisor
+func launchGVisor(context.Context, *launchState, *backend.Outcome) error {
 	return fmt.Errorf("%w: the gvisor backend runs on Linux only", ErrUnsupported)
 }
 

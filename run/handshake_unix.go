@@ -15,14 +15,14 @@ import (
 // or making its cgroup failed (startErr), else checks the layer report
 // (see checkReport) and lets the init process execve the script, with a
 // go-ahead when it waits for one. It records the layers and whether the
-// script started in res. A refused run's init process is killed.
-func handshake(l *launchState, startErr error, res *Result) error {
+// script started in out. A refused run's init process is killed.
+func handshake(l *launchState, startErr error, out *backend.Outcome) error {
 	if startErr != nil {
 		l.kill()
 		return fmt.Errorf("%w: %v", ErrStart, startErr)
 	}
 	rd := bufio.NewReader(l.init.repR)
-	waiting, err := l.checkReport(rd, res)
+	waiting, err := l.checkReport(rd, out)
 	if err != nil {
 		l.kill()
 		return err
@@ -42,16 +42,16 @@ func handshake(l *launchState, startErr error, res *Result) error {
 	case execErr != "":
 		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.Config.Argv[0], execErr)
 	}
-	res.Started = ok
+	out.Started = ok
 	return nil
 }
 
-// checkReport reads the init process's layer report into res and
+// checkReport reads the init process's layer report into out and
 // refuses a run with missing layers (see backend.Refusing) or with layers built
 // part-way (which the init process has refused already, see
 // backend.IncompleteError); with a host allowlist it starts the proxy. waiting
 // says the init process waits for the go-ahead.
-func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, err error) {
+func (l *launchState) checkReport(rd *bufio.Reader, out *backend.Outcome) (waiting bool, err error) {
 	p := l.plan
 	rep, waiting, err := readStageReport(rd, l)
 	if err != nil {
@@ -63,8 +63,8 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 	if rep.Prebuilt {
 		l.pool.countPrebuilt()
 	}
-	res.Applied, res.Missing = mergeLayers(p, l.init.st, rep)
-	res.Missing = posix.ExplainMissing(res.Missing)
+	out.Applied, out.Missing = mergeLayers(p, l.init.st, rep)
+	out.Missing = posix.ExplainMissing(out.Missing)
 	if rep.Changed != "" {
 		// A grant or mask swapped since the checks: refused like any
 		// other isolation failure, AllowDegraded or not.
@@ -73,18 +73,18 @@ func (l *launchState) checkReport(rd *bufio.Reader, res *Result) (waiting bool, 
 	if len(rep.Incomplete) > 0 {
 		return false, backend.IncompleteError(posix.ExplainIncomplete(rep.Incomplete))
 	}
-	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+	if blocking := backend.Refusing(p, out.Applied, out.Missing); len(blocking) > 0 {
 		// The init process waits for the go-ahead whenever a layer is
 		// missing and the config may refuse the run (stageconfig's
 		// WaitForGo), so the script has not started.
 		return false, backend.IsolationError(blocking)
 	}
 	if p.Proxy != nil {
-		if err := startAllowlist(l, l.init.proxySup, res); err != nil {
+		if err := startAllowlist(l, l.init.proxySup, out); err != nil {
 			return false, err
 		}
 	}
-	backend.WarnDegraded(p.Warnings, res.Missing)
+	backend.WarnDegraded(p.Warnings, out.Missing)
 	return waiting, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,7 +44,7 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 
 // unmappedWrite reports whether a write grant of s may be handed over
 // without an id-mapping (see handOver): a folder of nobody's (made so by
-// makeWriteFolder where no mapping can be had, or by an earlier version),
+// grants.MakeWriteFolder where no mapping can be had, or by an earlier version),
 // a folder still to be made where none can be had (canMapWrite), or any
 // write grant without a mount namespace or under the gvisor backend,
 // which hands nothing over. Such a folder is written as the
@@ -74,7 +75,7 @@ func (s *Sandbox) unmappedWrite() bool {
 		for unix.Stat(parent, &st) != nil && filepath.Dir(parent) != parent {
 			parent = filepath.Dir(parent)
 		}
-		if !canMapWrite(parent, nobodyUID, nobodyUID) {
+		if !grants.CanMapWrite(parent, nobodyUID, nobodyUID) {
 			return true
 		}
 	}

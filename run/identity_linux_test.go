@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
 // sandboxIDWords is what an error names a root caller's sandbox identity
@@ -45,7 +46,7 @@ func TestUnmappedWriteKeepsNobody(t *testing.T) {
 		{"root's folder", Sandbox{WritePaths: []string{own}}, false},
 		{"nobody's folder", Sandbox{WritePaths: []string{own, nobodys}}, true},
 		{"without a mount namespace", Sandbox{WritePaths: []string{own}, Disable: []Layer{LayerMountNS}}, true},
-		{"to be made", Sandbox{WritePaths: []string{filepath.Join(own, "a", "b")}}, !canMapWrite(own, uid, gid)},
+		{"to be made", Sandbox{WritePaths: []string{filepath.Join(own, "a", "b")}}, !grants.CanMapWrite(own, uid, gid)},
 	} {
 		if got := c.sb.unmappedWrite(); got != c.want {
 			t.Errorf("%s: unmappedWrite %v, want %v", c.name, got, c.want)

@@ -301,14 +301,7 @@ func (a *pendingCompile) compile() {
 // namespaces, and sendStage when that did not happen.
 func startCompile(l *launchState, aside bool) {
 	p := l.plan
-	guess := l.cfg
-	guess.Namespaces = p.Namespaces
-	if !stageconfig.Has(p.Disabled, LayerCgroup) {
-		guess.MemoryCgroup = true
-	}
-	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
-		guess.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
-	}
+	guess := plannedConfig(l)
 	enc, err := stageconfig.Encode(nil, &guess)
 	cfg := new(stageconfig.Config)
 	if err != nil || stageconfig.Decode(enc, cfg) != nil {
@@ -319,6 +312,22 @@ func startCompile(l *launchState, aside bool) {
 		go a.compile()
 	}
 	l.program.ahead = a
+}
+
+// plannedConfig is l's config as the start plans it: every namespace
+// of the spec's Namespaces, the cgroup unless disabled, and the relaxed
+// RLIMIT_AS unless neither the cgroup nor the watch may hold the memory.
+func plannedConfig(l *launchState) stageconfig.Config {
+	p := l.plan
+	cfg := l.cfg
+	cfg.Namespaces = p.Namespaces
+	if !stageconfig.Has(p.Disabled, LayerCgroup) {
+		cfg.MemoryCgroup = true
+	}
+	if !stageconfig.Has(p.Disabled, LayerCgroup) || !stageconfig.Has(p.Disabled, LayerWatch) {
+		cfg.Limits.AddressSpace = relaxedAddressSpace(p) // see relaxAddressSpace
+	}
+	return cfg
 }
 
 // result returns the program compiled ahead if it was compiled from in
@@ -450,39 +459,4 @@ func startPooledProcess(spec *launchSpec, shape poolShape, config io.Writer) (*p
 		return nil, initProgram{}, "", fmt.Errorf("the pooled init process's prefix: %w", err)
 	}
 	return proc, initProgram{prefix: pre}, pidNS, nil
-}
-
-// idmapUserNS returns a user namespace whose uid and gid 0 map to uid and
-// gid, the mapping of the sandbox's own namespace, for id-mapped mounts.
-// It is the namespace of an init process that is given no program and
-// exits as soon as the namespace is open.
-func idmapUserNS(uid, gid int) (int, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return -1, err
-	}
-	defer r.Close()
-	defer w.Close()
-	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(null)
-	at := nsAttr(unix.CLONE_NEWUSER, []int{null, null, null, int(r.Fd()), null}, uid, gid)
-	at.Name = "ss-idmap"
-	// Clone: an init process with no program follows, in a new user
-	// namespace, as uid 0 of it (the host's uid); it exits at once.
-	pid, err := initproc.Start(at)
-	if err != nil {
-		return -1, err
-	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	w.Close() // the init process reads the end of its program and exits
-	unix.Kill(pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	unix.Wait4(pid, &ws, 0, nil)
-	if err != nil {
-		return -1, err
-	}
-	return fd, nil
 }

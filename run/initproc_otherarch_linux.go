@@ -31,9 +31,6 @@ func startPooledProcess(*launchSpec, poolShape, io.Writer) (*posix.Process, init
 	return nil, initProgram{}, "", fmt.Errorf("%w: %v", ErrUnsupported, initproc.ErrUnsupported)
 }
 
-// idmapUserNS has no init process to take a namespace from.
-func idmapUserNS(int, int) (int, error) { return -1, initproc.ErrUnsupported }
-
 // stageReady is never reached: startPooledProcess refused.
 func stageReady(io.Reader) bool { return false }
 

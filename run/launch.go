@@ -17,13 +17,14 @@ type launchState struct {
 	// what the start found (the namespaces had, the relaxed RLIMIT_AS, the
 	// proxy's descriptor, the cgroup).
 	cfg stageconfig.Config
-	// stdout and stderr capture the script's output streams.
-	stdout, stderr *capture
+	// stdout and stderr capture the script's output streams (see
+	// newWatchdog).
+	stdout, stderr *backend.Capture
 	// teardown, when set, runs once the sandbox is gone: the work
 	// folder's removal. Removing the folder while the sandbox's mount
 	// namespace is still being torn down would make the kernel unmount
 	// the folder from it on the caller's path (about 1 ms). launch hands
-	// it to finishLater (and clears it) when it returns before the
+	// it to posix.FinishLater (and clears it) when it returns before the
 	// teardown; start calls it otherwise.
 	teardown func()
 	// reserved is the pooled init process whose host id the run has (see
@@ -41,41 +42,19 @@ type launchState struct {
 // newLaunchState returns the state of a launch of p, before it starts,
 // taking its init process from pool when one there fits (nil for none).
 func newLaunchState(p *backend.Spec, pool *Pool) *launchState {
-	l := &launchState{plan: p, pool: pool, cfg: p.Config, workMade: p.HostWorkDir}
-	l.stdout = newCapture(p.Output.Stdout, p.Output.CapBytes)
-	l.stderr = newCapture(p.Output.Stderr, p.Output.CapBytes)
-	l.stdout.maxStream, l.stderr.maxStream = p.Output.MaxStream, p.Output.MaxStream
-	return l
+	return &launchState{plan: p, pool: pool, cfg: p.Config, workMade: p.HostWorkDir}
 }
 
-// newWatchdog returns the watchdog of a launch whose output streams are
-// l's: a stream past MaxOutput ends the run.
+// newWatchdog returns the watchdog of a launch, and makes the captures
+// of its output streams: a stream past MaxOutput ends the run.
 func newWatchdog(l *launchState) *backend.Watchdog {
 	w := backend.NewWatchdog()
-	l.stdout.onExceed, l.stderr.onExceed = w.OutputExceeded, w.OutputExceeded
+	l.stdout, l.stderr = backend.NewCaptures(l.plan.Output, w)
 	return w
 }
 
-// recordEnd sets why the watchdog w ended the run in res.
-func recordEnd(w *backend.Watchdog, res *Result) {
-	switch w.Ended() {
-	case backend.EndTimeout:
-		res.TimedOut = true
-	case backend.EndCanceled:
-		res.Canceled = true
-	case backend.EndLimit:
-		res.LimitExceeded = w.Limit()
-	}
-}
-
 // collectOutput sets the captured streams, and which one passed
-// MaxOutput, in res.
-func (l *launchState) collectOutput(res *Result) {
-	res.Stdout, res.Stderr = l.stdout.output(), l.stderr.output()
-	switch {
-	case l.stdout.exceeded:
-		res.OutputExceeded = "stdout"
-	case l.stderr.exceeded:
-		res.OutputExceeded = "stderr"
-	}
+// MaxOutput, in out.
+func (l *launchState) collectOutput(out *backend.Outcome) {
+	backend.CollectOutput(l.stdout, l.stderr, out)
 }

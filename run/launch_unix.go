@@ -11,15 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 )
-
-// reapGrace bounds how long a timed-out or canceled run waits for the
-// init process to kill and reap the PID namespace before it is killed.
-const reapGrace = 500 * time.Millisecond
 
 // launchOS is the Unix part of a launch's state: the init process and
 // the supervisor's ends of its descriptors, the run's cgroup and the
@@ -32,10 +29,10 @@ type launchOS struct {
 	pooled bool
 	// init is the started init process; nil until start.
 	init *startedInit
-	// begun is when the init process was had, for Result.Duration.
+	// begun is when the init process was had, for Outcome.Duration.
 	begun time.Time
 	// cg is the run's cgroup; nil without one, and once finishCgroup or
-	// finishLater has it.
+	// FinishLater has it.
 	cg *cgroup.Cgroup
 	// lateCgroup is the run's cgroup when the init process joins it
 	// once it is made, after the clone (see planLateCgroup); nil
@@ -56,18 +53,18 @@ type launchOS struct {
 
 // launch starts the init process, hands it the config, checks the layer
 // report, lets it execve the script and waits for the whole tree to end.
-func launch(ctx context.Context, l *launchState, res *Result) error {
+func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	p := l.plan
-	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
+	out.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	defer l.closeFiles()
 	if p.Proxy != nil {
-		defer l.proxy.stop(res)
+		defer l.proxy.stop(out)
 	}
-	err := l.start(res)
+	err := l.start(out)
 	if l.pooled {
 		defer l.pool.refill()
 	}
@@ -84,7 +81,7 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	// does not keep here.
 	wp := planWatch(p, st, l.cg)
 	if wp.MaxMemory > 0 { // the watch holds the memory: no cgroup does
-		relaxAddressSpace(l, res)
+		relaxAddressSpace(l, out)
 	}
 	// After planWatch, which may find the watch missing.
 	l.knownMissing = len(st.missing) > 0 || p.Strict && len(p.Disabled) > 0
@@ -101,16 +98,16 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	if wp.Active() {
 		go watch.Run(wp, st.proc.Pid(), st.pidns, wd.Done(), wd.Exceeded)
 	}
-	runErr := handshake(l, startErr, res)
-	l.running.Store(runErr == nil && st.pidns && res.Started)
-	end := l.wait()
-	res.Duration = time.Since(l.begun)
+	runErr := handshake(l, startErr, out)
+	l.running.Store(runErr == nil && st.pidns && out.Started)
+	end := posix.WaitEnd(l.init.st.proc, l.init.st.pidns, l.running.Load(), l.init.statusR)
+	out.Duration = time.Since(l.begun)
 	wd.Finish()
-	l.release(end, res)
+	l.release(end, out)
 	posix.WaitOutput(&l.copies, l.init.outR, l.init.errR)
-	l.collectOutput(res)
-	recordEnd(wd, res)
-	return l.collectStatus(end, runErr, res)
+	l.collectOutput(out)
+	backend.RecordEnd(wd, out)
+	return posix.Collect(end, l.init.st.proc, l.init.st.pidns, l.init.statusR, runErr, out)
 }
 
 // closeFiles closes the descriptors the launch opened.
@@ -122,11 +119,11 @@ func (l *launchState) closeFiles() {
 
 // start takes an init process from the launch's pool when one fits, else
 // starts one of the run's own.
-func (l *launchState) start(res *Result) error {
-	ip, cg, err := l.pool.take(l, res)
+func (l *launchState) start(out *backend.Outcome) error {
+	ip, cg, err := l.pool.take(l, out)
 	l.pooled = ip != nil
 	if err == nil && ip == nil {
-		ip, cg, err = startFresh(l, res)
+		ip, cg, err = startFresh(l, out)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStart, err)
@@ -216,7 +213,7 @@ func (l *launchState) killAndWait() {
 // stop ends a started run. Under a PID namespace it first asks the init
 // process, by closing the config channel, to kill and reap the namespace
 // itself, which keeps the script's status and CPU time; SIGKILL to the
-// init process follows if it has not exited after reapGrace, or done is
+// init process follows if it has not exited after posix.ReapGrace, or done is
 // closed first (the run ended by itself).
 func (l *launchState) stop(done <-chan struct{}) {
 	if l.running.Load() {
@@ -224,64 +221,27 @@ func (l *launchState) stop(done <-chan struct{}) {
 		select {
 		case <-done:
 			return
-		case <-time.After(reapGrace):
+		case <-time.After(posix.ReapGrace):
 		}
 	}
 	l.kill()
 }
 
-// ending is how the run's processes ended: with the init process's
-// report of the script's status (msg, reported), or with the init
-// process's own exit (waitErr is its wait's error).
-type ending struct {
-	msg      []byte
-	reported bool
-	waitErr  error
-}
-
-// wait waits for the run to end. Under a PID namespace the init process
-// reports the script's status and the run's usage once every process of
-// the run is gone, then exits: the result is complete at the report, and
-// the init process's exit, the namespaces' teardown and the cgroup's
-// removal are left to finishLater, off the caller's path. Without a
-// report (no PID namespace, an init process killed), the init process is
-// waited for here.
-func (l *launchState) wait() ending {
-	var e ending
-	st := l.init.st
-	if l.running.Load() {
-		e.msg, e.reported = posix.ReadStatusReport(l.init.statusR)
-	}
-	if e.reported {
-		return e
-	}
-	// Without a PID namespace the kernel does not end the tree with its
-	// first process: what is left of the process group and session, and
-	// any descendant reparented to us, is killed (posix.KillAll), while the
-	// first process's pid is still its own: before it is reaped.
-	if st.pidns {
-		e.waitErr = st.proc.Wait()
-	} else {
-		e.waitErr = st.proc.WaitSweeping(func() { posix.KillAll(st.proc, false) })
-	}
-	return e
-}
-
 // release hands the init process, the cgroup and the teardown to
-// finishLater once the init process has reported; otherwise it records
+// posix.FinishLater once the init process has reported; otherwise it records
 // the cgroup's figures and removes it.
-func (l *launchState) release(e ending, res *Result) {
+func (l *launchState) release(e posix.Ending, out *backend.Outcome) {
 	st := l.init.st
-	if e.reported {
+	if e.Reported {
 		if !st.pidns {
-			posix.KillAll(st.proc, false) // finishLater reaps it
+			posix.KillAll(st.proc, false) // FinishLater reaps it
 		}
-		recordCgroupStats(l.cg, res)
-		res.cleanup = make(chan struct{})
-		go finishLater(st.proc, l.cg, l.teardown, res)
+		recordCgroupStats(l.cg, out)
+		out.Cleanup = backend.NewCleanup()
+		go posix.FinishLater(st.proc, l.cg, l.teardown, out.Cleanup)
 		l.teardown = nil
 	} else {
-		finishCgroup(l.cg, res)
+		finishCgroup(l.cg, out)
 	}
 	l.cg = nil
 }

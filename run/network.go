@@ -269,8 +269,8 @@ func sshProxyCommand(hostPort string) string {
 	return nc + " -X 5 -x " + hostPort + " %h %p"
 }
 
-// stop ends the proxy (every open connection) and puts its log in res.
-func (pr *proxyRun) stop(res *Result) {
+// stop ends the proxy (every open connection) and puts its log in out.
+func (pr *proxyRun) stop(out *backend.Outcome) {
 	if pr.srv == nil && pr.hostLn != nil {
 		pr.hostLn.Close() // refused before the proxy started
 	}
@@ -279,14 +279,14 @@ func (pr *proxyRun) stop(res *Result) {
 	}
 	pr.srv.Close()
 	rep := pr.srv.Report()
-	res.Network = &rep
+	out.Network = &rep
 }
 
 // startAllowlist refuses the run when the network namespace that enforces
 // the allowlist is missing (never an open network instead), and otherwise
 // starts the proxy on the socket the init process handed over.
-func startAllowlist(l *launchState, sup *os.File, res *Result) error {
-	for _, m := range res.Missing {
+func startAllowlist(l *launchState, sup *os.File, out *backend.Outcome) error {
+	for _, m := range out.Missing {
 		if !stageconfig.Has(backend.AllowlistLayers(), m.Layer) {
 			continue
 		}

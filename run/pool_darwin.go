@@ -1,9 +1,12 @@
 package run
 
-import "github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
+)
 
 // take never has an init process to give on this platform (see Pool).
-func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
+func (pl *Pool) take(l *launchState, out *backend.Outcome) (*startedInit, *cgroup.Cgroup, error) {
 	if pl != nil {
 		pl.get(l.plan)
 	}

@@ -216,7 +216,7 @@ func (pl *Pool) unreserve(pi *pooledInit, id *identity.RunID) {
 // take hands a waiting init process of the pool to l's run (see use). It
 // returns nil when the pool is nil or has no fitting init process; the files it
 // opens are added to l.closeLater.
-func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
+func (pl *Pool) take(l *launchState, out *backend.Outcome) (*startedInit, *cgroup.Cgroup, error) {
 	if pl == nil {
 		return nil, nil, nil
 	}
@@ -235,7 +235,7 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup,
 	if pi == nil {
 		return nil, nil, nil
 	}
-	ip, cg, usable, err := pi.use(l, pl.shape, res)
+	ip, cg, usable, err := pi.use(l, pl.shape, out)
 	switch {
 	case !usable:
 		pl.discard(pi)
@@ -259,7 +259,7 @@ func (pl *Pool) take(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup,
 // process and starts another. An error is an init process killed half
 // joined to the cgroup, which fails the run. The files it opens are added
 // to l.closeLater.
-func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *startedInit, cg *cgroup.Cgroup, usable bool, err error) {
+func (pi *pooledInit) use(l *launchState, shape poolShape, out *backend.Outcome) (ip *startedInit, cg *cgroup.Cgroup, usable bool, err error) {
 	p := l.plan
 	// The run's program compiles while the prefix may still run.
 	l.program = pi.program
@@ -294,14 +294,14 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 	l.closeLater = append(l.closeLater, pi.cfgW, pi.repR, pi.outR, pi.errR, pi.statusR)
 	posix.EnableSubreaper(ip.st.pidns)
 	if pi.cg == nil {
-		cg, err := joinCgroup(l, ip.st, res)
+		cg, err := joinCgroup(l, ip.st, out)
 		if err != nil {
 			return nil, nil, true, err
 		}
 		return ip, cg, true, nil
 	}
 	ip.st.supervised = append(ip.st.supervised, LayerCgroup)
-	relaxAddressSpace(l, res)
+	relaxAddressSpace(l, out)
 	return ip, pi.cg, true, nil
 }
 
@@ -310,7 +310,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, res *Result) (ip *sta
 // that cannot be had is reported missing, as for an init process of its
 // own; an init process left in part of it (see cgroup.Cgroup.Attach) is
 // killed, and an error.
-func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error) {
+func joinCgroup(l *launchState, st *started, out *backend.Outcome) (*cgroup.Cgroup, error) {
 	p := l.plan
 	if stageconfig.Has(p.Disabled, LayerCgroup) {
 		return nil, nil
@@ -329,7 +329,7 @@ func joinCgroup(l *launchState, st *started, res *Result) (*cgroup.Cgroup, error
 		return nil, nil
 	}
 	st.supervised = append(st.supervised, LayerCgroup)
-	relaxAddressSpace(l, res)
+	relaxAddressSpace(l, out)
 	return cg, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 )
 
 // newTestPool starts a pool and closes it at the end of the test. It skips
@@ -87,7 +88,7 @@ func TestPoolRuns(t *testing.T) {
 		"layers.sh": "#!/bin/sh\nexit 0\n",
 	})
 	out := t.TempDir()
-	if _, err := MakeWriteFolder(filepath.Join(out, "w"), BackendNative); err != nil {
+	if _, err := writefolder.Make(filepath.Join(out, "w"), BackendNative); err != nil {
 		t.Fatal(err)
 	}
 	write := filepath.Join(out, "w")

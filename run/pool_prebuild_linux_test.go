@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 )
 
 // rootView lists what a script sees of the sandbox's file system: every
@@ -49,7 +50,7 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmpWrite) })
-	if _, err := MakeWriteFolder(filepath.Join(tmpWrite, "w"), BackendNative); err != nil {
+	if _, err := writefolder.Make(filepath.Join(tmpWrite, "w"), BackendNative); err != nil {
 		t.Fatal(err)
 	}
 	write := filepath.Join(tmpWrite, "w")

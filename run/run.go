@@ -98,21 +98,17 @@ func unmakeRefused(res *Result) {
 // work folder, lists in res.Artifacts what the run changed there.
 func launchListing(ctx context.Context, l *launchState, res *Result) error {
 	p := l.plan
-	launch := launch
-	if p.GVisor {
-		launch = launchGVisor
-	}
 	res.Backend = BackendNative
-	if p.GVisor && p.GVisorFallback {
-		launch = launchOrFallBack
+	if p.GVisor {
+		res.Backend = BackendGVisor
 	}
 	if len(p.ArtifactRoots) == 0 {
-		return launch(ctx, l, res)
+		return launchOutcome(ctx, l, res)
 	}
 	before := artifacts.Take(p.ArtifactRoots)
 	before.Settle()
 	start := time.Now()
-	err := launch(ctx, l, res)
+	err := launchOutcome(ctx, l, res)
 	if res.Started {
 		// A kept work folder is read on the host after the run as the
 		// grants are: what in it leads elsewhere goes too.
@@ -126,6 +122,36 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		res.Artifacts = listing(artifacts.Diff(before, artifacts.Take(p.ArtifactRoots)), neutralised, truncated)
 	}
 	return err
+}
+
+// launchOutcome launches l's plan with its backend and copies the
+// outcome, as far as the launch got, into res.
+func launchOutcome(ctx context.Context, l *launchState, res *Result) error {
+	var out *backend.Outcome
+	var err error
+	switch {
+	case l.plan.GVisor && l.plan.GVisorFallback:
+		out, err = launchOrFallBack(ctx, l, res)
+	case l.plan.GVisor:
+		out = backend.NewOutcome()
+		err = launchGVisor(ctx, l, out)
+	default:
+		out = backend.NewOutcome()
+		err = launch(ctx, l, out)
+	}
+	res.setOutcome(out)
+	return err
+}
+
+// setOutcome copies a launch's outcome into r.
+func (r *Result) setOutcome(o *backend.Outcome) {
+	r.Started, r.Applied, r.Missing = o.Started, o.Applied, o.Missing
+	r.ExitCode, r.Signal, r.TimedOut, r.Canceled = o.ExitCode, o.Signal, o.TimedOut, o.Canceled
+	r.LimitExceeded, r.OutputExceeded = o.LimitExceeded, o.OutputExceeded
+	r.Duration, r.CPUTime, r.MaxRSSKB = o.Duration, o.CPUTime, o.MaxRSSKB
+	r.PeakMemoryKB, r.OOMKills, r.AddressSpaceMB = o.PeakMemoryKB, o.OOMKills, o.AddressSpaceMB
+	r.Stdout, r.Stderr = Output(o.Stdout), Output(o.Stderr)
+	r.Network, r.BackendVersion, r.cleanup = o.Network, o.BackendVersion, o.Cleanup
 }
 
 // enabled is ls without the layers in disable, in ls's order. A run's

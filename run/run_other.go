@@ -14,7 +14,7 @@ import (
 func ExecInitIfRequested() {}
 
 // launch refuses: this platform has no sandbox implementation.
-func launch(context.Context, *backend.Spec, *Result) error {
+func launch(context.Context, *launchState, *backend.Outcome) error {
 	return fmt.Errorf("%w: running skills is not implemented on %s (Linux and macOS are)", ErrUnsupported, runtime.GOOS)
 }
 

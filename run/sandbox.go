@@ -18,6 +18,7 @@ package run
 import (
 	"context"
 	"errors"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/gvisor"
 	"io"
 	"net"
 	"net/netip"
@@ -339,7 +340,7 @@ type Sandbox struct {
 // The backends a Sandbox may choose.
 const (
 	BackendNative = "native"
-	BackendGVisor = "gvisor"
+	BackendGVisor = gvisor.Name
 )
 
 // Output describes one output stream of the script.
@@ -440,13 +441,11 @@ type Result struct {
 	// started; nil otherwise.
 	Network *netproxy.Report
 
-	// cleanup, when not nil, is closed once the run's sandbox is gone
-	// (see WaitCleanup).
-	cleanup chan struct{}
-	// cgroupBeforeExit: the cgroup was removed while the init process was
-	// still exiting, having moved itself out (see
-	// finishLater); set before cleanup is closed.
-	cgroupBeforeExit bool
+	// cleanup, when not nil, ends once the run's sandbox is gone (see
+	// WaitCleanup); its Wait says whether the cgroup was removed while
+	// the init process was still exiting, having moved itself out (see
+	// posix.FinishLater).
+	cleanup *backend.Cleanup
 	// made are the folders Run created for missing write grants, removed
 	// again when the script never started (unmakeRefused).
 	made []string
@@ -463,8 +462,8 @@ type Result struct {
 // adopts orphans. It returns at once for a run that had nothing left to
 // clean up, and may be called more than once.
 func (r *Result) WaitCleanup() {
-	if r != nil && r.cleanup != nil {
-		<-r.cleanup
+	if r != nil {
+		r.cleanup.Wait()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -42,7 +43,7 @@ type startedInit struct {
 // startFresh starts an init process of the run's own in the run's
 // cgroup (see startInCgroup). The files it opens are added to
 // l.closeLater.
-func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, error) {
+func startFresh(l *launchState, out *backend.Outcome) (*startedInit, *cgroup.Cgroup, error) {
 	p := l.plan
 	// Placed first: a cgroup joined late makes the config channel a
 	// socket (see configChannel).
@@ -88,7 +89,7 @@ func startFresh(l *launchState, res *Result) (*startedInit, *cgroup.Cgroup, erro
 	}
 	spec := &launchSpec{name: p.RequestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
 	startCompile(l, false)
-	st, cg, err := startInCgroup(spec, l, res)
+	st, cg, err := startInCgroup(spec, l, out)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}

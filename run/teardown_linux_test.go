@@ -60,8 +60,8 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 	if left := cgroupLeftovers(t, cgroup.Name(id)); len(left) > 0 {
 		t.Errorf("cgroup left after WaitCleanup: %v", left)
 	}
-	if v := runCgroupVersion(t); stageconfig.Has(res.Applied, LayerCgroup) && res.cgroupBeforeExit != (v == 1) {
-		t.Errorf("cgroup v%d: cgroup removed before the init process's exit: %v, want %v", v, res.cgroupBeforeExit, v == 1)
+	if v := runCgroupVersion(t); stageconfig.Has(res.Applied, LayerCgroup) && res.cleanup.Wait() != (v == 1) {
+		t.Errorf("cgroup v%d: cgroup removed before the init process's exit: %v, want %v", v, res.cleanup.Wait(), v == 1)
 	}
 	if pids := initStagesOf(id); len(pids) > 0 {
 		t.Errorf("init process still there after WaitCleanup: %v", pids)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 )
 
 // BenchmarkRunBare is the baseline of BenchmarkRunREST: the same script
@@ -37,7 +38,7 @@ func BenchmarkRunBare(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		dir := filepath.Join(f.srv.cfg.WorkDir, fmt.Sprintf("bare-%d", i))
-		if _, err := run.MakeWriteFolder(dir, run.BackendNative); err != nil {
+		if _, err := writefolder.Make(dir, run.BackendNative); err != nil {
 			b.Fatal(err)
 		}
 		sb.WritePaths, sb.Cwd = append(grants[:len(grants):len(grants)], dir), dir

@@ -14,6 +14,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
+	"github.com/skill-sandbox/skill-sandbox/run/writefolder"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
 
@@ -221,12 +222,12 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // makeFolder makes an execution's folder, writable by the sandbox's
 // identity, and writes the input files in it. The folder is new and no
 // run has seen it yet, and os.Root keeps every write inside it. It is
-// made by run.MakeWriteFolder, as a run makes a missing write grant: a
+// made by writefolder.Make, as a run makes a missing write grant: a
 // root server whose runs cannot get the folder id-mapped (a pod's nested
 // user namespace), or whose runs are on gvisor, gives it to the
 // scripts' identity.
 func makeFolder(dir, backend string, files []inputFile) error {
-	made, err := run.MakeWriteFolder(dir, backend)
+	made, err := writefolder.Make(dir, backend)
 	if err == nil && !made {
 		err = fmt.Errorf("%s exists already", dir)
 	}

@@ -93,6 +93,9 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	if !c.useEnvironment(ctx, sb, &f.deps, sources{pol.Sandbox.PackageIndex, pol.Sandbox.NPMRegistry}) {
 		return exitRefused
 	}
+	if f.printPlan {
+		return c.printPlan(sb, st.stdout)
+	}
 	res, runErr := c.execute(ctx, sb)
 	for _, e := range escapers {
 		e.Flush()
@@ -219,6 +222,8 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
 	case f.backend == run.BackendGVisor && (len(f.allowLocal) > 0 || len(f.allowUnix) > 0):
 		return "--backend gvisor does not reach local services yet (no --allow-local or --allow-unix): see docs/backends.md"
+	case f.printPlan && f.backend == run.BackendGVisor:
+		return "--print-plan lists the native backend's init process; gVisor's runsc has none"
 	}
 	return ""
 }
@@ -428,6 +433,24 @@ func (c *call) execute(ctx context.Context, sb *run.Sandbox) (res *run.Result, e
 		res = &run.Result{ExitCode: -1}
 	}
 	return res, err
+}
+
+// printPlan prints the listing of the init plan of sb's run (see
+// run.Sandbox.Describe), starting nothing; the record's outcome is
+// not_run, or the refusal's.
+func (c *call) printPlan(sb *run.Sandbox, stdout io.Writer) int {
+	res, lines, err := sb.Describe(c.meta.Script, c.meta.Args)
+	if err != nil {
+		errorf(c.stderr, "%v", err)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
+	c.meta.NoRun = true
+	if rerr := c.record(res, err); rerr != nil || err != nil {
+		return exitRefused
+	}
+	return 0
 }
 
 // report prints why the run stopped and what it left, and returns the

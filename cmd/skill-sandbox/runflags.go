@@ -157,6 +157,7 @@ type runFlags struct {
 	auditLog         string
 	resultJSON       string
 	quiet            bool
+	printPlan        bool
 	requireSignature bool
 	allowedSigners   string
 	read, write      listFlags
@@ -202,6 +203,7 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.Var(&f.allowAutorun, "allow-autorun", "keep writable, in the --write folder `PATH`, the files the caller's tools run on their own (.git, .envrc, .vscode, ...), which are otherwise read-only, and those the script makes renamed aside (repeatable; docs/grants.md)")
 	fs.Var(&f.interpreters, "interpreter", "run scripts with the program at `PATH` (a venv's bin/python, a pyenv, conda or nvm python3 or node; repeatable): its folder comes first on the sandbox's PATH and its environment is readable (docs/run.md)")
 	fs.StringVar(&f.cwd, "cwd", "", "run the script in `DIR`, inside a --read or --write grant (default: the skill's scripts/)")
+	fs.BoolVar(&f.printPlan, "print-plan", false, "print what the init process would set up for the run (its mounts, Landlock rules, seccomp filter and limits, one step a line) and run nothing; Linux only")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not print warnings: of a degraded run (--allow-degraded), of a skill's departures from the specification")
 	addPolicyFlags(fs, &f.policy)
 	addDepsFlags(fs, &f.deps)

@@ -3,7 +3,7 @@ package backend
 import "github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 // WindowsLayerList are the layers of a Windows run. It is on every
-// platform, as run's winjob.go that reads it is tested on every one.
+// platform, as run/internal/backend/winjob that reads it is tested on every one.
 func WindowsLayerList() []stageconfig.Layer {
 	return []stageconfig.Layer{stageconfig.LayerJob, stageconfig.LayerAppContainer}
 }

@@ -2,7 +2,7 @@ package backend
 
 import "github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
-// The layers of a Windows run (see run/exec_windows.go): a Job Object, and the
+// The layers of a Windows run (see run/internal/backend/winjob): a Job Object, and the
 // file and network isolation of an AppContainer, which is not implemented
 // and always reported missing.
 

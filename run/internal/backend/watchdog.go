@@ -103,3 +103,15 @@ func (w *Watchdog) Limit() string {
 	}
 	return *w.limit.Load()
 }
+
+// RecordEnd sets in out why the watchdog w ended the run, if it did.
+func RecordEnd(w *Watchdog, out *Outcome) {
+	switch w.Ended() {
+	case EndTimeout:
+		out.TimedOut = true
+	case EndCanceled:
+		out.Canceled = true
+	case EndLimit:
+		out.LimitExceeded = w.Limit()
+	}
+}

@@ -44,7 +44,16 @@ type step struct {
 //
 // A Landlock rule shows the rights asked for, before the kernel's ABI
 // narrows them to those it handles (the ruleset's line says which).
-func Describe(in Input) ([]string, error) {
+func Describe(in Input) ([]string, error) { return describe(in, false) }
+
+// DescribeGrouped is Describe with the steps that come from the host's
+// files (its system folders, the entries of its /etc) one line per run of
+// them, as "{host: system folders}": a listing that reads the same on
+// any host with the same config.
+func DescribeGrouped(in Input) ([]string, error) { return describe(in, true) }
+
+// describe compiles in with a listing kept; byHost as for listing.
+func describe(in Input, byHost bool) ([]string, error) {
 	if err := checkInput(in); err != nil {
 		return nil, err
 	}
@@ -54,7 +63,7 @@ func Describe(in Input) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.listing(false), nil
+	return p.listing(byHost), nil
 }
 
 // listing renders the plan's steps. With byHost the steps that come from

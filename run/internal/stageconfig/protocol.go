@@ -36,6 +36,12 @@ package stageconfig
 //	[timeout, cancel, limit] close 3 ── 3 ──▶         kill(-1, SIGKILL), reaps on
 //	                                     ◀── 5 ────   ReaperReport once every process is gone, then exit 0
 //
+// The supervisor's side of these steps: run's startFresh and startInit
+// (the clone), sendStage and handshake (3 and 4), and
+// run/internal/backend/posix's WaitEnd and Collect (5, or the init
+// process's own exit), then FinishLater (its reaping, the cgroup's
+// removal).
+//
 // A pooled init process (run's Pool) first runs a prefix program, then:
 //
 //	                                     ◀── 4 ────   initproc.Ready (ReadyMagic), or the Report of the prefix's failure

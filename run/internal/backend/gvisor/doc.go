@@ -20,3 +20,6 @@
 // Sentry and the gofer) hold the script; the state folder and the bundle
 // are a temporary folder of the supervisor's, removed after the run.
 package gvisor
+
+// Name is the backend's name in run.Sandbox.Backend and the record.
+const Name = "gvisor"

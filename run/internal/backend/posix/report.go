@@ -16,7 +16,7 @@ import (
 // disabled layers) wrote before the init process's report, as it was dead
 // by then, so a forged report makes the pipe hold more than one and is
 // not trusted; it cannot end the read early either. When the init process
-// is killed first (timeout, cancellation past reapGrace), the pipe ends
+// is killed first (timeout, cancellation past ReapGrace), the pipe ends
 // before a report.
 func ReadStatusReport(r io.Reader) ([]byte, bool) {
 	msg, err := io.ReadAll(io.LimitReader(r, 2*stageconfig.ReaperReportLen))

@@ -1,4 +1,4 @@
-package run
+package winjob
 
 import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
@@ -6,8 +6,9 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/winproc"
 )
 
-// The parts of a Windows run (see exec_windows.go) that read the plan: its
-// layers and its Job Object's limits. They are tested on every platform.
+// The parts of a Windows run (see launch_windows.go) that read the plan:
+// its layers and its Job Object's limits. They are tested on every
+// platform.
 
 // appContainerReason is why LayerAppContainer is always missing.
 const appContainerReason = "not implemented on Windows: the script runs with the caller's token, so it can read and write " +
@@ -15,17 +16,17 @@ const appContainerReason = "not implemented on Windows: the script runs with the
 
 // windowsLayers reports the layers of a Windows run.
 // jobErr is why the job could not be created (nil when it was).
-func windowsLayers(p *backend.Spec, jobErr error) (applied []Layer, missing []Missing) {
+func windowsLayers(p *backend.Spec, jobErr error) (applied []stageconfig.Layer, missing []stageconfig.Missing) {
 	for _, l := range backend.WindowsLayerList() {
 		switch {
 		case stageconfig.Has(p.Disabled, l):
-			missing = append(missing, Missing{Layer: l, Reason: "disabled"})
-		case l == LayerJob && jobErr != nil:
-			missing = append(missing, Missing{Layer: l, Reason: jobErr.Error()})
-		case l == LayerJob:
+			missing = append(missing, stageconfig.Missing{Layer: l, Reason: "disabled"})
+		case l == stageconfig.LayerJob && jobErr != nil:
+			missing = append(missing, stageconfig.Missing{Layer: l, Reason: jobErr.Error()})
+		case l == stageconfig.LayerJob:
 			applied = append(applied, l)
 		default:
-			missing = append(missing, Missing{Layer: l, Reason: appContainerReason})
+			missing = append(missing, stageconfig.Missing{Layer: l, Reason: appContainerReason})
 		}
 	}
 	return applied, missing

@@ -1,4 +1,4 @@
-package run
+package winjob
 
 import (
 	"context"
@@ -27,49 +27,44 @@ import (
 // job is gone.
 const windowsWaitDelay = 2 * time.Second
 
-// ExecInitIfRequested does nothing on Windows: there is no init process.
-func ExecInitIfRequested() {}
-
-// sandboxIdentity: the script runs as the caller; there are no uids.
-func sandboxIdentity() (int, int) { return -1, -1 }
-
-// checkReachable has nothing to check: the script runs as the caller.
-func checkReachable(int, int, string, string, string) error { return nil }
-
-// launchOS is the Windows part of a launch's state: the run's Job
-// Object and the script's process.
-type launchOS struct {
-	job   windows.Handle // 0 without one
-	cmd   *exec.Cmd
-	proc  windows.Handle // the script's process
-	begun time.Time      // when the script was started, for Result.Duration
+// launchState is a Windows launch's own state: the script's output
+// captures, the run's Job Object and the script's process. Its plan is
+// what run's prepare decided, not changed here.
+type launchState struct {
+	plan           *backend.Spec
+	stdout, stderr *backend.Capture
+	job            windows.Handle // 0 without one
+	cmd            *exec.Cmd
+	proc           windows.Handle // the script's process
+	begun          time.Time      // when the script was started, for Outcome.Duration
 }
 
-// launch runs the script in its Job Object and waits for it.
-func launch(ctx context.Context, l *launchState, res *Result) error {
-	p := l.plan
+// Launch runs p's script in its Job Object, waits for it and fills out.
+func Launch(ctx context.Context, p *backend.Spec, out *backend.Outcome) error {
+	l := &launchState{plan: p}
 	if ctx.Err() != nil {
-		res.Canceled = true
+		out.Canceled = true
 		return nil
 	}
 	var jobErr error
-	if !stageconfig.Has(p.Disabled, LayerJob) {
+	if !stageconfig.Has(p.Disabled, stageconfig.LayerJob) {
 		l.job, jobErr = winproc.NewJob(jobLimitsOf(p))
 	}
 	if l.job != 0 {
 		defer windows.CloseHandle(l.job) // KILL_ON_JOB_CLOSE: nothing of the run outlives it
 	}
-	res.Applied, res.Missing = windowsLayers(p, jobErr)
-	if blocking := backend.Refusing(p, res.Applied, res.Missing); len(blocking) > 0 {
+	out.Applied, out.Missing = windowsLayers(p, jobErr)
+	if blocking := backend.Refusing(p, out.Applied, out.Missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
-	backend.WarnDegraded(p.Warnings, res.Missing)
-	wd := newWatchdog(l)
+	backend.WarnDegraded(p.Warnings, out.Missing)
+	wd := backend.NewWatchdog()
+	l.stdout, l.stderr = backend.NewCaptures(p.Output, wd)
 	if err := l.start(); err != nil {
 		return err
 	}
 	defer windows.CloseHandle(l.proc)
-	res.Started = true
+	out.Started = true
 	// Both goroutines use the job and process handles: they end before
 	// the handles are closed (a closed handle's value can be reused).
 	wd.Start(ctx, p.Timeout, l.terminate)
@@ -77,11 +72,11 @@ func launch(ctx context.Context, l *launchState, res *Result) error {
 	waitErr := l.cmd.Wait()
 	wd.Finish()
 	exited.Wait()
-	res.Duration = time.Since(l.begun)
-	fillJobStats(l.job, res)
-	l.collectOutput(res)
-	recordEnd(wd, res)
-	return l.collectExit(wd, waitErr, res)
+	out.Duration = time.Since(l.begun)
+	fillJobStats(l.job, out)
+	backend.CollectOutput(l.stdout, l.stderr, out)
+	backend.RecordEnd(wd, out)
+	return l.collectExit(wd, waitErr, out)
 }
 
 // start starts the script suspended, puts it in the run's job before it
@@ -113,14 +108,14 @@ func (l *launchState) start() error {
 	}
 	// CreateProcess: the script follows, suspended, as the caller.
 	if err := l.cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %v", ErrStart, err)
+		return fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	l.begun = time.Now()
 	l.proc, err = winproc.Adopt(l.job, l.cmd.Process.Pid)
 	if err != nil {
 		l.cmd.Process.Kill()
 		l.cmd.Wait()
-		return fmt.Errorf("%w: putting the script in its job: %v", ErrStart, err)
+		return fmt.Errorf("%w: putting the script in its job: %v", backend.ErrStart, err)
 	}
 	return nil
 }
@@ -149,42 +144,38 @@ func (l *launchState) endWithScript() *sync.WaitGroup {
 	return &exited
 }
 
-// collectExit fills the script's exit code into res, and its CPU time
+// collectExit fills the script's exit code into out, and its CPU time
 // when the job did not give it, and returns the wait's error when the
 // script's state is unknown.
-func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, res *Result) error {
+func (l *launchState) collectExit(wd *backend.Watchdog, waitErr error, out *backend.Outcome) error {
 	if ps := l.cmd.ProcessState; ps != nil {
-		res.ExitCode = ps.ExitCode()
-		if res.CPUTime == 0 {
-			res.CPUTime = ps.UserTime() + ps.SystemTime()
+		out.ExitCode = ps.ExitCode()
+		if out.CPUTime == 0 {
+			out.CPUTime = ps.UserTime() + ps.SystemTime()
 		}
 	}
 	if wd.Stopped() {
 		// Terminated by the supervisor: reported as Linux reports a
 		// kill, so that records of both platforms compare.
-		res.ExitCode, res.Signal = -1, "SIGKILL"
+		out.ExitCode, out.Signal = -1, "SIGKILL"
 	}
 	if waitErr != nil && l.cmd.ProcessState == nil {
-		return fmt.Errorf("%w: wait: %v", ErrStart, waitErr)
+		return fmt.Errorf("%w: wait: %v", backend.ErrStart, waitErr)
 	}
 	return nil
 }
 
-// fillJobStats copies the job's totals into res: CPU time of every
+// fillJobStats copies the job's totals into out: CPU time of every
 // process, peak committed memory of the job (PeakMemoryKB) and of its
 // largest process (MaxRSSKB; commit, not resident memory).
-func fillJobStats(job windows.Handle, res *Result) {
+func fillJobStats(job windows.Handle, out *backend.Outcome) {
 	if job == 0 {
 		return
 	}
 	if cpu, ok := winproc.CPUTime(job); ok {
-		res.CPUTime = cpu
+		out.CPUTime = cpu
 	}
 	if jobKB, processKB, ok := winproc.PeakMemory(job); ok {
-		res.PeakMemoryKB, res.MaxRSSKB = jobKB, processKB
+		out.PeakMemoryKB, out.MaxRSSKB = jobKB, processKB
 	}
 }
-
-// writableFolder leaves a missing write folder to the mkdir of the run
-// here.
-func writableFolder(string) error { return nil }

@@ -1,4 +1,4 @@
-package run
+package backend
 
 import (
 	"crypto/sha256"
@@ -7,12 +7,12 @@ import (
 	"io"
 )
 
-// capture is the sink of one output stream: it forwards every byte to the
+// Capture is the sink of one output stream: it forwards every byte to the
 // caller's writer, up to maxStream bytes when that is set, counts and
 // hashes everything, and keeps the first limit bytes. A failing
 // destination is dropped (the script keeps running and the stream keeps
 // being counted) so a closed terminal cannot stall the sandbox.
-type capture struct {
+type Capture struct {
 	dest  io.Writer
 	limit int
 	n     int64
@@ -27,12 +27,28 @@ type capture struct {
 	onExceed  func()
 }
 
-func newCapture(dest io.Writer, limit int) *capture {
-	return &capture{dest: dest, limit: limit, sum: sha256.New()}
+// NewCaptures returns the captures of o's two streams. A stream past
+// o.MaxStream calls w.OutputExceeded, which ends the run.
+func NewCaptures(o Output, w *Watchdog) (stdout, stderr *Capture) {
+	stdout = &Capture{dest: o.Stdout, limit: o.CapBytes, sum: sha256.New(), maxStream: o.MaxStream, onExceed: w.OutputExceeded}
+	stderr = &Capture{dest: o.Stderr, limit: o.CapBytes, sum: sha256.New(), maxStream: o.MaxStream, onExceed: w.OutputExceeded}
+	return stdout, stderr
+}
+
+// CollectOutput sets the streams' summaries in out, and which one passed
+// MaxOutput.
+func CollectOutput(stdout, stderr *Capture, out *Outcome) {
+	out.Stdout, out.Stderr = stdout.stream(), stderr.stream()
+	switch {
+	case stdout.exceeded:
+		out.OutputExceeded = "stdout"
+	case stderr.exceeded:
+		out.OutputExceeded = "stderr"
+	}
 }
 
 // Write implements io.Writer; it never fails.
-func (c *capture) Write(p []byte) (int, error) {
+func (c *Capture) Write(p []byte) (int, error) {
 	before := c.n
 	c.n += int64(len(p))
 	c.sum.Write(p)
@@ -57,9 +73,9 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// output returns the stream's summary for Result.
-func (c *capture) output() Output {
-	return Output{
+// stream returns the stream's summary.
+func (c *Capture) stream() Stream {
+	return Stream{
 		Bytes:     c.n,
 		SHA256:    hex.EncodeToString(c.sum.Sum(nil)),
 		Captured:  c.buf,

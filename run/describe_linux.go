@@ -1,0 +1,22 @@
+//go:build linux && (amd64 || arm64)
+
+package run
+
+import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/initplan"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
+
+// describeLaunch lists the program the init process of l would get when
+// the start goes as planned (see plannedConfig): of its own, with the
+// descriptors startFresh gives it.
+func describeLaunch(l *launchState) ([]string, error) {
+	p := l.plan
+	cfg := plannedConfig(l)
+	if p.Proxy != nil {
+		// After the config, report and status descriptors, the home
+		// tasks slots and the trees (see startFresh).
+		cfg.ProxyFD = stageconfig.ConfigFD + 3 + stageconfig.HomeTasksSlots + len(p.ExtraFiles)
+	}
+	return initplan.DescribeGrouped(stageInput(l, &cfg, p.Strict && len(p.Disabled) > 0))
+}
