@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
@@ -59,6 +60,9 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		cfg.SkillTree = 0
 		for j := range cfg.Grants {
 			cfg.Grants[j].Tree = 0
+			for k := range cfg.Grants[j].Below {
+				cfg.Grants[j].Below[k].Tree = 0
+			}
 		}
 		if errors.Is(err, ErrBadConfig) {
 			return nil, err
@@ -66,10 +70,11 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		return nil, nil
 	}
 	clone := func(path, want string, g *stageconfig.GrantMount) (int, error) {
-		// A grant is cloned alone unless planning saw mounts below it
-		// (GrantMount.Submounts): a mount made there since stays out.
+		// A grant is cloned alone, and so is each mount planning saw
+		// below it (GrantMount.Below): a mount made there since stays
+		// out.
 		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
-		if g == nil || g.Submounts {
+		if g == nil {
 			flags |= unix.AT_RECURSIVE
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
@@ -118,6 +123,16 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		}
 		if g.Tree, err = clone(g.Path, want, g); err != nil {
 			return fail(err)
+		}
+		for j := range g.Below {
+			// Each lies at or under a masked entry (CheckSubmounts):
+			// attached for the mask's check, never read through.
+			fd, err := grants.OpenSubmount(g.Below[j])
+			if err != nil {
+				return fail(err)
+			}
+			files = append(files, os.NewFile(uintptr(fd), g.Below[j].Path))
+			g.Below[j].Tree = stageconfig.FirstTreeFD + len(files) - 1
 		}
 	}
 	return files, nil

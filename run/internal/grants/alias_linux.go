@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
@@ -22,6 +23,7 @@ import (
 
 // mountEntry is one line of /proc/self/mountinfo.
 type mountEntry struct {
+	id    uint64 // the mount's id (statx(2) STATX_MNT_ID)
 	dev   string // major:minor of the file system
 	root  string // the folder of the file system mounted
 	point string // where
@@ -58,7 +60,8 @@ func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
 		if len(fields) < 5 {
 			continue
 		}
-		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
+		id, _ := strconv.ParseUint(fields[0], 10, 64)
+		a.mounts = append(a.mounts, mountEntry{id: id, dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
 	}
 	for _, d := range deny.Entries() {
 		if denylist.HasMeta(d) || allowed[d] || !deny.Exists(d) {

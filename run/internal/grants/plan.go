@@ -151,8 +151,8 @@ func New(r Request) (_ *Plan, err error) {
 	if err := gp.planMounts(); err != nil {
 		return nil, err
 	}
-	for i := range gp.Mounts {
-		gp.Mounts[i].Submounts = pl.alias.HoldsMounts(gp.Mounts[i].Path)
+	if err := pl.alias.PlanBelow(gp.Mounts); err != nil {
+		return nil, err
 	}
 	return gp, nil
 }

@@ -75,14 +75,39 @@ type GrantMount struct {
 	// must be this one (see sameGrant).
 	Dev uint64 `json:",omitempty"`
 	Ino uint64 `json:",omitempty"`
-	// Submounts is set when the mount table read at planning showed
-	// mounts below Path (each granted on its own or masked: see
-	// grants.CheckSubmounts): only then is the grant bound recursively.
-	// Otherwise it is bound alone, so a mount made below it after the
-	// check does not come along: the supervisor's clone leaves it out,
-	// and the init process's bind, in a user namespace where it is a
-	// locked mount, fails (EINVAL) and refuses the run.
-	Submounts bool `json:",omitempty"`
+	// Held is the number of mounts the mount table read at planning
+	// showed below Path (each granted on its own or at or under a masked
+	// entry: see grants.CheckSubmounts). A grant is bound alone, never
+	// recursively, where it can be: a mount made below it after planning
+	// must not come along unchecked. Where it cannot (the init process's
+	// bind in a user namespace, where a bind without MS_REC of a folder
+	// holding a locked mount fails with EINVAL), a grant that held mounts
+	// is bound recursively and the init process refuses the run unless
+	// exactly Held mounts came along (listmount(2)); one that held none is
+	// bound alone, and a mount made there since fails the bind.
+	Held int `json:",omitempty"`
+	// Below lists the mounts planning saw below Path that are not granted
+	// on their own (those are bound as grants), parents first: where the
+	// grant is bound alone from the supervisor's clone, each is cloned
+	// alone too, checked to be the very mount planning saw, and attached
+	// at its path, so that the masks on them apply as planned.
+	Below []SubMount `json:",omitempty"`
+}
+
+// SubMount is a mount planning saw below a grant (GrantMount.Below).
+type SubMount struct {
+	Path string
+	// MntID is its mount id: the unique one that is never reused
+	// (statx(2) STATX_MNT_ID_UNIQUE, Linux 6.8) with Unique set, else the
+	// one of /proc/self/mountinfo, which a mount made in the place of one
+	// unmounted may get again (as a fresh tmpfs gets its device number).
+	// Dev and Ino identify its root folder or file.
+	MntID    uint64
+	Unique   bool `json:",omitempty"`
+	Dev, Ino uint64
+	// Tree is the descriptor, in the init process, of the supervisor's
+	// clone of it; 0 when the grant is bound by the init process.
+	Tree int `json:",omitempty"`
 }
 
 // GrantRule is one Landlock rule for the grants.
