@@ -70,14 +70,11 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		return nil, nil
 	}
 	clone := func(path, want string, g *stageconfig.GrantMount) (int, error) {
-		// A grant is cloned alone, and so is each mount planning saw
-		// below it (GrantMount.Below): a mount made there since stays
-		// out.
-		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
-		if g == nil {
-			flags |= unix.AT_RECURSIVE
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+		// The skill folder (which planning refused if it held mounts)
+		// and a grant are cloned alone, and so is each mount planning
+		// saw below a grant (GrantMount.Below): a mount made there
+		// since stays out.
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
 			return 0, err
 		}

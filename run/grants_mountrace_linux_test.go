@@ -200,10 +200,10 @@ func TestGrantWithSubmountMountedAfterPlanning(t *testing.T) {
 	})
 }
 
-// handOverTrees hands cfg's grants over to uid 65534 (handOver), closing
-// the trees at the end of the test.
-func handOverTrees(t *testing.T, cfg *stageconfig.Config) ([]*os.File, error) {
-	files, err := handOver(65534, 65534, cfg, false)
+// handOverTrees hands cfg's grants (and, with skillToo, the skill folder)
+// over to uid 65534 (handOver), closing the trees at the end of the test.
+func handOverTrees(t *testing.T, cfg *stageconfig.Config, skillToo ...bool) ([]*os.File, error) {
+	files, err := handOver(65534, 65534, cfg, len(skillToo) > 0 && skillToo[0])
 	t.Cleanup(func() {
 		for _, f := range files {
 			f.Close()
@@ -227,14 +227,19 @@ func fsType(t *testing.T, dir int, name string) int64 {
 	return fs.Type
 }
 
-// bindInUserNS runs the init process's mount steps for cfg's grants (no
-// trees: as for an unprivileged caller) in a helper process in a user and
-// mount namespace of its own, where the host's mounts are locked, and
-// returns "ok" or the refusal.
-func bindInUserNS(t *testing.T, cfg *stageconfig.Config) string {
+// bindInUserNS runs the init process's mount steps for cfg's grants and
+// the skill folder (skill, or a new one) with no trees, as for an
+// unprivileged caller, in a helper process in a user and mount namespace
+// of its own, where the host's mounts are locked, and returns "ok" or the
+// refusal.
+func bindInUserNS(t *testing.T, cfg *stageconfig.Config, skill ...string) string {
 	t.Helper()
 	cfg.Argv = []string{"/bin/true"}
-	cfg.Skill = newSkill(t, map[string]string{"true.sh": "#!/bin/true\n"})
+	if len(skill) > 0 {
+		cfg.Skill = skill[0]
+	} else {
+		cfg.Skill = newSkill(t, map[string]string{"true.sh": "#!/bin/true\n"})
+	}
 	cfg.WorkDir = t.TempDir()
 	cfg.WorkDirMB = DefaultWorkDirMB
 	cfg.Namespaces = []Layer{LayerUserNS, LayerPIDNS, LayerMountNS}
@@ -273,4 +278,48 @@ func TestGrantBindChild(t *testing.T) {
 		fmt.Println("ok")
 	}
 	os.Exit(0)
+}
+
+// TestSkillFolderMounts: the skill folder is bound into the sandbox as a
+// grant is. One holding another mount is refused when the run is planned,
+// naming it: bound recursively it came along (id-mapped for a root
+// caller, and writable, since the skill folder is made read-only by one
+// remount of its own mount). A mount made below it after planning stays
+// out of the supervisor's clone, and fails the init process's bind.
+func TestSkillFolderMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the mounts in the caller's namespace are the host's (or a privileged process's): needs root; an unprivileged caller can mount only in a user namespace of its own, which the sandbox never sees")
+	}
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"read.py": readProbe})
+	sub := filepath.Join(dir, "data")
+	mountIn(t, sub, "")
+	if err := os.WriteFile(filepath.Join(sub, "in.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := runIn(t, Sandbox{}, dir, "read.py", filepath.Join(sub, "in.txt"))
+	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "the skill folder") || !strings.Contains(o.err.Error(), sub) {
+		t.Errorf("a skill folder holding a mount: err %v stdout %q, want it refused naming %s", o.err, o.stdout, sub)
+	}
+	if _, err := (&Sandbox{SkillDir: dir}).CheckGrants(); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("CheckGrants: %v, want the same refusal", err)
+	}
+
+	// The same mount made after planning (planning is done: the
+	// supervisor's clone and the init process's bind are what is left).
+	t.Run("mounted after planning", func(t *testing.T) {
+		files, err := handOverTrees(t, &stageconfig.Config{Skill: dir}, true)
+		switch {
+		case err != nil:
+			t.Errorf("handOver: %v", err)
+		case len(files) == 0:
+			t.Log("no clone of the skill folder here (no open_tree): the init process binds it")
+		case fsType(t, int(files[0].Fd()), "data") == unix.TMPFS_MAGIC:
+			t.Error("the supervisor's clone of the skill folder holds the tmpfs mounted inside it")
+		}
+		out := bindInUserNS(t, &stageconfig.Config{}, dir)
+		if !strings.Contains(out, "skill folder") || !strings.Contains(out, "invalid argument") {
+			t.Errorf("the init process's bind of a skill folder holding a mount: %q, want it refused (EINVAL)", out)
+		}
+	})
 }

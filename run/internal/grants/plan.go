@@ -127,6 +127,11 @@ func New(r Request) (_ *Plan, err error) {
 			RemoveMade(gp.Made)
 		}
 	}()
+	if r.MountNS {
+		if err := CheckSkillMounts(r.Skill); err != nil {
+			return nil, err
+		}
+	}
 	if len(r.Read) == 0 && len(r.Write) == 0 && r.Cwd == "" {
 		return gp, nil // ReadOnly can only narrow write grants
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,41 @@ import (
 
 // maxNamedMounts bounds the mount points one refusal names.
 const maxNamedMounts = 8
+
+// CheckSkillMounts refuses a skill folder that holds other mounts, read
+// from the mount table now. The skill folder is bound into the sandbox
+// alone, as grants are (a mount made below it after this check stays
+// out), and read-only by one remount of its own mount: a mount below it
+// would show the folder under it instead, or, bound along, be checked by
+// no rule (id-mapped for a root caller) and stay writable.
+func CheckSkillMounts(skill string) error {
+	if skill == "" {
+		return nil
+	}
+	if r, err := filepath.EvalSymlinks(skill); err == nil {
+		skill = r
+	}
+	var points []string
+	for _, m := range readMountTable() {
+		if PathUnder(m.point, skill) && !slices.Contains(points, m.point) {
+			points = append(points, m.point)
+		}
+	}
+	if len(points) == 0 {
+		return nil
+	}
+	slices.Sort(points)
+	return fmt.Errorf("%w: the skill folder %s holds other mounts: %s; they would come into the sandbox with it, unchecked by the rules a grant gets, or leave their folders empty; copy the skill to a folder that holds none", stageconfig.ErrBadConfig, skill, namedMounts(points))
+}
+
+// namedMounts names the first maxNamedMounts of points.
+func namedMounts(points []string) string {
+	named := strings.Join(points[:min(len(points), maxNamedMounts)], ", ")
+	if len(points) > maxNamedMounts {
+		named += fmt.Sprintf(" and %d more", len(points)-maxNamedMounts)
+	}
+	return named
+}
 
 // PlanBelow sets each grant's Held and Below (see stageconfig.GrantMount)
 // from the mount table read at planning. A mount below a grant that is not
@@ -172,9 +208,6 @@ func (a DenyAliases) CheckSubmounts(read, write, masked []string) error {
 	}
 	points := held[g]
 	slices.Sort(points)
-	named := strings.Join(points[:min(len(points), maxNamedMounts)], ", ")
-	if len(points) > maxNamedMounts {
-		named += fmt.Sprintf(" and %d more", len(points)-maxNamedMounts)
-	}
+	named := namedMounts(points)
 	return fmt.Errorf("%w: %s %s holds other mounts: %s; they would come into the sandbox with it, unchecked by the rules a grant gets (deny list, owner, mode); grant each on its own (%s %s), or grant folders that hold none", stageconfig.ErrBadConfig, flag, g, named, flag, points[0])
 }

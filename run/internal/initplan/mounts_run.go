@@ -85,13 +85,16 @@ func (m *mounter) mountRunParts() {
 
 // rebind bind-mounts the host folder path onto itself in the new root,
 // creating the mount point (in the private /tmp) first when it is
-// missing.
+// missing. The folder is bound alone, as grants are: planning refused a
+// skill folder holding mounts (grants.CheckSkillMounts), and a mount made
+// below it since is locked here, which makes the bind fail (EINVAL) and
+// refuses the run rather than carry it in.
 func (m *mounter) rebind(desc, path string) {
-	m.note("rbind", path, path)
+	m.note("bind", path, path, "(alone)")
 	fd := m.fd
 	m.hostOpen(desc+": open", path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, fd)
 	m.mkdirAll(desc, m.root, m.at(path), 0o755)
-	m.mountFD(desc+": rebind", fd, m.at(path), unix.MS_BIND|unix.MS_REC)
+	m.mountFD(desc+": bind (alone: a mount made below it since planning fails it)", fd, m.at(path), unix.MS_BIND)
 	m.closeReg(fd)
 }
 
