@@ -78,6 +78,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		if err != nil {
 			return 0, err
 		}
+		grants.MakePrivate(fd)
 		if g != nil {
 			if err := stageconfig.SameGrant(fd, *g); err != nil {
 				unix.Close(fd)

@@ -323,3 +323,54 @@ func TestSkillFolderMounts(t *testing.T) {
 		}
 	})
 }
+
+// TestPlannedSubmountPropagatesNothing: a mount below a grant that
+// planning saw is cloned and attached on its own (attachBelow), then
+// masked. On a shared host mount (systemd makes "/" shared) the clone is
+// a peer of the host's mount until made private, and the mask on it
+// would appear on the host and outlive the run. A full run as root: the
+// host's mount table below the grant is the same afterwards.
+func TestPlannedSubmountPropagatesNothing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only a root caller hands grants over, and the test mounts a shared tmpfs on the host")
+	}
+	needTool(t, "sh")
+	base := t.TempDir()
+	if err := unix.Mount("tmpfs", base, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
+	if err := unix.Mount("", base, "", unix.MS_SHARED, ""); err != nil {
+		t.Skipf("cannot make a mount shared: %v", err)
+	}
+	data := filepath.Join(base, "data")
+	keys := filepath.Join(data, "keys")
+	mountIn(t, keys, "") // shared, as a mount below a shared one is
+	os.WriteFile(filepath.Join(keys, "key"), []byte("k"), 0o644)
+	os.WriteFile(filepath.Join(data, "file"), []byte("visible\n"), 0o644)
+	below := func() []string {
+		info, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], base+"/") {
+				out = append(out, f[4])
+			}
+		}
+		return out
+	}
+	before := below()
+	dir := newSkill(t, map[string]string{"cat.sh": "#!/bin/sh\ncat \"$1\"; cat \"$2\" 2>/dev/null || echo hidden\n"})
+	o := runIn(t, Sandbox{ReadPaths: []string{data}, DenyPaths: []string{keys}}, dir, "cat.sh", filepath.Join(data, "file"), filepath.Join(keys, "key"))
+	if o.err != nil || o.res.ExitCode != 0 || o.stdout != "visible\nhidden\n" {
+		t.Fatalf("err %v exit %d stdout %q stderr %s", o.err, o.res.ExitCode, o.stdout, o.stderr)
+	}
+	if after := below(); !slices.Equal(before, after) {
+		t.Errorf("mounts below the grant on the host: %q before the run, %q after", before, after)
+	}
+	if b, err := os.ReadFile(filepath.Join(keys, "key")); err != nil || string(b) != "k" {
+		t.Errorf("the host lost its own file: %q %v", b, err)
+	}
+}

@@ -135,7 +135,22 @@ func OpenSubmount(b stageconfig.SubMount) (int, error) {
 	if err := sameSubmount(fd, b); err != nil {
 		return -1, err
 	}
-	return unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err == nil {
+		MakePrivate(tree)
+	}
+	return tree, err
+}
+
+// MakePrivate makes the detached tree open on fd private, recursively,
+// before it is handed over: a clone of a shared host mount is a peer of
+// it, and once the init process attaches it (until it makes it private
+// there) a mount made on either side would appear on the other. A
+// failure (before Linux 5.12) is left to the init process's own
+// MS_PRIVATE right after the attach.
+func MakePrivate(fd int) {
+	attr := unix.MountAttr{Propagation: unix.MS_PRIVATE}
+	unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
 }
 
 // sameSubmount refuses the file open on fd unless it is the root of the

@@ -104,7 +104,9 @@ func (m *mounter) rebind(desc, path string) {
 // when that one is shared (systemd makes "/" shared), and every mount
 // made inside it afterwards (the masks of maskDenied, anything mounted on
 // a grant) would then be made in the host's mount namespace too, and
-// outlive the run.
+// outlive the run. (The supervisor makes each tree private before it hands
+// it over, grants.MakePrivate, which closes the moment between the attach
+// and this; before Linux 5.12 it cannot.)
 func (m *mounter) attachTree(desc string, tree int, path string) {
 	m.note("attach the supervisor's copy of", path, "at", path, "(private)")
 	m.b.Sys(desc+": move_mount", unix.SYS_MOVE_MOUNT, []initproc.Arg{num(tree), m.ref(""), num(unix.AT_FDCWD), m.ref(path), imm(unix.MOVE_MOUNT_F_EMPTY_PATH)})
