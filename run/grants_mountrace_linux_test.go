@@ -335,14 +335,7 @@ func TestPlannedSubmountPropagatesNothing(t *testing.T) {
 		t.Skip("needs root: only a root caller hands grants over, and the test mounts a shared tmpfs on the host")
 	}
 	needTool(t, "sh")
-	base := t.TempDir()
-	if err := unix.Mount("tmpfs", base, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
-	if err := unix.Mount("", base, "", unix.MS_SHARED, ""); err != nil {
-		t.Skipf("cannot make a mount shared: %v", err)
-	}
+	base := sharedTmpfs(t)
 	data := filepath.Join(base, "data")
 	keys := filepath.Join(data, "keys")
 	mountIn(t, keys, "") // shared, as a mount below a shared one is
