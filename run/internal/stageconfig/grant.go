@@ -15,7 +15,7 @@ package stageconfig
 // wildcards. Paths under /proc, /sys, /dev and /run are never granted,
 // whatever the deny list says.
 func DefaultDenyPaths() []string {
-	return []string{
+	paths := []string{
 		// Keys, tokens and cloud or cluster credentials.
 		"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
 		"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
@@ -53,6 +53,37 @@ func DefaultDenyPaths() []string {
 		"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
 		"/tmp/ssh-*", "/tmp/.X11-unix", "/tmp/.ICE-unix", "/tmp/tmux-*",
 		"/var/run", "/var/lib/docker",
+	}
+	// The host's keys and credentials in /etc, which the sandbox's own
+	// /etc masks too: a grant of /etc (or of a folder in it) hides them
+	// as well, also from a caller whose groups may read them (ssl-cert
+	// and /etc/ssl/private).
+	for _, e := range EtcSecrets() {
+		if e != "ssh" {
+			paths = append(paths, "/etc/"+e)
+		}
+	}
+	return paths
+}
+
+// EtcSecrets lists, relative to /etc, the host's keys, VPN and Wi-Fi
+// secrets and the credentials of tools and services kept there. Each is
+// a path or, in its last element, a filepath.Match pattern. They are
+// masked in the sandbox's /etc and on the deny list of grants.
+func EtcSecrets() []string {
+	return []string{
+		// Keys and certificates' private halves.
+		"ssh", "ssl/private", "pki/tls/private", "pki/CA/private", "pki/libvirt/private",
+		"letsencrypt", "*.keytab", "credstore", "credstore.encrypted",
+		// VPN, Wi-Fi and dial-up secrets.
+		"ipsec.secrets", "ipsec.d", "swanctl", "openvpn", "wireguard", "ppp", "wpa_supplicant",
+		// Credentials of tools, services and their agents.
+		"docker", "containerd", "containers/auth.json", "kubernetes", "rancher",
+		"vault", "vault.d", "consul.d", "nomad.d", "gitlab", "gitlab-runner", "buildkite-agent",
+		"salt/pki", "puppet/ssl", "puppetlabs/puppet/ssl", "chef", "cloud",
+		"apt/auth.conf", "apt/auth.conf.d", "mysql/debian.cnf", "postfix/sasl_passwd*",
+		"msmtprc", "ssmtp", "davfs2/secrets", "boto.cfg", "ldap/slapd.d", "openldap/slapd.d",
+		"pip.conf", "npmrc",
 	}
 }
 
