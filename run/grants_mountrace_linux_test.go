@@ -301,8 +301,11 @@ func TestSkillFolderMounts(t *testing.T) {
 	if !errors.Is(o.err, ErrBadConfig) || !strings.Contains(o.err.Error(), "the skill folder") || !strings.Contains(o.err.Error(), sub) {
 		t.Errorf("a skill folder holding a mount: err %v stdout %q, want it refused naming %s", o.err, o.stdout, sub)
 	}
-	if _, err := (&Sandbox{SkillDir: dir}).CheckGrants(); !errors.Is(err, ErrBadConfig) {
-		t.Errorf("CheckGrants: %v, want the same refusal", err)
+	// Without grants and with one (each reads the mount table its way).
+	for _, read := range [][]string{nil, {"/usr/share"}} {
+		if _, err := (&Sandbox{SkillDir: dir, ReadPaths: read}).CheckGrants(); !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), sub) {
+			t.Errorf("CheckGrants with --read %q: %v, want the same refusal", read, err)
+		}
 	}
 
 	// The same mount made after planning (planning is done: the

@@ -26,5 +26,8 @@ func (DenyAliases) PlanBelow([]stageconfig.GrantMount) error { return nil }
 // CheckSubmounts has no mount table to check.
 func (DenyAliases) CheckSubmounts(_, _, _ []string) error { return nil }
 
+// CheckSkill has no mount table to check.
+func (DenyAliases) CheckSkill(string) error { return nil }
+
 // CheckSkillMounts has no mount table to check.
 func CheckSkillMounts(string) error { return nil }

@@ -127,12 +127,12 @@ func New(r Request) (_ *Plan, err error) {
 			RemoveMade(gp.Made)
 		}
 	}()
-	if r.MountNS {
-		if err := CheckSkillMounts(r.Skill); err != nil {
-			return nil, err
-		}
-	}
 	if len(r.Read) == 0 && len(r.Write) == 0 && r.Cwd == "" {
+		if r.MountNS {
+			if err := CheckSkillMounts(r.Skill); err != nil {
+				return nil, err
+			}
+		}
 		return gp, nil // ReadOnly can only narrow write grants
 	}
 	allowed, err := allowedPaths(r.AllowDenied)
@@ -141,6 +141,11 @@ func New(r Request) (_ *Plan, err error) {
 	}
 	deny := denylist.New(r.Deny, denylist.HomeFolders(), allowed)
 	pl := &planner{r: &r, gp: gp, deny: deny, alias: FindDenyAliases(deny, allowed), allowed: allowed}
+	if r.MountNS {
+		if err := pl.alias.CheckSkill(r.Skill); err != nil {
+			return nil, err
+		}
+	}
 	if err := pl.resolveGrants(); err != nil {
 		return nil, err
 	}

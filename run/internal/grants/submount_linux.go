@@ -26,11 +26,19 @@ func CheckSkillMounts(skill string) error {
 	if skill == "" {
 		return nil
 	}
+	return DenyAliases{mounts: readMountTable()}.CheckSkill(skill)
+}
+
+// CheckSkill is CheckSkillMounts on the mount table read at planning.
+func (a DenyAliases) CheckSkill(skill string) error {
+	if skill == "" {
+		return nil
+	}
 	if r, err := filepath.EvalSymlinks(skill); err == nil {
 		skill = r
 	}
 	var points []string
-	for _, m := range readMountTable() {
+	for _, m := range a.mounts {
 		if PathUnder(m.point, skill) && !slices.Contains(points, m.point) {
 			points = append(points, m.point)
 		}
