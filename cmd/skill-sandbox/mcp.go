@@ -76,6 +76,7 @@ type mcpFlags struct {
 	maxMessage       int
 	maxBuffered      int64
 	prestart         int
+	backend          backendFlags
 	http             mcpHTTPFlags
 }
 
@@ -98,6 +99,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
 	fs.BoolVar(&f.requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
+	addBackendFlags(fs, &f.backend)
 	fs.IntVar(&f.maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
 	addMCPHTTPFlags(fs, &f.http)
 	fs.Int64Var(&f.maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
@@ -180,6 +182,9 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 	case f.maxBuffered <= 0:
 		return fmt.Sprintf("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
+	if msg := f.backend.problem(set, f.allowNetwork || len(f.allowHosts) > 0); msg != "" {
+		return msg
+	}
 	return mcpHTTPProblem(&f.http)
 }
 
@@ -216,6 +221,7 @@ func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 	if set["memory"] {
 		cfg.Flags.MemoryMB = f.memoryMB
 	}
+	f.backend.apply(&cfg.Flags, set)
 	return cfg
 }
 
