@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
@@ -60,6 +61,9 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		cfg.SkillTree = 0
 		for j := range cfg.Grants {
 			cfg.Grants[j].Tree = 0
+			for k := range cfg.Grants[j].Below {
+				cfg.Grants[j].Below[k].Tree = 0
+			}
 		}
 		if errors.Is(err, ErrBadConfig) {
 			return nil, err
@@ -67,16 +71,15 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		return nil, nil
 	}
 	clone := func(path, want string, g *stageconfig.GrantMount) (int, error) {
-		// A grant is cloned alone unless planning saw mounts below it
-		// (GrantMount.Submounts): a mount made there since stays out.
-		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
-		if g == nil || g.Submounts {
-			flags |= unix.AT_RECURSIVE
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
+		// The skill folder (which planning refused if it held mounts)
+		// and a grant are cloned alone, and so is each mount planning
+		// saw below a grant (GrantMount.Below): a mount made there
+		// since stays out.
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
 			return 0, err
 		}
+		grants.MakePrivate(fd)
 		if g != nil {
 			if err := stageconfig.SameGrant(fd, *g); err != nil {
 				unix.Close(fd)
@@ -119,6 +122,16 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		}
 		if g.Tree, err = clone(g.Path, want, g); err != nil {
 			return fail(err)
+		}
+		for j := range g.Below {
+			// Each lies at or under a masked entry (CheckSubmounts):
+			// attached for the mask's check, never read through.
+			fd, err := grants.OpenSubmount(g.Below[j])
+			if err != nil {
+				return fail(err)
+			}
+			files = append(files, os.NewFile(uintptr(fd), g.Below[j].Path))
+			g.Below[j].Tree = stageconfig.FirstTreeFD + len(files) - 1
 		}
 	}
 	return files, nil

@@ -23,14 +23,7 @@ func TestNoMountPropagatesToHost(t *testing.T) {
 		t.Skip("needs root: only a root caller hands grants over, and the test mounts a shared tmpfs on the host")
 	}
 	needTool(t, "sh")
-	base := t.TempDir()
-	if err := unix.Mount("tmpfs", base, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
-	if err := unix.Mount("", base, "", unix.MS_SHARED, ""); err != nil {
-		t.Skipf("cannot make a mount shared: %v", err)
-	}
+	base := sharedTmpfs(t)
 	data := filepath.Join(base, "data")
 	secret := filepath.Join(data, "secret")
 	if err := os.MkdirAll(secret, 0o755); err != nil {
@@ -64,4 +57,19 @@ func TestNoMountPropagatesToHost(t *testing.T) {
 	if _, err := os.ReadFile(filepath.Join(secret, "key")); err != nil {
 		t.Errorf("the host lost its own file: %v", err)
 	}
+}
+
+// sharedTmpfs mounts a shared tmpfs on a folder of the test's (as systemd
+// makes "/" shared), undone at the end of the test, and returns it.
+func sharedTmpfs(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	if err := unix.Mount("tmpfs", base, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(base, unix.MNT_DETACH) })
+	if err := unix.Mount("", base, "", unix.MS_SHARED, ""); err != nil {
+		t.Skipf("cannot make a mount shared: %v", err)
+	}
+	return base
 }

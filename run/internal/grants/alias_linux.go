@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
@@ -22,6 +23,7 @@ import (
 
 // mountEntry is one line of /proc/self/mountinfo.
 type mountEntry struct {
+	id    uint64 // the mount's id (statx(2) STATX_MNT_ID)
 	dev   string // major:minor of the file system
 	root  string // the folder of the file system mounted
 	point string // where
@@ -44,22 +46,7 @@ type DenyAliases struct {
 // wildcards and entries that do not exist are left to the path checks.
 // Without a readable mount table it finds nothing.
 func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
-	a := DenyAliases{deny: map[string]fsPath{}}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return a
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		a.mounts = append(a.mounts, mountEntry{dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
-	}
+	a := DenyAliases{deny: map[string]fsPath{}, mounts: readMountTable()}
 	for _, d := range deny.Entries() {
 		if denylist.HasMeta(d) || allowed[d] || !deny.Exists(d) {
 			continue
@@ -69,6 +56,28 @@ func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
 		}
 	}
 	return a
+}
+
+// readMountTable reads /proc/self/mountinfo; nil when it cannot.
+func readMountTable() []mountEntry {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var mounts []mountEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		id, _ := strconv.ParseUint(fields[0], 10, 64)
+		mounts = append(mounts, mountEntry{id: id, dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
+	}
+	return mounts
 }
 
 // fsPathOf returns where p (absolute, symlinks resolved) lies in its file

@@ -4,11 +4,11 @@ import "testing"
 
 func TestFSPathOf(t *testing.T) {
 	a := DenyAliases{mounts: []mountEntry{
-		{"8:1", "/", "/"},
-		{"8:2", "/", "/home"},
-		{"8:1", "/srv/home", "/mnt/home"}, // a bind mount
-		{"0:40", "/@home", "/data"},       // a btrfs subvolume
-		{"0:50", "/", "/mnt/home/x"},      // mounted on top of the bind
+		{dev: "8:1", root: "/", point: "/"},
+		{dev: "8:2", root: "/", point: "/home"},
+		{dev: "8:1", root: "/srv/home", point: "/mnt/home"}, // a bind mount
+		{dev: "0:40", root: "/@home", point: "/data"},       // a btrfs subvolume
+		{dev: "0:50", root: "/", point: "/mnt/home/x"},      // mounted on top of the bind
 	}}
 	for _, tc := range []struct {
 		p    string

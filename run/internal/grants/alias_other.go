@@ -2,7 +2,10 @@
 
 package grants
 
-import "github.com/skill-sandbox/skill-sandbox/internal/denylist"
+import (
+	"github.com/skill-sandbox/skill-sandbox/internal/denylist"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+)
 
 // DenyAliases finds nothing here: the deny list is checked by path only
 // (see alias_linux.go).
@@ -17,8 +20,14 @@ func (DenyAliases) Check(string, string, bool, map[string]bool) error { return n
 // Inside finds nothing.
 func (DenyAliases) Inside(string) []string { return nil }
 
-// HoldsMounts knows of no mount.
-func (DenyAliases) HoldsMounts(string) bool { return false }
+// PlanBelow knows of no mount.
+func (DenyAliases) PlanBelow([]stageconfig.GrantMount) error { return nil }
 
 // CheckSubmounts has no mount table to check.
 func (DenyAliases) CheckSubmounts(_, _, _ []string) error { return nil }
+
+// CheckSkill has no mount table to check.
+func (DenyAliases) CheckSkill(string) error { return nil }
+
+// CheckSkillMounts has no mount table to check.
+func CheckSkillMounts(string) error { return nil }

@@ -131,6 +131,11 @@ func New(r Request) (_ *Plan, err error) {
 		}
 	}()
 	if len(r.Read) == 0 && len(r.Write) == 0 && r.Cwd == "" {
+		if r.MountNS {
+			if err := CheckSkillMounts(r.Skill); err != nil {
+				return nil, err
+			}
+		}
 		return gp, nil // ReadOnly can only narrow write grants
 	}
 	allowed, err := allowedPaths(r.AllowDenied)
@@ -139,6 +144,11 @@ func New(r Request) (_ *Plan, err error) {
 	}
 	deny := denylist.New(r.Deny, denylist.HomeFolders(), allowed)
 	pl := &planner{r: &r, gp: gp, deny: deny, alias: FindDenyAliases(deny, allowed), allowed: allowed}
+	if r.MountNS {
+		if err := pl.alias.CheckSkill(r.Skill); err != nil {
+			return nil, err
+		}
+	}
 	if err := pl.resolveGrants(); err != nil {
 		return nil, err
 	}
@@ -154,8 +164,8 @@ func New(r Request) (_ *Plan, err error) {
 	if err := gp.planMounts(); err != nil {
 		return nil, err
 	}
-	for i := range gp.Mounts {
-		gp.Mounts[i].Submounts = pl.alias.HoldsMounts(gp.Mounts[i].Path)
+	if err := pl.alias.PlanBelow(gp.Mounts); err != nil {
+		return nil, err
 	}
 	return gp, nil
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -27,9 +29,10 @@ import (
 // filepath.Match wildcards. Most of these are also unreadable for others
 // on a well-kept host (shadow, ssl/private, krb5.keytab); the list keeps
 // them out where a host got a mode wrong, and from a caller whose groups
-// may read them (ssl-cert and /etc/ssl/private).
+// may read them (ssl-cert and /etc/ssl/private). The keys and credentials
+// (stageconfig.EtcSecrets) are on the deny list of grants too.
 func etcDenied() []string {
-	return []string{
+	return append([]string{
 		// Accounts and the files that change them.
 		"passwd", "passwd-", "group", "group-", "shadow", "shadow-", "gshadow", "gshadow-",
 		"subuid", "subuid-", "subgid", "subgid-", ".pwd.lock", "opasswd",
@@ -41,19 +44,7 @@ func etcDenied() []string {
 		"hostname", "machine-id", "mailname", "fstab", "crypttab", "exports", "adjtime",
 		"network", "networks", "netplan", "NetworkManager", "cron*", "anacrontab",
 		"environment",
-		// Keys and certificates' private halves.
-		"ssh", "ssl/private", "pki/tls/private", "pki/CA/private", "pki/libvirt/private",
-		"letsencrypt", "*.keytab", "credstore", "credstore.encrypted",
-		// VPN, Wi-Fi and dial-up secrets.
-		"ipsec.secrets", "ipsec.d", "swanctl", "openvpn", "wireguard", "ppp", "wpa_supplicant",
-		// Credentials of tools, services and their agents.
-		"docker", "containerd", "containers/auth.json", "kubernetes", "rancher",
-		"vault", "vault.d", "consul.d", "nomad.d", "gitlab", "gitlab-runner", "buildkite-agent",
-		"salt/pki", "puppet/ssl", "puppetlabs/puppet/ssl", "chef", "cloud",
-		"apt/auth.conf", "apt/auth.conf.d", "mysql/debian.cnf", "postfix/sasl_passwd*",
-		"msmtprc", "ssmtp", "davfs2/secrets", "boto.cfg", "ldap/slapd.d", "openldap/slapd.d",
-		"pip.conf", "npmrc",
-	}
+	}, stageconfig.EtcSecrets()...)
 }
 
 // etcNetworkOnly are masked without the host's network (AllowNetwork):

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -40,22 +41,11 @@ func (m *mounter) bindGrants() {
 		}
 		if g.Tree != 0 {
 			m.attachTree(desc, g.Tree, dst)
-		} else {
-			m.note(map[bool]string{false: "bind", true: "rbind"}[g.Submounts], g.Path, g.Path, "(checked: the file the supervisor saw)")
-			fd := m.fd
-			m.hostOpen("open grant "+g.Path, g.Path, unix.O_PATH|unix.O_CLOEXEC, fd)
-			m.fstat(desc+": fstat", fd)
-			m.assertSame(swapped("%s changed between its check and its mount (replaced, or swapped for a symlink); refused", g.Path), g.Dev, g.Ino)
-			// Alone unless planning saw mounts below: a mount made there
-			// since is locked here (copied from a more privileged
-			// namespace), and a bind without MS_REC of a folder holding
-			// a locked mount fails (EINVAL), refusing the run.
-			flags := uintptr(unix.MS_BIND)
-			if g.Submounts {
-				flags |= unix.MS_REC
+			for _, b := range g.Below {
+				m.attachBelow(desc, b)
 			}
-			m.mountFD(desc+": bind", fd, dst, flags)
-			m.closeReg(fd)
+		} else {
+			m.bindHost(desc, g, dst)
 		}
 		set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
 		if !g.Exec {
@@ -76,6 +66,73 @@ func (m *mounter) bindGrants() {
 		m.attachCopy("read-only "+ro.Path, fd, fd, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 		m.closeReg(fd)
 	}
+}
+
+// bindHost binds grant g from the host path, opened and checked to be
+// the file the supervisor saw, onto dst. Alone when planning saw no mount
+// below it: a mount made there since is locked here (copied from a more
+// privileged namespace), and a bind without MS_REC of a folder holding a
+// locked mount fails (EINVAL), refusing the run. The same rule forbids
+// binding alone a grant that held mounts, so that one is bound
+// recursively and then refused unless exactly the g.Held mounts planning
+// counted came along (checkHeld).
+func (m *mounter) bindHost(desc string, g stageconfig.GrantMount, dst string) {
+	m.note(map[bool]string{false: "bind", true: "rbind"}[g.Held > 0], g.Path, g.Path, "(checked: the file the supervisor saw)")
+	fd := m.fd
+	m.hostOpen("open grant "+g.Path, g.Path, unix.O_PATH|unix.O_CLOEXEC, fd)
+	m.fstat(desc+": fstat", fd)
+	m.assertSame(swapped("%s changed between its check and its mount (replaced, or swapped for a symlink); refused", g.Path), g.Dev, g.Ino)
+	flags := uintptr(unix.MS_BIND)
+	if g.Held > 0 {
+		flags |= unix.MS_REC
+	}
+	m.mountFD(desc+": bind", fd, dst, flags)
+	m.closeReg(fd)
+	if g.Held > 0 {
+		m.checkHeld(desc, g, dst)
+	}
+}
+
+// checkHeld refuses the run unless the recursive bind of grant g at dst
+// holds exactly the g.Held mounts planning counted below it: listmount(2)
+// (Linux 6.8) of the bind's unique mount id lists every mount below it.
+// Fewer mean one was unmounted, more that one was made since planning;
+// either is refused as a swap. Without listmount the count cannot be
+// taken and the run is refused, naming the kernel it needs.
+func (m *mounter) checkHeld(desc string, g stageconfig.GrantMount, dst string) {
+	m.note("check", g.Path, fmt.Sprintf("holds the %d mounts planning saw below it, no more (listmount)", g.Held))
+	stx := m.b.Zero(int(unsafe.Sizeof(unix.Statx_t{})))
+	m.b.Sys(desc+": statx (its mount id)", unix.SYS_STATX, []initproc.Arg{num(unix.AT_FDCWD), m.ref(dst), imm(unix.AT_SYMLINK_NOFOLLOW), imm(unix.STATX_MNT_ID_UNIQUE), initproc.Ref(stx)})
+	m.b.Load(m.tmp2, stx+initproc.Data(unsafe.Offsetof(unix.Statx_t{}.Mask)), 4)
+	m.b.And(m.tmp2, reg(m.tmp2), imm(unix.STATX_MNT_ID_UNIQUE))
+	m.b.Assert(fmt.Sprintf("%s holds other mounts, and this kernel cannot list the mounts of its bind (statx STATX_MNT_ID_UNIQUE and listmount(2) came with Linux 6.8) to refuse one made after planning; run as root, or grant folders that hold none", g.Path),
+		initproc.Ne, reg(m.tmp2), imm(0), false)
+	req := m.b.Zero(24) // struct mnt_id_req, MNT_ID_REQ_SIZE_VER0
+	m.b.Store(req, 4, imm(24))
+	m.b.Load(m.tmp2, stx+initproc.Data(unsafe.Offsetof(unix.Statx_t{}.Mnt_id)), 8)
+	m.b.Store(req+8, 8, reg(m.tmp2))
+	ids := m.b.Zero(8 * (g.Held + 1))
+	m.b.Sys(desc+": listmount (Linux 6.8)", unix.SYS_LISTMOUNT, []initproc.Arg{initproc.Ref(req), initproc.Ref(ids), imm(uint64(g.Held + 1)), imm(0)}, initproc.Into(m.tmp2))
+	msg := swapped("%s holds other mounts than the %d planning saw below it (one was made or unmounted since); refused", g.Path, g.Held)
+	m.changed[m.b.Assert(msg, initproc.Eq, reg(m.tmp2), imm(uint64(g.Held)), true)] = msg
+}
+
+// attachBelow attaches the supervisor's clone of b, a mount planning saw
+// below a grant and checked again (grants.OpenSubmount), at its path in
+// the grant just attached, made private as attachTree's are. Its mount
+// point is opened without following a symlink: one swapped in on the way
+// refuses the run.
+func (m *mounter) attachBelow(desc string, b stageconfig.SubMount) {
+	desc += ": the mount " + b.Path + " below it"
+	m.note("attach the supervisor's copy of", b.Path, "at", b.Path, "(alone, private; a mount planning saw below a grant)")
+	fd := m.fd
+	i := m.openBeneath(desc+": openat2", m.root, b.Path, fd, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, initproc.ChangedOn(unix.ELOOP, unix.EXDEV))
+	m.changed[i] = desc + ": " + swapped("a folder on the path of %s is now a symlink (swapped since the check); refused", b.Path)
+	m.b.Sys(desc+": move_mount", unix.SYS_MOVE_MOUNT, []initproc.Arg{num(b.Tree), m.ref(""), reg(fd), m.ref(""),
+		imm(unix.MOVE_MOUNT_F_EMPTY_PATH | unix.MOVE_MOUNT_T_EMPTY_PATH)})
+	m.closeReg(fd)
+	m.mount(desc+": make private", "", m.at(b.Path), "", unix.MS_REC|unix.MS_PRIVATE, "")
+	m.b.Sys("close", unix.SYS_CLOSE, []initproc.Arg{num(b.Tree)}, initproc.IgnoreErrors())
 }
 
 // grantNeedsMountPoint reports whether grant i's mount point must be made

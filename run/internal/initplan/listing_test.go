@@ -149,7 +149,7 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(lines, "\n")
-	for _, want := range []string{"mountns ", "rbind /opt/sk/t /opt/sk/t", "tmpfs /tmp size=256m", "rlimit NOFILE 1024", "seccomp ", "pivot_root"} {
+	for _, want := range []string{"mountns ", "bind /opt/sk/t /opt/sk/t (alone)", "tmpfs /tmp size=256m", "rlimit NOFILE 1024", "seccomp ", "pivot_root"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in the listing:\n%s", want, text)
 		}

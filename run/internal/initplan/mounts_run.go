@@ -85,13 +85,16 @@ func (m *mounter) mountRunParts() {
 
 // rebind bind-mounts the host folder path onto itself in the new root,
 // creating the mount point (in the private /tmp) first when it is
-// missing.
+// missing. The folder is bound alone, as grants are: planning refused a
+// skill folder holding mounts (grants.CheckSkillMounts), and a mount made
+// below it since is locked here, which makes the bind fail (EINVAL) and
+// refuses the run rather than carry it in.
 func (m *mounter) rebind(desc, path string) {
-	m.note("rbind", path, path)
+	m.note("bind", path, path, "(alone)")
 	fd := m.fd
 	m.hostOpen(desc+": open", path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, fd)
 	m.mkdirAll(desc, m.root, m.at(path), 0o755)
-	m.mountFD(desc+": rebind", fd, m.at(path), unix.MS_BIND|unix.MS_REC)
+	m.mountFD(desc+": bind (alone: a mount made below it since planning fails it)", fd, m.at(path), unix.MS_BIND)
 	m.closeReg(fd)
 }
 
@@ -101,7 +104,9 @@ func (m *mounter) rebind(desc, path string) {
 // when that one is shared (systemd makes "/" shared), and every mount
 // made inside it afterwards (the masks of maskDenied, anything mounted on
 // a grant) would then be made in the host's mount namespace too, and
-// outlive the run.
+// outlive the run. (The supervisor makes each tree private before it hands
+// it over, grants.MakePrivate, which closes the moment between the attach
+// and this; before Linux 5.12 it cannot.)
 func (m *mounter) attachTree(desc string, tree int, path string) {
 	m.note("attach the supervisor's copy of", path, "at", path, "(private)")
 	m.b.Sys(desc+": move_mount", unix.SYS_MOVE_MOUNT, []initproc.Arg{num(tree), m.ref(""), num(unix.AT_FDCWD), m.ref(path), imm(unix.MOVE_MOUNT_F_EMPTY_PATH)})

@@ -15,7 +15,7 @@ package stageconfig
 // wildcards. Paths under /proc, /sys, /dev and /run are never granted,
 // whatever the deny list says.
 func DefaultDenyPaths() []string {
-	return []string{
+	paths := []string{
 		// Keys, tokens and cloud or cluster credentials.
 		"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
 		"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
@@ -54,6 +54,37 @@ func DefaultDenyPaths() []string {
 		"/tmp/ssh-*", "/tmp/.X11-unix", "/tmp/.ICE-unix", "/tmp/tmux-*",
 		"/var/run", "/var/lib/docker",
 	}
+	// The host's keys and credentials in /etc, which the sandbox's own
+	// /etc masks too: a grant of /etc (or of a folder in it) hides them
+	// as well, also from a caller whose groups may read them (ssl-cert
+	// and /etc/ssl/private).
+	for _, e := range EtcSecrets() {
+		if e != "ssh" {
+			paths = append(paths, "/etc/"+e)
+		}
+	}
+	return paths
+}
+
+// EtcSecrets lists, relative to /etc, the host's keys, VPN and Wi-Fi
+// secrets and the credentials of tools and services kept there. Each is
+// a path or, in its last element, a filepath.Match pattern. They are
+// masked in the sandbox's /etc and on the deny list of grants.
+func EtcSecrets() []string {
+	return []string{
+		// Keys and certificates' private halves.
+		"ssh", "ssl/private", "pki/tls/private", "pki/CA/private", "pki/libvirt/private",
+		"letsencrypt", "*.keytab", "credstore", "credstore.encrypted",
+		// VPN, Wi-Fi and dial-up secrets.
+		"ipsec.secrets", "ipsec.d", "swanctl", "openvpn", "wireguard", "ppp", "wpa_supplicant",
+		// Credentials of tools, services and their agents.
+		"docker", "containerd", "containers/auth.json", "kubernetes", "rancher",
+		"vault", "vault.d", "consul.d", "nomad.d", "gitlab", "gitlab-runner", "buildkite-agent",
+		"salt/pki", "puppet/ssl", "puppetlabs/puppet/ssl", "chef", "cloud",
+		"apt/auth.conf", "apt/auth.conf.d", "mysql/debian.cnf", "postfix/sasl_passwd*",
+		"msmtprc", "ssmtp", "davfs2/secrets", "boto.cfg", "ldap/slapd.d", "openldap/slapd.d",
+		"pip.conf", "npmrc",
+	}
 }
 
 // GrantMount is one grant as the init process mounts it.
@@ -75,14 +106,39 @@ type GrantMount struct {
 	// must be this one (see sameGrant).
 	Dev uint64 `json:",omitempty"`
 	Ino uint64 `json:",omitempty"`
-	// Submounts is set when the mount table read at planning showed
-	// mounts below Path (each granted on its own or masked: see
-	// grants.CheckSubmounts): only then is the grant bound recursively.
-	// Otherwise it is bound alone, so a mount made below it after the
-	// check does not come along: the supervisor's clone leaves it out,
-	// and the init process's bind, in a user namespace where it is a
-	// locked mount, fails (EINVAL) and refuses the run.
-	Submounts bool `json:",omitempty"`
+	// Held is the number of mounts the mount table read at planning
+	// showed below Path (each granted on its own or at or under a masked
+	// entry: see grants.CheckSubmounts). A grant is bound alone, never
+	// recursively, where it can be: a mount made below it after planning
+	// must not come along unchecked. Where it cannot (the init process's
+	// bind in a user namespace, where a bind without MS_REC of a folder
+	// holding a locked mount fails with EINVAL), a grant that held mounts
+	// is bound recursively and the init process refuses the run unless
+	// exactly Held mounts came along (listmount(2)); one that held none is
+	// bound alone, and a mount made there since fails the bind.
+	Held int `json:",omitempty"`
+	// Below lists the mounts planning saw below Path that are not granted
+	// on their own (those are bound as grants), parents first: where the
+	// grant is bound alone from the supervisor's clone, each is cloned
+	// alone too, checked to be the very mount planning saw, and attached
+	// at its path, so that the masks on them apply as planned.
+	Below []SubMount `json:",omitempty"`
+}
+
+// SubMount is a mount planning saw below a grant (GrantMount.Below).
+type SubMount struct {
+	Path string
+	// MntID is its mount id: the unique one that is never reused
+	// (statx(2) STATX_MNT_ID_UNIQUE, Linux 6.8) with Unique set, else the
+	// one of /proc/self/mountinfo, which a mount made in the place of one
+	// unmounted may get again (as a fresh tmpfs gets its device number).
+	// Dev and Ino identify its root folder or file.
+	MntID    uint64
+	Unique   bool `json:",omitempty"`
+	Dev, Ino uint64
+	// Tree is the descriptor, in the init process, of the supervisor's
+	// clone of it; 0 when the grant is bound by the init process.
+	Tree int `json:",omitempty"`
 }
 
 // GrantRule is one Landlock rule for the grants.

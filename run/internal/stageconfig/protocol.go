@@ -14,7 +14,7 @@ package stageconfig
 //	4     ReportFD        init → sup       pipe                      unshare word, Ready, layer report, exec error; EOF at execve
 //	5     StatusFD        init → sup       pipe                      ReaperReport (PID namespace only)
 //	6..8  HomeTasksFD     sup → init       cgroup v1 "tasks" files   written "0" by the init process before its ReaperReport
-//	9..   FirstTreeFD     sup → init       detached trees            Config.Grants[i].Tree, Config.SkillTree (open_tree)
+//	9..   FirstTreeFD     sup → init       detached trees            Config.Grants[i].Tree and .Below[j].Tree, Config.SkillTree (open_tree)
 //	next  Config.ProxyFD  init → sup       SOCK_SEQPACKET socket     the proxy's listening socket (SCM_RIGHTS), with AllowHosts
 //
 // (a) A stream socket when a fresh init process joins a cgroup v1 cgroup
