@@ -34,14 +34,14 @@ exit 0
 // TestGVisorFallback checks that a gvisor run falls back to the native
 // backend only when allowed and only when gVisor is not available here
 // (no runsc; runsc cannot start), saying why; and that what the gvisor
-// backend refuses for the run's own asking (the network) is refused
+// backend refuses for the run's own asking (a local service) is refused
 // whether or not a fallback is allowed.
 func TestGVisorFallback(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		path      func(t *testing.T)
 		fallback  bool
-		network   bool
+		local     bool
 		wantRan   bool
 		wantCause string // in the error, or in BackendFallback when it ran
 	}{
@@ -49,12 +49,15 @@ func TestGVisorFallback(t *testing.T) {
 		{"no runsc, fallback", func(t *testing.T) { t.Setenv("PATH", t.TempDir()) }, true, false, true, "not on PATH"},
 		{"runsc cannot start, refused", fakeRunsc, false, false, false, "fake refusal"},
 		{"runsc cannot start, fallback", fakeRunsc, true, false, true, "fake refusal"},
-		{"network, fallback not taken", fakeRunsc, true, true, false, "network"},
+		{"local service, fallback not taken", fakeRunsc, true, true, false, "gVisor backend"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			skill := gvisorSkill(t, "echo RAN\n")
 			tc.path(t)
-			sb := &Sandbox{SkillDir: skill, Backend: BackendGVisor, BackendFallback: tc.fallback, AllowNetwork: tc.network, AllowDegraded: tc.network}
+			sb := &Sandbox{SkillDir: skill, Backend: BackendGVisor, BackendFallback: tc.fallback}
+			if tc.local {
+				sb.AllowLocal = []int{5432}
+			}
 			res, err := sb.Run(context.Background(), "scripts/k.sh", nil)
 			if !tc.wantRan {
 				if err == nil || res.Started || !strings.Contains(err.Error(), tc.wantCause) || res.BackendFallback != "" {
