@@ -36,7 +36,7 @@ func gvisorGrantTree(t *testing.T) string {
 		}
 		os.Chmod(p, mode)
 	}
-	for _, d := range []string{filepath.Dir(filepath.Dir(base)), filepath.Dir(base), base, filepath.Join(base, "data"), filepath.Join(base, "data", "hidden"), filepath.Join(base, "shared")} {
+	for _, d := range []string{filepath.Dir(base), base, filepath.Join(base, "data"), filepath.Join(base, "data", "hidden"), filepath.Join(base, "shared")} {
 		os.Chmod(d, 0o755)
 	}
 	if os.Geteuid() == 0 {
