@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/internal/tempmode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	run.ExecInitIfRequested()
-	os.Exit(m.Run())
+	os.Exit(tempmode.Guard(m.Run))
 }
 
 // needBuild skips where the sandbox cannot run commands with a host

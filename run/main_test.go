@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/internal/tempmode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "run tests:", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(tempmode.Guard(m.Run))
 }
 
 // skillName is the folder and frontmatter name of every test skill.

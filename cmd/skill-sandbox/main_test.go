@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/internal/tempmode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +57,7 @@ func buildAndRun(m *testing.M) int {
 		os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	return m.Run()
+	return tempmode.Guard(m.Run)
 }
 
 // cliResult is what one invocation of the built binary produced.
