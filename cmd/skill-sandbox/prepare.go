@@ -18,7 +18,8 @@ import (
 const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [flags] PATH
        skill-sandbox prepare --prune [PATH...]
 
-Build the Python environment the skill's requirements.txt asks for, with
+Build the Python environment the skill's requirements.txt (or
+pyproject.toml [project].dependencies) asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
 the package index), and keep it in the user's cache folder for its runs.
 An environment already prepared (the same requirements, interpreter and
@@ -40,7 +41,7 @@ type depsFlags struct {
 
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
 	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
-	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it has a requirements.txt")
+	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it declares requirements")
 	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 }
 
@@ -111,7 +112,7 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		errorf(c.stderr, "%v", err)
 	case env == nil:
-		fmt.Fprintf(stdout, "%s has no requirements.txt: nothing to prepare\n", c.meta.SkillPath)
+		fmt.Fprintf(stdout, "%s declares no requirements (requirements.txt, pyproject.toml): nothing to prepare\n", c.meta.SkillPath)
 	case c.meta.Environment.Built:
 		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
 	default:

@@ -75,13 +75,18 @@ func TestPrepareCLI(t *testing.T) {
 	if e := stderrRecord(t, r.Stderr).Environment; e == nil || e.Built || e.Digest != rec.Environment.Digest {
 		t.Errorf("run record environment %+v, want digest %s", e, rec.Environment.Digest)
 	}
-	other := newSkill(t, map[string]string{"requirements.txt": "# same\nDemo_Pkg == 1.0\n", "scripts/use.py": files["scripts/use.py"]})
+	// The same requirement in a pyproject.toml, spelt differently.
+	other := newSkill(t, map[string]string{"pyproject.toml": "[project]\nname = \"other\"\ndependencies = [\n  \"Demo_Pkg == 1.0\",  # same\n]\n",
+		"scripts/use.py": files["scripts/use.py"]})
 	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", other)
 	if r.Code != 0 || downloads != 1 || !strings.Contains(r.Stdout, "already prepared") {
 		t.Errorf("second skill: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
 	}
 	if rec := stderrRecord(t, r.Stderr); rec.Outcome != "not_run" || rec.Level != "info" || rec.Environment == nil || rec.Environment.Built {
 		t.Errorf("second skill's record: outcome %s level %s environment %+v", rec.Outcome, rec.Level, rec.Environment)
+	}
+	if r := runCLI(t, "", "run", other, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
+		t.Errorf("run of the pyproject.toml skill: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	// A changed file of the environment refuses the run, with the way
 	// out; prepare rebuilds it.
