@@ -98,26 +98,16 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
 	}
 	c.meta.SkillPath = sk.Path
-	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
-	dir := sk.Path
-	if s.cfg.AllowedSigners != "" {
-		c.meta.Signature.Required = true
-		// The record's digest was taken just before, and a difference
-		// means the folder changed in between: refused. What runs, and
-		// whose policy request counts, is the copy made while verifying:
-		// a file changed or swapped in the folder after the check does
-		// not run.
-		signer, verified, remove, err := sign.VerifyCached(sk.Path, s.cfg.AllowedSigners,
-			sign.DefaultVerifiedCacheDir(), sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
-		defer remove() // the run is over when this call returns
-		if err != nil {
-			return s.refuse(c, err)
-		}
-		c.meta.Signature = audit.SignatureOf(true, signer)
-		dir = verified
+	dir, remove, err := s.verified(c, sk)
+	defer remove() // the run is over when this call returns
+	if err != nil {
+		return s.refuse(c, err)
 	}
 	sb, err := s.prepareRun(c, dir, sk.Path, true, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
+		return s.refuse(c, err)
+	}
+	if err := s.useEnvironment(c, sb, dir); err != nil {
 		return s.refuse(c, err)
 	}
 	// Relative paths in args are the agent's files: in the workspace, the
@@ -126,6 +116,26 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
 		return sb.Run(ctx, a.Script, a.Args)
 	})
+}
+
+// verified returns the folder a call on skill sk uses: the skill's own,
+// or with signatures required the copy made while verifying it (remove
+// then removes it). The record's digest is taken before, and a
+// difference means the folder changed in between: refused. A file
+// changed or swapped in the folder after the check is not used.
+func (s *Server) verified(c *runCall, sk skillEntry) (dir string, remove func(), err error) {
+	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
+	if s.cfg.AllowedSigners == "" {
+		return sk.Path, func() {}, nil
+	}
+	c.meta.Signature.Required = true
+	signer, verified, remove, err := sign.VerifyCached(sk.Path, s.cfg.AllowedSigners,
+		sign.DefaultVerifiedCacheDir(), sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
+	if err != nil {
+		return "", remove, err
+	}
+	c.meta.Signature = audit.SignatureOf(true, signer)
+	return verified, remove, nil
 }
 
 func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
@@ -321,7 +331,13 @@ func (s *Server) finish(c *runCall, res *run.Result, err error) map[string]any {
 	if werr != nil {
 		out["error"] = strings.TrimPrefix(fmt.Sprintf("%v; audit record not written: %v", out["error"], werr), "<nil>; ")
 	}
+	if rec.Environment != nil {
+		out["environment"] = rec.Environment
+	}
 	isError := err != nil || werr != nil || rec.Outcome != audit.OutcomeExited || rec.ExitCode != 0
+	if c.tool == ToolPrepareSkill && c.meta.NoRun && err == nil && werr == nil {
+		isError = false // already prepared: nothing had to run
+	}
 	return toolResult(out, isError)
 }
 

@@ -196,6 +196,9 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err := s.checkSpace(sb.WriteMB, req.Files); err != nil {
 		return nil, nil, err
 	}
+	if err := s.useEnvironment(&sb, sk.path, meta); err != nil {
+		return nil, nil, err
+	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
 	if err := makeFolder(dir, req.Files); err != nil {
 		return nil, nil, err
