@@ -151,6 +151,19 @@ func (c Cache) install(key, envDir, tmp string, deps *Deps, py Python, index str
 	if err != nil {
 		return nil, fmt.Errorf("pip's installation report: %v", err)
 	}
+	// Console scripts name the build folder; runs see the cache's
+	// folder at its resolved path (grants resolve links).
+	final, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	built, err := filepath.EvalSymlinks(envDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rewriteShebangs(built, filepath.Join(final, key)); err != nil {
+		return nil, fmt.Errorf("console scripts: %v", err)
+	}
 	digest, err := treeDigest(envDir)
 	if err != nil {
 		return nil, err
