@@ -222,6 +222,9 @@ func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *
 		sb.WritePaths = append(sb.WritePaths, s.cfg.Workspace)
 	}
 	sb.Timeout = timeout
+	if err := s.cfg.Environments.Protect(&sb); err != nil {
+		return nil, err
+	}
 	sb.RequestID = c.meta.RequestID
 	sb.Stdin = nil
 	if stdin != nil {

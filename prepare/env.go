@@ -159,7 +159,8 @@ func (c Cache) Path(key string) string { return filepath.Join(c.Dir, key) }
 // Lookup returns the environment with key after checking its files
 // against its manifest: ErrNotPrepared when it is missing, ErrTampered
 // (with the first difference) when a file was added, removed or changed
-// since the build.
+// since the build. Files are hashed again only when the tree's stamp
+// differs from the one recorded at the last full check (see verify).
 func (c Cache) Lookup(key string) (*Env, error) {
 	dir := c.Path(key)
 	m, err := readManifest(dir)
@@ -173,12 +174,8 @@ func (c Cache) Lookup(key string) (*Env, error) {
 	if m.Key != key {
 		return nil, fmt.Errorf("%w: %s: the manifest is of key %s", ErrTampered, dir, m.Key)
 	}
-	digest, err := treeDigest(dir)
-	if err != nil {
+	if err := c.verify(dir, key, m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrTampered, dir, err)
-	}
-	if digest != m.Digest {
-		return nil, fmt.Errorf("%w: %s: digest %s, manifest says %s", ErrTampered, dir, digest, m.Digest)
 	}
 	return env, nil
 }

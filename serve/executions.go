@@ -206,6 +206,10 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	sb.SkillDir = sk.path
 	sb.WritePaths = append(sb.WritePaths, dir)
 	sb.Cwd = dir
+	if err := s.cfg.Environments.Protect(&sb); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
 	sb.Timeout = timeout
 	sb.RequestID = meta.RequestID
 	sb.Stdin = nil

@@ -271,6 +271,22 @@ func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags
 	return true
 }
 
+// protectCache keeps the run from writing the cache of prepared
+// environments (prepare.Cache.Protect), whichever skill it runs. ok is
+// false when the run is refused (printed and recorded).
+func (c *call) protectCache(sb *run.Sandbox) (ok bool) {
+	cache, err := prepare.DefaultCache()
+	if err != nil {
+		return true // no cache folder: nothing to protect
+	}
+	if err := cache.Protect(sb); err != nil {
+		errorf(c.stderr, "%v", err)
+		c.record(nil, err)
+		return false
+	}
+	return true
+}
+
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
 	for _, r := range s {
