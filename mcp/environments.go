@@ -19,27 +19,28 @@ var errBusy = errors.New("another prepare_skill build is under way: call again w
 // environment, as skill-sandbox run does: read-only, its python3 first
 // on PATH. A skill whose environment is not prepared, or whose
 // requirements are refused, runs without it (a warning goes to the log);
-// one whose environment changed since it was built is refused.
-func (s *Server) useEnvironment(c *runCall, sb *run.Sandbox, dir string) error {
+// one whose environment changed since it was built is refused. release
+// (never nil) ends its use: the cache may evict it after.
+func (s *Server) useEnvironment(c *runCall, sb *run.Sandbox, dir string) (release func(), err error) {
 	if s.cfg.Environments.Dir == "" {
-		return nil
+		return func() {}, nil
 	}
-	env, st := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
 	switch {
 	case st == nil:
-		return nil
+		return release, nil
 	case env != nil:
 		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
 		c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
-		return nil
+		return release, nil
 	case st.State == prepare.StateChanged:
-		return fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare %s)%s",
+		return release, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare %s)%s",
 			run.ErrBadConfig, st.Detail, c.meta.SkillPath, s.prepareHint())
 	}
 	if w := s.warnings(c.meta.RequestID); w != nil {
 		fmt.Fprintf(w, "warning: %s: running with the host's packages\n", st.Detail)
 	}
-	return nil
+	return release, nil
 }
 
 // prepareHint names prepare_skill when agents may use it.
@@ -57,7 +58,8 @@ func (s *Server) environmentStatus(dir string) *prepare.Status {
 	if s.cfg.Environments.Dir == "" {
 		return nil
 	}
-	_, st := s.cfg.Environments.ForSkill(dir, s.python)
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release()
 	return st
 }
 
@@ -113,7 +115,8 @@ func (s *Server) toolPrepareSkill(ctx context.Context, info callInfo, raw json.R
 // build builds the environment of the skill folder dir unless it is
 // prepared; res is pip's run when it ran.
 func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.Env, *run.Result, error) {
-	env, st := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release() // Build replaces it only when it fails its check
 	switch {
 	case st == nil:
 		return nil, nil, fmt.Errorf("%w: the skill declares no requirements (requirements.txt, pyproject.toml): nothing to prepare", errArguments)

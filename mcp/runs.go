@@ -107,7 +107,9 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	if err != nil {
 		return s.refuse(c, err)
 	}
-	if err := s.useEnvironment(c, sb, dir); err != nil {
+	release, err := s.useEnvironment(c, sb, dir)
+	defer release() // the run is over when this call returns
+	if err != nil {
 		return s.refuse(c, err)
 	}
 	// Relative paths in args are the agent's files: in the workspace, the

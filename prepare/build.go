@@ -137,6 +137,9 @@ func (c Cache) Build(ctx context.Context, deps *Deps, py Python, opts BuildOptio
 		return nil, res, stepError("pip install", res, err)
 	}
 	env, err = c.install(key, envDir, tmp, deps, py, index)
+	if err == nil {
+		c.Evict(key) // best effort: the bound is kept on the next build otherwise
+	}
 	return env, res, err
 }
 

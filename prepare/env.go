@@ -141,16 +141,21 @@ var (
 // Cache is the folder environments are kept in, one sub-folder per key.
 type Cache struct {
 	Dir string
+	// MaxBytes bounds the size of the environments kept: after each
+	// Build, Evict removes the least recently used ones not in use beyond
+	// it. Zero bounds nothing.
+	MaxBytes int64
 }
 
 // DefaultCache returns the cache in the user's cache folder:
-// $XDG_CACHE_HOME/skill-sandbox/envs on Linux (os.UserCacheDir).
+// $XDG_CACHE_HOME/skill-sandbox/envs on Linux (os.UserCacheDir), bounded
+// to DefaultMaxBytes.
 func DefaultCache() (Cache, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return Cache{}, err
 	}
-	return Cache{Dir: filepath.Join(dir, "skill-sandbox", "envs")}, nil
+	return Cache{Dir: filepath.Join(dir, "skill-sandbox", "envs"), MaxBytes: DefaultMaxBytes}, nil
 }
 
 // Path returns the folder of the environment with key.

@@ -32,26 +32,28 @@ type Status struct {
 }
 
 // ForSkill finds the environment of the skill at dir for interpreter py
-// (see Load, Key, Cache.Lookup). It returns a nil Status for a skill
-// that declares no requirement, and the Env only when it is prepared and
-// intact. A Python with an empty Path (none was found) makes every skill
-// with requirements StateInvalid.
-func (c Cache) ForSkill(dir string, py Python) (*Env, *Status) {
+// (see Load, Key, Cache.Use). It returns a nil Status for a skill that
+// declares no requirement, and the Env only when it is prepared and
+// intact, in use until release is called (never nil). A Python with an
+// empty Path (none was found) makes every skill with requirements
+// StateInvalid.
+func (c Cache) ForSkill(dir string, py Python) (env *Env, st *Status, release func()) {
+	release = func() {}
 	deps, err := Load(dir)
 	switch {
 	case err != nil:
-		return nil, &Status{State: StateInvalid, Detail: err.Error()}
+		return nil, &Status{State: StateInvalid, Detail: err.Error()}, release
 	case deps == nil:
-		return nil, nil
+		return nil, nil, release
 	case py.Path == "":
-		return nil, &Status{File: deps.File, State: StateInvalid, Detail: "no python3 found to build or run the environment with"}
+		return nil, &Status{File: deps.File, State: StateInvalid, Detail: "no python3 found to build or run the environment with"}, release
 	}
-	st := &Status{File: deps.File}
-	env, err := c.Lookup(Key(deps, py))
+	st = &Status{File: deps.File}
+	env, release, err = c.Use(Key(deps, py))
 	switch {
 	case err == nil:
 		st.State, st.Digest = StatePrepared, env.Digest
-		return env, st
+		return env, st, release
 	case errors.Is(err, ErrNotPrepared):
 		st.State = StateNotPrepared
 	case errors.Is(err, ErrTampered):
@@ -60,5 +62,5 @@ func (c Cache) ForSkill(dir string, py Python) (*Env, *Status) {
 		st.State = StateInvalid
 	}
 	st.Detail = err.Error()
-	return nil, st
+	return nil, st, release
 }

@@ -12,19 +12,21 @@ import (
 // Python environment, as skill-sandbox run does: read-only, its python3
 // first on PATH. A skill whose environment is not prepared runs without
 // it; one whose environment changed since it was built is refused.
-func (s *Server) useEnvironment(sb *run.Sandbox, dir string, meta *audit.Meta) error {
+// release (never nil) ends its use: the cache may evict it after.
+func (s *Server) useEnvironment(sb *run.Sandbox, dir string, meta *audit.Meta) (release func(), err error) {
 	if s.cfg.Environments.Dir == "" {
-		return nil
+		return func() {}, nil
 	}
-	env, st := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
 	switch {
 	case env != nil:
 		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
 		meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
 	case st != nil && st.State == prepare.StateChanged:
-		return fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare)", run.ErrBadConfig, st.Detail)
+		release()
+		return func() {}, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare)", run.ErrBadConfig, st.Detail)
 	}
-	return nil
+	return release, nil
 }
 
 // environmentStatus is the state of the skill at dir's environment for
@@ -34,6 +36,7 @@ func (s *Server) environmentStatus(dir string) *prepare.Status {
 	if s.cfg.Environments.Dir == "" {
 		return nil
 	}
-	_, st := s.cfg.Environments.ForSkill(dir, s.python)
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release()
 	return st
 }

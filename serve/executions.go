@@ -42,6 +42,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		return // the client went away while waiting to upload
 	}
 	if ref, ok := s.accept(c.tenant.name); !ok {
+		e.release()
 		os.RemoveAll(e.dir)
 		s.refuseState(w, r, meta, ref)
 		return
@@ -196,11 +197,13 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err := s.checkSpace(sb.WriteMB, req.Files); err != nil {
 		return nil, nil, err
 	}
-	if err := s.useEnvironment(&sb, sk.path, meta); err != nil {
+	release, err := s.useEnvironment(&sb, sk.path, meta)
+	if err != nil {
 		return nil, nil, err
 	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
 	if err := makeFolder(dir, req.Files); err != nil {
+		release()
 		return nil, nil, err
 	}
 	sb.SkillDir = sk.path
@@ -208,6 +211,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	sb.Cwd = dir
 	if err := s.cfg.Environments.Protect(&sb); err != nil {
 		os.RemoveAll(dir)
+		release()
 		return nil, nil, err
 	}
 	sb.Timeout = timeout
@@ -220,7 +224,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	sb.Pool = s.pool
 	meta.Grants = run.Grants{Read: sb.ReadPaths, Write: sb.WritePaths, Cwd: sb.Cwd}
 	e := &execution{id: meta.RequestID, tenant: c.tenant.name, tokenID: c.token.ID, skill: sk.Name,
-		script: req.Script, args: req.Args, dir: dir, created: time.Now(), done: make(chan struct{}), status: StatusQueued}
+		script: req.Script, args: req.Args, dir: dir, created: time.Now(), done: make(chan struct{}), status: StatusQueued, release: release}
 	return e, &sb, nil
 }
 
@@ -266,6 +270,7 @@ func makeFolder(dir string, files []inputFile) error {
 // The run's context is the server's: only Drain's deadline stops it.
 func (s *Server) execute(e *execution, sb *run.Sandbox, meta audit.Meta) {
 	defer s.runs.Done()
+	defer e.release()
 	if err := s.queue.acquire(s.runCtx, e.tenant); err != nil {
 		s.finish(e, meta, nil, fmt.Errorf("stopped while queued (the server was draining): %w", err))
 		return

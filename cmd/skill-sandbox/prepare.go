@@ -52,6 +52,7 @@ type prepareFlags struct {
 	index         string
 	auditLog      string
 	allowDegraded bool
+	maxCacheMB    int64
 }
 
 func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
@@ -61,6 +62,7 @@ func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` instead of stderr")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "build even when an isolation layer is unavailable")
+	fs.Int64Var(&f.maxCacheMB, "max-cache", prepare.DefaultMaxBytes>>20, "after a build, remove the least recently used environments not in use until the cache holds at most `MiB` (0: no bound)")
 	return fs
 }
 
@@ -107,6 +109,7 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	}
 	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
 		RequestID: id, AllowDegraded: f.allowDegraded}
+	c.maxCache = f.maxCacheMB << 20
 	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, f.index, !f.check)
 	switch {
 	case err != nil:
@@ -133,6 +136,8 @@ func prepareArgsProblem(fs *flag.FlagSet, f *prepareFlags) string {
 		return "--prune cannot be combined with --check or --index"
 	case !f.prune && fs.NArg() != 1:
 		return "want exactly one PATH"
+	case f.maxCacheMB < 0:
+		return "--max-cache must not be negative"
 	}
 	for _, a := range fs.Args() {
 		if a == "" {
@@ -213,8 +218,13 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index stri
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.name == "prepare" { // --max-cache; runs keep the default bound
+		cache.MaxBytes = c.maxCache
+	}
 	key := prepare.Key(deps, py)
-	env, err := cache.Lookup(key)
+	// In use until this process exits (the lock goes with it): the run
+	// is over by then, and no eviction removes it under the run.
+	env, _, err := cache.Use(key)
 	built := false
 	var res *run.Result
 	if err != nil && build {
