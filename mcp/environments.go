@@ -137,5 +137,13 @@ func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.En
 	if opts.Sandbox.OutputCap == 0 {
 		opts.Sandbox.OutputCap = s.cfg.Sandbox.OutputCap
 	}
+	// The record names the build's own limits.
+	c.meta.Timeout, c.meta.MemoryLimitMB = prepare.DefaultTimeout, prepare.DefaultMemoryMB
+	if opts.Sandbox.Timeout != 0 {
+		c.meta.Timeout = opts.Sandbox.Timeout
+	}
+	if opts.Sandbox.MemoryMB != 0 {
+		c.meta.MemoryLimitMB = opts.Sandbox.MemoryMB
+	}
 	return s.cfg.Environments.Build(ctx, deps, s.python, opts)
 }

@@ -156,4 +156,20 @@ func TestPrepareSkillLimits(t *testing.T) {
 	if otherHits.Load() != 0 {
 		t.Errorf("the index the agent named got %d requests", otherHits.Load())
 	}
+	// One record per call: the two refusals and the build.
+	c.close()
+	recs := records(t, c.log.String())
+	var outcomes []string
+	for _, r := range recs {
+		if r.MCP == nil || r.MCP.Tool != ToolPrepareSkill {
+			t.Errorf("record of tool %+v", r.MCP)
+		}
+		outcomes = append(outcomes, string(r.Outcome))
+	}
+	if len(recs) == 3 && recs[2].TimeoutMS != 8000 {
+		t.Errorf("the build's record names the time limit %d ms, want the build's 8000", recs[2].TimeoutMS)
+	}
+	if strings.Join(outcomes, " ") != "refused refused timed_out" {
+		t.Errorf("record outcomes %v, want refused refused timed_out", outcomes)
+	}
 }
