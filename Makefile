@@ -231,6 +231,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseRequirements -fuzztime $(FUZZTIME) ./prepare
 	$(GO) test -run '^$$' -fuzz FuzzParsePyproject -fuzztime $(FUZZTIME) ./prepare
+	$(GO) test -run '^$$' -fuzz FuzzParseNodeLock -fuzztime $(FUZZTIME) ./prepare
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime $(FUZZTIME) ./scan
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./policy

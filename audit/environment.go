@@ -15,6 +15,9 @@ func appendEnvironment(b []byte, e *Environment) []byte {
 			if p.SHA256 != "" {
 				b = appendStringField(b, "sha256", p.SHA256, false)
 			}
+			if p.Integrity != "" {
+				b = appendStringField(b, "integrity", p.Integrity, false)
+			}
 			return append(b, '}')
 		})
 	}

@@ -222,7 +222,8 @@ type Record struct {
 // InstalledCount still counts them all.
 const MaxEnvironmentPackages = 200
 
-// Environment is a prepared Python environment (package prepare).
+// Environment is a prepared Python or Node environment (package
+// prepare).
 type Environment struct {
 	// Key is its cache key, Path its folder and Digest "sha256:HEX" over
 	// its files, as its manifest holds and the call checked.
@@ -232,17 +233,22 @@ type Environment struct {
 	// Built is set when this call built it; false when it was found in
 	// the cache.
 	Built bool `json:"built"`
-	// Installed is what pip's installation report listed when it was
-	// built (the first MaxEnvironmentPackages); set by prepare only.
+	// Installed is what pip's installation report, or a Node
+	// environment's lock file, listed when it was built (the first
+	// MaxEnvironmentPackages); set by prepare only.
 	Installed      []EnvironmentPackage `json:"installed,omitempty"`
 	InstalledCount int                  `json:"installed_count,omitempty"`
 }
 
-// EnvironmentPackage is one distribution pip installed.
+// EnvironmentPackage is one distribution pip installed, or one Node
+// package npm installed.
 type EnvironmentPackage struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	SHA256  string `json:"sha256,omitempty"`
+	// Integrity is a Node package's Subresource Integrity string from
+	// the lock file ("sha512-BASE64"). Added to version 5.
+	Integrity string `json:"integrity,omitempty"`
 }
 
 // SharedQuota is a per-user kernel counter a run shared with others: which

@@ -67,6 +67,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	if r.Sandbox.PackageIndex != "" { // schema 5
 		b = str(b, "package_index", r.Sandbox.PackageIndex, false)
 	}
+	if r.Sandbox.NPMRegistry != "" { // schema 5
+		b = str(b, "npm_registry", r.Sandbox.NPMRegistry, false)
+	}
 	b = append(append(b, '}'), `,"signature":{`...)
 	b = boolean(b, "required", r.Signature.Required, true)
 	b = str(b, "allowed_signers", r.Signature.AllowedSigners, false)

@@ -128,6 +128,10 @@ type Options struct {
 	// (docs/dependencies.md): only an operator policy or --index may
 	// name it.
 	PackageIndex string
+	// NPMRegistry is the npm registry URL prepare's npm ci uses
+	// (docs/dependencies.md): only an operator policy or --registry may
+	// name it.
+	NPMRegistry string
 }
 
 // Where returns "file:line:col" of key in section ("filesystem", "read"),
@@ -222,7 +226,7 @@ func sections() map[string][]string {
 		"filesystem": {"read", "write", "deny_read", "deny_write", "allow_autorun"},
 		"network":    {"allowed_domains", "denied_domains"},
 		"env":        {"pass", "set"},
-		"sandbox":    {"allow_degraded", "interpreters", "package_index"},
+		"sandbox":    {"allow_degraded", "interpreters", "package_index", "npm_registry"},
 		"signature":  {"require", "allowed_signers"},
 		"secrets":    {"inject"},
 	}
@@ -346,14 +350,18 @@ func (s *schema) entry(section string, e entry) error {
 		return nil
 	case "sandbox.interpreters":
 		return s.paths(section, e, &p.Sandbox.Interpreters)
-	case "sandbox.package_index":
+	case "sandbox.package_index", "sandbox.npm_registry":
 		if err := s.want(section, e, kindString); err != nil {
 			return err
 		}
 		if u, err := url.Parse(e.val.str); err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
-			return s.errorf(e.val.off, "[sandbox] package_index: want an http:// or https:// URL with a host and no user, got %q", e.val.str)
+			return s.errorf(e.val.off, "[sandbox] %s: want an http:// or https:// URL with a host and no user, got %q", e.key, e.val.str)
 		}
-		p.Sandbox.PackageIndex = e.val.str
+		if e.key == "npm_registry" {
+			p.Sandbox.NPMRegistry = e.val.str
+		} else {
+			p.Sandbox.PackageIndex = e.val.str
+		}
 		return nil
 	case "secrets.inject":
 		return s.secrets(section, e)

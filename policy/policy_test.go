@@ -75,6 +75,7 @@ func TestParseSchemaRejected(t *testing.T) {
 		{"unknown section", "[resource]\n", "1:1: unknown section [resource]"},
 		{"unknown key", "[resources]\nmemory = 1", "2:1: unknown key \"memory\" in [resources]"},
 		{"package_index not a URL", "[sandbox]\npackage_index = \"file:///srv/wheels\"", "2:17: [sandbox] package_index: want an http:// or https:// URL"},
+		{"npm_registry not a URL", "[sandbox]\nnpm_registry = \"git://x/\"", "2:16: [sandbox] npm_registry: want an http:// or https:// URL"},
 		{"wrong type", "[resources]\nmemory_mb = \"1\"", "2:13: [resources] memory_mb: want an integer, got a string"},
 		{"zero", "[resources]\nmax_procs = 0", "2:13: [resources] max_procs: 0 is out of range"},
 		{"negative", "[resources]\nmemory_mb = -5", "out of range"},

@@ -38,6 +38,7 @@ type Flags struct {
 	AllowDegraded bool     // --allow-degraded
 	Interpreters  []string // --interpreter, absolute paths
 	PackageIndex  string   // --index
+	NPMRegistry   string   // --registry
 	// RequireIsolation is --require-isolation, stricter than any
 	// allow_degraded: with it the resolved AllowDegraded is false.
 	RequireIsolation bool
@@ -131,6 +132,8 @@ type ResolvedSandbox struct {
 	Interpreters []string `json:"interpreters,omitempty"`
 	// PackageIndex is --index, else the operator policy's.
 	PackageIndex string `json:"package_index,omitempty"`
+	// NPMRegistry is --registry, else the operator policy's.
+	NPMRegistry string `json:"npm_registry,omitempty"`
 }
 
 // Missing is one request of a skill's file that is not granted.
@@ -224,6 +227,11 @@ func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
 	if req.Sandbox.PackageIndex != "" {
 		missing = append(missing, Missing{req.Where("sandbox", "package_index"),
 			"package_index, which only the operator policy or --index may name: a skill cannot choose where its packages come from", ""})
+	}
+	r.Sandbox.NPMRegistry = cmp.Or(flags.NPMRegistry, op.Sandbox.NPMRegistry)
+	if req.Sandbox.NPMRegistry != "" {
+		missing = append(missing, Missing{req.Where("sandbox", "npm_registry"),
+			"npm_registry, which only the operator policy or --registry may name: a skill cannot choose where its packages come from", ""})
 	}
 	if flags.RequireIsolation {
 		// The stricter choice wins over a policy's allow_degraded (the

@@ -82,37 +82,16 @@ func (c Cache) Build(ctx context.Context, deps *Deps, py Python, opts BuildOptio
 		return nil, nil, fmt.Errorf("%w: %v", run.ErrBadConfig, err)
 	}
 	key := Key(deps, py)
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	tmp, err := os.MkdirTemp(c.Dir, ".build-"+key[:12]+"-")
+	tmp, in, envDir, err := c.newBuild(key)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
-	in, envDir := filepath.Join(tmp, "in"), filepath.Join(tmp, "env")
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, nil, err
-	}
-	// envDir is left for the sandbox to create, owned by the identity
-	// that writes it (docs/grants.md).
-	if err := os.Mkdir(in, 0o755); err != nil {
-		return nil, nil, err
-	}
 	reqFile := filepath.Join(in, RequirementsFile)
 	if err := os.WriteFile(reqFile, deps.Normalised, 0o644); err != nil {
 		return nil, nil, err
 	}
-	sb := opts.Sandbox
-	sb.SkillDir, sb.WritePaths, sb.ReadPaths, sb.Cwd = in, []string{envDir}, nil, ""
-	sb.AllowNetwork, sb.AllowHosts, sb.DenyHosts, sb.Interpreters, sb.Env = false, nil, nil, nil, nil
-	// The environment's bin/ and pyvenv.cfg are what the autorun defence
-	// quarantines in a write grant (docs/grants.md); here they are the
-	// product, and only ever run inside the sandbox.
-	sb.AutorunWritable = []string{envDir}
-	sb.Timeout = orDuration(sb.Timeout, DefaultTimeout)
-	sb.MemoryMB = orInt(sb.MemoryMB, DefaultMemoryMB)
-	sb.WriteMB = orInt(sb.WriteMB, DefaultWriteMB)
+	sb := buildSandbox(opts.Sandbox, in, envDir)
 	// The venv is made without network and without a pip of its own
 	// (ensurepip takes 15 s and 15 MB); the interpreter's pip installs
 	// into it with --python.
@@ -137,10 +116,50 @@ func (c Cache) Build(ctx context.Context, deps *Deps, py Python, opts BuildOptio
 		return nil, res, stepError("pip install", res, err)
 	}
 	env, err = c.install(key, envDir, tmp, deps, py, index)
-	if err == nil {
-		c.Evict(key) // best effort: the bound is kept on the next build otherwise
-	}
 	return env, res, err
+}
+
+// newBuild makes the temporary folder of a build of key beside the
+// cache's entries: tmp, removed by the caller when the build is over,
+// in, the folder of the inputs (the sandbox's skill folder), and envDir,
+// left for the sandbox to create, owned by the identity that writes it
+// (docs/grants.md).
+func (c Cache) newBuild(key string) (tmp, in, envDir string, err error) {
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return "", "", "", err
+	}
+	tmp, err = os.MkdirTemp(c.Dir, ".build-"+key[:12]+"-")
+	if err != nil {
+		return "", "", "", err
+	}
+	in, envDir = filepath.Join(tmp, "in"), filepath.Join(tmp, "env")
+	if err = os.Chmod(tmp, 0o755); err == nil {
+		err = os.Mkdir(in, 0o755)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", "", "", err
+	}
+	return tmp, in, envDir, nil
+}
+
+// buildSandbox returns the sandbox a build's installer runs in, from the
+// caller's template: the inputs as its skill folder, the environment
+// being built as its only write grant, no network (the caller sets
+// AllowHosts), and this package's limits where the template has none.
+func buildSandbox(tmpl run.Sandbox, in, envDir string) run.Sandbox {
+	sb := tmpl
+	sb.SkillDir, sb.WritePaths, sb.ReadPaths, sb.Cwd = in, []string{envDir}, nil, ""
+	sb.AllowNetwork, sb.AllowHosts, sb.DenyHosts, sb.Interpreters, sb.Env = false, nil, nil, nil, nil
+	sb.NodeModules = ""
+	// What the autorun defence quarantines in a write grant (a venv's
+	// bin/ and pyvenv.cfg, node_modules/.bin, docs/grants.md) is here
+	// the product, and only ever run inside the sandbox.
+	sb.AutorunWritable = []string{envDir}
+	sb.Timeout = orDuration(sb.Timeout, DefaultTimeout)
+	sb.MemoryMB = orInt(sb.MemoryMB, DefaultMemoryMB)
+	sb.WriteMB = orInt(sb.WriteMB, DefaultWriteMB)
+	return sb
 }
 
 // install takes pip's report out of the built environment at envDir,
@@ -167,16 +186,28 @@ func (c Cache) install(key, envDir, tmp string, deps *Deps, py Python, index str
 	if _, err := rewriteShebangs(built, filepath.Join(final, key)); err != nil {
 		return nil, fmt.Errorf("console scripts: %v", err)
 	}
+	m := &manifest{Key: key, Python: py.Path, PythonVersion: py.Version,
+		Platform: runtime.GOOS + "/" + runtime.GOARCH, Requirements: string(deps.Normalised), Index: index,
+		Installed: installed}
+	return c.commit(envDir, tmp, m)
+}
+
+// commit hashes the environment built at envDir, writes its manifest m
+// (Digest and Built set here) and renames it into the cache under
+// m.Key, in one step. An environment already there is kept when it
+// passes Lookup (another build finished first) and set aside in tmp, to
+// go with it, when it does not. The cache is then brought under its
+// bound (Evict).
+func (c Cache) commit(envDir, tmp string, m *manifest) (*Env, error) {
 	digest, err := treeDigest(envDir)
 	if err != nil {
 		return nil, err
 	}
-	m := &manifest{Key: key, Digest: digest, Python: py.Path, PythonVersion: py.Version,
-		Platform: runtime.GOOS + "/" + runtime.GOARCH, Requirements: string(deps.Normalised), Index: index,
-		Installed: installed, Built: time.Now().UTC().Format(time.RFC3339)}
+	m.Digest, m.Built = digest, time.Now().UTC().Format(time.RFC3339)
 	if err := writeManifest(envDir, m); err != nil {
 		return nil, err
 	}
+	key := m.Key
 	dst := c.Path(key)
 	if _, err := c.Lookup(key); err == nil {
 		return c.Lookup(key) // another build finished first
@@ -193,7 +224,8 @@ func (c Cache) install(key, envDir, tmp string, deps *Deps, py Python, index str
 		}
 		return nil, err
 	}
-	return &Env{Dir: dst, Key: key, Digest: digest, Installed: installed}, nil
+	c.Evict(key) // best effort: the bound is kept on the next build otherwise
+	return &Env{Dir: dst, Key: key, Kind: m.Kind, Digest: digest, Installed: m.Installed}, nil
 }
 
 // linkPython makes the environment's bin/python3 a link to the

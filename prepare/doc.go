@@ -10,6 +10,12 @@
 // python as an interpreter (run.Sandbox.Interpreters): read-only, first
 // on the script's PATH.
 //
+// A Node skill's package.json and package-lock.json (LoadNode) are
+// built the same way with npm ci (Cache.BuildNode, keyed by NodeKey);
+// runs name the environment's node as an interpreter and its
+// node_modules as run.Sandbox.NodeModules, which require and import
+// both find.
+//
 // An environment is keyed by the normalised requirements, the
 // interpreter's path and version, and the platform; a manifest with the
 // digest of its files is written after the build and checked before each

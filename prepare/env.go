@@ -175,7 +175,7 @@ func (c Cache) Lookup(key string) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: manifest: %v", ErrTampered, dir, err)
 	}
-	env := &Env{Dir: dir, Key: key, Digest: m.Digest, Installed: m.Installed}
+	env := &Env{Dir: dir, Key: key, Kind: m.Kind, Digest: m.Digest, Installed: m.Installed}
 	if m.Key != key {
 		return nil, fmt.Errorf("%w: %s: the manifest is of key %s", ErrTampered, dir, m.Key)
 	}
@@ -189,6 +189,7 @@ func (c Cache) Lookup(key string) (*Env, error) {
 type Env struct {
 	Dir    string // its folder in the cache
 	Key    string // its cache key
+	Kind   string // KindNode for a Node environment (BuildNode), "" for Python
 	Digest string // "sha256:HEX" over its files (treeDigest)
 	// Installed is what pip installed, from its installation report.
 	Installed []Package
@@ -198,10 +199,22 @@ type Env struct {
 // run.Sandbox.Interpreters.
 func (e *Env) Python() string { return filepath.Join(e.Dir, "bin", "python3") }
 
-// Package is one distribution pip installed.
+// Node returns a Node environment's node (a link to the interpreter it
+// was built with), to name in run.Sandbox.Interpreters.
+func (e *Env) Node() string { return filepath.Join(e.Dir, "bin", "node") }
+
+// NodeModules returns a Node environment's node_modules, to name in
+// run.Sandbox.NodeModules.
+func (e *Env) NodeModules() string { return filepath.Join(e.Dir, "node_modules") }
+
+// Package is one distribution pip installed, or one Node package npm
+// installed.
 type Package struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	// SHA256 is the hash of the file pip downloaded, when it reported one.
 	SHA256 string `json:"sha256,omitempty"`
+	// Integrity is a Node package's Subresource Integrity string from
+	// the lock file ("sha512-BASE64"), which npm checked.
+	Integrity string `json:"integrity,omitempty"`
 }

@@ -67,3 +67,16 @@ func TestEvict(t *testing.T) {
 		t.Errorf("left in the cache: %v", entries)
 	}
 }
+
+// cacheEntries returns the names in the cache folder dir but the markers'
+// folder, which the checks make.
+func cacheEntries(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.Name() != markerDir {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

@@ -53,3 +53,20 @@ func ExampleParseRequirements() {
 	// demo-pkg>=1.0 <nil>
 	// requirements.txt:1: editable requirements (-e) install from a path or a repository: not supported
 }
+
+func ExampleParseNodeLock() {
+	pkg := []byte(`{"name": "my-skill", "dependencies": {"left-pad": "^1.3.0"}}`)
+	lock := []byte(`{"lockfileVersion": 3, "packages": {
+		"": {"name": "my-skill", "dependencies": {"left-pad": "^1.3.0"}},
+		"node_modules/left-pad": {"version": "1.3.0", "resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",
+			"integrity": "sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQEfAJ0dDXF38Si4sWBwNLBBgtN0nHhOTBdkDIAn7AZZ2ND0w=="}}}`)
+	deps, err := prepare.ParseNodeLock("package.json", pkg, "package-lock.json", lock)
+	fmt.Println(deps.Packages[0].Name, deps.Packages[0].Version, err)
+	_, err = prepare.ParseNodeLock("package.json", []byte(`{"dependencies": {"x": "git+https://example.com/x.git"}}`), "package-lock.json",
+		[]byte(`{"lockfileVersion": 3, "packages": {"": {"dependencies": {"x": "git+https://example.com/x.git"}},
+			"node_modules/x": {"version": "1.0.0", "resolved": "git+https://example.com/x.git#0123"}}}`))
+	fmt.Println(err)
+	// Output:
+	// left-pad 1.3.0 <nil>
+	// package-lock.json: package "node_modules/x": resolved "git+https://example.com/x.git#0123": only packages of the registry are installed (not git, file or other sources)
+}

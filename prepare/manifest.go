@@ -29,6 +29,14 @@ type manifest struct {
 	Index         string    `json:"index"`
 	Installed     []Package `json:"installed"`
 	Built         string    `json:"built"`
+	// Kind is "node" for a Node environment (node.go), whose fields
+	// follow; "" for a Python one.
+	Kind        string `json:"kind,omitempty"`
+	Node        string `json:"node,omitempty"`
+	NodeVersion string `json:"node_version,omitempty"`
+	NPMVersion  string `json:"npm_version,omitempty"`
+	Registry    string `json:"registry,omitempty"`
+	LockSHA256  string `json:"lock_sha256,omitempty"`
 }
 
 func readManifest(dir string) (*manifest, error) {

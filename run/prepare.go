@@ -119,6 +119,13 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	if err != nil {
 		return nil, nil, err
 	}
+	nodeModules, err := s.nodeModules(skill, interpRoots)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nodeModules != "" {
+		gp.Aliases = append(gp.Aliases, stageconfig.GrantAlias{Path: nodeModulesAlias, Target: nodeModules})
+	}
 	requestID := s.RequestID
 	if requestID == "" {
 		requestID = newRequestID()
@@ -131,6 +138,9 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	env, err := buildEnv(s.Env, work, requestID, s.searchPath())
 	if err != nil {
 		return nil, cleanup, err
+	}
+	if nodeModules != "" {
+		env = append(env, "NODE_PATH="+nodeModules)
 	}
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
 	p.GVisor = s.Backend == BackendGVisor

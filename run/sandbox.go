@@ -169,6 +169,15 @@ type Sandbox struct {
 	// to) is readable, as a ReadPaths entry would be, deny list included.
 	Interpreters []string
 
+	// NodeModules, when set, is a node_modules folder inside the
+	// environment of one of Interpreters (a prepared Node environment,
+	// package prepare): the script's NODE_PATH names it, and with a
+	// mount namespace the sandbox's root holds /node_modules, a symlink
+	// to it, where Node's search for a package ends, for require and
+	// import alike. A node_modules of the skill's own, nearer the
+	// script, comes first.
+	NodeModules string
+
 	// ReadOnlyPaths are files and folders inside WritePaths that the
 	// script may read but not change (a policy's deny_write inside a write
 	// grant): each is mounted read-only on itself. Each must exist (a

@@ -113,6 +113,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 		flags.Interpreters = append(flags.Interpreters, absPath(p))
 	}
 	flags.PackageIndex = f.deps.index
+	flags.NPMRegistry = f.deps.registry
 	flags.MaxProcs = f.policy.maxProcs
 	flags.CPUSeconds = f.policy.cpuTime
 	flags.MaxFileMB = f.policy.maxFileMB

@@ -15,15 +15,17 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
-const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [flags] PATH
+const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [--registry URL] [flags] PATH
        skill-sandbox prepare --prune [PATH...]
 
 Build the Python environment the skill's requirements.txt (or
 pyproject.toml [project].dependencies) asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
-the package index), and keep it in the user's cache folder for its runs.
-An environment already prepared (the same requirements, interpreter and
-platform) is reused. --prune removes the cached environments that none of
+the package index), or the node_modules its package.json and
+package-lock.json ask for, with npm ci run the same way (reaching only
+the npm registry), and keep it in the user's cache folder for its runs.
+An environment already prepared (the same requirements or lock file,
+interpreter and platform) is reused. --prune removes the cached environments that none of
 the skills named needs (each PATH a skill, or a folder of skills; none:
 every environment) and build folders left for an hour. One audit record is written (to stderr, or to
 --audit-log). See docs/dependencies.md.
@@ -37,12 +39,15 @@ type depsFlags struct {
 	prepare bool   // run: build a missing environment first
 	noDeps  bool   // run: ignore requirements.txt
 	index   string // the package index URL
+	// registry is the npm registry URL.
+	registry string
 }
 
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
 	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
 	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it declares requirements")
 	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
+	fs.StringVar(&f.registry, "registry", "", "with --prepare: the npm registry `URL` npm ci uses (default: the operator policy's [sandbox] npm_registry, else "+prepare.DefaultRegistry+")")
 }
 
 // prepareFlags are the flags of prepare.
@@ -50,6 +55,7 @@ type prepareFlags struct {
 	check         bool
 	prune         bool
 	index         string
+	registry      string
 	auditLog      string
 	allowDegraded bool
 	maxCacheMB    int64
@@ -60,6 +66,7 @@ func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs.BoolVar(&f.check, "check", false, "only report whether the environment is prepared and intact (exit 1 when not); install nothing")
 	fs.BoolVar(&f.prune, "prune", false, "remove the cached environments none of the skills PATH... needs (none named: all of them)")
 	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
+	fs.StringVar(&f.registry, "registry", "", "the npm registry `URL` npm ci uses (default "+prepare.DefaultRegistry+"); npm reaches its host only")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` instead of stderr")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "build even when an isolation layer is unavailable")
 	fs.Int64Var(&f.maxCacheMB, "max-cache", prepare.DefaultMaxBytes>>20, "after a build, remove the least recently used environments not in use until the cache holds at most `MiB` (0: no bound)")
@@ -110,12 +117,12 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
 		RequestID: id, AllowDegraded: f.allowDegraded}
 	c.maxCache = f.maxCacheMB << 20
-	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, f.index, !f.check)
+	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, sources{f.index, f.registry}, !f.check)
 	switch {
 	case err != nil:
 		errorf(c.stderr, "%v", err)
 	case env == nil:
-		fmt.Fprintf(stdout, "%s declares no requirements (requirements.txt, pyproject.toml): nothing to prepare\n", c.meta.SkillPath)
+		fmt.Fprintf(stdout, "%s declares no requirements (requirements.txt, pyproject.toml, package.json with dependencies): nothing to prepare\n", c.meta.SkillPath)
 	case c.meta.Environment.Built:
 		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
 	default:
@@ -132,8 +139,8 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 // words, or "".
 func prepareArgsProblem(fs *flag.FlagSet, f *prepareFlags) string {
 	switch {
-	case f.prune && (f.check || f.index != ""):
-		return "--prune cannot be combined with --check or --index"
+	case f.prune && (f.check || f.index != "" || f.registry != ""):
+		return "--prune cannot be combined with --check, --index or --registry"
 	case !f.prune && fs.NArg() != 1:
 		return "want exactly one PATH"
 	case f.maxCacheMB < 0:
@@ -154,21 +161,9 @@ func (c *call) prune(stdout io.Writer, paths []string) error {
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	if len(paths) > 0 {
-		py, err := prepare.FindPython(context.Background())
-		if err != nil {
-			return err
-		}
-		for _, dir := range skillFolders(paths) {
-			deps, err := prepare.Load(dir)
-			if err != nil {
-				return err
-			}
-			if deps != nil {
-				keep[prepare.Key(deps, py)] = true
-			}
-		}
+	keep, err := keepKeys(context.Background(), skillFolders(paths))
+	if err != nil {
+		return err
 	}
 	pruned, err := cache.Prune(keep)
 	var total int64
@@ -205,15 +200,39 @@ func skillFolders(paths []string) []string {
 // the template of the sandbox pip runs in. It returns nil and no error
 // for a skill without requirements. The record's environment field is
 // set from what it found; res is pip's run when it ran.
-func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index string, build bool) (*prepare.Env, *run.Result, error) {
+func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir string, src sources, build bool) (*prepare.Env, *run.Result, error) {
 	deps, err := prepare.Load(dir)
-	if err != nil || deps == nil {
+	if err != nil {
 		return nil, nil, err
+	}
+	ndeps, nerr := prepare.LoadNode(dir)
+	switch {
+	case deps == nil && nerr != nil:
+		return nil, nil, nerr
+	case deps == nil && ndeps == nil:
+		return nil, nil, nil
+	case deps == nil:
+		return c.nodeEnvironment(ctx, sb, ndeps, src.registry, build)
+	case nerr != nil:
+		// The Python environment is used as before package.json was read.
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's Node dependencies are not prepared: %v\n", nerr)
+	case ndeps != nil:
+		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %s has a requirements.txt and a package.json with dependencies: only the Python environment is prepared and used (one environment per skill for now)\n", dir)
 	}
 	py, err := prepare.FindPython(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.lookupOrBuild(prepare.Key(deps, py), build, func(cache prepare.Cache) (*prepare.Env, *run.Result, error) {
+		return cache.Build(ctx, deps, py, prepare.BuildOptions{Index: src.index, Sandbox: *sb})
+	})
+}
+
+// lookupOrBuild returns the environment with key from the user's cache,
+// built by buildEnv when it is missing or fails its check and build is
+// set, and sets the record's environment field from it: what was
+// installed when this call built it.
+func (c *call) lookupOrBuild(key string, build bool, buildEnv func(prepare.Cache) (*prepare.Env, *run.Result, error)) (*prepare.Env, *run.Result, error) {
 	cache, err := prepare.DefaultCache()
 	if err != nil {
 		return nil, nil, err
@@ -221,14 +240,13 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index stri
 	if c.name == "prepare" { // --max-cache; runs keep the default bound
 		cache.MaxBytes = c.maxCache
 	}
-	key := prepare.Key(deps, py)
 	// In use until this process exits (the lock goes with it): the run
 	// is over by then, and no eviction removes it under the run.
 	env, _, err := cache.Use(key)
 	built := false
 	var res *run.Result
 	if err != nil && build {
-		env, res, err = cache.Build(ctx, deps, py, prepare.BuildOptions{Index: index, Sandbox: *sb})
+		env, res, err = buildEnv(cache)
 		built = err == nil
 	}
 	if err != nil {
@@ -253,16 +271,21 @@ func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir, index stri
 // never used, and the change is worth the caller's attention. index is
 // the package index (--index, else the operator policy's package_index).
 // ok is false when the run is refused (printed and recorded).
-func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, index string) (ok bool) {
+func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, src sources) (ok bool) {
 	if f.noDeps {
 		return true
 	}
 	tmpl := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: sb.Warnings, NetworkLog: sb.NetworkLog,
 		RequestID: sb.RequestID, AllowDegraded: sb.AllowDegraded}
-	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, index, f.prepare)
+	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, src, f.prepare)
 	switch {
 	case err == nil:
-		if env != nil {
+		switch {
+		case env == nil:
+		case env.Kind == prepare.KindNode:
+			sb.Interpreters = append([]string{env.Node()}, sb.Interpreters...)
+			sb.NodeModules = env.NodeModules()
+		default:
 			sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
 		}
 		return true

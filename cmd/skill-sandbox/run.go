@@ -90,7 +90,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		return exitRefused
 	}
 	sb, escapers := c.newSandbox(&f, pol, skillDir, st)
-	if !c.protectCache(sb) || !c.useEnvironment(ctx, sb, &f.deps, pol.Sandbox.PackageIndex) {
+	if !c.protectCache(sb) || !c.useEnvironment(ctx, sb, &f.deps, sources{pol.Sandbox.PackageIndex, pol.Sandbox.NPMRegistry}) {
 		return exitRefused
 	}
 	res, runErr := c.execute(ctx, sb)
