@@ -3,9 +3,13 @@
 #   make test      vet and run every test (what CI runs), the Python
 #                  package's too (make pytest runs only those)
 #   make security  attack probes and usability suite, with a score
+#   make security-gvisor  the attack probes with every sandboxed run on the
+#                  gvisor backend (needs runsc; docs/backends.md)
 #   make test-newest-go  the init process's packages on the newest Go
 #                  release the module proxy serves (CI runs it)
 #   make bench     latency, memory and throughput benchmarks
+#   make bench-backends  start and runs/s of the native and gvisor backends
+#                  and bubblewrap, in one run
 #   make bench-bulk  validate and scan --recursive on realistic skills
 #   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
 #                  a load with one replica killed and one stopped midway
@@ -57,7 +61,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security bench bench-bulk serve-sim fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-backends bench-bulk serve-sim fuzz clean
 
 all: build
 
@@ -191,8 +195,19 @@ test-newest-go:
 security: build
 	$(GO) run ./scripts/security -bin ./$(BIN)
 
+# The probes with --backend gvisor: the kernel-surface probe (41) must
+# meet gVisor's kernel; probes the gvisor backend refuses (the network,
+# a root caller's grants) are listed as skipped with the reason.
+security-gvisor: build
+	$(GO) run ./scripts/security -bin ./$(BIN) -suite security -backend gvisor
+
 bench: build
 	$(GO) run ./scripts/bench -bin ./$(BIN)
+
+# A bash script's start and runs/s: bare, --backend native, --backend gvisor
+# and bubblewrap, in one loop (docs/bench.md, docs/backends.md).
+bench-backends: build
+	$(GO) run ./scripts/bench -bin ./$(BIN) -backends -n 40 -conc 4
 
 # validate and scan --recursive on 2,000 generated realistic skills
 # (2-8 KB SKILL.md, 1-3 scripts): skills/s and peak memory

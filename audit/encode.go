@@ -136,6 +136,9 @@ func appendConfinement(b []byte, r *Record) ([]byte, error) {
 	if r.BackendVersion != "" {
 		b = appendStringField(b, "backend_version", r.BackendVersion, false)
 	}
+	if r.BackendFallback != "" {
+		b = appendStringField(b, "backend_fallback", r.BackendFallback, false)
+	}
 	return b, nil
 }
 

@@ -176,6 +176,11 @@ type Record struct {
 	// Both omitted for the native backend (added within version 5).
 	Backend        string `json:"backend,omitempty"`
 	BackendVersion string `json:"backend_version,omitempty"`
+	// BackendFallback is why a run the gvisor backend was chosen for ran
+	// under the native backend (the operator allowed it: run.Sandbox.
+	// BackendFallback): gVisor's error; omitted otherwise (added within
+	// version 5).
+	BackendFallback string `json:"backend_fallback,omitempty"`
 
 	// Grants are the file grants; Artifacts what the run changed under
 	// them (docs/grants.md). Added in version 2.

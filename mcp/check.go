@@ -18,7 +18,8 @@ import (
 // that are missing (refused unless the operator allowed degraded runs).
 // The error names the reason and the fix as the run package words them.
 // Other failures of that run (a host under load, say) are only logged:
-// they need not refuse the next run.
+// they need not refuse the next run. A gvisor backend without runsc (and
+// no fallback allowed) refuses the config too.
 func (s *Server) Check(ctx context.Context) error {
 	c := s.newRunCall(callInfo{}, ToolRunCommand)
 	sb, err := s.commandSandbox(c, nil, nil)
@@ -34,6 +35,10 @@ func (s *Server) Check(ctx context.Context) error {
 	switch {
 	case errors.Is(err, run.ErrIsolation), errors.Is(err, run.ErrBadConfig):
 		return fmt.Errorf("every run would be refused: %w", err)
+	case errors.Is(err, run.ErrUnsupported) && sb.Backend == run.BackendGVisor:
+		// No runsc here (without an allowed fallback): every run on
+		// the gvisor backend would be refused.
+		return fmt.Errorf("every run on the gvisor backend would be refused: %w", err)
 	case err != nil:
 		s.logf("the start check's run of true failed: %v", err)
 	}

@@ -72,6 +72,9 @@ type runCall struct {
 	tool string
 	meta audit.Meta
 	pool *run.Pool // pre-started init processes; nil without
+	// signed says the skill's signature was checked good: the
+	// operator policy's [backend] signed rule applies.
+	signed bool
 }
 
 func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
@@ -102,6 +105,11 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	defer remove() // the run is over when this call returns
 	if err != nil {
 		return s.refuse(c, err)
+	}
+	if signers := s.backendSigners(); signers != "" && s.cfg.AllowedSigners == "" {
+		var remove func()
+		dir, remove = s.checkSignedBackend(c, sk.Path, signers)
+		defer remove()
 	}
 	sb, err := s.prepareRun(c, dir, sk.Path, true, a.Stdin, a.TimeoutSeconds)
 	if err != nil {
@@ -137,6 +145,7 @@ func (s *Server) verified(c *runCall, sk skillEntry) (dir string, remove func(),
 		return "", remove, err
 	}
 	c.meta.Signature = audit.SignatureOf(true, signer)
+	c.signed = true
 	return verified, remove, nil
 }
 
@@ -206,7 +215,7 @@ func (s *Server) newRunCall(info callInfo, tool string) *runCall {
 // then resolved as skill's), checks the call's time limit against it and
 // sets the call's own fields.
 func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *string, timeoutSec *float64) (*run.Sandbox, error) {
-	sb, err := s.sandboxFor(skill, dir, request)
+	sb, err := s.sandboxForTrust(skill, dir, request, c.signed)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,12 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = boolean(b, "required", r.Signature.Required, true)
 	b = str(b, "allowed_signers", r.Signature.AllowedSigners, false)
 	b = append(b, '}')
+	if bk := r.Backend; bk != nil { // within schema 5
+		b = append(jsonenc.AppendKey(b, "backend", false), '{')
+		b = str(b, "name", bk.Name, true)
+		b = str(b, "reason", bk.Reason, false)
+		b = append(boolean(b, "allow_fallback", bk.AllowFallback, false), '}')
+	}
 	b = strs(b, "notes", r.Notes, false)
 	return append(b, '}')
 }

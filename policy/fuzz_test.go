@@ -30,6 +30,8 @@ func addSeeds(f *testing.F) {
 		"[env]\nset = [\"A=b\"]\npass = [\"LD_PRELOAD\"]",
 		"\ufeff[\"q\"]\n'k' = -0", "a = 1979-05-27T07:32:00Z", "a = {x=1}", "[[t]]",
 		"a = \"\\uD800\"", "a = 0x1F", "a.b = 1", "a = 9223372036854775808",
+		"[backend]\ndefault = \"gvisor\"\nsigned = \"native\"\nallow_fallback = true\n[signature]\nallowed_signers = \"k\"\n",
+		"[backend]\ndefault = \"docker\"", "[backend]\nsigned = \"native\"",
 	} {
 		f.Add([]byte(s))
 	}

@@ -55,6 +55,7 @@ type Policy struct {
 	Env        Env
 	Sandbox    Options
 	Signature  Signature
+	Backend    Backend
 	// Secrets are the [secrets] inject specs (netproxy.ParseSecret's
 	// form, a file= path made absolute): only an operator policy's
 	// count.
@@ -229,6 +230,7 @@ func sections() map[string][]string {
 		"sandbox":    {"allow_degraded", "interpreters", "package_index", "npm_registry"},
 		"signature":  {"require", "allowed_signers"},
 		"secrets":    {"inject"},
+		"backend":    {"default", "signed", "allow_fallback"},
 	}
 }
 
@@ -242,13 +244,13 @@ func (s *schema) read() error {
 		if t.hdrOff < 0 {
 			if len(t.entries) > 0 {
 				e := t.entries[0]
-				return s.errorf(e.keyOff, "key %q is outside a section; put it under [resources], [filesystem], [network], [env], [sandbox], [signature] or [secrets]", e.key)
+				return s.errorf(e.keyOff, "key %q is outside a section; put it under [resources], [filesystem], [network], [env], [sandbox], [signature], [secrets] or [backend]", e.key)
 			}
 			continue
 		}
 		keys, ok := known[t.name]
 		if !ok {
-			return s.errorf(t.hdrOff, "unknown section [%s]; want [resources], [filesystem], [network], [env], [sandbox], [signature] or [secrets]", t.name)
+			return s.errorf(t.hdrOff, "unknown section [%s]; want [resources], [filesystem], [network], [env], [sandbox], [signature], [secrets] or [backend]", t.name)
 		}
 		for _, e := range t.entries {
 			if !slices.Contains(keys, e.key) {
@@ -263,14 +265,15 @@ func (s *schema) read() error {
 	}
 	// As with --require-signature and --allowed-signers, one without the
 	// other is a mistake.
-	if sig := s.p.Signature; sig.Require != (sig.AllowedSigners != "") {
+	// A [backend] signed rule checks signatures without requiring them.
+	if sig := s.p.Signature; sig.Require != (sig.AllowedSigners != "") && (sig.Require || s.p.Backend.Signed == "") {
 		what := "[signature] require = true needs allowed_signers"
 		if !sig.Require {
-			what = "[signature] allowed_signers is only used with require = true"
+			what = "[signature] allowed_signers is only used with require = true or a [backend] signed rule"
 		}
 		return s.schemaErrorAt("signature", what)
 	}
-	return nil
+	return s.checkBackend()
 }
 
 // schemaErrorAt returns an error at the first key of section.
@@ -365,6 +368,8 @@ func (s *schema) entry(section string, e entry) error {
 		return nil
 	case "secrets.inject":
 		return s.secrets(section, e)
+	case "backend.default", "backend.signed", "backend.allow_fallback":
+		return s.backendEntry(section, e)
 	}
 	return s.errorf(e.keyOff, "unknown key %q in [%s]", e.key, section) // not reached: read checks the keys
 }

@@ -45,6 +45,13 @@ type Flags struct {
 
 	RequireSignature bool   // --require-signature
 	AllowedSigners   string // --allowed-signers, absolute
+
+	Backend         string // --backend: run.BackendNative or run.BackendGVisor
+	BackendFallback bool   // --backend-fallback
+	// Signed says the skill's signature was checked and is good (by
+	// the caller, package sign): the operator policy's [backend] signed
+	// rule applies to it.
+	Signed bool
 }
 
 // Resolved is the policy in force for one run. Its JSON form (Encode) is
@@ -57,14 +64,19 @@ type Resolved struct {
 	Env        ResolvedEnv        `json:"env"`
 	Sandbox    ResolvedSandbox    `json:"sandbox"`
 	Signature  ResolvedSignature  `json:"signature"`
+	// Backend is what runs the skill and why; nil for the built-in
+	// default (native, no fallback), so that policies without a
+	// [backend] keep their form and SHA-256.
+	Backend *ResolvedBackend `json:"backend,omitempty"`
 	// Notes explain grants that a deny removed.
 	Notes []string `json:"notes"`
 
 	// Sources are the policy files that went into the resolution.
 	Sources []Source `json:"-"`
 
-	requested map[string]string // [env] set of the request: the weakest values
-	fixed     map[string]string // [env] set of the operator policy, then --env: the strongest
+	signedRule bool              // the operator policy has a [backend] signed rule
+	requested  map[string]string // [env] set of the request: the weakest values
+	fixed      map[string]string // [env] set of the operator policy, then --env: the strongest
 }
 
 // Source is one policy file that went into a resolution.
@@ -213,6 +225,7 @@ func Resolve(flags Flags, op, req *Policy, skillDir string) (*Resolved, error) {
 		missing = append(missing, Missing{req.Where("signature", "require"),
 			"[signature], which only the operator policy or --require-signature may set: a skill cannot choose the keys it is checked against", ""})
 	}
+	missing = append(missing, r.resolveBackend(flags, op, req)...)
 	r.Sandbox.AllowDegraded = flags.AllowDegraded || op.Sandbox.AllowDegraded
 	if req.Sandbox.AllowDegraded && !r.Sandbox.AllowDegraded {
 		missing = append(missing, Missing{req.Where("sandbox", "allow_degraded"), "allow_degraded = true",
@@ -477,6 +490,9 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 		sb.DenyHosts = slices.Clone(r.Network.DeniedDomains)
 	}
 	sb.AllowDegraded = r.Sandbox.AllowDegraded
+	if r.Backend != nil {
+		sb.Backend, sb.BackendFallback = r.Backend.Name, r.Backend.AllowFallback
+	}
 	sb.Interpreters = slices.Clone(r.Sandbox.Interpreters)
 	fs := r.Filesystem
 	sb.ReadPaths = slices.Clone(fs.Read)

@@ -59,3 +59,12 @@ func gvisorLayers(root bool) ([]Layer, []Missing) {
 	}
 	return applied, []Missing{{Layer: LayerCgroup, Reason: "runsc runs rootless (the caller is not root), without a cgroup: memory, task and CPU limits of the sandbox as a whole are not kept"}}
 }
+
+// gvisorUnavailable reports whether err, from launchGVisor, says runsc is
+// missing or could not start the sandbox here, which a fallback to the
+// native backend may answer, rather than the gvisor backend refusing what
+// the run asks (gvisor.Check: the network, a root caller's grants), which
+// it may not.
+func gvisorUnavailable(l *launchState, err error) bool {
+	return errorsIsStart(err) && gvisor.Check(l.plan) == nil
+}

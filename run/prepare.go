@@ -144,6 +144,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	}
 	p := s.newPlan(id, requestID, wantNS, !deferWork)
 	p.GVisor = s.Backend == BackendGVisor
+	p.GVisorFallback = p.GVisor && s.BackendFallback
 	p.Config = s.stageConfig(argv, asMB, env, skill, work)
 	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
 	setGrants(p, gp, masks)

@@ -103,6 +103,9 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 		launch = launchGVisor
 	}
 	res.Backend = BackendNative
+	if p.GVisor && p.GVisorFallback {
+		launch = launchOrFallBack
+	}
 	if len(p.ArtifactRoots) == 0 {
 		return launch(ctx, l, res)
 	}

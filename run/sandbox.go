@@ -311,6 +311,13 @@ type Sandbox struct {
 	// plan (docs/backends.md says what its first cut lacks; runs it
 	// cannot isolate as planned are refused).
 	Backend string
+	// BackendFallback lets a BackendGVisor run whose runsc is missing or
+	// cannot start the sandbox here run under the native backend
+	// instead, before its script started; Result.BackendFallback then
+	// says why. Without it such a run is refused (fail closed). A run
+	// the gvisor backend refuses for what it asks (the network, a root
+	// caller's grants) is refused either way.
+	BackendFallback bool
 }
 
 // The backends a Sandbox may choose.
@@ -409,6 +416,9 @@ type Result struct {
 	// BackendVersion is its version where it has one of its own (runsc's
 	// version line), else "".
 	Backend, BackendVersion string
+	// BackendFallback is why a BackendGVisor run ran under the native
+	// backend (Sandbox.BackendFallback): gVisor's error; "" otherwise.
+	BackendFallback string
 
 	// Network is the proxy's log when AllowHosts was set and the proxy
 	// started; nil otherwise.

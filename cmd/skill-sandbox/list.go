@@ -12,16 +12,25 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-const listUsage = `Usage: skill-sandbox list [--all] [--json] PATH
+const listUsage = `Usage: skill-sandbox list [--all] [--json] [--policy FILE] PATH
 
 List the scripts of the skill at PATH with the interpreter each runs under
 (from the shebang line, else the extension, else direct execution). Only
 scripts/ is listed as scripts; run also runs a file elsewhere in the skill
 given as a path ("ooxml/scripts/unpack.py"), which --all lists.
 
+With --policy, a first line says which backend a run of the skill would
+get under that operator policy and why ("backend: gvisor ([backend]
+default)"; docs/backends.md), the skill's signature checked when the
+policy's [backend] signed rule needs it; "skill-sandbox policy" shows
+the same with every other setting.
+
 Flags:
-    --all    also list references, assets and other files
-    --json   print a JSON array instead of a table
+    --all            also list references, assets and other files
+    --json           print a JSON array instead of a table
+    --policy FILE    say which backend runs the skill under this operator
+                     policy (not with --json: see "skill-sandbox policy
+                     --json")
 
 Exit status: 0 listed, 1 failure (no scripts/ folder without --all, PATH
 is not a readable folder, or the skill is one run refuses: the files are
@@ -30,7 +39,10 @@ specification that run allows are printed as warnings), 2 usage error.
 `
 
 // listFlagValues are the parsed flags of list.
-type listFlagValues struct{ all, jsonOut bool }
+type listFlagValues struct {
+	all, jsonOut bool
+	policyFile   string
+}
 
 // newListFlagSet returns list's flags, bound to f.
 func newListFlagSet(f *listFlagValues) *flag.FlagSet {
@@ -38,6 +50,7 @@ func newListFlagSet(f *listFlagValues) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.all, "all", false, "also list references, assets and other files")
 	fs.BoolVar(&f.jsonOut, "json", false, "print a JSON array instead of a table")
+	fs.StringVar(&f.policyFile, "policy", "", "say which backend runs the skill under the operator policy `FILE`")
 	return fs
 }
 
@@ -55,6 +68,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(paths) != 1 {
 		return misuse(stderr, "list", "want exactly one PATH, got %d", len(paths))
+	}
+	if f.policyFile != "" && f.jsonOut {
+		return misuse(stderr, "list", "--policy is not for --json: skill-sandbox policy --json prints the backend with the policy")
 	}
 	files, err := validate.List(paths[0], f.all)
 	if errors.Is(err, validate.ErrNoScripts) {
@@ -100,6 +116,14 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: no files\n", paths[0])
 		return status
 	}
+	if f.policyFile != "" {
+		line, err := backendLine(f.policyFile, paths[0], stderr)
+		if err != nil {
+			errorf(stderr, "list: %v", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, line)
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tPATH\tINTERPRETER\tSIZE")
 	for _, f := range files {
@@ -117,4 +141,25 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return status
+}
+
+// backendLine says which backend a run of the skill in dir would get
+// under the operator policy file, and why, as "policy" resolves it.
+func backendLine(file, dir string, stderr io.Writer) (string, error) {
+	var f runFlags
+	fs := newRunFlagSet("list", &f)
+	f.policy.file = file
+	abs := absPath(dir)
+	r, err := resolvePolicy(fs, &f, abs)
+	if err == nil && r.SignatureChoosesBackend() {
+		r, err = signedPolicy(fs, &f, abs, r, stderr)
+	}
+	if err != nil {
+		return "", err
+	}
+	why := "built-in default"
+	if r.Backend != nil {
+		why = r.Backend.Reason
+	}
+	return fmt.Sprintf("backend: %s (%s)", r.BackendName(), why), nil
 }

@@ -81,6 +81,7 @@ type mcpFlags struct {
 	prestart         int
 	allowPrepare     bool
 	index            string
+	backend          backendFlags
 	http             mcpHTTPFlags
 }
 
@@ -105,6 +106,7 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
 	fs.BoolVar(&f.allowPrepare, "allow-prepare", false, "offer the prepare_skill tool: agents may build a listed skill's Python environment (pip in the sandbox, the package index below only, one build at a time; docs/dependencies.md)")
 	fs.StringVar(&f.index, "index", "", "with --allow-prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
+	addBackendFlags(fs, &f.backend)
 	fs.IntVar(&f.maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
 	addMCPHTTPFlags(fs, &f.http)
 	fs.Int64Var(&f.maxBuffered, "max-buffered", mcp.DefaultMaxBufferedBytes, "`BYTES` held for requests in progress and responses not yet read by the client; a request that does not fit is refused as busy")
@@ -192,6 +194,9 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 	case f.maxBuffered <= 0:
 		return fmt.Sprintf("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
+	if msg := f.backend.problem(set, f.allowNetwork || len(f.allowHosts) > 0); msg != "" {
+		return msg
+	}
 	return mcpHTTPProblem(&f.http)
 }
 
@@ -236,6 +241,7 @@ func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 	cfg.AllowPrepare = f.allowPrepare
 	cfg.Prepare = prepare.BuildOptions{Index: f.index,
 		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation}}
+	f.backend.apply(&cfg.Flags, set)
 	return cfg
 }
 

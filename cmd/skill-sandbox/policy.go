@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/policy"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
@@ -127,6 +128,11 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 		flags.AllowedSigners = absPath(f.allowedSigners)
 	}
 	flags.Env = f.env
+	if set["backend"] {
+		flags.Backend = f.backend
+	}
+	flags.BackendFallback = f.backendFallback
+	flags.Signed = f.signed
 
 	var op *policy.Policy
 	if f.policy.file != "" {
@@ -148,6 +154,9 @@ type policyJSON struct {
 	Policy  json.RawMessage `json:"policy"`
 	SHA256  string          `json:"sha256"`
 	Sources []policy.Source `json:"sources"`
+	// Backend is what would run the skill (policy.backend says why
+	// when it is not the built-in default).
+	Backend string `json:"backend"`
 }
 
 // newPolicyFlagSet returns policy's flags: run's, bound to f, and --json,
@@ -190,6 +199,9 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	r, err := resolvePolicy(fs, &f, dir)
+	if err == nil && r.SignatureChoosesBackend() {
+		r, err = signedPolicy(fs, &f, dir, r, stderr)
+	}
 	if err == nil {
 		err = checkGrants(r, dir, f.cwd)
 	}
@@ -199,7 +211,7 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	}
 	if jsonOut {
 		canonical, sum := r.Encode()
-		out := policyJSON{Policy: canonical, SHA256: sum, Sources: r.Sources}
+		out := policyJSON{Policy: canonical, SHA256: sum, Sources: r.Sources, Backend: r.BackendName()}
 		if out.Sources == nil {
 			out.Sources = []policy.Source{}
 		}
@@ -283,6 +295,13 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 		signers = "(none)"
 	}
 	fmt.Fprintf(w, "  allowed_signers %s\n", signers)
+	fmt.Fprintln(w, "[backend]")
+	why, fallback := "built-in default", false
+	if r.Backend != nil {
+		why, fallback = r.Backend.Reason, r.Backend.AllowFallback
+	}
+	fmt.Fprintf(w, "  name            %s (%s)\n", r.BackendName(), why)
+	fmt.Fprintf(w, "  allow_fallback  %v\n", fallback)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -376,4 +395,21 @@ func samePolicy(fs *flag.FlagSet, f *runFlags, verified, skillDir string, pol *p
 		return fmt.Errorf("%w: %w while it was being verified (its policy request differs)", sign.ErrNotVerified, sign.ErrChanged)
 	}
 	return nil
+}
+
+// signedPolicy checks the signature of the skill in dir for the operator
+// policy's [backend] signed rule, as run does (checkSignedBackend), and
+// returns the policy a run would get: resolved for a signed skill when
+// the signature is good, else r, with a notice saying why the skill
+// counts as unsigned.
+func signedPolicy(fs *flag.FlagSet, f *runFlags, dir string, r *policy.Resolved, stderr io.Writer) (*policy.Resolved, error) {
+	_, verified, remove, err := sign.VerifyCached(dir, r.Signature.AllowedSigners, sign.DefaultVerifiedCacheDir(), sign.Options{})
+	defer remove()
+	if err != nil {
+		fmt.Fprintf(stderr, "skill-sandbox: notice: %s counts as unsigned, backend %s: %v\n", oneLine(audit.EscapeInvalid(dir)), r.BackendName(), oneLine(err.Error()))
+		return r, nil
+	}
+	f.signed = true
+	defer func() { f.signed = false }()
+	return resolvePolicyFrom(fs, f, verified, dir)
 }

@@ -21,6 +21,7 @@ import (
 // second download), and a skill whose environment is missing is refused
 // with the command that prepares it.
 func TestPrepareCLI(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // its own cache: prune counts what this test made
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import venv, pip").CombinedOutput(); err != nil {
 		if os.Getenv("CI") == "true" { // .ci/run installs them
 			t.Fatalf("/usr/bin/python3 has no venv or pip: %v %s", err, out)

@@ -16,6 +16,7 @@ import (
 // without a lock file is refused by prepare with the reason, and a
 // changed environment refuses the run and is rebuilt by prepare.
 func TestPrepareNodeCLI(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // its own cache: prune counts what this test made
 	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("node not found")
@@ -108,6 +109,7 @@ func TestPrepareNodeCLI(t *testing.T) {
 // environment, after a warning: prepare --check reports on the Python
 // one.
 func TestPrepareBothKinds(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // its own cache: prune counts what this test made
 	for _, tt := range []struct {
 		name, lock, want string
 	}{

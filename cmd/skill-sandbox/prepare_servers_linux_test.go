@@ -21,7 +21,7 @@ type mcpProc struct {
 	id     int
 }
 
-func startMCP(t *testing.T, args ...string) *mcpProc {
+func startMCPProc(t *testing.T, args ...string) *mcpProc {
 	t.Helper()
 	p := &mcpProc{t: t, cmd: exec.Command(cliBinary, append([]string{"mcp", "--prestart", "0"}, args...)...), stderr: &bytes.Buffer{}}
 	p.cmd.Stderr = p.stderr
@@ -101,7 +101,7 @@ func TestPrepareServers(t *testing.T) {
 	name := filepath.Base(skill)
 	use := map[string]any{"skill": name, "script": "use.py"}
 
-	off := startMCP(t, "--skills", skill)
+	off := startMCPProc(t, "--skills", skill)
 	if st := off.skillEnvState(); st != "not_prepared" {
 		t.Errorf("list_skills before prepare: state %v", st)
 	}
@@ -115,7 +115,7 @@ func TestPrepareServers(t *testing.T) {
 		t.Fatalf("%d downloads without --allow-prepare", downloads.Load())
 	}
 
-	on := startMCP(t, "--skills", skill, "--allow-prepare", "--index", srv.URL+"/simple")
+	on := startMCPProc(t, "--skills", skill, "--allow-prepare", "--index", srv.URL+"/simple")
 	out, isErr, text := on.call("prepare_skill", map[string]any{"skill": name})
 	if isErr || downloads.Load() != 1 {
 		t.Fatalf("prepare_skill: %v, %d downloads: %s\n%s", isErr, downloads.Load(), text, on.stderr.String())

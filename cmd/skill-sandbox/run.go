@@ -84,7 +84,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 	if !ok {
 		return exitRefused
 	}
-	skillDir, remove, ok := c.verifySignature(fs, &f, pol, &hashes)
+	skillDir, pol, remove, ok := c.verifySignature(fs, &f, pol, &hashes)
 	defer remove() // after the sandbox's teardown (deferred below)
 	if !ok {
 		return exitRefused
@@ -290,9 +290,17 @@ func (c *call) resolvePolicy(fs *flag.FlagSet, f *runFlags) (pol *policy.Resolve
 // the check does not run. remove deletes what the check left (call it
 // always, after the sandbox's teardown); ok is false when the run is
 // refused (the refusal printed and recorded).
-func (c *call) verifySignature(fs *flag.FlagSet, f *runFlags, pol *policy.Resolved, hashes *diskCache) (dir string, remove func(), ok bool) {
+//
+// Without a requirement, a [backend] signed rule has the signature
+// checked only to choose the backend (see checkSignedBackend); pol is
+// then the policy resolved for a signed skill.
+func (c *call) verifySignature(fs *flag.FlagSet, f *runFlags, pol *policy.Resolved, hashes *diskCache) (dir string, _ *policy.Resolved, remove func(), ok bool) {
 	if !pol.Signature.Required {
-		return c.meta.SkillPath, func() {}, true
+		if pol.SignatureChoosesBackend() {
+			dir, pol, remove = c.checkSignedBackend(fs, f, pol, hashes)
+			return dir, pol, remove, true
+		}
+		return c.meta.SkillPath, pol, func() {}, true
 	}
 	c.meta.Signature.Required = true
 	// The record's digest, when there is one, was taken just before: a
@@ -307,10 +315,38 @@ func (c *call) verifySignature(fs *flag.FlagSet, f *runFlags, pol *policy.Resolv
 	if err != nil {
 		errorf(c.stderr, "%s: %v", c.meta.SkillPath, err)
 		c.record(nil, err) // reports its own failure
-		return "", remove, false
+		return "", pol, remove, false
 	}
 	c.meta.Signature = audit.SignatureOf(true, signer)
-	return verified, remove, true
+	return verified, pol, remove, true
+}
+
+// checkSignedBackend checks the skill's signature for the operator
+// policy's [backend] signed rule: a good one runs the verified copy
+// under the policy resolved for a signed skill (its backend); anything
+// else (no SKILL.sig, a bad signature, an unknown key, a folder changing
+// while checked) leaves the skill unsigned, with the policy's default
+// backend, the stronger wall, and a notice on stderr.
+func (c *call) checkSignedBackend(fs *flag.FlagSet, f *runFlags, pol *policy.Resolved, hashes *diskCache) (string, *policy.Resolved, func()) {
+	signer, verified, remove, err := sign.VerifyCached(c.meta.SkillPath, pol.Signature.AllowedSigners,
+		sign.DefaultVerifiedCacheDir(), sign.Options{Cache: hashes.get(), Recorded: c.meta.SkillDigest})
+	var signed *policy.Resolved
+	if err == nil {
+		f.signed = true
+		signed, err = resolvePolicyFrom(fs, f, verified, c.meta.SkillPath)
+		f.signed = false
+	}
+	if err != nil {
+		if !f.quiet {
+			fmt.Fprintf(c.stderr, "skill-sandbox: notice: %s counts as unsigned, backend %s: %v\n", oneLine(audit.EscapeInvalid(c.meta.SkillPath)), pol.BackendName(), oneLine(err.Error()))
+		}
+		return c.meta.SkillPath, pol, remove
+	}
+	c.meta.Signature = audit.SignatureOf(false, signer)
+	if c.wantsRecord() {
+		c.meta.Policy, c.meta.PolicySHA256 = signed.Encode()
+	}
+	return verified, signed, remove
 }
 
 // newSandbox builds the sandbox that runs skillDir's script, and the
@@ -346,7 +382,6 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 		Module:           f.module,
 		KeepWorkDir:      f.keepWorkdir,
 		RequireIsolation: f.requireIsolation,
-		Backend:          f.backend,
 		Stdin:            scriptStdin(os.Stdin),
 		Stdout:           scriptOut,
 		Stderr:           scriptErr,

@@ -122,6 +122,10 @@ type runFlags struct {
 	requireIsolation bool
 	allowDegraded    bool
 	backend          string
+	backendFallback  bool
+	// signed is set once the skill's signature was checked good for a
+	// [backend] signed rule: the policy is resolved again with it.
+	signed           bool
 	strict           bool
 	outputCap        int
 	maxOutput        int64
@@ -156,7 +160,8 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.writeMB, "write-size", run.DefaultWriteMB, "how much the --write folders (and an MCP workspace) may grow during the run, `MiB` of disk over all of them: the run is killed past the cap")
 	fs.IntVar(&f.workdirMB, "workdir-size", run.DefaultWorkDirMB, "size of the work folder in `MiB`, 64 inodes per MiB (a private tmpfs; a kept one, or one without a mount namespace, is on the host disk: the run is killed past the cap)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (e.g. no user namespaces); by default such a run is refused, and stderr and the record name the missing layers")
-	fs.StringVar(&f.backend, "backend", run.BackendNative, "what runs the script: `NAME` native (the kernel sandbox) or gvisor (gVisor's runsc: the script meets gVisor's kernel, not the host's; no network yet; see docs/backends.md)")
+	fs.StringVar(&f.backend, "backend", run.BackendNative, "what runs the script: `NAME` native (the kernel sandbox) or gvisor (gVisor's runsc: the script meets gVisor's kernel, not the host's; no network yet; see docs/backends.md); wins over the policy's [backend]")
+	fs.BoolVar(&f.backendFallback, "backend-fallback", false, "when the gvisor backend is chosen but runsc is missing or cannot start here, run under the native backend instead (the record's backend_fallback says why); by default such a run is refused")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse also when a missing layer is covered by another (e.g. landlock-net under a network namespace); refusing on missing layers is the default")
 	fs.BoolVar(&f.strict, "strict", false, "treat skill validation warnings as errors, departures from the specification included (as validate --strict)")
 	fs.IntVar(&f.outputCap, "output-cap", run.DefaultOutputCap, "`BYTES` of stdout and of stderr each kept in memory (all output is still streamed, counted and hashed)")

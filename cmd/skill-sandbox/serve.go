@@ -71,6 +71,7 @@ type serveFlags struct {
 	allowDegraded    bool
 	requireIsolation bool
 	logLevel         string
+	backend          backendFlags
 }
 
 // newServeFlagSet returns serve's flags, bound to f.
@@ -98,6 +99,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused and /readyz fails; the record names the missing layers)")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
 	fs.StringVar(&f.logLevel, "log-level", "info", "least level logged on stderr: `debug`, info, warn or error")
+	addBackendFlags(fs, &f.backend)
 	return fs
 }
 
@@ -163,7 +165,7 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 	case f.prestart < 0:
 		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
 	}
-	return ""
+	return f.backend.problem(setFlags(fs), false)
 }
 
 // serveConfig builds the server's config from the flags: the tokens, the
@@ -182,6 +184,7 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 		Flags:   policy.Flags{AllowDegraded: f.allowDegraded},
 		Version: toolVersion(), Log: logger, WorkDir: f.workDir,
 	}
+	f.backend.apply(&cfg.Flags, f.backend.set)
 	if f.queue == 0 {
 		cfg.Queue = -1 // serve's zero is its default
 	}

@@ -25,13 +25,17 @@
 //     the sandbox to a server on 127.0.0.1) through the filtering proxy,
 //     against the same request with --allow-network.
 //
+// With -backends it measures only a bash script's start latency and runs/s
+// bare, with skill-sandbox's native and gvisor backends and under
+// bubblewrap, in one loop (backends.go).
+//
 // Every start it times runs in the same locale, LANG=C.UTF-8 and no LC_*
 // variable (see sameLocale), the one skill-sandbox gives a script whose
 // caller has none.
 //
 // Usage:
 //
-//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8] [-settle 10ms]
+//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8] [-settle 10ms] [-backends]
 package main
 
 import (
@@ -62,6 +66,10 @@ type options struct {
 	conc   int
 	tmp    string
 	settle time.Duration // pause before each timed start (see measureLatency)
+	// backends, when set, measures only the backends: a bash script's start
+	// and runs/s bare, with each skill-sandbox backend and bubblewrap
+	// (backends.go).
+	backends bool
 }
 
 // kind is one script type whose start latency is measured.
@@ -119,6 +127,14 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
 		}
+	}
+	if o.backends {
+		// bash: the gvisor backend cannot yet execute a binary in the
+		// skill folder directly (it is mounted noexec there).
+		if !measureBackends(o, base, kinds[1], stdout, stderr) {
+			return 1
+		}
+		return 0
 	}
 
 	results, ok := measureStarts(o, base, kinds, stderr)
@@ -180,6 +196,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.conc, "conc", 8, "concurrent runs for the throughput measurement")
 	fs.StringVar(&o.tmp, "tmp", "", "folder for the generated skills (default: next to -bin)")
 	fs.DurationVar(&o.settle, "settle", 10*time.Millisecond, "pause before each timed start, for the kernel's teardown of the previous sandbox")
+	fs.BoolVar(&o.backends, "backends", false, "measure only a bash script's start and runs/s bare, with --backend native and gvisor, and under bubblewrap")
 	if err := fs.Parse(args); err != nil {
 		return o, 2
 	}

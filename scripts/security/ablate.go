@@ -58,6 +58,8 @@ func ablationCandidates(num int) []string {
 		return []string{"cgroup", "seccomp", "watch"}
 	case 37:
 		return []string{"quotas"}
+	case 41:
+		return []string{"seccomp", "capabilities", "userns"}
 	}
 	return nil
 }

@@ -30,7 +30,8 @@ type config struct {
 	unpriv     bool
 	noUserNS   bool     // when root, also run without user namespaces (nouserns.go)
 	forbidNS   bool     // this process is the no-userns pass: forbid them first
-	extraFlags []string // added to every sandboxed invocation (--allow-degraded)
+	extraFlags []string // added to every sandboxed invocation (--allow-degraded, --backend)
+	backend    string   // -backend: native or gvisor (gvisor.go)
 	verbose    bool
 	tmpBase    string
 	home       string
@@ -38,19 +39,25 @@ type config struct {
 
 // report is what -json writes.
 type report struct {
-	Generated     string          `json:"generated"`
-	Bin           string          `json:"bin"`
-	UID           int             `json:"uid"`
-	Kernel        string          `json:"kernel"`
-	GoVersion     string          `json:"go_version"`
-	LayersApplied []string        `json:"layers_applied"`
-	LayersMissing []string        `json:"layers_missing"`
-	Probes        []probeReport   `json:"probes,omitempty"`
-	UnprivSkipped string          `json:"unprivileged_skipped,omitempty"`
-	Score         int             `json:"score"`
-	Total         int             `json:"total"`
-	Failures      []string        `json:"failures"`
-	Usability     []usabilityCase `json:"usability,omitempty"`
+	Generated     string        `json:"generated"`
+	Bin           string        `json:"bin"`
+	UID           int           `json:"uid"`
+	Kernel        string        `json:"kernel"`
+	GoVersion     string        `json:"go_version"`
+	LayersApplied []string      `json:"layers_applied"`
+	LayersMissing []string      `json:"layers_missing"`
+	Probes        []probeReport `json:"probes,omitempty"`
+	UnprivSkipped string        `json:"unprivileged_skipped,omitempty"`
+	// Backend is what ran the sandboxed probes (-backend); Skipped are
+	// the probes that could not run on it, each with the reason.
+	Backend string   `json:"backend"`
+	Skipped []string `json:"skipped,omitempty"`
+	// AblationSkipped says why no ablation ran (-backend gvisor).
+	AblationSkipped string          `json:"ablation_skipped,omitempty"`
+	Score           int             `json:"score"`
+	Total           int             `json:"total"`
+	Failures        []string        `json:"failures"`
+	Usability       []usabilityCase `json:"usability,omitempty"`
 	// The pass without user namespaces (nouserns.go).
 	NoUserNSSkipped string `json:"no_userns_skipped,omitempty"`
 	Refusal         string `json:"no_userns_refusal,omitempty"`
@@ -79,7 +86,9 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 		Kernel:    kernelRelease(),
 		GoVersion: runtime.Version(),
 		Failures:  []string{},
+		Backend:   cfg.backend,
 	}
+	rep.AblationSkipped = ablationSkipped(cfg)
 	start := time.Now()
 	switch cfg.suite {
 	case "all", "security", "usability":
@@ -121,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.noUserNS, "without-userns", true, "when root, also run where user namespaces are refused: the default must refuse, and --allow-degraded shows what gets through")
 	fs.BoolVar(&cfg.forbidNS, "forbid-userns", false, "internal: set user.max_user_namespaces to 0 in this process's own user namespace, then run with --allow-degraded")
 	fs.StringVar(&cfg.tmpBase, "tmp", "", "folder for temporary skills (default: next to -bin)")
+	fs.StringVar(&cfg.backend, "backend", "native", "what runs the sandboxed probes: native or gvisor (runsc must be on PATH; see gvisor.go)")
 	if err := fs.Parse(args); err != nil {
 		return nil, 2
 	}
@@ -133,6 +143,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, int) {
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "security: unexpected argument %q\n", fs.Arg(0))
+		return nil, 2
+	}
+	if msg := useBackend(&cfg); msg != "" {
+		fmt.Fprintf(stderr, "security: %s\n", msg)
 		return nil, 2
 	}
 	if only != "" {

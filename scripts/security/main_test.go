@@ -88,8 +88,8 @@ func TestRecordLayers(t *testing.T) {
 
 func TestAllProbesMatchTestdata(t *testing.T) {
 	probes := allProbes()
-	if len(probes) != 40 {
-		t.Fatalf("%d probes, want 40", len(probes))
+	if len(probes) != 41 {
+		t.Fatalf("%d probes, want 41", len(probes))
 	}
 	for i, p := range probes {
 		if p.num != i+1 {

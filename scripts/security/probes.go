@@ -118,5 +118,5 @@ func allProbes() []probe {
 		{26, "p26-unix-socket", "host unix sockets", mustBlock, setupP26, judgeP26},
 		{27, "p27-inherited-fd", "inherited file descriptor", mustBlock, setupP27, judgeP27},
 		{28, "p28-daemonise", "outlive the run", mustBlock, setupP28, judgeP28},
-	}, append(append(classProbes(), outputProbes()...), mcpProbes()...)...)
+	}, append(append(append(classProbes(), outputProbes()...), mcpProbes()...), kernelProbes()...)...)
 }

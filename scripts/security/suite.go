@@ -43,7 +43,7 @@ type probeReport struct {
 // to anything else (validate, timeout, ...) are runner features.
 func layerNames() []string {
 	return []string{"userns", "pidns", "mountns", "ipcns", "utsns", "netns", "rlimits",
-		"quotas", "capabilities", "no_new_privs", "landlock-fs", "landlock-net", "landlock-scope", "seccomp"}
+		"quotas", "capabilities", "no_new_privs", "landlock-fs", "landlock-net", "landlock-scope", "seccomp", "gvisor"}
 }
 
 // runSecurity runs every selected probe, prints the table and score, and
@@ -73,9 +73,12 @@ func runSecurity(cfg *config, rep *report, stdout, stderr io.Writer) bool {
 		if row.Pass && (row.Sandboxed == "blocked" || row.Sandboxed == "contained" || row.Sandboxed == "effect stopped") {
 			rep.Score++
 		}
+		if row.Sandboxed == "skipped" {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("probe %d %s: %s", p.num, p.name, row.Evidence))
+		}
 		if !row.Pass {
 			ok = false
-			rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s: %s", p.num, p.name, row.Sandboxed))
+			rep.Failures = append(rep.Failures, fmt.Sprintf("probe %d %s: %s: %s", p.num, p.name, row.Sandboxed, truncate(row.Evidence, 200)))
 		}
 		rows = append(rows, row)
 	}
@@ -113,6 +116,11 @@ func probeRow(cfg *config, p probe, stdout io.Writer) (row probeReport, applied,
 		}
 	}
 	j, o, err := runProbe(cfg, p, true)
+	if why := gvisorSkip(cfg, o); err == nil && why != "" {
+		row.Sandboxed, row.Evidence = "skipped", why
+		row.Pass = !strings.HasPrefix(why, "ran on the")
+		return row, nil, nil
+	}
 	if err != nil {
 		row.Sandboxed, row.Evidence, row.RunnerError = "ERROR", err.Error(), err.Error()
 	} else {
@@ -156,6 +164,10 @@ func addUnprivileged(cfg *config, rep *report, rows []probeReport, stderr io.Wri
 			continue
 		}
 		r.Unpriv, r.UnprivEv = u.Sandboxed, u.Evidence
+		if u.Sandboxed == "skipped" && u.Pass {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("probe %d %s as uid %d: %s", r.Num, r.Name, nobodyID, u.Evidence))
+			continue
+		}
 		if !passes(r.Policy, u.Sandboxed) {
 			if r.Pass {
 				r.Pass = false
@@ -293,7 +305,10 @@ func checkLayers(attrib string, applied []string) string {
 
 // printSecurity writes the table and the score.
 func printSecurity(cfg *config, rep *report, rows []probeReport, w io.Writer) {
-	fmt.Fprintf(w, "skill-sandbox security probes (%s, uid %d, kernel %s)\n", cfg.bin, rep.UID, rep.Kernel)
+	fmt.Fprintf(w, "skill-sandbox security probes (%s, uid %d, kernel %s, backend %s)\n", cfg.bin, rep.UID, rep.Kernel, cfg.backend)
+	if rep.AblationSkipped != "" {
+		fmt.Fprintf(w, "ablation skipped: %s\n", rep.AblationSkipped)
+	}
 	fmt.Fprintf(w, "layers applied: %s\n", strings.Join(rep.LayersApplied, " "))
 	if len(rep.LayersMissing) > 0 {
 		fmt.Fprintf(w, "layers missing: %s\n", strings.Join(rep.LayersMissing, "; "))
@@ -353,6 +368,12 @@ func printSecurity(cfg *config, rep *report, rows []probeReport, w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nscore: %d/%d blocked (default policy%s)\n", rep.Score, rep.Total,
 		map[bool]string{true: ", as root and as uid 65534"}[unpriv])
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped, not scored (%d):\n", len(rep.Skipped))
+		for _, sk := range rep.Skipped {
+			fmt.Fprintf(w, "  %s\n", truncate(sk, 300))
+		}
+	}
 	if degraded && rep.Refusal != "" {
 		n := 0
 		for _, r := range rows {

@@ -56,7 +56,7 @@ func runUnprivileged(cfg *config, stderr io.Writer) (map[int]probeReport, string
 		return nil, err.Error()
 	}
 	out := filepath.Join(home, "result.json")
-	args := []string{"-bin", cfg.bin, "-suite", "security", "-no-baseline", "-ablate=false",
+	args := []string{"-bin", cfg.bin, "-suite", "security", "-no-baseline", "-ablate=false", "-backend", cfg.backend,
 		"-unprivileged=false", "-tmp", tmp, "-json", out}
 	if cfg.only != nil {
 		var nums []string

@@ -87,6 +87,9 @@ type Spec struct {
 	// GVisor runs the script under gVisor's runsc (Sandbox.Backend)
 	// rather than the native launch.
 	GVisor bool
+	// GVisorFallback runs a GVisor plan under the native launch when
+	// runsc is missing or cannot start here (Sandbox.BackendFallback).
+	GVisorFallback bool
 }
 
 // Output is where the script's output streams go: the caller's writers
