@@ -23,10 +23,10 @@ import (
 // error_kind "usage".
 var errArguments = errors.New("invalid tool arguments")
 
-// checkWorkspace resolves the workspace folder (created when missing)
-// and refuses one that overlaps a skills folder: a run may not write the
-// skills it runs, nor a folder holding them.
-func checkWorkspace(dir string, skillDirs []string) (string, error) {
+// checkWorkspace resolves the workspace folder (created when missing,
+// for runs on backend) and refuses one that overlaps a skills folder: a
+// run may not write the skills it runs, nor a folder holding them.
+func checkWorkspace(dir string, skillDirs []string, backend string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
@@ -37,7 +37,7 @@ func checkWorkspace(dir string, skillDirs []string) (string, error) {
 		return "", err
 	}
 	// As run creates --write folders: writable by the sandbox identity.
-	if _, err := run.MakeWriteFolder(abs); err != nil {
+	if _, err := run.MakeWriteFolder(abs, backend); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {
@@ -47,6 +47,15 @@ func checkWorkspace(dir string, skillDirs []string) (string, error) {
 		return "", fmt.Errorf("workspace %s: not a directory", dir)
 	}
 	return abs, notOverlapping(abs, skillDirs)
+}
+
+// defaultBackend returns the backend of a run whose skill no [backend]
+// signed rule picks: --backend, else the policy's default.
+func defaultBackend(cfg *Config) string {
+	if cfg.Flags.Backend == "" && cfg.Policy != nil {
+		return cfg.Policy.Backend.Default
+	}
+	return cfg.Flags.Backend
 }
 
 // notOverlapping refuses a workspace that lies in a skills folder or holds

@@ -187,7 +187,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.SkillDirs[i] = abs
 	}
 	if cfg.Workspace != "" {
-		ws, err := checkWorkspace(cfg.Workspace, cfg.SkillDirs)
+		ws, err := checkWorkspace(cfg.Workspace, cfg.SkillDirs, defaultBackend(&cfg))
 		if err != nil {
 			return nil, err
 		}

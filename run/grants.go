@@ -37,7 +37,9 @@ type Grants struct {
 // planGrants plans the grants of s (grants.New) for a run whose skill
 // folder is skill ("" skips the overlap check) and whose host identity is
 // uid:gid; dry makes no folder (CheckGrants). The planted-symlink check
-// is against the sandbox identity a root caller's scripts run as.
+// is against the sandbox identity a root caller's scripts run as. Under
+// the gvisor backend nothing is id-mapped (runsc binds grants by path):
+// a missing write folder is made as where no mapping can be had.
 func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan, error) {
 	nominal, _ := sandboxIdentity()
 	gp, err := grants.New(grants.Request{
@@ -49,7 +51,7 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan
 		Nominal:  nominal,
 		Planted:  func(owner uint32) bool { return identity.SandboxOwner(owner, nominal) },
 		RunIDs:   [2]int{RunIDFirst, RunIDFirst + RunIDCount - 1},
-		MapWrite: func(parent string) bool { return canMapWrite(parent, uid, gid) },
+		MapWrite: func(parent string) bool { return s.Backend != BackendGVisor && canMapWrite(parent, uid, gid) },
 		Writable: writableFolder,
 	})
 	var nm *grants.NoMountNSError

@@ -49,7 +49,7 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 		delete(gp.Reach, r)
 	}
 	reachErr := checkGrantReach(uid, gid, gp.Reach)
-	if reachErr != nil && !slices.Contains(s.Disable, LayerMountNS) {
+	if reachErr != nil && !slices.Contains(s.Disable, LayerMountNS) && s.Backend != BackendGVisor {
 		cfg := stageconfig.Config{}
 		for _, g := range gp.Mounts {
 			if !made[g.Path] {

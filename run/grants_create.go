@@ -7,14 +7,15 @@ import (
 )
 
 // MakeWriteFolder creates dir (with its parents) when it is missing, the
-// way Run creates a missing WritePaths folder: owned by the caller. For a
-// root caller whose sandbox runs as uid 65534 that holds where the folder
-// can be handed over id-mapped (see docs/grants.md); where it cannot, dir
-// is given to uid 65534 so that scripts can write in it. It reports
-// whether it created dir.
-func MakeWriteFolder(dir string) (bool, error) {
+// way Run creates a missing WritePaths folder for a run on backend
+// (Sandbox.Backend): owned by the caller. For a root caller whose sandbox
+// runs as uid 65534 that holds where the folder can be handed over
+// id-mapped (see docs/grants.md); where it cannot, or the backend is
+// gvisor, which hands nothing over, dir is given to uid 65534 so that
+// scripts can write in it. It reports whether it created dir.
+func MakeWriteFolder(dir, backend string) (bool, error) {
 	uid, gid := sandboxIdentity()
-	made, err := makeWriteFolder(dir, true, uid, gid)
+	made, err := makeWriteFolder(dir, backend != BackendGVisor, uid, gid)
 	return slices.Contains(made, dir), err
 }
 

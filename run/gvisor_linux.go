@@ -2,7 +2,11 @@ package run
 
 import (
 	"context"
+	"net"
 	"os"
+	"slices"
+
+	"github.com/skill-sandbox/skill-sandbox/netproxy"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/gvisor"
@@ -25,7 +29,7 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 		return err
 	}
 	res.BackendVersion = rt.Version
-	applied, missing := gvisorLayers(os.Geteuid() == 0)
+	applied, missing := gvisorLayers(os.Geteuid() == 0, p.Config.AllowNetwork)
 	if blocking := backend.Refusing(p, applied, missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
@@ -35,9 +39,30 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 	}
 	backend.WarnDegraded(p.Warnings, missing)
 	res.Applied, res.Missing = applied, missing
+	if os.Geteuid() == 0 {
+		// runsc's cgroup holds the sandbox's memory: RLIMIT_AS is relaxed
+		// as the native backend's is with its cgroup (relaxAddressSpace).
+		q := *p
+		q.Config.Limits.AddressSpace = relaxedAddressSpace(p)
+		p = &q
+	}
 	res.AddressSpaceMB = int(p.Config.Limits.AddressSpace >> 20)
+	var serve gvisor.ServeFunc
+	if p.Proxy != nil {
+		defer l.proxy.stop(res)
+		serve = func(ln net.Listener) error {
+			srv, err := netproxy.New(*p.Proxy)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			l.proxy.srv = srv
+			go srv.Serve(ln)
+			return nil
+		}
+	}
 	wd := newWatchdog(l)
-	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd)
+	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve)
 	if err != nil {
 		res.Applied, res.Missing = nil, nil
 		return err
@@ -50,10 +75,14 @@ func launchGVisor(ctx context.Context, l *launchState, res *Result) error {
 }
 
 // gvisorLayers are the layers of a gVisor run: gVisor's kernel, its
-// namespaces and rlimits, and the cgroup when runsc runs as root
-// (rootless runsc has none).
-func gvisorLayers(root bool) ([]Layer, []Missing) {
+// namespaces (the network one, gVisor's own stack, unless the run has
+// the host's network) and rlimits, and the cgroup when runsc runs as
+// root (rootless runsc has none).
+func gvisorLayers(root, hostNetwork bool) ([]Layer, []Missing) {
 	applied := []Layer{layerGVisor, LayerPIDNS, LayerMountNS, LayerIPCNS, LayerUTSNS, LayerNetNS, LayerRlimits, LayerCaps, LayerNoNewPrivs}
+	if hostNetwork {
+		applied = slices.DeleteFunc(applied, func(l Layer) bool { return l == LayerNetNS })
+	}
 	if root {
 		return append(applied, LayerCgroup), nil
 	}

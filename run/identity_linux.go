@@ -45,7 +45,8 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 // without an id-mapping (see handOver): a folder of nobody's (made so by
 // makeWriteFolder where no mapping can be had, or by an earlier version),
 // a folder still to be made where none can be had (canMapWrite), or any
-// write grant without a mount namespace. Such a folder is written as the
+// write grant without a mount namespace or under the gvisor backend,
+// which hands nothing over. Such a folder is written as the
 // sandbox identity itself, from one run to the next, so that identity must
 // stay the same: nobody, shared with other such runs, as before runs had
 // ids of their own. A wrong guess costs no access: the grant is checked
@@ -54,7 +55,7 @@ func (s *Sandbox) unmappedWrite() bool {
 	if len(s.WritePaths) == 0 {
 		return false
 	}
-	if slices.Contains(s.Disable, LayerMountNS) {
+	if slices.Contains(s.Disable, LayerMountNS) || s.Backend == BackendGVisor {
 		return true
 	}
 	for _, p := range s.WritePaths {

@@ -87,7 +87,7 @@ func TestPoolRuns(t *testing.T) {
 		"layers.sh": "#!/bin/sh\nexit 0\n",
 	})
 	out := t.TempDir()
-	if _, err := MakeWriteFolder(filepath.Join(out, "w")); err != nil {
+	if _, err := MakeWriteFolder(filepath.Join(out, "w"), BackendNative); err != nil {
 		t.Fatal(err)
 	}
 	write := filepath.Join(out, "w")

@@ -49,7 +49,7 @@ func TestPooledRootIsTheFreshRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmpWrite) })
-	if _, err := MakeWriteFolder(filepath.Join(tmpWrite, "w")); err != nil {
+	if _, err := MakeWriteFolder(filepath.Join(tmpWrite, "w"), BackendNative); err != nil {
 		t.Fatal(err)
 	}
 	write := filepath.Join(tmpWrite, "w")

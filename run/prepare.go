@@ -391,8 +391,12 @@ func runTimeout(timeout time.Duration) time.Duration {
 // (mountOnly).
 func attachTrees(p *backend.Spec, id hostIdentity, gp *grants.Plan, reachErr error, cleanup func()) (func(), error) {
 	var err error
-	if p.ExtraFiles, err = handOver(id.uid, id.gid, &p.Config, reachErr != nil); err != nil {
-		return cleanup, err
+	// runsc binds grants by path and takes no detached trees: a gVisor
+	// run's grants are checked as where none can be handed over.
+	if !p.GVisor {
+		if p.ExtraFiles, err = handOver(id.uid, id.gid, &p.Config, reachErr != nil); err != nil {
+			return cleanup, err
+		}
 	}
 	closeTrees := cleanup
 	cleanup = func() {

@@ -11,7 +11,8 @@
 // process stays as PID 1 of the namespace, to reap, and starts the script
 // as its child, so the script is not PID 1 and keeps ordinary signal
 // semantics. Programs that use this package call ExecInitIfRequested first
-// thing in main (and in TestMain for tests); it matters on macOS only.
+// thing in main (and in TestMain for tests); it matters on macOS, and for
+// gVisor runs with a host allowlist (the network relay).
 package run
 
 import (

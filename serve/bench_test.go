@@ -37,7 +37,7 @@ func BenchmarkRunBare(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		dir := filepath.Join(f.srv.cfg.WorkDir, fmt.Sprintf("bare-%d", i))
-		if _, err := run.MakeWriteFolder(dir); err != nil {
+		if _, err := run.MakeWriteFolder(dir, run.BackendNative); err != nil {
 			b.Fatal(err)
 		}
 		sb.WritePaths, sb.Cwd = append(grants[:len(grants):len(grants)], dir), dir

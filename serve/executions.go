@@ -202,7 +202,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 		return nil, nil, err
 	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
-	if err := makeFolder(dir, req.Files); err != nil {
+	if err := makeFolder(dir, sb.Backend, req.Files); err != nil {
 		release()
 		return nil, nil, err
 	}
@@ -233,9 +233,10 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // run has seen it yet, and os.Root keeps every write inside it. It is
 // made by run.MakeWriteFolder, as a run makes a missing write grant: a
 // root server whose runs cannot get the folder id-mapped (a pod's nested
-// user namespace) gives it to the scripts' identity.
-func makeFolder(dir string, files []inputFile) error {
-	made, err := run.MakeWriteFolder(dir)
+// user namespace), or whose runs are on gvisor, gives it to the
+// scripts' identity.
+func makeFolder(dir, backend string, files []inputFile) error {
+	made, err := run.MakeWriteFolder(dir, backend)
 	if err == nil && !made {
 		err = fmt.Errorf("%s exists already", dir)
 	}

@@ -94,7 +94,7 @@ func (s *Server) checkTenant(ctx context.Context, tn *tenant) ([]run.Missing, er
 	// A write grant made as an execution's folder is: a server whose
 	// scripts could not write there is not ready either.
 	out := filepath.Join(s.cfg.WorkDir, "check-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	if err := makeFolder(out, nil); err != nil {
+	if err := makeFolder(out, sb.Backend, nil); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(out)

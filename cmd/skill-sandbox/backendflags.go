@@ -20,19 +20,16 @@ type backendFlags struct {
 
 // addBackendFlags adds --backend and --backend-fallback to fs, bound to f.
 func addBackendFlags(fs *flag.FlagSet, f *backendFlags) {
-	fs.StringVar(&f.name, "backend", run.BackendNative, "what runs every script: `NAME` native (the kernel sandbox) or gvisor (gVisor's runsc; no network yet; docs/backends.md); wins over each policy's [backend]")
+	fs.StringVar(&f.name, "backend", run.BackendNative, "what runs every script: `NAME` native (the kernel sandbox) or gvisor (gVisor's runsc; docs/backends.md); wins over each policy's [backend]")
 	fs.BoolVar(&f.fallback, "backend-fallback", false, "when the gvisor backend is chosen but runsc is missing or cannot start here, run under the native backend instead (the record's backend_fallback says why); by default such a run is refused")
 }
 
 // problem returns the usage error of the flags, or ""; set holds the
-// flags given, network whether runs are given network access.
-func (f *backendFlags) problem(set map[string]bool, network bool) string {
+// flags given.
+func (f *backendFlags) problem(set map[string]bool) string {
 	f.set = set
-	switch {
-	case f.name != run.BackendNative && f.name != run.BackendGVisor:
+	if f.name != run.BackendNative && f.name != run.BackendGVisor {
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.name)
-	case set["backend"] && f.name == run.BackendGVisor && network:
-		return "--backend gvisor does not give a run network access yet (no --allow-network or --allow-host): see docs/backends.md"
 	}
 	return ""
 }

@@ -194,7 +194,7 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 	case f.maxBuffered <= 0:
 		return fmt.Sprintf("--max-buffered must be positive, got %d", f.maxBuffered)
 	}
-	if msg := f.backend.problem(set, f.allowNetwork || len(f.allowHosts) > 0); msg != "" {
+	if msg := f.backend.problem(set); msg != "" {
 		return msg
 	}
 	return mcpHTTPProblem(&f.http)

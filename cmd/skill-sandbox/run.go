@@ -216,8 +216,6 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return "--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host"
 	case f.backend != run.BackendNative && f.backend != run.BackendGVisor:
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
-	case f.backend == run.BackendGVisor && (f.allowNetwork || len(f.allowHosts) > 0 || len(f.secrets) > 0):
-		return "--backend gvisor does not give a run network access yet (no --allow-network, --allow-host or --secret): see docs/backends.md"
 	}
 	return ""
 }

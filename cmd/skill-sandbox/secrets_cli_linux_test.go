@@ -170,7 +170,19 @@ sys.stdin.read()'
 // nowhere the run can read (environment, /proc, files, the memory of a
 // process that sent it), another host gets the placeholder, and the
 // record names the secret and its host, never the value.
-func TestSecretCLI(t *testing.T) {
+func TestSecretCLI(t *testing.T) { testSecretCLI(t, "native") }
+
+// TestSecretCLIGVisor is TestSecretCLI under the gvisor backend: the
+// same clients, the same proxy, the same CA variables and the same
+// record. The host cannot read the script's memory there (it is the
+// Sentry's), so the memory scan finds no process of the run.
+func TestSecretCLIGVisor(t *testing.T) {
+	needRunsc(t)
+	testSecretCLI(t, "gvisor")
+}
+
+// testSecretCLI is TestSecretCLI with the run under backend.
+func testSecretCLI(t *testing.T, backend string) {
 	for _, tool := range []string{"curl", "python3", "node", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
@@ -195,7 +207,7 @@ func TestSecretCLI(t *testing.T) {
 	defer other.Close()
 	otherAddr := other.Listener.Addr().String()
 
-	cmd := exec.Command(cliBinary, "audit", "--quiet", "--timeout", "90s", "--memory", "1024",
+	cmd := exec.Command(cliBinary, "audit", "--quiet", "--backend", backend, "--timeout", "90s", "--memory", "1024",
 		"--allow-host", srv.addr, "--allow-host", otherAddr, "--secret", "TOKEN@"+srv.addr,
 		"--env", "HOSTPORT="+srv.addr, "--env", "BASE=https://"+srv.addr, "--env", "OTHER="+otherAddr,
 		"--env", "SCAN_MARKER="+marker, "--env", "UNDICI="+npmUndici, skill, "secrets.sh")
@@ -219,7 +231,12 @@ func TestSecretCLI(t *testing.T) {
 
 	got := out.String()
 	wants := []string{"curl: ok /api/curl", "python: ok /api/python", "node: ok /api/node", "git: first", "ready"}
-	if _, err := os.Stat(npmUndici); err == nil || os.Getenv("CI") == "true" {
+	if backend == "gvisor" && os.Geteuid() != 0 {
+		// Rootless runsc has no cgroup and the run no watch: RLIMIT_AS
+		// stays at --memory, too little for the address space node
+		// reserves for undici's WebAssembly (docs/backends.md).
+		t.Log("rootless gvisor: node fetch not tested")
+	} else if _, err := os.Stat(npmUndici); err == nil || os.Getenv("CI") == "true" {
 		wants = append(wants, "fetch: ok /api/fetch")
 	} else {
 		t.Log("npm's undici not found: node fetch not tested")

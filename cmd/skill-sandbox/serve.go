@@ -165,7 +165,7 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 	case f.prestart < 0:
 		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
 	}
-	return f.backend.problem(setFlags(fs), false)
+	return f.backend.problem(setFlags(fs))
 }
 
 // serveConfig builds the server's config from the flags: the tokens, the

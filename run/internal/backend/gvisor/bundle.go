@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
@@ -16,42 +17,63 @@ import (
 // file; masked folders get an empty read-only tmpfs.
 const emptyFile = "empty"
 
-// Check refuses a run the first cut of the gVisor backend cannot give the
-// isolation it was planned with: one that needs the network or the
-// filtering proxy, one whose folders were handed over as detached trees
+// The network of a run with the filtering proxy, inside the sandbox: the
+// relay (this program, bound read-only) is the sandbox's first process,
+// and the host folder where it makes its Unix socket is bound beside it.
+const (
+	relayArg0     = "/.skill-sandbox-gvisor-relay"
+	limitArg0     = "skill-sandbox-gvisor-limit" // the relay's child, which limits and executes the script
+	sandboxNetDir = "/.skill-sandbox-net"
+	relaySocket   = "relay.sock" // the relay's; the supervisor connects to it
+)
+
+// Check refuses a run the gVisor backend cannot give the isolation it
+// was planned with: one whose folders were handed over as detached trees
 // (the run's identity cannot reach them by path), or one whose script
 // would be root inside the sandbox. The error wraps
 // backend.ErrUnsupported and names the limitation.
 func Check(p *backend.Spec) error {
 	switch {
-	case p.Proxy != nil || p.Config.AllowNetwork:
-		return fmt.Errorf("%w: the gvisor backend does not yet give a run the network or the filtering proxy (--allow-network, --allow-host, --secret); run it with --backend native, or without network access", backend.ErrUnsupported)
 	case len(p.ExtraFiles) > 0 || p.Config.SkillTree != 0 || slices.ContainsFunc(p.Config.Grants, func(g stageconfig.GrantMount) bool { return g.Tree != 0 }):
 		return fmt.Errorf("%w: the gvisor backend cannot yet hand over folders the run's identity (uid %d) cannot reach by path, or id-map a write grant of root's; grant folders that identity can use (for a root caller, chown 65534 a write folder), or use --backend native", backend.ErrUnsupported, p.UID)
 	case p.UID <= 0 || p.GID < 0:
 		return fmt.Errorf("%w: the gvisor backend runs scripts only as an unprivileged identity, and this run's is uid %d", backend.ErrUnsupported, p.UID)
+	case p.Proxy != nil && (p.Config.ProxyPort <= 0 || p.Config.ProxyPort > 65535):
+		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
 	}
 	return nil
 }
 
 // writeBundle writes the OCI bundle of p in dir: config.json, an empty
-// read-only root and the empty file the masks bind.
-func writeBundle(p *backend.Spec, dir string) error {
+// read-only root (with the mount points of the relay and the socket
+// folder) and the empty file the masks bind. relay is the host path of
+// the relay's program, or "" for a run without the proxy; net is the
+// host folder of the relay's socket.
+func writeBundle(p *backend.Spec, dir, relay, net string) error {
 	if err := os.Mkdir(filepath.Join(dir, "rootfs"), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, emptyFile), nil, 0); err != nil {
 		return err
 	}
-	b, err := json.Marshal(bundleSpec(p, dir))
+	if relay != "" {
+		if err := os.WriteFile(filepath.Join(dir, "rootfs", relayArg0), nil, 0o755); err != nil {
+			return err
+		}
+		if err := os.Mkdir(filepath.Join(dir, "rootfs", sandboxNetDir), 0o755); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(bundleSpec(p, dir, relay, net))
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
 }
 
-// bundleSpec is the config.json of p's run, its bundle in dir.
-func bundleSpec(p *backend.Spec, dir string) *ociSpec {
+// bundleSpec is the config.json of p's run, its bundle in dir; relay and
+// net as for writeBundle.
+func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 	c := &p.Config
 	user := ociUser{UID: uint32(p.UID), GID: uint32(p.GID)}
 	if os.Geteuid() != 0 && p.UID == os.Geteuid() {
@@ -78,6 +100,16 @@ func bundleSpec(p *backend.Spec, dir string) *ociSpec {
 			Namespaces: []ociNamespace{{"pid"}, {"network"}, {"ipc"}, {"uts"}, {"mount"}},
 			Resources:  resources(p),
 		},
+	}
+	if c.AllowNetwork {
+		// runsc --network host: the host's own namespace, not a new one.
+		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n ociNamespace) bool { return n.Type == "network" })
+	}
+	if relay != "" {
+		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
+		s.Process.Args = append([]string{relayArg0, strconv.Itoa(c.ProxyPort), as}, c.Argv...)
+		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" })
+		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
 	return s
 }
@@ -106,7 +138,7 @@ func resources(p *backend.Spec) *ociResources {
 		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes}
 	}
 	if p.Cgroup.Pids > 0 {
-		r.Pids = &ociPids{Limit: p.Cgroup.Pids}
+		r.Pids = &ociPids{Limit: hostTasks(p.Cgroup.Pids)}
 	}
 	if p.Cgroup.CPUs > 0 {
 		const period = 100000
@@ -114,6 +146,20 @@ func resources(p *backend.Spec) *ociResources {
 	}
 	return r
 }
+
+// The host tasks of a sandbox under runsc's ptrace platform: the
+// Sentry's and the gofer's threads (about 70 idle, measured with runsc
+// 20221219), and a stub process with its threads for each of the
+// script's processes (about 20 each).
+const (
+	hostTasksBase    = 128
+	hostTasksPerTask = 24
+)
+
+// hostTasks is the sandbox cgroup's task limit for a script allowed n
+// tasks: the host counts gVisor's own threads there too, and a limit of
+// n would kill the Sentry (a fork it cannot make is fatal to it).
+func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
 // /tmp, the system folders and /etc read-only with the deny list's

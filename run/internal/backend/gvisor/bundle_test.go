@@ -42,7 +42,7 @@ func testSpec(t *testing.T) *backend.Spec {
 
 func TestBundleMounts(t *testing.T) {
 	p := testSpec(t)
-	s := bundleSpec(p, "/bundle")
+	s := bundleSpec(p, "/bundle", "", "")
 	find := func(dst string) []ociMount {
 		var out []ociMount
 		for _, m := range s.Mounts {
@@ -107,8 +107,9 @@ func TestCheckRefuses(t *testing.T) {
 		edit func(p *backend.Spec)
 		want string
 	}{
-		{"network", func(p *backend.Spec) { p.Config.AllowNetwork = true }, "network"},
-		{"proxy", func(p *backend.Spec) { p.Proxy = &netproxy.Config{} }, "network"},
+		{"proxy without a port", func(p *backend.Spec) { p.Proxy = &netproxy.Config{} }, "port"},
+		{"proxy", func(p *backend.Spec) { p.Proxy = &netproxy.Config{}; p.Config.ProxyPort = 3128 }, ""},
+		{"network", func(p *backend.Spec) { p.Config.AllowNetwork = true }, ""},
 		{"handed-over skill", func(p *backend.Spec) { p.Config.SkillTree = 3 }, "hand over"},
 		{"handed-over grant", func(p *backend.Spec) { p.Config.Grants[1].Tree = 4 }, "hand over"},
 		{"root script", func(p *backend.Spec) { p.UID = 0 }, "unprivileged"},

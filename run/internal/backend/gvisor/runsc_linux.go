@@ -53,9 +53,12 @@ type Outcome struct {
 
 // Run runs p's script under runsc with stdout and stderr as its output
 // streams; wd ends it on p.Timeout or ctx's end, and no process of the
-// run outlives Run. An error wraps backend.ErrStart when runsc could not
-// start the sandbox (with runsc's reason and Fix), or the error of Check.
-func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog) (*Outcome, error) {
+// run outlives Run. With a host allowlist (p.Proxy), serve is handed the
+// listener the sandbox's proxy port leads to, before the sandbox starts;
+// it is not called otherwise. An error wraps backend.ErrStart when runsc
+// could not start the sandbox (with runsc's reason and Fix), or the error
+// of Check.
+func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc) (*Outcome, error) {
 	if err := Check(p); err != nil {
 		return nil, err
 	}
@@ -68,14 +71,19 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	if err := os.Mkdir(bundle, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
-	if err := writeBundle(p, bundle); err != nil {
+	nw, err := setupNetwork(p, dir, serve)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
+	}
+	defer nw.close()
+	if err := writeBundle(p, bundle, nw.relay, nw.dir); err != nil {
 		return nil, fmt.Errorf("%w: writing the OCI bundle: %v", backend.ErrStart, err)
 	}
 	rootless := os.Geteuid() != 0
-	global := r.globalFlags(dir, "runsc.log", rootless)
+	global := r.globalFlags(dir, "runsc.log", rootless, nw.flags)
 	// kill and delete log apart: a failure of theirs (the container
 	// already gone) is no failure of the start.
-	killFlags := r.globalFlags(dir, "kill.log", rootless)
+	killFlags := r.globalFlags(dir, "kill.log", rootless, nw.flags)
 	id := containerID(p.RequestID)
 	cmd := exec.Command(r.Path, append(global, "run", "--bundle", bundle, id)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Stdin, stdout, stderr
@@ -87,7 +95,14 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: starting runsc: %v; %s", backend.ErrStart, err, Fix)
 	}
 	wd.Start(ctx, p.Timeout, func() { r.kill(killFlags, id, cmd.Process.Pid) })
+	stop, connected := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(connected)
+		nw.connect(stop)
+	}()
 	waitErr := cmd.Wait()
+	close(stop)
+	<-connected
 	o := &Outcome{Duration: time.Since(begun), Cgroup: !rootless}
 	wd.Finish()
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
@@ -100,6 +115,9 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		if cause := startFailure(filepath.Join(dir, "runsc.log")); cause != "" {
 			return nil, fmt.Errorf("%w: runsc could not start the sandbox here: %s; %s", backend.ErrStart, cause, Fix)
 		}
+		if !nw.relayStarted() {
+			return nil, fmt.Errorf("%w: the network relay did not start in the sandbox (exit status %d; a program that runs sandboxes must call run.ExecInitIfRequested first in main); the script did not run", backend.ErrStart, exitCode(waitErr))
+		}
 		o.ExitCode = exitCode(waitErr)
 		return o, nil
 	}
@@ -108,10 +126,11 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 }
 
 // globalFlags are runsc's flags before the subcommand, the same for run,
-// kill and delete but the log: the state folder and log in dir, no network, and
+// kill and delete but the log: the state folder and log in dir, the
+// network's flags, and
 // rootless without a cgroup when the supervisor is not root.
-func (r *Runtime) globalFlags(dir, log string, rootless bool) []string {
-	f := []string{"--root", filepath.Join(dir, "state"), "--log", filepath.Join(dir, log), "--log-format", "json", "--network", "none"}
+func (r *Runtime) globalFlags(dir, log string, rootless bool, network []string) []string {
+	f := append([]string{"--root", filepath.Join(dir, "state"), "--log", filepath.Join(dir, log), "--log-format", "json"}, network...)
 	if rootless {
 		f = append(f, "--rootless", "--ignore-cgroups")
 	}

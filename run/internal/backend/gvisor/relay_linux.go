@@ -1,0 +1,167 @@
+package gvisor
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// ExecRelayIfRequested turns this process into the network relay of a
+// gVisor run when runsc started it as the sandbox's first process (see
+// bundleSpec): it never returns then. Otherwise it does nothing.
+//
+// The sandbox has gVisor's own network stack with a loopback and nothing
+// else (runsc --network none); the relay listens on the proxy port of
+// that loopback and carries each connection to the supervisor's
+// filtering proxy over a Unix socket it makes in a host folder bound
+// into the sandbox (runsc --host-uds create; the supervisor connects),
+// then runs the script as its child, reaps and exits with the script's
+// status.
+func ExecRelayIfRequested() {
+	switch {
+	case len(os.Args) >= 4 && os.Args[0] == relayArg0 && os.Getpid() == 1:
+		os.Exit(relayMain(os.Args[1], os.Args[2], os.Args[3:]))
+	case len(os.Args) >= 3 && os.Args[0] == limitArg0 && os.Getppid() == 1:
+		os.Exit(limitExec(os.Args[1], os.Args[2:]))
+	}
+}
+
+// relayFail reports why the relay could not run the script; its status.
+func relayFail(err error) int {
+	fmt.Fprintf(os.Stderr, "skill-sandbox: gvisor network relay: %v\n", err)
+	return 125
+}
+
+// relayMain listens on 127.0.0.1:port and on its Unix socket, waits
+// for the supervisor's control connection there, starts argv under the
+// address-space limit as (bytes, "0" for none; see limitExec) and
+// returns its exit status (128 plus the signal when a signal ended it);
+// 125 when any of that failed, the script not run.
+func relayMain(port, as string, argv []string) int {
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return relayFail(fmt.Errorf("bad port %q", port))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return relayFail(err)
+	}
+	uln, err := net.Listen("unix", sandboxNetDir+"/"+relaySocket)
+	if err != nil {
+		return relayFail(err)
+	}
+	ctl, err := uln.Accept()
+	if err != nil {
+		return relayFail(fmt.Errorf("waiting for the supervisor: %v", err))
+	}
+	go relayAccept(ln, uln, ctl)
+	wd, _ := os.Getwd()
+	args := append([]string{limitArg0, as}, argv...)
+	pid, err := syscall.ForkExec(relayArg0, args, &syscall.ProcAttr{Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		return relayFail(fmt.Errorf("starting %s: %v", argv[0], err))
+	}
+	return reapUntil(pid)
+}
+
+// limitExec sets RLIMIT_AS to as bytes (soft and hard; "0" leaves it)
+// and executes argv in place of this process. The limit cannot be given
+// to the relay by runsc, as the script's other limits are: the Go
+// runtime reserves more address space at its start than a script's
+// limit may allow; lowered once the runtime is up, it binds only what
+// execve maps next, the script. Nothing is allocated between the two
+// system calls: the heap could not grow under the limit.
+func limitExec(as string, argv []string) int {
+	n, err := strconv.ParseUint(as, 10, 64)
+	if err != nil {
+		return relayFail(fmt.Errorf("bad address-space limit %q", as))
+	}
+	path := argv[0]
+	if lp, err := exec.LookPath(path); err == nil {
+		path = lp
+	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return relayFail(err)
+	}
+	av, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return relayFail(err)
+	}
+	ev, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return relayFail(err)
+	}
+	lim := syscall.Rlimit{Cur: n, Max: n}
+	if n > 0 {
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, syscall.RLIMIT_AS, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+			return relayFail(fmt.Errorf("RLIMIT_AS: %v", e))
+		}
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&av[0])), uintptr(unsafe.Pointer(&ev[0])))
+	return relayFail(fmt.Errorf("starting %s: %v", argv[0], e))
+}
+
+// reapUntil reaps every child (the relay is the sandbox's first process:
+// orphans come to it) until pid ends, and returns pid's status.
+func reapUntil(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 125
+		}
+		if got != pid {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
+}
+
+// relayAccept carries each connection of ln to one the supervisor
+// makes to uln, which it asks for with a byte on ctl; in order, so each
+// is paired with the one it was asked for.
+func relayAccept(ln, uln net.Listener, ctl net.Conn) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if _, err := ctl.Write([]byte{1}); err != nil {
+			c.Close()
+			return
+		}
+		up, err := uln.Accept()
+		if err != nil {
+			c.Close()
+			return
+		}
+		go relayConn(c, up)
+	}
+}
+
+// relayConn copies c to up and back, passing each direction's end on as
+// a half-close, as the proxy expects of a client.
+func relayConn(c, up net.Conn) {
+	defer c.Close()
+	defer up.Close()
+	done := make(chan struct{})
+	go func() {
+		io.Copy(up, c)
+		up.(*net.UnixConn).CloseWrite()
+		close(done)
+	}()
+	io.Copy(c, up)
+	c.(*net.TCPConn).CloseWrite()
+	<-done
+}
