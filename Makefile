@@ -242,6 +242,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzScrubConn -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzRequestRules -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzSOCKS5 -fuzztime $(FUZZTIME) ./netproxy
+	$(GO) test -run '^$$' -fuzz FuzzParseLocalPort -fuzztime $(FUZZTIME) ./netproxy
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseRequirements -fuzztime $(FUZZTIME) ./prepare

@@ -217,6 +217,20 @@ func appendNetwork(b []byte, n *Network) ([]byte, error) {
 	b = appendStringsField(b, "allow_hosts", n.AllowHosts)
 	b = appendStringsField(b, "deny_hosts", n.DenyHosts)
 	b = appendStringsField(b, "secrets", n.Secrets)
+	b = appendKey(b, "local_ports", false)
+	if n.LocalPorts == nil {
+		b = append(b, "null"...) // as encoding/json writes a nil slice
+	} else {
+		b = append(b, '[')
+		for i, p := range n.LocalPorts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
+	}
+	b = appendStringsField(b, "unix_sockets", n.UnixSockets)
 	b = appendArray(appendKey(b, "connections", false), n.Connections, func(b []byte, c *Connection) []byte {
 		if err == nil {
 			b, err = appendConnection(b, c)

@@ -28,6 +28,11 @@ type Network struct {
 	// Secrets are the injected secrets as "NAME HOST:PORT" (schema
 	// version 5): names and hosts, never values.
 	Secrets []string `json:"secrets"`
+	// LocalPorts are the host loopback ports and UnixSockets the unix
+	// sockets the run may reach (--allow-local, --allow-unix; schema
+	// version 6).
+	LocalPorts  []int    `json:"local_ports"`
+	UnixSockets []string `json:"unix_sockets"`
 	// Connections are the proxy's connections in the order they started
 	// (allowlist mode only), at most maxConnections.
 	Connections []Connection `json:"connections"`
@@ -69,10 +74,11 @@ type NetworkTotals struct {
 // network builds the record's network object.
 func network(meta Meta, res *run.Result) Network {
 	n := Network{Mode: NetworkNone, AllowHosts: nonNil(meta.AllowHosts), DenyHosts: nonNil(meta.DenyHosts), Secrets: nonNil(meta.Secrets), Connections: []Connection{}}
+	n.LocalPorts, n.UnixSockets = append([]int{}, meta.AllowLocal...), nonNil(meta.AllowUnix)
 	switch {
 	case meta.NetworkAllowed:
 		n.Mode = NetworkHost
-	case len(meta.AllowHosts) > 0:
+	case len(meta.AllowHosts) > 0 || len(meta.AllowLocal) > 0:
 		n.Mode = NetworkAllowlist
 	}
 	if res == nil || res.Network == nil {
@@ -115,6 +121,13 @@ func (n *Network) capNetwork() {
 		n.Secrets = n.Secrets[:maxHostPatterns]
 	}
 	n.Secrets = truncateAll(n.Secrets, maxNameBytes)
+	if len(n.LocalPorts) > maxHostPatterns {
+		n.LocalPorts = n.LocalPorts[:maxHostPatterns]
+	}
+	if len(n.UnixSockets) > maxHostPatterns {
+		n.UnixSockets = n.UnixSockets[:maxHostPatterns]
+	}
+	n.UnixSockets = truncateAll(n.UnixSockets, maxNameBytes)
 	conns := make([]Connection, len(n.Connections))
 	for i, c := range n.Connections {
 		c.Host = truncate(c.Host, maxNameBytes)

@@ -13,7 +13,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "5"
+	SchemaVersion = "6"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -397,6 +397,10 @@ type Meta struct {
 	Signature Signature
 	// AllowHosts and DenyHosts are the host allowlist asked for.
 	AllowHosts, DenyHosts []string
+	// AllowLocal and AllowUnix are the host loopback ports and unix
+	// sockets the run may reach (schema version 6).
+	AllowLocal []int
+	AllowUnix  []string
 	// Secrets are the injected secrets, "NAME HOST:PORT" (netproxy's
 	// Secrets.Targets): never a value.
 	Secrets []string

@@ -431,12 +431,12 @@ func TestCheckLineRejects(t *testing.T) {
 }
 
 func TestSchemaIsTheShippedFile(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("schema", "v5.json"))
+	onDisk, err := os.ReadFile(filepath.Join("schema", "v6.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(onDisk, Schema()) {
-		t.Error("Schema() differs from schema/v5.json")
+		t.Error("Schema() differs from schema/v6.json")
 	}
 	var schema struct {
 		Schema string `json:"$schema"`
@@ -552,6 +552,30 @@ func TestRecordEscapesC1(t *testing.T) {
 		var back struct{ Error string }
 		if err := json.Unmarshal(line, &back); err != nil || back.Error != msg {
 			t.Errorf("%q: decoded %q (%v)", msg, back.Error, err)
+		}
+	}
+}
+
+// TestNetworkLocalServices: a run with local ports alone is in allowlist
+// mode, and its record names the ports and sockets (schema version 6)
+// and passes the schema, with a relay connection.
+func TestNetworkLocalServices(t *testing.T) {
+	res := sampleResult()
+	res.Network = &netproxy.Report{Total: 1, Allowed: 1, Connections: []netproxy.Connection{
+		{Method: "LOCAL", Host: "127.0.0.1", Port: 5432, Addr: "127.0.0.1:5432", Allowed: true, Rule: "allow-local 5432", BytesUp: 10, BytesDown: 20},
+	}}
+	meta := sampleMeta()
+	meta.AllowLocal, meta.AllowUnix = []int{5432}, []string{"/srv/app.sock"}
+	line, err := FromRun(meta, res, nil).MarshalLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckLine(line); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"mode":"allowlist"`, `"local_ports":[5432],"unix_sockets":["/srv/app.sock"]`, `"method":"LOCAL"`, `"rule":"allow-local 5432"`} {
+		if !strings.Contains(string(line), want) {
+			t.Errorf("record lacks %s: %s", want, line)
 		}
 	}
 }

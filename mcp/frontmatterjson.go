@@ -2,11 +2,11 @@ package mcp
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
@@ -74,10 +74,12 @@ func plainAt(n *validate.Node, lines []string) bool {
 }
 
 var (
-	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-	// coreDigits are the digits the core schema allows after 0o and 0x.
-	coreDigits = map[int]*regexp.Regexp{8: regexp.MustCompile(`^[0-7]+$`), 16: regexp.MustCompile(`^[0-9a-fA-F]+$`)}
+	coreInt   = &lazyre.Regexp{Expr: `^[-+]?[0-9]+$`}
+	coreFloat = &lazyre.Regexp{Expr: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`}
+	// coreOctal and coreHex are the digits the core schema allows after
+	// 0o and 0x.
+	coreOctal = &lazyre.Regexp{Expr: `^[0-7]+$`}
+	coreHex   = &lazyre.Regexp{Expr: `^[0-9a-fA-F]+$`}
 )
 
 // coreScalar resolves a plain scalar by the YAML 1.2 core schema. The
@@ -91,21 +93,25 @@ func coreScalar(v string) any {
 	case "false", "False", "FALSE":
 		return false
 	}
-	if coreInt.MatchString(v) {
+	if coreInt.Get().MatchString(v) {
 		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return i
 		}
 	}
 	// The digits alone: strconv would also take a sign after the
 	// prefix ("0x-1"), which the core schema leaves a string.
-	for prefix, base := range map[string]int{"0o": 8, "0x": 16} {
-		if digits, ok := strings.CutPrefix(v, prefix); ok && coreDigits[base].MatchString(digits) {
-			if i, err := strconv.ParseInt(digits, base, 64); err == nil {
+	for _, d := range []struct {
+		prefix string
+		base   int
+		re     *lazyre.Regexp
+	}{{"0o", 8, coreOctal}, {"0x", 16, coreHex}} {
+		if digits, ok := strings.CutPrefix(v, d.prefix); ok && d.re.Get().MatchString(digits) {
+			if i, err := strconv.ParseInt(digits, d.base, 64); err == nil {
 				return i
 			}
 		}
 	}
-	if coreInt.MatchString(v) || coreFloat.MatchString(v) {
+	if coreInt.Get().MatchString(v) || coreFloat.Get().MatchString(v) {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) {
 			return f
 		}

@@ -230,6 +230,7 @@ func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *
 	}
 	c.meta.NetworkAllowed = sb.AllowNetwork
 	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
+	c.meta.AllowLocal, c.meta.AllowUnix = sb.AllowLocal, sb.AllowUnix
 	c.meta.MemoryLimitMB = sb.MemoryMB
 	c.meta.Timeout = sb.Timeout
 	timeout, err := callTimeout(timeoutSec, sb.Timeout)

@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -195,6 +197,8 @@ func FuzzParseSecret(f *testing.F) {
 		"TOKEN@api.example.com", "T_1@API.Example.com.:8443", "K@api.example.com,url",
 		"K@api.example.com,url,file=/run/a,b", "K@[::1]:9443", "K@127.0.0.1:1",
 		"@", "T@*.example.com", "T@a@b", "T@api.example.com,file=", "1@x.com",
+		"K@api.example.com,any-header", "K@api.example.com,header=X-Token,header=Cookie,file=/k",
+		"K@api.example.com,header=Authorization", "K@api.example.com,url,any-header,header=a",
 	} {
 		f.Add(s)
 	}
@@ -207,7 +211,7 @@ func FuzzParseSecret(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", spec, s)
 		}
 		again, err := ParseSecret(s.String())
-		if err != nil || again != s {
+		if err != nil || !reflect.DeepEqual(again, s) {
 			t.Fatalf("%q formats as %q, read back as %+v, %v", spec, s.String(), again, err)
 		}
 	})
@@ -336,6 +340,23 @@ func FuzzSOCKS5(f *testing.F) {
 		}
 		if _, err := parseTarget(tg.String(), 0); err != nil {
 			t.Fatalf("target %v does not parse again: %v", tg, err)
+		}
+	})
+}
+
+// FuzzParseLocalPort: any string gives a port in range that formats back
+// to the same string, or an error; never a panic.
+func FuzzParseLocalPort(f *testing.F) {
+	for _, s := range []string{"5432", "1", "65535", "65536", "0", "080", "+80", "-1", "", "8080 ", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		port, err := ParseLocalPort(s)
+		if err != nil {
+			return
+		}
+		if port < 1 || port > 65535 || strconv.Itoa(port) != s {
+			t.Fatalf("%q parsed as %d", s, port)
 		}
 	})
 }

@@ -59,6 +59,13 @@ type Config struct {
 	// host must be allowed by Policy.
 	Secrets *Secrets
 
+	// LocalPorts are ports of the host's loopback the run may reach
+	// (--allow-local): through the proxy as localhost:PORT or
+	// 127.0.0.1:PORT, dialled at the host's 127.0.0.1:PORT only, and
+	// through ServeLocal's listeners. No other loopback port is reached
+	// by their grant.
+	LocalPorts []int
+
 	MaxConns       int           // connections served at once; more get 503
 	MaxHeaderBytes int           // size cap of a request head, and of a chunked body's trailers
 	HeaderTimeout  time.Duration // time allowed for the whole request head
@@ -112,6 +119,11 @@ func New(cfg Config) (*Proxy, error) {
 	defDur(&cfg.HeaderTimeout, DefaultHeaderTimeout)
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
 	defDur(&cfg.DialTimeout, DefaultDialTimeout)
+	for _, port := range cfg.LocalPorts {
+		if err := CheckLocalPort(port); err != nil {
+			return nil, fmt.Errorf("netproxy: %v", err)
+		}
+	}
 	if cfg.Secrets != nil {
 		for _, e := range cfg.Secrets.list {
 			if d := cfg.Policy.check(e.t); !d.Allowed {
@@ -130,6 +142,12 @@ func New(cfg Config) (*Proxy, error) {
 // Serve accepts connections on ln until ln is closed or Close is called,
 // and serves each in its own goroutine. It returns nil after Close.
 func (p *Proxy) Serve(ln net.Listener) error {
+	return p.serve(ln, p.serveConn)
+}
+
+// serve accepts connections on ln and hands each to handle in its own
+// goroutine, tracked for Close.
+func (p *Proxy) serve(ln net.Listener, handle func(net.Conn)) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -165,7 +183,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 		go func() {
 			defer p.running.Done()
 			defer p.untrack(c)
-			p.serveConn(c)
+			handle(c)
 		}()
 	}
 }
@@ -232,12 +250,12 @@ func (p *Proxy) serveConn(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	e := Connection{Method: req.method, Host: req.target.hostname(), Port: req.target.port}
-	d := p.cfg.Policy.check(req.target)
+	dialT, d := p.decide(req.target)
 	if e.Rule, e.Reason, e.Remedy = p.refusal(req, d); e.Reason != "" {
 		p.refuse(c, e, 403, "Forbidden", start)
 		return
 	}
-	up, addr, status, reason := p.connect(req.target, d.IPGrant)
+	up, addr, status, reason := p.connect(dialT, d.IPGrant)
 	if up == nil {
 		e.Reason = reason
 		if status == 403 {
@@ -404,17 +422,7 @@ func (p *Proxy) connect(t target, ipGrant bool) (net.Conn, netip.AddrPort, int, 
 	var lastErr error
 	for _, a := range ok {
 		ap := netip.AddrPortFrom(a, uint16(t.port))
-		var c net.Conn
-		var err error
-		if p.cfg.Dial != nil {
-			c, err = p.cfg.Dial(ctx, ap)
-		} else {
-			// No TCP keep-alive: the relay's idle timeout ends a dead
-			// connection first, and its four setsockopt calls were a
-			// cost of every request.
-			d := net.Dialer{KeepAlive: -1}
-			c, err = d.DialContext(ctx, "tcp", ap.String())
-		}
+		c, err := p.dial(ctx, ap)
 		if err == nil {
 			return c, ap, 0, ""
 		}

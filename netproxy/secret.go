@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,29 @@ const (
 	maxSecretName  = 128      // bytes of its variable name
 	maxSecretSpec  = 4 << 10  // bytes of a whole --secret spec
 )
+
+// maxSecretHeaders bounds the header= options of one secret.
+const maxSecretHeaders = 16
+
+// CredentialHeaders are the headers a secret's placeholder is replaced in
+// by default (lower case): those that carry credentials in common APIs,
+// and that servers do not echo back. Proxy-Authorization is listed for
+// completeness; the proxy never sends it on.
+func CredentialHeaders() []string {
+	return []string{
+		"authorization", "proxy-authorization",
+		"x-api-key", "api-key", "x-auth-token", "x-access-token",
+		"private-token",             // GitLab
+		"x-goog-api-key",            // Google
+		"ocp-apim-subscription-key", // Azure API Management
+	}
+}
+
+// isCredentialHeader reports whether the lower-case name is one of
+// CredentialHeaders.
+func isCredentialHeader(name string) bool {
+	return slices.Contains(CredentialHeaders(), name)
+}
 
 // placeholderPrefix starts every placeholder, so that one is easy to
 // recognise in a log; the 32 random bytes after it are what make it
@@ -38,8 +62,15 @@ type Secret struct {
 	// Port is the port of Host (443 unless the spec named another).
 	Port int
 	// InURL also replaces the placeholder in the request target (path and
-	// query), percent-encoded; by default only header values are.
+	// query), percent-encoded; by default only credential headers are.
 	InURL bool
+	// Headers are more header names (lower case) whose values get the
+	// value, besides CredentialHeaders.
+	Headers []string
+	// AnyHeader replaces the placeholder in every header the proxy sends
+	// on, not only the credential headers: a server that reflects one
+	// of them in its body hands the value back (docs/secrets.md).
+	AnyHeader bool
 	// File, when set, is the file the value is read from instead of the
 	// caller's environment variable Name (see ParseSecret).
 	File string
@@ -50,14 +81,16 @@ type Secret struct {
 
 // ParseSecret parses a --secret spec:
 //
-//	NAME@HOST[:PORT][,url][,file=PATH]
+//	NAME@HOST[:PORT][,url][,any-header][,header=NAME]...[,file=PATH]
 //
 // NAME is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), HOST a
 // host name or IP address (no wildcard: the value goes to one host), PORT
-// 443 by default. "url" lets the placeholder be replaced in the request
-// target too; "file=PATH" reads the value from PATH instead of the
-// caller's variable NAME, and being last it takes the rest of the spec
-// (a path may hold commas).
+// 443 by default. The placeholder is replaced in the credential headers
+// (CredentialHeaders) only, unless options say more: "header=NAME" adds
+// a header (repeatable), "any-header" takes every header, "url" the
+// request target too; "file=PATH" reads the value from PATH instead of
+// the caller's variable NAME, and being last it takes the rest of the
+// spec (a path may hold commas).
 func ParseSecret(spec string) (Secret, error) {
 	var s Secret
 	if len(spec) > maxSecretSpec {
@@ -82,13 +115,21 @@ func ParseSecret(spec string) (Secret, error) {
 		switch {
 		case opt == "url" && !s.InURL:
 			s.InURL = true
+		case opt == "any-header" && !s.AnyHeader:
+			s.AnyHeader = true
+		case strings.HasPrefix(opt, "header="):
+			h := strings.ToLower(strings.TrimPrefix(opt, "header="))
+			if !isToken(h) || slices.Contains(s.Headers, h) || isCredentialHeader(h) || len(s.Headers) >= maxSecretHeaders {
+				return s, fmt.Errorf("secret %s: header=%q: want a header name, not a credential header already covered, once each, at most %d", name, truncateForError(h), maxSecretHeaders)
+			}
+			s.Headers = append(s.Headers, h)
 		case strings.HasPrefix(opt, "file="):
 			s.File = strings.TrimPrefix(opt, "file=")
 			if s.File == "" || strings.ContainsRune(s.File, 0) {
 				return s, fmt.Errorf("secret %s: empty or invalid file= path", name)
 			}
 		default:
-			return s, fmt.Errorf("secret %s: unknown option %q (want url or file=PATH)", name, truncateForError(opt))
+			return s, fmt.Errorf("secret %s: unknown option %q (want url, any-header, header=NAME or file=PATH)", name, truncateForError(opt))
 		}
 	}
 	if strings.HasPrefix(hostport, "*") {
@@ -113,6 +154,12 @@ func (s Secret) String() string {
 	}
 	if s.InURL {
 		out += ",url"
+	}
+	if s.AnyHeader {
+		out += ",any-header"
+	}
+	for _, h := range s.Headers {
+		out += ",header=" + h
 	}
 	if s.File != "" {
 		out += ",file=" + s.File
@@ -295,8 +342,12 @@ func (s *Secrets) inject(r *request, t target) ([]string, error) {
 		}
 		hit := false
 		for i := range r.headers {
-			if drop[strings.ToLower(r.headers[i].name)] {
+			n := strings.ToLower(r.headers[i].name)
+			if drop[n] {
 				continue // never sent on (Host is the tunnel's own)
+			}
+			if !e.AnyHeader && !isCredentialHeader(n) && !slices.Contains(e.Headers, n) {
+				continue // a header a server may reflect: the placeholder stays
 			}
 			v, ok, err := replaceInHeader(r.headers[i].name, r.headers[i].value, e.placeholder, e.Value, &left)
 			if err != nil {

@@ -56,7 +56,7 @@ func TestSecretInjectedHeadBounded(t *testing.T) {
 	tok, key := f.secrets.Env()["TOKEN"], f.secrets.Env()["KEY"]
 	many := strings.Repeat(tok, (DefaultMaxHeaderBytes-100)/len(tok))
 	for _, tt := range []struct{ name, req string }{
-		{"header", "GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-A: " + many + "\r\n\r\n"},
+		{"header", "GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-Api-Key: " + many + "\r\n\r\n"},
 		{"basic", "GET /x HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Basic " + b64(strings.Repeat(tok, 100)) + "\r\n\r\n"},
 		{"url", "GET /x?k=" + strings.Repeat(key, 100) + " HTTP/1.1\r\nHost: api.example.com\r\n\r\n"},
 	} {

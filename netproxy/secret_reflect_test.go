@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,12 +40,13 @@ func reflectingServer(t *testing.T, f *secretFixture) {
 	f.net.routes["203.0.113.10:443"] = srv.Listener.Addr().String()
 }
 
-// TestSecretReflectedHeader: a server that reflects a request header
-// into its response head does not hand the script the value the proxy
-// put in that header: the response head comes back with the placeholder.
-// The body passes unchanged (a documented limit), framing intact.
+// TestSecretReflectedHeader: with any-header, a server that reflects a
+// request header into its response head does not hand the script the
+// value the proxy put in that header: the response head comes back with
+// the placeholder. The body passes unchanged (the documented limit that
+// any-header opts into), framing intact.
 func TestSecretReflectedHeader(t *testing.T) {
-	f := newSecretFixture(t)
+	f := newSecretFixture(t, "TOKEN@api.example.com,any-header", "KEY@api.example.com,url")
 	reflectingServer(t, f)
 	tok, key := f.secrets.Env()["TOKEN"], f.secrets.Env()["KEY"]
 	for _, h := range []string{"Origin", "X-Request-Id"} {
@@ -108,7 +110,7 @@ func TestSecretReflectedTarget(t *testing.T) {
 // TestSecretScrubShortValue: a one-byte value leaves the status, header
 // names and Content-Length alone, so that the response still parses.
 func TestSecretScrubShortValue(t *testing.T) {
-	f := newSecretFixture(t, "TOKEN@api.example.com")
+	f := newSecretFixture(t, "TOKEN@api.example.com,any-header")
 	f.secrets.list[0].Value = "1"
 	reflectingServer(t, f)
 	req, _ := http.NewRequest("GET", "https://api.example.com/", nil)
@@ -121,5 +123,67 @@ func TestSecretScrubShortValue(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(b) != "origin=1" || resp.Header.Get("Access-Control-Allow-Origin") != f.secrets.Env()["TOKEN"] {
 		t.Errorf("%d %q %v", resp.StatusCode, b, resp.Header)
+	}
+}
+
+// echoHeadersServer routes api.example.com of f to an HTTPS server whose
+// body quotes the request's headers h and its body, as debug and echo
+// endpoints do.
+func echoHeadersServer(t *testing.T, f *secretFixture, h ...string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		for _, name := range h {
+			fmt.Fprintf(w, "%s=%s;", name, r.Header.Get(name))
+		}
+		fmt.Fprintf(w, "body=%s", b)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert(t, f.ca, "api.example.com")}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	f.net.routes["203.0.113.10:443"] = srv.Listener.Addr().String()
+}
+
+// TestSecretCredentialHeadersOnly: by default the placeholder is replaced
+// in the credential headers alone: a server that echoes the request's
+// other headers and its body (the reflection the response scrubbing
+// cannot catch) hands back only placeholders for them. header=NAME adds
+// a header, any-header takes them all; the body is never rewritten.
+func TestSecretCredentialHeadersOnly(t *testing.T) {
+	names := []string{"Authorization", "X-Api-Key", "Private-Token", "Origin", "X-Request-Id", "X-Custom"}
+	for _, tt := range []struct {
+		spec     string
+		injected []string // headers that get the value
+	}{
+		{"TOKEN@api.example.com", []string{"Authorization", "X-Api-Key", "Private-Token"}},
+		{"TOKEN@api.example.com,header=X-Custom", []string{"Authorization", "X-Api-Key", "Private-Token", "X-Custom"}},
+		{"TOKEN@api.example.com,any-header", names},
+	} {
+		f := newSecretFixture(t, tt.spec)
+		echoHeadersServer(t, f, names...)
+		tok := f.secrets.Env()["TOKEN"]
+		req, _ := http.NewRequest("POST", "https://api.example.com/echo", strings.NewReader("token="+tok))
+		for _, h := range names {
+			req.Header.Set(h, tok)
+		}
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := string(b)
+		for _, h := range names {
+			want := h + "=" + tok + ";"
+			if slices.Contains(tt.injected, h) {
+				want = h + "=" + testSecretValue + ";"
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: the server got %s as %q, want %q", tt.spec, h, got, want)
+			}
+		}
+		if !strings.HasSuffix(got, "body=token="+tok) {
+			t.Errorf("%s: the body was rewritten: %q", tt.spec, got)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -417,6 +418,13 @@ func TestParseSecret(t *testing.T) {
 		{"K@api.example.com,url,file=/x", Secret{Name: "K", Host: "api.example.com", Port: 443, InURL: true, File: "/x"}, ""},
 		{"K@127.0.0.1:9443", Secret{Name: "K", Host: "127.0.0.1", Port: 9443}, ""},
 		{"K@[::1]:9443", Secret{Name: "K", Host: "::1", Port: 9443}, ""},
+		{"K@api.example.com,any-header", Secret{Name: "K", Host: "api.example.com", Port: 443, AnyHeader: true}, ""},
+		{"K@api.example.com,header=X-Token,header=Cookie,file=/x", Secret{Name: "K", Host: "api.example.com", Port: 443, Headers: []string{"x-token", "cookie"}, File: "/x"}, ""},
+		{"T@api.example.com,header=Authorization", Secret{}, "credential header"},
+		{"T@api.example.com,header=X-A,header=x-a", Secret{}, "once each"},
+		{"T@api.example.com,header=X:A", Secret{}, "header name"},
+		{"T@api.example.com,header=", Secret{}, "header name"},
+		{"T@api.example.com,any-header,any-header", Secret{}, "unknown option"},
 		{"TOKEN", Secret{}, "want NAME@HOST"},
 		{"@api.example.com", Secret{}, "want 1 to"},
 		{"1T@api.example.com", Secret{}, "want letters"},
@@ -437,7 +445,7 @@ func TestParseSecret(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%q: %+v, %v; want %+v", tt.spec, got, err, tt.want)
 		}
 	}

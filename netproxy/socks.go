@@ -182,12 +182,12 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader, start time.Time) {
 	}
 	c.SetReadDeadline(time.Time{})
 	e.Host, e.Port = t.hostname(), t.port
-	d := p.cfg.Policy.check(t)
+	dialT, d := p.decide(t)
 	if e.Rule, e.Reason, e.Remedy = p.refusal(&request{method: "CONNECT", target: t}, d); e.Reason != "" {
 		p.socksRefuse(c, e, socksNotAllowed, start)
 		return
 	}
-	up, addr, status, reason := p.connect(t, d.IPGrant)
+	up, addr, status, reason := p.connect(dialT, d.IPGrant)
 	if up == nil {
 		e.Reason = reason
 		rep := byte(socksHostUnreach)

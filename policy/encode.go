@@ -56,6 +56,19 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	if len(r.Network.Secrets) > 0 { // schema 5
 		b = strs(b, "secrets", r.Network.Secrets, false)
 	}
+	if len(r.Network.AllowLocal) > 0 { // schema 6
+		b = append(jsonenc.AppendKey(b, "allow_local", false), '[')
+		for i, p := range r.Network.AllowLocal {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
+	}
+	if len(r.Network.AllowUnix) > 0 { // schema 6
+		b = strs(b, "allow_unix", r.Network.AllowUnix, false)
+	}
 	b = append(append(b, '}'), `,"env":{`...)
 	b = strs(b, "pass", r.Env.Pass, true)
 	b = strs(b, "set", r.Env.Set, false)

@@ -94,6 +94,11 @@ type Filesystem struct {
 type Network struct {
 	AllowedDomains []string
 	DeniedDomains  []string
+	// AllowLocal are ports of the host's loopback (allow_local, strings
+	// of digits) and AllowUnix unix socket paths (allow_unix) the run
+	// may reach: run.Sandbox's AllowLocal and AllowUnix.
+	AllowLocal []int
+	AllowUnix  []string
 }
 
 // Env is the [env] section.
@@ -225,7 +230,7 @@ func sections() map[string][]string {
 	return map[string][]string{
 		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb", "write_mb"},
 		"filesystem": {"read", "write", "deny_read", "deny_write", "allow_autorun"},
-		"network":    {"allowed_domains", "denied_domains"},
+		"network":    {"allowed_domains", "denied_domains", "allow_local", "allow_unix"},
 		"env":        {"pass", "set"},
 		"sandbox":    {"allow_degraded", "interpreters", "package_index", "npm_registry"},
 		"signature":  {"require", "allowed_signers"},
@@ -325,6 +330,10 @@ func (s *schema) entry(section string, e entry) error {
 		return s.hosts(section, e, &p.Network.AllowedDomains)
 	case "network.denied_domains":
 		return s.hosts(section, e, &p.Network.DeniedDomains)
+	case "network.allow_local":
+		return s.localPorts(section, e, &p.Network.AllowLocal)
+	case "network.allow_unix":
+		return s.paths(section, e, &p.Network.AllowUnix)
 	case "env.pass":
 		return s.envPass(section, e)
 	case "env.set":
@@ -477,6 +486,22 @@ func (s *schema) hosts(section string, e entry, dst *[]string) error {
 		words := strings.Fields(raw)
 		words[0] = strings.ToLower(words[0])
 		*dst = append(*dst, strings.Join(words, " "))
+	}
+	return nil
+}
+
+// localPorts reads allow_local: ports as strings of digits (the
+// policy's arrays hold strings).
+func (s *schema) localPorts(section string, e entry, dst *[]int) error {
+	if err := s.want(section, e, kindStrings); err != nil {
+		return err
+	}
+	for i, raw := range e.val.list {
+		port, err := netproxy.ParseLocalPort(raw)
+		if err != nil {
+			return s.errorf(e.val.offs[i], "[%s] %s: %v", section, e.key, err)
+		}
+		*dst = append(*dst, port)
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ type Flags struct {
 	AllowHosts   []string // --allow-host patterns
 	DenyHosts    []string // --deny-host patterns
 	Secrets      []string // --secret specs
+	AllowLocal   []int    // --allow-local ports
+	AllowUnix    []string // --allow-unix socket paths, absolute
 
 	Env map[string]string // --env NAME=VALUE
 
@@ -120,6 +122,11 @@ type ResolvedNetwork struct {
 	// Secrets are the secret specs in force (--secret and the operator
 	// policy's [secrets] inject): names, hosts and files, never values.
 	Secrets []string `json:"secrets,omitempty"`
+	// AllowLocal are the host loopback ports and AllowUnix the unix
+	// sockets the run may reach (--allow-local, --allow-unix and the
+	// operator policy's allow_local, allow_unix; schema 6).
+	AllowLocal []int    `json:"allow_local,omitempty"`
+	AllowUnix  []string `json:"allow_unix,omitempty"`
 }
 
 // ResolvedEnv names the variables passed from the caller and those set to
@@ -485,10 +492,13 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 	// The whole network covers every allowed host; Resolve has refused a
 	// denied host with it.
 	sb.AllowHosts, sb.DenyHosts = nil, nil
+	sb.AllowLocal = nil
 	if !r.Network.AllowAll {
 		sb.AllowHosts = slices.Clone(r.Network.AllowedDomains)
 		sb.DenyHosts = slices.Clone(r.Network.DeniedDomains)
+		sb.AllowLocal = slices.Clone(r.Network.AllowLocal)
 	}
+	sb.AllowUnix = slices.Clone(r.Network.AllowUnix)
 	sb.AllowDegraded = r.Sandbox.AllowDegraded
 	if r.Backend != nil {
 		sb.Backend, sb.BackendFallback = r.Backend.Name, r.Backend.AllowFallback

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -17,6 +19,7 @@ func (r *Resolved) network(flags Flags, op, req *Policy) []Missing {
 	n.DeniedDomains = union(flags.DenyHosts, op.Network.DeniedDomains, req.Network.DeniedDomains)
 	var missing []Missing
 	n.Secrets = union(flags.Secrets, op.Secrets)
+	missing = append(missing, r.local(flags, op, req)...)
 	if len(req.Secrets) > 0 {
 		missing = append(missing, Missing{req.Where("secrets", "inject"),
 			"[secrets], which only the operator policy or --secret may set: a skill cannot choose which credentials it gets", ""})
@@ -99,4 +102,35 @@ func (r *Resolved) Secrets(getenv func(string) (string, bool), readFile func(str
 		list = append(list, s)
 	}
 	return netproxy.NewSecrets(list)
+}
+
+// local resolves the local services in force (the flags' and the
+// operator policy's allow_local and allow_unix) and returns those a
+// skill's request file asks for that they do not grant. The whole
+// network (AllowAll) covers every loopback port.
+func (r *Resolved) local(flags Flags, op, req *Policy) []Missing {
+	n := &r.Network
+	for _, p := range append(slices.Clone(flags.AllowLocal), op.Network.AllowLocal...) {
+		if !slices.Contains(n.AllowLocal, p) {
+			n.AllowLocal = append(n.AllowLocal, p)
+		}
+	}
+	for _, p := range append(slices.Clone(flags.AllowUnix), op.Network.AllowUnix...) {
+		if !slices.Contains(n.AllowUnix, p) {
+			n.AllowUnix = append(n.AllowUnix, p)
+		}
+	}
+	var missing []Missing
+	for _, p := range req.Network.AllowLocal {
+		if !n.AllowAll && !slices.Contains(n.AllowLocal, p) {
+			port := strconv.Itoa(p)
+			missing = append(missing, Missing{req.Where("network", "allow_local"), "local port " + port, "--allow-local " + port})
+		}
+	}
+	for _, p := range req.Network.AllowUnix {
+		if !slices.Contains(n.AllowUnix, p) {
+			missing = append(missing, Missing{req.Where("network", "allow_unix"), "unix socket " + p, "--allow-unix " + p})
+		}
+	}
+	return missing
 }

@@ -3,9 +3,10 @@ package prepare
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 )
 
 // Bounds of a requirements file: a longer one is refused, never read
@@ -63,13 +64,13 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
 var (
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`)
-	extraRE  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	clauseRE = regexp.MustCompile(`^(===|~=|==|!=|<=|>=|<|>)([A-Za-z0-9.*+!_-]+)$`)
-	markerRE = regexp.MustCompile(`^[A-Za-z0-9_'"(][A-Za-z0-9_.<>=!~ '"()-]*$`)
-	hashRE   = regexp.MustCompile(`^--hash=sha256:([0-9A-Fa-f]{64})$`)
-	runRE    = regexp.MustCompile(`[-_.]+`)
-	spaceRE  = regexp.MustCompile(`\s+`)
+	nameRE   = &lazyre.Regexp{Expr: `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?`}
+	extraRE  = &lazyre.Regexp{Expr: `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`}
+	clauseRE = &lazyre.Regexp{Expr: `^(===|~=|==|!=|<=|>=|<|>)([A-Za-z0-9.*+!_-]+)$`}
+	markerRE = &lazyre.Regexp{Expr: `^[A-Za-z0-9_'"(][A-Za-z0-9_.<>=!~ '"()-]*$`}
+	hashRE   = &lazyre.Regexp{Expr: `^--hash=sha256:([0-9A-Fa-f]{64})$`}
+	runRE    = &lazyre.Regexp{Expr: `[-_.]+`}
+	spaceRE  = &lazyre.Regexp{Expr: `\s+`}
 )
 
 // ParseRequirements parses data, the bytes of the requirements file named
@@ -147,7 +148,7 @@ func parseLine(line string) (r Requirement, ok bool, reason string) {
 		return r, false, reason
 	}
 	for _, f := range fields[n:] {
-		m := hashRE.FindStringSubmatch(f)
+		m := hashRE.Get().FindStringSubmatch(f)
 		if m == nil {
 			return r, false, fmt.Sprintf("option %q: only --hash=sha256:HEX (64 hex digits) may follow a requirement", clip(f))
 		}
@@ -182,14 +183,14 @@ func optionReason(line string) string {
 func parseRequirement(s string) (r Requirement, reason string) {
 	s, marker, hasMarker := strings.Cut(s, ";")
 	if hasMarker {
-		marker = spaceRE.ReplaceAllString(strings.TrimSpace(marker), " ")
-		if marker == "" || !markerRE.MatchString(marker) {
+		marker = spaceRE.Get().ReplaceAllString(strings.TrimSpace(marker), " ")
+		if marker == "" || !markerRE.Get().MatchString(marker) {
 			return r, fmt.Sprintf("environment marker %q has characters outside the accepted subset", clip(marker))
 		}
 		r.Marker = marker
 	}
 	s = strings.TrimSpace(s)
-	name := nameRE.FindString(s)
+	name := nameRE.Get().FindString(s)
 	if name == "" {
 		return r, fmt.Sprintf("%q is not a project name", clip(s))
 	}
@@ -197,7 +198,7 @@ func parseRequirement(s string) (r Requirement, reason string) {
 	if strings.ContainsAny(rest, "@/:") || strings.ContainsAny(name, "/:") {
 		return r, "URLs and paths are not supported: name a project of the index"
 	}
-	r.Name = strings.ToLower(runRE.ReplaceAllString(name, "-"))
+	r.Name = strings.ToLower(runRE.Get().ReplaceAllString(name, "-"))
 	if strings.HasPrefix(rest, "[") {
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
@@ -205,10 +206,10 @@ func parseRequirement(s string) (r Requirement, reason string) {
 		}
 		for _, e := range strings.Split(rest[1:end], ",") {
 			e = strings.TrimSpace(e)
-			if !extraRE.MatchString(e) {
+			if !extraRE.Get().MatchString(e) {
 				return r, fmt.Sprintf("extra %q is not a name", clip(e))
 			}
-			r.Extras = append(r.Extras, strings.ToLower(runRE.ReplaceAllString(e, "-")))
+			r.Extras = append(r.Extras, strings.ToLower(runRE.Get().ReplaceAllString(e, "-")))
 		}
 		slices.Sort(r.Extras)
 		r.Extras = slices.Compact(r.Extras)
@@ -224,7 +225,7 @@ func parseRequirement(s string) (r Requirement, reason string) {
 	for _, c := range strings.Split(rest, ",") {
 		c = strings.ReplaceAll(c, " ", "")
 		c = strings.ReplaceAll(c, "\t", "")
-		if !clauseRE.MatchString(c) {
+		if !clauseRE.Get().MatchString(c) {
 			return r, fmt.Sprintf("version specifier %q is not one of ==, !=, <=, >=, <, >, ~=, === and a version", clip(c))
 		}
 		clauses = append(clauses, c)

@@ -45,8 +45,9 @@ func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan
 	gp, err := grants.New(grants.Request{
 		Read: s.ReadPaths, Write: s.WritePaths, Cwd: s.Cwd,
 		ReadOnly: s.ReadOnlyPaths, AllowDenied: s.AllowDenied, AutorunWritable: s.AutorunWritable,
-		Deny:  append(DefaultDenyPaths(), s.DenyPaths...),
-		Skill: skill, Dry: dry, MountNS: !slices.Contains(s.Disable, LayerMountNS),
+		Deny:    append(DefaultDenyPaths(), s.DenyPaths...),
+		Sockets: s.AllowUnix,
+		Skill:   skill, Dry: dry, MountNS: !slices.Contains(s.Disable, LayerMountNS),
 		UID: uid, GID: gid,
 		Nominal:  nominal,
 		Planted:  func(owner uint32) bool { return identity.SandboxOwner(owner, nominal) },

@@ -33,7 +33,10 @@ type proxyRun struct {
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
 func (s *Sandbox) planProxy() (*netproxy.Config, error) {
-	if len(s.AllowHosts) == 0 {
+	if err := s.checkLocalPorts(); err != nil {
+		return nil, err
+	}
+	if len(s.AllowHosts) == 0 && len(s.AllowLocal) == 0 {
 		if s.Secrets != nil {
 			return nil, fmt.Errorf("%w: Secrets need AllowHosts naming their hosts (add --allow-host HOST)", ErrBadConfig)
 		}
@@ -45,7 +48,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		return nil, nil
 	}
 	if s.AllowNetwork {
-		return nil, fmt.Errorf("%w: AllowHosts and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
+		return nil, fmt.Errorf("%w: AllowHosts or AllowLocal and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
 	}
 	if !hostAllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
@@ -65,6 +68,8 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		Dial:    s.dial,
 		Denied:  s.NetworkLog,
 		Secrets: s.Secrets,
+		// A copy: the proxy must not see the caller change them.
+		LocalPorts: slices.Clone(s.AllowLocal),
 	}
 	if s.Secrets != nil {
 		// The proxy's own checks (a secret's host allowed), now
@@ -85,6 +90,28 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		}
 	}
 	return &cfg, nil
+}
+
+// checkLocalPorts refuses local ports out of range, named twice, the
+// proxy's own, or on a platform or backend that has no relay for them.
+func (s *Sandbox) checkLocalPorts() error {
+	if len(s.AllowLocal) == 0 {
+		return nil
+	}
+	if err := s.localServicesSupported("AllowLocal (--allow-local)", "network namespaces"); err != nil {
+		return err
+	}
+	seen := map[int]bool{}
+	for _, port := range s.AllowLocal {
+		if err := netproxy.CheckLocalPort(port, proxyPort); err != nil {
+			return fmt.Errorf("%w: AllowLocal: %v", ErrBadConfig, err)
+		}
+		if seen[port] {
+			return fmt.Errorf("%w: AllowLocal: port %d named twice", ErrBadConfig, port)
+		}
+		seen[port] = true
+	}
+	return nil
 }
 
 // sandboxNetVar reports whether name is a variable the run sets for its

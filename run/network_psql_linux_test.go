@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +39,13 @@ func postgresBin(t *testing.T) string {
 // nobody (initdb refuses root), with trust authentication for 127.0.0.1,
 // and returns its address.
 func startPostgres(t *testing.T, bin string) string {
+	addr, _ := startPostgresSocket(t, bin)
+	return addr
+}
+
+// startPostgresSocket is startPostgres that also returns the path of the
+// server's unix socket.
+func startPostgresSocket(t *testing.T, bin string) (addr, socket string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the test PostgreSQL runs as nobody, which needs root to switch to")
@@ -64,7 +72,7 @@ func startPostgres(t *testing.T, bin string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	ln.Close()
 	cmd := asNobody("postgres", "-D", data, "-h", "127.0.0.1", "-p", port, "-k", dir)
@@ -82,7 +90,7 @@ func startPostgres(t *testing.T, bin string) string {
 	})
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if exec.Command("psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-Atc", "select 1").Run() == nil {
-			return addr
+			return addr, filepath.Join(dir, ".s.PGSQL."+port)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("postgres did not answer on %s: %s", addr, log.String())
@@ -157,6 +165,68 @@ func TestPsqlThroughSOCKS(t *testing.T) {
 			e := o.res.Network.Connections[0]
 			if e.Method != "SOCKS5" || e.Allowed != tc.ok || !strings.Contains(e.Reason, tc.reason) || (!tc.ok && e.Remedy == "") {
 				t.Errorf("record %+v", e)
+			}
+		})
+	}
+}
+
+// TestPsqlAllowLocal: psql, which speaks no proxy protocol, against a
+// real PostgreSQL on the host's loopback without proxychains: with
+// AllowLocal naming its port the run's own 127.0.0.1:PORT relays to it;
+// without (another port granted) psql cannot connect.
+func TestPsqlAllowLocal(t *testing.T) {
+	needAllowlist(t)
+	pg := startPostgres(t, postgresBin(t))
+	_, port, _ := net.SplitHostPort(pg)
+	pgPort, _ := strconv.Atoi(port)
+	dir := newSkill(t, map[string]string{"psql.sh": "#!/bin/sh\npsql -h 127.0.0.1 -p \"$1\" -U postgres -Atc \"select 'answer ' || 6*7\"\n"})
+	for _, tc := range []struct {
+		name  string
+		local []int
+		ok    bool
+	}{
+		{"granted", []int{pgPort}, true},
+		{"another port granted", []int{pgPort + 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := runIn(t, Sandbox{AllowLocal: tc.local}, dir, "psql.sh", port)
+			if o.err != nil {
+				t.Fatalf("run: %v", o.err)
+			}
+			answered := strings.TrimSpace(o.stdout) == "answer 42"
+			if answered != tc.ok {
+				t.Fatalf("answered %v, want %v: exit %d, stdout %q, stderr %s", answered, tc.ok, o.res.ExitCode, o.stdout, o.stderr)
+			}
+			if tc.ok && (o.res.Network == nil || len(o.res.Network.Connections) == 0 || o.res.Network.Connections[0].Method != "LOCAL") {
+				t.Errorf("record: %+v", o.res.Network)
+			}
+		})
+	}
+}
+
+// TestPsqlAllowUnix: psql against a real PostgreSQL through its unix
+// socket, granted by AllowUnix alone (no network at all); without the
+// grant psql cannot connect.
+func TestPsqlAllowUnix(t *testing.T) {
+	needAllowlist(t)
+	pg, sock := startPostgresSocket(t, postgresBin(t))
+	_, port, _ := net.SplitHostPort(pg)
+	dir := newSkill(t, map[string]string{"psql.sh": "#!/bin/sh\npsql -h \"$1\" -p \"$2\" -U postgres -Atc \"select 'answer ' || 6*7\"\n"})
+	for _, tc := range []struct {
+		name string
+		unix []string
+		ok   bool
+	}{
+		{"granted", []string{sock}, true},
+		{"not granted", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := runIn(t, Sandbox{AllowUnix: tc.unix}, dir, "psql.sh", filepath.Dir(sock), port)
+			if o.err != nil {
+				t.Fatalf("run: %v", o.err)
+			}
+			if answered := strings.TrimSpace(o.stdout) == "answer 42"; answered != tc.ok {
+				t.Fatalf("answered %v, want %v: exit %d, stdout %q, stderr %s", answered, tc.ok, o.res.ExitCode, o.stdout, o.stderr)
 			}
 		})
 	}

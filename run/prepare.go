@@ -107,7 +107,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidSkill, err)
 	}
-	grantee, interpRoots, err := s.withInterpreters()
+	grantee, interpRoots, err := s.withUnixSockets().withInterpreters()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,6 +155,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 		p.Proxy = proxy
 		p.Config.Env = withSecretEnv(withProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
 		p.Config.ProxyPort = proxyPort
+		p.Config.LocalPorts = proxy.LocalPorts
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
 		p.Config.WaitForGo = true
@@ -186,6 +187,9 @@ func (s *Sandbox) checkConfig() (*netproxy.Config, error) {
 		if !knownLayer(l) {
 			return nil, fmt.Errorf("%w: unknown layer %q in Disable", ErrBadConfig, l)
 		}
+	}
+	if err := s.checkUnixSockets(); err != nil {
+		return nil, err
 	}
 	return s.planProxy()
 }

@@ -73,6 +73,21 @@ type Sandbox struct {
 	// wins.
 	DenyHosts []string
 
+	// AllowLocal are ports of the host's loopback the run may reach (a
+	// dev server, a database), never any by default: inside the run
+	// 127.0.0.1:PORT is a listener the supervisor relays to the host's
+	// 127.0.0.1:PORT (for clients that use no proxy, like psql), and the
+	// proxy carries localhost:PORT and 127.0.0.1:PORT there. No other
+	// port of the host's loopback is reached. It turns the proxy on as
+	// AllowHosts does, with its namespace requirements (Linux only).
+	AllowLocal []int
+
+	// AllowUnix are unix socket paths on the host the run may connect
+	// to, never any by default: each socket is mounted into the run at
+	// its own path, and nothing else of its folder is (Linux, with the
+	// mount namespace).
+	AllowUnix []string
+
 	// Secrets are credentials the proxy injects (needs AllowHosts naming
 	// their hosts): the script's variable of each secret holds its
 	// placeholder, and the run trusts the secrets' CA through a bundle

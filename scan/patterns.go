@@ -6,70 +6,52 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 )
 
 // decodeCallExpr matches a call that decodes data; reDecodeAssign embeds it.
 const decodeCallExpr = `\b(b64decode|b32decode|b85decode|a85decode|decodebytes|fromhex|unhexlify|atob)\s*\(|Buffer\.from\([^\n]{0,200}?['"](base64|hex)['"]|codecs\.decode\([^\n]{0,200}?['"](hex|base64|rot.?13)['"]|zlib\.decompress\(|marshal\.loads\(`
 
-// lazyRegexp is a regular expression compiled on first use, not at
-// package initialisation: every program that links this package (the
-// CLI, and the sandbox's init process, which is the same binary) would
-// otherwise pay about 0.5 ms at each start for expressions that only a
-// scan uses. A &lazyRegexp{...} of a constant is laid out by the compiler
-// as static data, so the declarations cost nothing at start either (a
-// sync.OnceValue closure each cost four allocations).
-type lazyRegexp struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-// get returns the compiled expression.
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
-}
-
 // Prompt injection in Markdown.
 var (
-	reIgnoreRules  = &lazyRegexp{expr: `(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b|\b(ignore|disregard|forget)\s+(everything|all|anything)\s+(that\s+)?(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|instructed)|you\s+know\s+about\s+your\s+rules)\b|\b(enter|you\s+are\s+(now\s+)?in|switch\s+to|enable|activate)\s+(god|jailbreak|unrestricted|dan)\s+mode\b|\byou\s+are\s+(now\s+)?in\s+developer\s+mode\b`}
-	reHideFromUser = &lazyRegexp{expr: `(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+){0,3}?(tell|telling|inform|informing|notify|notifying|mention|mentioning|reveal|revealing|alert|alerting|letting)\b[^.\n]{0,20}?\bthe user\b|\b(hide|conceal|keep)\b[^.\n]{0,40}?\bfrom the user\b|\b(silently|secretly|covertly)\s+(send|upload|post|delete|remove|run|execute|install|copy|exfiltrate|transmit)\b`}
-	reSendData     = &lazyRegexp{expr: `(?i)\b(send|upload|post|transmit|exfiltrate|forward|copy|leak)\b[^\n]{0,60}?\b(contents?|files?|credentials?|secrets?|keys?|tokens?|passwords?|env(ironment)?|history|conversation|cookies|\.ssh|\.aws)\b[^\n]{0,60}?\b(to|at|into)\s+\S*(https?://|\b\d{1,3}(\.\d{1,3}){3}\b|webhook|ngrok|requestbin|pastebin)`}
+	reIgnoreRules  = &lazyre.Regexp{Expr: `(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|security)\b[^.\n]{0,30}?\b(instructions?|rules|guidelines|system prompts?|polic(y|ies)|guardrails|restrictions)\b|\b(ignore|disregard|forget)\s+(everything|all|anything)\s+(that\s+)?(you\s+(were|have\s+been|'ve\s+been)\s+(told|given|instructed)|you\s+know\s+about\s+your\s+rules)\b|\b(enter|you\s+are\s+(now\s+)?in|switch\s+to|enable|activate)\s+(god|jailbreak|unrestricted|dan)\s+mode\b|\byou\s+are\s+(now\s+)?in\s+developer\s+mode\b`}
+	reHideFromUser = &lazyre.Regexp{Expr: `(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+){0,3}?(tell|telling|inform|informing|notify|notifying|mention|mentioning|reveal|revealing|alert|alerting|letting)\b[^.\n]{0,20}?\bthe user\b|\b(hide|conceal|keep)\b[^.\n]{0,40}?\bfrom the user\b|\b(silently|secretly|covertly)\s+(send|upload|post|delete|remove|run|execute|install|copy|exfiltrate|transmit)\b`}
+	reSendData     = &lazyre.Regexp{Expr: `(?i)\b(send|upload|post|transmit|exfiltrate|forward|copy|leak)\b[^\n]{0,60}?\b(contents?|files?|credentials?|secrets?|keys?|tokens?|passwords?|env(ironment)?|history|conversation|cookies|\.ssh|\.aws)\b[^\n]{0,60}?\b(to|at|into)\s+\S*(https?://|\b\d{1,3}(\.\d{1,3}){3}\b|webhook|ngrok|requestbin|pastebin)`}
 )
 
 // Downloads executed.
 var (
-	reDownloader   = &lazyRegexp{expr: `(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b`}
-	reSubstitution = &lazyRegexp{expr: `(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.|\b(python[\d.]*|perl|ruby|node|php|deno|bun)(\s+-)?)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`}
+	reDownloader   = &lazyre.Regexp{Expr: `(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b`}
+	reSubstitution = &lazyre.Regexp{Expr: `(?i)(\b(ba|z|k|da)?sh|\bsource|^\s*\.|\b(python[\d.]*|perl|ruby|node|php|deno|bun)(\s+-)?)\s+<\(\s*(curl|wget)\b|\b(eval|(ba|z)?sh\s+-c)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b|\b(exec|eval)\s*\(\s*(urllib\.request\.)?(urlopen|requests\.get|httpx\.get|fetch)\b|\biex\b[^\n]*\b(downloadstring|iwr|invoke-webrequest|irm)\b|\b(downloadstring)\b[^\n]*\|\s*iex\b`}
 )
 
 // Decoded and executed.
 var (
-	reShellDecode = &lazyRegexp{expr: `(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`}
-	reDecodeCall  = &lazyRegexp{expr: decodeCallExpr}
+	reShellDecode = &lazyre.Regexp{Expr: `(?i)(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^|\n]*\s-d\b)`}
+	reDecodeCall  = &lazyre.Regexp{Expr: decodeCallExpr}
 	// reDecodeSubst matches a shell decode whose output a command or
 	// process substitution hands to eval, a shell or an interpreter as
 	// its program: eval "$(… | base64 -d)", python3 -c "$(…)", sh <(…).
-	reDecodeSubst  = &lazyRegexp{expr: `(?i)(\beval|\b(ba|z|k|da)?sh(\s+-c)?|\bsource|^\s*\.|\bpython[\d.]*\s+-c|\b(perl|ruby|node)\s+-e)\s+["']?(\$\(|<\(|` + "`" + `)[^)` + "`" + `]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^)]*\s-d\b)`}
-	reExecCall     = &lazyRegexp{expr: `\b(exec|eval|execSync|spawnSync|Function)\s*\(|\bcompile\s*\([^)]*['"]exec['"]|\bos\.(system|popen|exec\w*)\s*\(|\bsubprocess\.\w+\s*\(|\bchild_process\.\w+\s*\(|\bvm\.runIn\w+\s*\(`}
-	reDecodeAssign = &lazyRegexp{expr: `^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_]\w*)\s*=[^=].*?(` + decodeCallExpr + `|base64\s+(-d|--decode)|xxd\s+-r)`}
+	reDecodeSubst  = &lazyre.Regexp{Expr: `(?i)(\beval|\b(ba|z|k|da)?sh(\s+-c)?|\bsource|^\s*\.|\bpython[\d.]*\s+-c|\b(perl|ruby|node)\s+-e)\s+["']?(\$\(|<\(|` + "`" + `)[^)` + "`" + `]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|openssl\s+(base64|enc)\b[^)]*\s-d\b)`}
+	reExecCall     = &lazyre.Regexp{Expr: `\b(exec|eval|execSync|spawnSync|Function)\s*\(|\bcompile\s*\([^)]*['"]exec['"]|\bos\.(system|popen|exec\w*)\s*\(|\bsubprocess\.\w+\s*\(|\bchild_process\.\w+\s*\(|\bvm\.runIn\w+\s*\(`}
+	reDecodeAssign = &lazyre.Regexp{Expr: `^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_]\w*)\s*=[^=].*?(` + decodeCallExpr + `|base64\s+(-d|--decode)|xxd\s+-r)`}
 )
 
 // Credential locations. .npmrc and .pypirc in quotes count only joined to
 // the home folder: a project has its own (path.join(dir, ".npmrc")).
-var reCredential = &lazyRegexp{expr: `(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root|expanduser\(\s*["']~)/\.(ssh|aws|gnupg|kube|docker|azure|password-store|pypirc|npmrc|yarnrc(\.yml)?|vault-token|s3cfg|boto|my\.cnf|oci|fly|databrickscfg|kaggle|pki)\b|["'/]\.ssh/|["']\.(ssh|aws|gnupg|azure|vault-token|databrickscfg|kaggle)["']|\bhome(dir)?\(\)\s*[,/]\s*["']\.(npmrc|pypirc)["']|expanduser\(\s*["']~["']\s*\)\s*[,/]\s*["']\.(npmrc|pypirc)["']|\.config/(gh|hub|op|rclone|doctl|hcloud|github-copilot|git/credentials)([^\w.-]|$)|\.(cargo|gem)/credentials\b|\.m2/settings\.xml\b|\.gradle/gradle\.properties\b|\.terraform\.d/credentials|\.local/share/keyrings\b|huggingface/token\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/(credentials|config)\b|\.config/gcloud\b|\.kube/config\b|\.docker/config\.json\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|(google/chrome|google-chrome|chromium|bravesoftware/brave-browser|microsoft/edge)/(default|profile|user data)|\.mozilla/firefox|\blogin data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|library/keychains|\.keychain(-db)?\b|\bsecurity["']?\s*,?\s*["']?(find|dump)-(generic-password|internet-password|keychain)|\bdump-keychain\b|\bgnome-keyring\b|\bkwallet\b|\bsecret-tool\s+lookup\b|/etc/shadow\b`}
+var reCredential = &lazyre.Regexp{Expr: `(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root|expanduser\(\s*["']~)/\.(ssh|aws|gnupg|kube|docker|azure|password-store|pypirc|npmrc|yarnrc(\.yml)?|vault-token|s3cfg|boto|my\.cnf|oci|fly|databrickscfg|kaggle|pki)\b|["'/]\.ssh/|["']\.(ssh|aws|gnupg|azure|vault-token|databrickscfg|kaggle)["']|\bhome(dir)?\(\)\s*[,/]\s*["']\.(npmrc|pypirc)["']|expanduser\(\s*["']~["']\s*\)\s*[,/]\s*["']\.(npmrc|pypirc)["']|\.config/(gh|hub|op|rclone|doctl|hcloud|github-copilot|git/credentials)([^\w.-]|$)|\.(cargo|gem)/credentials\b|\.m2/settings\.xml\b|\.gradle/gradle\.properties\b|\.terraform\.d/credentials|\.local/share/keyrings\b|huggingface/token\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/(credentials|config)\b|\.config/gcloud\b|\.kube/config\b|\.docker/config\.json\b|\.netrc\b|\.git-credentials\b|\.pgpass\b|(google/chrome|google-chrome|chromium|bravesoftware/brave-browser|microsoft/edge)/(default|profile|user data)|\.mozilla/firefox|\blogin data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|library/keychains|\.keychain(-db)?\b|\bsecurity["']?\s*,?\s*["']?(find|dump)-(generic-password|internet-password|keychain)|\bdump-keychain\b|\bgnome-keyring\b|\bkwallet\b|\bsecret-tool\s+lookup\b|/etc/shadow\b`}
 
 // Network endpoints.
 var (
-	reURL  = &lazyRegexp{expr: `(?i)\b(https?|wss?|ftp)://[^\s"'<>()\x60\\]+`}
-	reIPv4 = &lazyRegexp{expr: `(^|[^\w.])((25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3})(:\d{1,5})?($|[^\w.])`}
+	reURL  = &lazyre.Regexp{Expr: `(?i)\b(https?|wss?|ftp)://[^\s"'<>()\x60\\]+`}
+	reIPv4 = &lazyre.Regexp{Expr: `(^|[^\w.])((25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3})(:\d{1,5})?($|[^\w.])`}
 )
 
 // Load-time commands in SKILL.md.
 var (
-	reBangInline = &lazyRegexp{expr: "!`[^`]+`"}
-	reBangLine   = &lazyRegexp{expr: `^\s*!\s*[A-Za-z./~$]`}
+	reBangInline = &lazyre.Regexp{Expr: "!`[^`]+`"}
+	reBangLine   = &lazyre.Regexp{Expr: `^\s*!\s*[A-Za-z./~$]`}
 )
 
 // isShell and isInterpreter name the programs that run what is piped into
@@ -143,7 +125,7 @@ func hasAny(args []string, flags ...string) bool {
 // IPv4 literals.
 func endpoints(line string) []string {
 	var out []string
-	for _, u := range reURL.get().FindAllString(line, -1) {
+	for _, u := range reURL.Get().FindAllString(line, -1) {
 		p, err := url.Parse(strings.TrimRight(u, ".,;:"))
 		if err != nil || p.Host == "" || strings.ContainsAny(p.Host, "{}$%") {
 			continue // templates such as https://{host}/
@@ -152,7 +134,7 @@ func endpoints(line string) []string {
 		// evil.example, and bytes that are not UTF-8 are replaced.
 		out = append(out, p.Scheme+"://"+strings.ToValidUTF8(p.Host, "\uFFFD"))
 	}
-	for _, m := range reIPv4.get().FindAllStringSubmatch(line, -1) {
+	for _, m := range reIPv4.Get().FindAllStringSubmatch(line, -1) {
 		ip := m[2] + m[6]
 		if strings.HasPrefix(ip, "0.") || strings.Contains(line, "://"+ip) {
 			continue
@@ -173,8 +155,8 @@ func reason(format string, match string) string {
 
 // Saved downloads run on the same line.
 var (
-	reSavedDownload = &lazyRegexp{expr: `(?i)\b(curl|wget)\b[^|;&]*?(?:\s(?:-[a-zA-Z]*[oO]|--output|--output-document)[\s=]*|>\s*)([^\s;&|<>]+)`}
-	reRunPrefix     = &lazyRegexp{expr: `^\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|k|da)?sh|source|\.|python[\d.]*|perl|ruby|node|php|pwsh|deno|bun)\s+(?:-\S+\s+)*$`}
+	reSavedDownload = &lazyre.Regexp{Expr: `(?i)\b(curl|wget)\b[^|;&]*?(?:\s(?:-[a-zA-Z]*[oO]|--output|--output-document)[\s=]*|>\s*)([^\s;&|<>]+)`}
+	reRunPrefix     = &lazyre.Regexp{Expr: `^\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|k|da)?sh|source|\.|python[\d.]*|perl|ruby|node|php|pwsh|deno|bun)\s+(?:-\S+\s+)*$`}
 )
 
 // downloadThenRun returns the file that line saves a download to and then
@@ -188,7 +170,7 @@ func downloadThenRun(line, lower string) string {
 	if containsAny(lower, "sha256sum", "sha512sum", "shasum", "sha1sum", "md5sum", "gpg ", "gpgv", "cosign", "minisign", "signify", "openssl dgst") {
 		return ""
 	}
-	for _, m := range reSavedDownload.get().FindAllStringSubmatchIndex(line, -1) {
+	for _, m := range reSavedDownload.Get().FindAllStringSubmatchIndex(line, -1) {
 		f := line[m[4]:m[5]]
 		if f == "-" || f == "/dev/null" || strings.HasPrefix(f, "-") {
 			continue
@@ -210,7 +192,7 @@ func downloadThenRun(line, lower string) string {
 				same := path.Clean(word) == path.Clean(f) || path.Base(word) == base && strings.HasSuffix(f, "/"+path.Clean(word))
 				seg := rest[:start]
 				seg = seg[strings.LastIndexAny(seg, ";&|")+1:] // the command the word is in
-				if same && (strings.Contains(word, "/") && reCommandStart(rest[:start]) || reRunPrefix.get().MatchString(seg)) {
+				if same && (strings.Contains(word, "/") && reCommandStart(rest[:start]) || reRunPrefix.Get().MatchString(seg)) {
 					return f
 				}
 			}

@@ -3,6 +3,8 @@ package scan
 import (
 	"strings"
 	"sync"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 )
 
 // text runs the line rules over a text file.
@@ -35,9 +37,9 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 			case inFence && strings.HasPrefix(trimmed, fence):
 				inFence = false
 			case k.skillMD && !inFence && strings.IndexByte(line, '!') >= 0: // both expressions need a "!"
-				if m := reBangInline.get().FindString(line); m != "" {
+				if m := reBangInline.Get().FindString(line); m != "" {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", m))
-				} else if reBangLine.get().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
+				} else if reBangLine.Get().MatchString(line) && !strings.HasPrefix(trimmed, "![") {
 					add(RuleLoadTimeCommand, Medium, reason("runs a command when the skill loads: %s", trimmed))
 				}
 			}
@@ -88,8 +90,8 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 		return lower
 	}
-	injection := func(re *lazyRegexp, format string) {
-		loc := re.get().FindStringIndex(line)
+	injection := func(re *lazyre.Regexp, format string) {
+		loc := re.Get().FindStringIndex(line)
 		if loc == nil {
 			return
 		}
@@ -116,7 +118,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	}
 
 	if hints&hintCredential != 0 {
-		if m := reCredential.get().FindString(line); m != "" {
+		if m := reCredential.Get().FindString(line); m != "" {
 			add(RuleCredentialRead, High, reason("names a credential location: %s", m))
 		}
 	}
@@ -124,13 +126,13 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 	decodes := hints&hintDecode != 0
 	switch {
 	case !decodes && len(decoded) == 0:
-	case reShellDecode.get().MatchString(line) && pipedInto(line, reShellDecode.get()) != "":
-		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode.get()))
-	case reShellDecode.get().MatchString(line) && reDecodeSubst.get().MatchString(line):
-		add(RuleObfuscatedExec, Critical, reason("runs decoded data: %s", reDecodeSubst.get().FindString(line)))
-	case reDecodeCall.get().MatchString(line) && reExecCall.get().MatchString(line):
+	case reShellDecode.Get().MatchString(line) && pipedInto(line, reShellDecode.Get()) != "":
+		add(RuleObfuscatedExec, Critical, "decodes a blob and pipes it into "+pipedInto(line, reShellDecode.Get()))
+	case reShellDecode.Get().MatchString(line) && reDecodeSubst.Get().MatchString(line):
+		add(RuleObfuscatedExec, Critical, reason("runs decoded data: %s", reDecodeSubst.Get().FindString(line)))
+	case reDecodeCall.Get().MatchString(line) && reExecCall.Get().MatchString(line):
 		add(RuleObfuscatedExec, Critical, reason("executes decoded data: %s", line))
-	case len(decoded) > 0 && (reExecCall.get().MatchString(line) || reShellEval.get().MatchString(line)):
+	case len(decoded) > 0 && (reExecCall.Get().MatchString(line) || reShellEval.Get().MatchString(line)):
 		for v := range decoded {
 			if usesVar(line, v) {
 				add(RuleObfuscatedExec, Critical, "executes "+v+", which holds decoded data")
@@ -139,7 +141,7 @@ func lineRules(line string, k fileKind, decoded map[string]bool, add func(string
 		}
 	}
 	if decodes {
-		if m := reDecodeAssign.get().FindStringSubmatch(line); m != nil {
+		if m := reDecodeAssign.Get().FindStringSubmatch(line); m != nil {
 			decoded[m[1]] = true
 		}
 	}
@@ -157,12 +159,12 @@ func runsDownload(line, lower string, hints uint) string {
 	// pipedInto needs a "|" after the download; every branch of
 	// reSubstitution one of the literals tested before it.
 	if strings.IndexByte(line, '|') >= 0 {
-		if name := pipedInto(line, reDownloader.get()); name != "" {
+		if name := pipedInto(line, reDownloader.Get()); name != "" {
 			return "pipes a download into " + name
 		}
 	}
 	if containsAny(lower, "<(", "$(", "`", "exec", "eval", "iex") {
-		if m := reSubstitution.get().FindString(line); m != "" {
+		if m := reSubstitution.Get().FindString(line); m != "" {
 			return reason("runs downloaded code: %s", m)
 		}
 	}
@@ -364,7 +366,7 @@ func hasDottedDigits(s string) bool {
 }
 
 // reShellEval matches shell constructs that run a string as code.
-var reShellEval = &lazyRegexp{expr: `\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`}
+var reShellEval = &lazyre.Regexp{Expr: `\beval\b|\b(ba|z|k|da)?sh\s+-c\b|\|\s*(ba|z|k|da)?sh\b`}
 
 // usesVar reports whether line refers to the variable v as a word, or as
 // $v / ${v} in shell.

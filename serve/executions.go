@@ -188,6 +188,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 		return nil, nil, err
 	}
 	meta.NetworkAllowed, meta.AllowHosts, meta.DenyHosts = sb.AllowNetwork, sb.AllowHosts, sb.DenyHosts
+	meta.AllowLocal, meta.AllowUnix = sb.AllowLocal, sb.AllowUnix
 	meta.MemoryLimitMB = sb.MemoryMB
 	timeout, err := callTimeout(req.TimeoutSeconds, sb.Timeout)
 	if err != nil {

@@ -66,6 +66,8 @@ type mcpFlags struct {
 	allowDegraded    bool
 	allowHosts       listFlags
 	denyHosts        listFlags
+	allowLocal       localPortFlags
+	allowUnix        listFlags
 	requireSignature bool
 	allowedSigners   string
 	auditLog         string
@@ -100,6 +102,8 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "keep the host network in runs (no network namespace, no Landlock TCP rules)")
 	fs.Var(&f.allowHosts, "allow-host", "let runs reach `PATTERN` through the filtering proxy (repeatable; docs/network.md)")
 	fs.Var(&f.denyHosts, "deny-host", "never let runs reach `PATTERN`, even if --allow-host matches (repeatable)")
+	fs.Var(&f.allowLocal, "allow-local", "let runs reach the host's 127.0.0.1:`PORT` (repeatable; docs/network.md)")
+	fs.Var(&f.allowUnix, "allow-unix", "let runs connect to the host's unix socket `PATH` (repeatable; docs/network.md)")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "run even when an isolation layer is unavailable (by default such a run is refused; the record names the missing layers)")
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
 	fs.BoolVar(&f.requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
@@ -213,6 +217,8 @@ func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 			AllowNetwork:  f.allowNetwork,
 			AllowHosts:    f.allowHosts,
 			DenyHosts:     f.denyHosts,
+			AllowLocal:    f.allowLocal,
+			AllowUnix:     absPaths(f.allowUnix),
 			AllowDegraded: f.allowDegraded,
 		},
 		AllowedSigners:   f.allowedSigners,

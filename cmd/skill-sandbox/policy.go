@@ -121,6 +121,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
 	flags.Secrets = f.secrets
+	flags.AllowLocal, flags.AllowUnix = f.allowLocal, absPaths(f.allowUnix)
 	flags.AllowDegraded = f.allowDegraded
 	flags.RequireIsolation = f.requireIsolation
 	flags.RequireSignature = f.requireSignature

@@ -148,6 +148,7 @@ func (c *call) parseRunArgs(fs *flag.FlagSet, f *runFlags, args []string, wantAu
 	c.resultJSON = f.resultJSON
 	c.meta.NetworkAllowed = f.allowNetwork
 	c.meta.AllowHosts, c.meta.DenyHosts = f.allowHosts, f.denyHosts
+	c.meta.AllowLocal, c.meta.AllowUnix = f.allowLocal, f.allowUnix
 	// Out-of-range limits are left out of a usage-error record (it shows
 	// the defaults); the error names the bad value.
 	if f.memoryMB > 0 {
@@ -216,6 +217,8 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return "--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host"
 	case f.backend != run.BackendNative && f.backend != run.BackendGVisor:
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
+	case f.backend == run.BackendGVisor && (len(f.allowLocal) > 0 || len(f.allowUnix) > 0):
+		return "--backend gvisor does not reach local services yet (no --allow-local or --allow-unix): see docs/backends.md"
 	}
 	return ""
 }
@@ -399,6 +402,7 @@ func (c *call) newSandbox(f *runFlags, pol *policy.Resolved, skillDir string, st
 	c.meta.Timeout, c.meta.MemoryLimitMB = sb.Timeout, sb.MemoryMB
 	c.meta.Grants.Read, c.meta.Grants.Write = sb.ReadPaths, sb.WritePaths // the flags' and the policy's
 	c.meta.AllowHosts, c.meta.DenyHosts = sb.AllowHosts, sb.DenyHosts
+	c.meta.AllowLocal, c.meta.AllowUnix = sb.AllowLocal, sb.AllowUnix
 	return sb, escapers
 }
 
@@ -506,4 +510,13 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
+}
+
+// absPaths is absPath of each of ps; nil for none.
+func absPaths(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, absPath(p))
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,6 +86,27 @@ func (p *secretFlags) Set(v string) error {
 	return nil
 }
 
+// localPortFlags collects repeated --allow-local ports, each checked as
+// it is given (a bad one is a usage error).
+type localPortFlags []int
+
+func (p *localPortFlags) String() string {
+	s := make([]string, len(*p))
+	for i, port := range *p {
+		s[i] = strconv.Itoa(port)
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *localPortFlags) Set(v string) error {
+	port, err := netproxy.ParseLocalPort(v)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, port)
+	return nil
+}
+
 // maxSecretFile bounds a secret's file=: a credential, not a document.
 const maxSecretFile = 64 << 10
 
@@ -113,6 +135,8 @@ type runFlags struct {
 	allowHosts       listFlags
 	denyHosts        listFlags
 	secrets          secretFlags
+	allowLocal       localPortFlags
+	allowUnix        listFlags
 	env              envFlags
 	workdir          bool
 	module           bool
@@ -152,7 +176,9 @@ func newRunFlagSet(name string, f *runFlags) *flag.FlagSet {
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the script the host's whole network (no network namespace, no Landlock TCP rules): LAN, 127.0.0.1 and cloud metadata included; prefer --allow-host")
 	fs.Var(&f.allowHosts, "allow-host", "let the script reach `PATTERN` through a filtering proxy (repeatable): api.example.com, *.example.com (subdomains only), an IP address, each optionally :PORT (default 80 and 443; any other port is TCP, e.g. :22 for git over SSH, through CONNECT or SOCKS5), optionally followed by request rules ('api.github.com GET,HEAD /repos/'); see docs/network.md")
 	fs.Var(&f.denyHosts, "deny-host", "never let the script reach `PATTERN`, even if --allow-host matches (repeatable)")
-	fs.Var(&f.secrets, "secret", "inject the caller's variable NAME into requests to HOST only: `NAME@HOST[:PORT][,url][,file=PATH]` (repeatable); inside the run NAME holds a placeholder the proxy replaces on the way to HOST (HTTPS, headers; the URL with ,url); file=PATH reads the value from PATH; see docs/secrets.md")
+	fs.Var(&f.secrets, "secret", "inject the caller's variable NAME into requests to HOST only: `NAME@HOST[:PORT][,url][,any-header][,header=NAME][,file=PATH]` (repeatable); inside the run NAME holds a placeholder the proxy replaces on the way to HOST (HTTPS; in credential headers such as Authorization and X-API-Key, header=NAME adds one, any-header takes all, url the URL too); file=PATH reads the value from PATH; see docs/secrets.md")
+	fs.Var(&f.allowLocal, "allow-local", "let the script reach the host's 127.0.0.1:`PORT` (a dev server, a database; repeatable): at 127.0.0.1:PORT in the run, relayed, and through the proxy as localhost:PORT; no other port of the host's loopback; see docs/network.md")
+	fs.Var(&f.allowUnix, "allow-unix", "let the script connect to the host's unix socket `PATH` (repeatable): mounted alone at the same path, nothing else of its folder; see docs/network.md")
 	fs.Var(f.env, "env", "add `KEY=VAL` to the script's environment (repeatable)")
 	fs.BoolVar(&f.workdir, "workdir", false, "run in a fresh per-run work folder instead of the skill's scripts/")
 	fs.BoolVar(&f.module, "module", false, "SCRIPT is a Python module of the skill (scripts.NAME), run as \"python3 -m scripts.NAME\" from the skill folder (with --cwd or --workdir, in that folder, still imported from the skill)")

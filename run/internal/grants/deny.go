@@ -21,7 +21,17 @@ func PathUnder(p, dir string) bool {
 // that is never granted. p is the grant, flag the flag that named it,
 // allowed the AllowDenied paths (as given and resolved).
 func CheckGrantable(p, flag string, deny *denylist.List, allowed map[string]bool) error {
-	for _, n := range NeverGranted() {
+	return checkGrantable(p, flag, NeverGranted(), deny, allowed)
+}
+
+// socketNeverGranted are the trees no socket grant (run.Sandbox.AllowUnix)
+// may touch: NeverGranted but /run, where servers keep their sockets; the
+// sandbox has no /run of its own, so the one socket is all it shows there.
+func socketNeverGranted() []string { return []string{"/proc", "/sys", "/dev"} }
+
+// checkGrantable is CheckGrantable with the trees never granted.
+func checkGrantable(p, flag string, never []string, deny *denylist.List, allowed map[string]bool) error {
+	for _, n := range never {
 		if PathUnder(p, n) || p == n {
 			return fmt.Errorf("%w: %s %s: %s is never granted (kernel interfaces, devices and sockets)", stageconfig.ErrBadConfig, flag, p, n)
 		}

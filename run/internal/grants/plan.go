@@ -48,7 +48,10 @@ type Request struct {
 	// ReadOnlyPaths, AllowDenied and AutorunWritable.
 	ReadOnly, AllowDenied, AutorunWritable []string
 	Deny                                   []string // the deny list: the defaults and the caller's own
-	Skill                                  string   // the skill folder, resolved; "" skips the overlap check
+	// Sockets are the read grants that may be unix sockets rather than
+	// regular files (run.Sandbox.AllowUnix, as given).
+	Sockets []string
+	Skill   string // the skill folder, resolved; "" skips the overlap check
 	// Dry makes no folder: a missing write folder is only checked as the
 	// folder the run would make (Plan.ToMake).
 	Dry bool

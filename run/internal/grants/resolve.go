@@ -207,7 +207,11 @@ func (pl *planner) checkReal(p, abs, real string, walked fs.FileInfo, write bool
 	if real == "/" {
 		return fmt.Errorf("%w: %s %s resolves to /: granting the whole file system is refused", stageconfig.ErrBadConfig, flag, p)
 	}
-	if err := CheckGrantable(real, flag, pl.deny, pl.allowed); err != nil {
+	never := NeverGranted()
+	if !write && slices.Contains(pl.r.Sockets, p) {
+		never = socketNeverGranted()
+	}
+	if err := checkGrantable(real, flag, never, pl.deny, pl.allowed); err != nil {
 		return err
 	}
 	if err := pl.alias.Check(real, flag, write, pl.allowed); err != nil {
@@ -221,6 +225,9 @@ func (pl *planner) checkReal(p, abs, real string, walked fs.FileInfo, write bool
 		switch {
 		case write && !st.IsDir():
 			return fmt.Errorf("%w: --write %s is not a folder", stageconfig.ErrBadConfig, p)
+		case !write && st.Mode().Type() == fs.ModeSocket && slices.Contains(pl.r.Sockets, p):
+			// A socket named as one (AllowUnix): the mount gives the
+			// run this socket only.
 		case !st.IsDir() && !st.Mode().IsRegular():
 			return fmt.Errorf("%w: --read %s is neither a regular file nor a folder", stageconfig.ErrBadConfig, p)
 		}

@@ -139,12 +139,20 @@ func (c *compiler) applyLandlock() {
 		c.landlockFSRules(ruleset, attr.handledFS, prebuilt, wholeEtc)
 	}
 	if attr.handledNet != 0 && cfg.ProxyPort != 0 {
-		pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(cfg.ProxyPort)}
-		pd := initproc.Struct(c.b, &pa)
-		if c.listing {
-			c.notef("landlock connect tcp/%d", cfg.ProxyPort)
+		// The proxy's port and the local ports' relays: their
+		// listeners are the only ones in the namespace.
+		for i, port := range append([]int{cfg.ProxyPort}, cfg.LocalPorts...) {
+			pa := llNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
+			pd := initproc.Struct(c.b, &pa)
+			if c.listing {
+				c.notef("landlock connect tcp/%d", port)
+			}
+			what := "landlock rule for the proxy port"
+			if i > 0 {
+				what = fmt.Sprintf("landlock rule for local port %d", port)
+			}
+			c.b.Sys(what, unix.SYS_LANDLOCK_ADD_RULE, []initproc.Arg{reg(ruleset), imm(llRuleNetPort), initproc.Ref(pd), imm(0)})
 		}
-		c.b.Sys("landlock rule for the proxy port", unix.SYS_LANDLOCK_ADD_RULE, []initproc.Arg{reg(ruleset), imm(llRuleNetPort), initproc.Ref(pd), imm(0)})
 	}
 	c.b.Sys("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, []initproc.Arg{reg(ruleset), imm(0)},
 		initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EPERM))

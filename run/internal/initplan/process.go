@@ -65,38 +65,49 @@ func (c *compiler) loopbackUp() {
 // handOverProxySocket runs in the init process inside the new network
 // namespace, after setupNetNS brought loopback up, when the run has a host
 // allowlist: it creates the proxy's listening socket on
-// 127.0.0.1:ProxyPort and sends it to the supervisor over ProxyFD, which
-// is then closed, so nothing of the relay is left for the script but the
-// port itself.
+// 127.0.0.1:ProxyPort and sends it to the supervisor over ProxyFD ('L'),
+// then one listening socket on 127.0.0.1:PORT for each of LocalPorts
+// ('P', in their order), and closes ProxyFD, so nothing of the relay is
+// left for the script but the ports themselves. Each listener lives in
+// the run's namespace but is served by the supervisor, on the host's
+// network: the same with or without privileges (no setns needed).
 func (c *compiler) handOverProxySocket() {
 	cfg := c.cfg
 	sock := c.fd
-	if c.listing {
-		c.notef("proxy socket listening on 127.0.0.1:%d, handed to the supervisor", cfg.ProxyPort)
-	}
-	c.b.Sys("proxy socket", unix.SYS_SOCKET, []initproc.Arg{imm(unix.AF_INET), imm(unix.SOCK_STREAM | unix.SOCK_CLOEXEC), imm(0)}, initproc.Into(sock))
-	sa := unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: [4]byte{127, 0, 0, 1}}
-	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(cfg.ProxyPort))
-	sd := initproc.Struct(c.b, &sa)
-	c.b.Sys(fmt.Sprintf("proxy socket: bind 127.0.0.1:%d", cfg.ProxyPort), unix.SYS_BIND, []initproc.Arg{reg(sock), initproc.Ref(sd), imm(uint64(unsafe.Sizeof(sa)))})
-	c.b.Sys("proxy socket: listen", unix.SYS_LISTEN, []initproc.Arg{reg(sock), imm(128)})
-	// struct msghdr with one byte ('L') and the socket as SCM_RIGHTS.
-	one := c.b.String("L")
+	// struct msghdr with one byte and the socket as SCM_RIGHTS, sent once
+	// per socket.
+	kind := c.b.String("L")
 	iov := c.b.Zero(int(unsafe.Sizeof(unix.Iovec{})))
-	c.b.SetPointer(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Base)), one)
+	c.b.SetPointer(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Base)), kind)
 	c.b.Store(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Len)), 8, imm(1))
 	cmsg := c.b.Zero(unix.CmsgSpace(4))
 	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Len)), 8, imm(uint64(unix.CmsgLen(4))))
 	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Level)), 4, imm(unix.SOL_SOCKET))
 	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Type)), 4, imm(unix.SCM_RIGHTS))
-	c.b.Store(cmsg+initproc.Data(unix.CmsgLen(0)), 4, reg(sock))
 	msg := c.b.Zero(int(unsafe.Sizeof(unix.Msghdr{})))
 	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iov)), iov)
 	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iovlen)), 8, imm(1))
 	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Control)), cmsg)
 	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Controllen)), 8, imm(uint64(unix.CmsgSpace(4))))
-	c.b.Sys("proxy socket: handing over", unix.SYS_SENDMSG, []initproc.Arg{num(cfg.ProxyFD), initproc.Ref(msg), imm(0)})
-	c.closeReg(sock)
+	for i, port := range append([]int{cfg.ProxyPort}, cfg.LocalPorts...) {
+		what := "proxy socket"
+		if i > 0 {
+			what = fmt.Sprintf("local port %d", port)
+			c.b.Store(kind, 1, imm('P'))
+		}
+		if c.listing {
+			c.notef("%s listening on 127.0.0.1:%d, handed to the supervisor", what, port)
+		}
+		c.b.Sys(what, unix.SYS_SOCKET, []initproc.Arg{imm(unix.AF_INET), imm(unix.SOCK_STREAM | unix.SOCK_CLOEXEC), imm(0)}, initproc.Into(sock))
+		sa := unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: [4]byte{127, 0, 0, 1}}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(port))
+		sd := initproc.Struct(c.b, &sa)
+		c.b.Sys(fmt.Sprintf("%s: bind 127.0.0.1:%d", what, port), unix.SYS_BIND, []initproc.Arg{reg(sock), initproc.Ref(sd), imm(uint64(unsafe.Sizeof(sa)))})
+		c.b.Sys(what+": listen", unix.SYS_LISTEN, []initproc.Arg{reg(sock), imm(128)})
+		c.b.Store(cmsg+initproc.Data(unix.CmsgLen(0)), 4, reg(sock))
+		c.b.Sys(what+": handing over", unix.SYS_SENDMSG, []initproc.Arg{num(cfg.ProxyFD), initproc.Ref(msg), imm(0)})
+		c.closeReg(sock)
+	}
 	c.b.Sys("close", unix.SYS_CLOSE, []initproc.Arg{num(cfg.ProxyFD)}, initproc.IgnoreErrors())
 }
 

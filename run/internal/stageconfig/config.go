@@ -41,6 +41,11 @@ type Config struct {
 	// only (see setupNetNS).
 	ProxyPort int
 	ProxyFD   int
+	// LocalPorts, with ProxyPort, ask the init process for one more
+	// listening socket on 127.0.0.1:PORT each, handed over after the
+	// proxy's, and a Landlock connect rule for each: the relays of the
+	// host's loopback ports the run may reach (--allow-local).
+	LocalPorts []int `json:",omitempty"`
 
 	// Seatbelt is the macOS profile (see run/internal/seatbelt) the init
 	// process executes the script under, through sandbox-exec; empty

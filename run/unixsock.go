@@ -1,0 +1,82 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+)
+
+// checkUnixSockets refuses AllowUnix entries that are not the absolute,
+// clean path of a unix socket (a symlink is refused: the run gets the
+// socket at the path named, and only it), inside a kernel or device tree,
+// named twice, or on a platform or configuration that cannot hold the
+// run to them: the mount namespace is what keeps every other socket of
+// the host out of its view.
+func (s *Sandbox) checkUnixSockets() error {
+	if len(s.AllowUnix) == 0 {
+		return nil
+	}
+	if err := s.localServicesSupported("AllowUnix (--allow-unix)", "a mount namespace"); err != nil {
+		return err
+	}
+	if slices.Contains(s.Disable, LayerMountNS) {
+		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, LayerMountNS)
+	}
+	seen := map[string]bool{}
+	for _, p := range s.AllowUnix {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("%w: AllowUnix %q: want an absolute, clean path", ErrBadConfig, p)
+		}
+		for _, n := range []string{"/proc", "/sys", "/dev"} {
+			if grants.PathUnder(p, n) {
+				return fmt.Errorf("%w: AllowUnix %s: %s is never granted (the run has its own %s)", ErrBadConfig, p, n, n)
+			}
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("%w: AllowUnix: %v", ErrBadConfig, err)
+		}
+		if st.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("%w: AllowUnix %s is not a unix socket (%s)", ErrBadConfig, p, st.Mode().Type())
+		}
+		if seen[p] {
+			return fmt.Errorf("%w: AllowUnix %s named twice", ErrBadConfig, p)
+		}
+		seen[p] = true
+		if err := checkSocketWritable(p, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withUnixSockets returns the Sandbox whose grants the run gets: s, or a
+// copy whose read grants hold the AllowUnix sockets (connecting needs no
+// write access to the mount: a socket on a read-only mount still
+// accepts connections) and whose deny list exempts exactly those paths.
+func (s *Sandbox) withUnixSockets() *Sandbox {
+	if len(s.AllowUnix) == 0 {
+		return s
+	}
+	c := *s
+	c.ReadPaths = append(slices.Clone(s.ReadPaths), s.AllowUnix...)
+	c.AllowDenied = append(slices.Clone(s.AllowDenied), s.AllowUnix...)
+	return &c
+}
+
+// localServicesSupported refuses a local service grant (what) where
+// nothing holds the run to it: off Linux, whose need names, and with the
+// gVisor backend, which has no relay or socket mount for it yet.
+func (s *Sandbox) localServicesSupported(what, need string) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w: %s needs Linux %s; not available on %s yet", ErrUnsupported, what, need, runtime.GOOS)
+	}
+	if s.Backend == BackendGVisor {
+		return fmt.Errorf("%w: %s is not available with the gVisor backend yet", ErrUnsupported, what)
+	}
+	return nil
+}
