@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 )
 
 // maxScriptBytes bounds the bin/ files rewriteShebangs reads: console
@@ -18,7 +19,7 @@ const maxShebang = 255
 
 // plainPath matches the paths written into a "#!" line: nothing a
 // shell or the kernel's "#!" parser would split or interpret.
-var plainPath = regexp.MustCompile(`^/[A-Za-z0-9/._+-]*$`)
+var plainPath = &lazyre.Regexp{Expr: `^/[A-Za-z0-9/._+-]*$`}
 
 // rewriteShebangs points the console scripts of the environment built at
 // built, to be installed at final, at final's interpreter: pip wrote
@@ -31,7 +32,7 @@ var plainPath = regexp.MustCompile(`^/[A-Za-z0-9/._+-]*$`)
 // would be too long for the kernel, are left as they are. It returns how
 // many it rewrote.
 func rewriteShebangs(built, final string) (int, error) {
-	if !plainPath.MatchString(final) {
+	if !plainPath.Get().MatchString(final) {
 		return 0, nil
 	}
 	bin := filepath.Join(built, "bin")

@@ -2,10 +2,11 @@ package prepare
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/lazyre"
 )
 
 // maxTOMLDepth bounds the nesting of arrays and inline tables, so a
@@ -232,7 +233,7 @@ func (r *tomlReader) keyValue(t *tomlValue, depth int) error {
 	return nil
 }
 
-var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+`)
+var bareKeyRE = &lazyre.Regexp{Expr: `^[A-Za-z0-9_-]+`}
 
 // key reads a dotted key and the blanks after it.
 func (r *tomlReader) key() ([]string, error) {
@@ -256,7 +257,7 @@ func (r *tomlReader) key() ([]string, error) {
 			}
 			k = s
 		default:
-			k = bareKeyRE.FindString(r.data[r.pos:])
+			k = bareKeyRE.Get().FindString(r.data[r.pos:])
 			if k == "" {
 				return nil, r.fail("want a key (letters, digits, _ and -, or quoted), got %q", r.data[r.pos])
 			}
@@ -278,9 +279,9 @@ func (r *tomlReader) skipSpace() {
 }
 
 var (
-	tomlIntRE   = regexp.MustCompile(`^[+-]?(0|[1-9](_?[0-9])*)$`)
-	tomlFloatRE = regexp.MustCompile(`^[+-]?(0|[1-9](_?[0-9])*)(\.[0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?$`)
-	tomlWordRE  = regexp.MustCompile(`^[A-Za-z0-9_+.:-]+`)
+	tomlIntRE   = &lazyre.Regexp{Expr: `^[+-]?(0|[1-9](_?[0-9])*)$`}
+	tomlFloatRE = &lazyre.Regexp{Expr: `^[+-]?(0|[1-9](_?[0-9])*)(\.[0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?$`}
+	tomlWordRE  = &lazyre.Regexp{Expr: `^[A-Za-z0-9_+.:-]+`}
 )
 
 // value reads one value; depth counts the arrays and inline tables it is in.
@@ -304,9 +305,9 @@ func (r *tomlReader) value(depth int) (*tomlValue, error) {
 	case c == '{':
 		return r.inlineTable(depth + 1)
 	}
-	w := tomlWordRE.FindString(r.data[r.pos:])
+	w := tomlWordRE.Get().FindString(r.data[r.pos:])
 	switch {
-	case w == "true" || w == "false" || tomlIntRE.MatchString(w) || tomlFloatRE.MatchString(w) && strings.ContainsAny(w, ".eE"):
+	case w == "true" || w == "false" || tomlIntRE.Get().MatchString(w) || tomlFloatRE.Get().MatchString(w) && strings.ContainsAny(w, ".eE"):
 		r.pos += len(w)
 		return &tomlValue{kind: 'o', str: w, line: line}, nil
 	case w == "":
