@@ -246,6 +246,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSignature -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseAllowedSigners -fuzztime $(FUZZTIME) ./sign
 	$(GO) test -run '^$$' -fuzz FuzzParseRequirements -fuzztime $(FUZZTIME) ./prepare
+	$(GO) test -run '^$$' -fuzz FuzzParsePyproject -fuzztime $(FUZZTIME) ./prepare
 	$(GO) test -run '^$$' -fuzz FuzzParseNodeLock -fuzztime $(FUZZTIME) ./prepare
 	$(GO) test -run '^$$' -fuzz FuzzText -fuzztime $(FUZZTIME) ./scan
 	$(GO) test -run '^$$' -fuzz FuzzParseTOML -fuzztime $(FUZZTIME) ./policy

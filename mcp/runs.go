@@ -111,29 +111,22 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
 	}
 	c.meta.SkillPath = sk.Path
-	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
-	dir := sk.Path
-	if s.cfg.AllowedSigners != "" {
-		c.meta.Signature.Required = true
-		// The record's digest was taken just before, and a difference
-		// means the folder changed in between: refused. What runs, and
-		// whose policy request counts, is the copy made while verifying:
-		// a file changed or swapped in the folder after the check does
-		// not run.
-		signer, verified, remove, err := sign.VerifyCached(sk.Path, s.cfg.AllowedSigners,
-			sign.DefaultVerifiedCacheDir(), sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
-		defer remove() // the run is over when this call returns
-		if err != nil {
-			return s.refuse(c, err)
-		}
-		c.meta.Signature = audit.SignatureOf(true, signer)
-		dir, c.signed = verified, true
-	} else if signers := s.backendSigners(); signers != "" {
+	dir, remove, err := s.verified(c, sk)
+	defer remove() // the run is over when this call returns
+	if err != nil {
+		return s.refuse(c, err)
+	}
+	if signers := s.backendSigners(); signers != "" && s.cfg.AllowedSigners == "" {
 		var remove func()
 		dir, remove = s.checkSignedBackend(c, sk.Path, signers)
 		defer remove()
 	}
 	sb, err := s.prepareRun(c, dir, sk.Path, true, a.Stdin, a.TimeoutSeconds)
+	if err != nil {
+		return s.refuse(c, err)
+	}
+	release, err := s.useEnvironment(c, sb, dir)
+	defer release() // the run is over when this call returns
 	if err != nil {
 		return s.refuse(c, err)
 	}
@@ -143,6 +136,27 @@ func (s *Server) toolRunScript(ctx context.Context, info callInfo, raw json.RawM
 	return s.execute(ctx, c, sb, func(ctx context.Context, sb *run.Sandbox) (*run.Result, error) {
 		return sb.Run(ctx, a.Script, a.Args)
 	})
+}
+
+// verified returns the folder a call on skill sk uses: the skill's own,
+// or with signatures required the copy made while verifying it (remove
+// then removes it). The record's digest is taken before, and a
+// difference means the folder changed in between: refused. A file
+// changed or swapped in the folder after the check is not used.
+func (s *Server) verified(c *runCall, sk skillEntry) (dir string, remove func(), err error) {
+	c.meta.SkillDigest, c.meta.DigestErr = s.digest(sk.Path, s.digests)
+	if s.cfg.AllowedSigners == "" {
+		return sk.Path, func() {}, nil
+	}
+	c.meta.Signature.Required = true
+	signer, verified, remove, err := sign.VerifyCached(sk.Path, s.cfg.AllowedSigners,
+		sign.DefaultVerifiedCacheDir(), sign.Options{Cache: s.digests, Recorded: c.meta.SkillDigest})
+	if err != nil {
+		return "", remove, err
+	}
+	c.meta.Signature = audit.SignatureOf(true, signer)
+	c.signed = true
+	return verified, remove, nil
 }
 
 func (s *Server) toolRunCommand(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
@@ -230,6 +244,9 @@ func (s *Server) prepareRun(c *runCall, dir, skill string, request bool, stdin *
 		sb.WritePaths = append(sb.WritePaths, s.cfg.Workspace)
 	}
 	sb.Timeout = timeout
+	if err := s.cfg.Environments.Protect(&sb); err != nil {
+		return nil, err
+	}
 	sb.RequestID = c.meta.RequestID
 	sb.Stdin = nil
 	if stdin != nil {
@@ -339,7 +356,13 @@ func (s *Server) finish(c *runCall, res *run.Result, err error) map[string]any {
 	if werr != nil {
 		out["error"] = strings.TrimPrefix(fmt.Sprintf("%v; audit record not written: %v", out["error"], werr), "<nil>; ")
 	}
+	if rec.Environment != nil {
+		out["environment"] = rec.Environment
+	}
 	isError := err != nil || werr != nil || rec.Outcome != audit.OutcomeExited || rec.ExitCode != 0
+	if c.tool == ToolPrepareSkill && c.meta.NoRun && err == nil && werr == nil {
+		isError = false // already prepared: nothing had to run
+	}
 	return toolResult(out, isError)
 }
 

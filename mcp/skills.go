@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -23,6 +24,10 @@ type skillEntry struct {
 	// Warnings are the skill's departures from the letter of the
 	// specification, which it is served with (docs/skills.md).
 	Warnings []string `json:"warnings,omitempty"`
+	// Environment is the state of the skill's prepared Python
+	// environment, when it declares requirements and the server keeps
+	// environments.
+	Environment *prepare.Status `json:"environment,omitempty"`
 	// instructions is the Markdown body of SKILL.md, for read_skill.
 	instructions string
 }
@@ -184,6 +189,9 @@ func (s *Server) toolListSkills(raw json.RawMessage) map[string]any {
 	}
 	if skipped == nil {
 		skipped = []skippedSkill{}
+	}
+	for i := range skills {
+		skills[i].Environment = s.environmentStatus(skills[i].Path)
 	}
 	return toolResult(map[string]any{"skills": skills, "skipped": skipped}, false)
 }

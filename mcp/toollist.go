@@ -43,6 +43,9 @@ func (s *Server) tools() []tool {
 		s.runScriptTool(timeoutDesc),
 		s.runCommandTool(timeoutDesc),
 	}
+	if s.cfg.AllowPrepare && s.cfg.Environments.Dir != "" {
+		tools = append(tools, prepareSkillTool())
+	}
 	if s.cfg.Workspace != "" {
 		tools = append(tools, s.workspaceTools()...)
 	}
@@ -76,11 +79,31 @@ func listSkillsTool() tool {
 			"skills": map[string]any{"type": "array", "items": objSchema(map[string]any{
 				"name": strSchema("skill name"), "description": strSchema("what the skill does and when to use it"), "path": strSchema("skill folder"),
 				"warnings": map[string]any{"type": "array", "items": strSchema("a departure from the specification, file:line:col: message"), "description": "departures from the specification the skill is served with"},
+				"environment": objSchema(map[string]any{
+					"file":   strSchema("the file declaring the skill's Python requirements"),
+					"state":  map[string]any{"type": "string", "enum": []string{"prepared", "not_prepared", "changed", "invalid"}, "description": "prepared: runs get the packages; not_prepared: the skill needs preparing; changed: runs are refused until it is prepared again; invalid: the requirements are refused"},
+					"digest": strSchema("the prepared environment's digest"),
+					"detail": strSchema("why it is not prepared"),
+				}, "state"),
 			}, "name", "description", "path")},
 			"skipped": map[string]any{"type": "array", "items": objSchema(map[string]any{
 				"path": strSchema("folder left out"), "reason": strSchema("why it is not served"),
 			}, "path", "reason")},
 		}, "skills", "skipped"),
+	}
+}
+
+// prepareSkillTool is prepare_skill, offered when the operator allows it.
+func prepareSkillTool() tool {
+	return tool{
+		Name:        ToolPrepareSkill,
+		Title:       "Prepare a skill's Python environment",
+		Annotations: &toolAnnotations{Title: "Prepare a skill's Python environment", IdempotentHint: true},
+		Description: "Build the Python environment a skill's requirements.txt or pyproject.toml asks for, when list_skills shows it not_prepared or changed: " +
+			"pip runs in the sandbox, writing only the environment and reaching only the operator's package index, within the operator's limits; one build at a time. " +
+			"Later runs of the skill import its packages.",
+		InputSchema:  objSchema(map[string]any{"skill": strSchema("skill name, as list_skills returns it")}, "skill"),
+		OutputSchema: runOutputSchema(),
 	}
 }
 
@@ -187,7 +210,7 @@ func runOutputSchema() map[string]any {
 		"type": "object",
 		"properties": map[string]any{
 			"request_id":  map[string]any{"type": "string", "description": "id of the run, also in its audit record"},
-			"outcome":     map[string]any{"type": "string", "enum": []string{"exited", "timed_out", "killed", "canceled", "refused", "failed"}},
+			"outcome":     map[string]any{"type": "string", "enum": []string{"exited", "timed_out", "killed", "canceled", "refused", "failed", "not_run"}},
 			"exit_code":   map[string]any{"type": "integer"},
 			"signal":      map[string]any{"type": "string"},
 			"timed_out":   map[string]any{"type": "boolean"},
@@ -198,6 +221,7 @@ func runOutputSchema() map[string]any {
 			"network":     map[string]any{"type": "object", "properties": map[string]any{"connections": map[string]any{"type": "array"}}},
 			"warnings":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the skill's departures from the specification it ran with"},
 			"error":       map[string]any{"type": "string"},
+			"environment": map[string]any{"type": "object", "description": "the skill's prepared Python environment the run used (key, digest, path; from prepare_skill also built and installed)"},
 		},
 		"required": []string{"request_id", "outcome", "exit_code", "timed_out", "duration_ms", "stdout", "stderr", "artifacts", "network"},
 	}

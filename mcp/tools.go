@@ -17,6 +17,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/jsonkeys"
 	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
@@ -39,6 +40,7 @@ const (
 	ToolReadSkillFile = "read_skill_file"
 	ToolRunScript     = "run_skill_script"
 	ToolRunCommand    = "run_command"
+	ToolPrepareSkill  = "prepare_skill"
 )
 
 // Config is what the operator decides when the server starts. No tool call
@@ -72,6 +74,26 @@ type Config struct {
 	// Workspace is the folder run_command may write, also its working
 	// directory; "" means none.
 	Workspace string
+
+	// Environments is the cache of the skills' prepared Python
+	// environments (package prepare, docs/dependencies.md): a run of a
+	// skill whose environment is prepared gets it read-only, as
+	// skill-sandbox run does, one whose environment changed since it was
+	// built is refused, and list_skills shows each skill's state. A zero
+	// Dir uses none.
+	Environments prepare.Cache
+
+	// AllowPrepare offers the prepare_skill tool, with which an agent
+	// builds a listed skill's environment in Environments. Off by
+	// default: the operator decides.
+	AllowPrepare bool
+
+	// Prepare are the options of prepare_skill's builds: the package
+	// index (no tool call can name another) and the template of the
+	// sandbox pip runs in, whose zero Timeout, MemoryMB and WriteMB get
+	// prepare's defaults. One build runs at a time; a call made while one
+	// is under way is refused.
+	Prepare prepare.BuildOptions
 
 	// MaxRuns bounds the runs in progress; DefaultMaxRuns when zero.
 	MaxRuns int
@@ -137,6 +159,12 @@ type Server struct {
 	// after their result went out (see run.Result.WaitCleanup); Serve
 	// waits for them before it returns.
 	cleanups sync.WaitGroup
+
+	// python is the interpreter environments are keyed by and built on,
+	// found once; its Path is "" when none was.
+	python prepare.Python
+	// prepares is the one slot of prepare_skill's builds.
+	prepares chan struct{}
 }
 
 // NewServer checks cfg and returns a server for it.
@@ -199,6 +227,10 @@ func NewServer(cfg Config) (*Server, error) {
 		digests:    sign.NewHashCache(),
 		digest:     sign.DigestAnyCached,
 		budget:     newBudget(cfg.MaxBufferedBytes),
+		prepares:   make(chan struct{}, 1),
+	}
+	if cfg.Environments.Dir != "" {
+		srv.python, _ = prepare.FindPython(context.Background()) // none: every skill with requirements is listed invalid
 	}
 	srv.refusals = newRefusalLog(refusedPerWindow, srv.writeRefusal)
 	// The largest request must fit, or it could never be served.
@@ -266,6 +298,11 @@ func (s *Server) callTool(ctx context.Context, info callInfo, req *request) (map
 		return s.toolRunScript(ctx, info, p.Arguments), nil
 	case ToolRunCommand:
 		return s.toolRunCommand(ctx, info, p.Arguments), nil
+	case ToolPrepareSkill:
+		if !s.cfg.AllowPrepare || s.cfg.Environments.Dir == "" {
+			return nil, errorf(CodeInvalidParams, "unknown tool: %q: the operator has not let agents prepare skills (skill-sandbox mcp --allow-prepare)", p.Name)
+		}
+		return s.toolPrepareSkill(ctx, info, p.Arguments), nil
 	case ToolWriteWorkspaceFile, ToolReadWorkspaceFile:
 		if s.cfg.Workspace == "" {
 			return nil, errorf(CodeInvalidParams, "unknown tool: %q: the workspace file tools are offered only when the server has a workspace (--workspace)", p.Name)

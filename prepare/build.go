@@ -173,6 +173,19 @@ func (c Cache) install(key, envDir, tmp string, deps *Deps, py Python, index str
 	if err != nil {
 		return nil, fmt.Errorf("pip's installation report: %v", err)
 	}
+	// Console scripts name the build folder; runs see the cache's
+	// folder at its resolved path (grants resolve links).
+	final, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	built, err := filepath.EvalSymlinks(envDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rewriteShebangs(built, filepath.Join(final, key)); err != nil {
+		return nil, fmt.Errorf("console scripts: %v", err)
+	}
 	m := &manifest{Key: key, Python: py.Path, PythonVersion: py.Version,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Requirements: string(deps.Normalised), Index: index,
 		Installed: installed}
@@ -183,7 +196,8 @@ func (c Cache) install(key, envDir, tmp string, deps *Deps, py Python, index str
 // (Digest and Built set here) and renames it into the cache under
 // m.Key, in one step. An environment already there is kept when it
 // passes Lookup (another build finished first) and set aside in tmp, to
-// go with it, when it does not.
+// go with it, when it does not. The cache is then brought under its
+// bound (Evict).
 func (c Cache) commit(envDir, tmp string, m *manifest) (*Env, error) {
 	digest, err := treeDigest(envDir)
 	if err != nil {
@@ -210,6 +224,7 @@ func (c Cache) commit(envDir, tmp string, m *manifest) (*Env, error) {
 		}
 		return nil, err
 	}
+	c.Evict(key) // best effort: the bound is kept on the next build otherwise
 	return &Env{Dir: dst, Key: key, Kind: m.Kind, Digest: digest, Installed: m.Installed}, nil
 }
 

@@ -54,7 +54,7 @@ func needSandbox(t *testing.T) {
 func TestBuildLookupTamper(t *testing.T) {
 	py := needBuild(t)
 	ix := newTestIndex(t)
-	file, data := testWheel(t, "demo-pkg", "1.0", "X = 42\n")
+	file, data := testWheel(t, "demo-pkg", "1.0", "X = 42\ndef main():\n    print('cli', X)\n", "demo-cli = demo_pkg:main")
 	ix.add("demo-pkg", file, data)
 	skill := t.TempDir()
 	if err := os.WriteFile(filepath.Join(skill, RequirementsFile), []byte("demo_pkg==1.0\n"), 0o644); err != nil {
@@ -89,6 +89,17 @@ func TestBuildLookupTamper(t *testing.T) {
 	if o, err := cmd.CombinedOutput(); err != nil || string(o) != "42\n" {
 		t.Errorf("the environment's python: %v %s", err, o)
 	}
+	// The console script runs, on the host and in a run (the cache at
+	// its own path, read-only).
+	cli := filepath.Join(env.Dir, "bin", "demo-cli")
+	if o, err := exec.Command(cli).CombinedOutput(); err != nil || string(o) != "cli 42\n" {
+		t.Errorf("console script on the host: %v %s", err, o)
+	}
+	out.Reset()
+	sb := run.Sandbox{SkillDir: skill, Interpreters: []string{env.Python()}, Stdout: &out, Stderr: &out}
+	if res, err := sb.Command(context.Background(), []string{"demo-cli"}); err != nil || res.ExitCode != 0 || out.String() != "cli 42\n" {
+		t.Errorf("console script in a run: %v %+v %s", err, res, out.String())
+	}
 	// Every kind of change is seen.
 	mod := filepath.Join(env.Dir, "lib")
 	matches, _ := filepath.Glob(filepath.Join(mod, "python3*", "site-packages", "demo_pkg", "__init__.py"))
@@ -110,7 +121,7 @@ func TestBuildLookupTamper(t *testing.T) {
 	if got, err := c.Lookup(key); err != nil || got.Digest != env2.Digest {
 		t.Fatalf("Lookup after the rebuild: %v %v", got, err)
 	}
-	if entries, _ := os.ReadDir(c.Dir); len(entries) != 1 {
+	if entries := cacheEntries(c.Dir); len(entries) != 1 {
 		t.Errorf("cache holds %d entries, want 1 (temporary folders left?)", len(entries))
 	}
 }

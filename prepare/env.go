@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,42 +35,41 @@ type Deps struct {
 	Normalised []byte
 }
 
-// Load reads the requirements.txt of skillDir, or else that of its
-// scripts/ folder; both present is an error. It returns nil and no error
-// when the skill has none, or one with no requirement in it. The file
-// must be a regular file (not a link) of at most MaxRequirementsBytes.
+// Load reads what the skill at skillDir declares it needs: its
+// requirements.txt, or else that of its scripts/ folder, or else the
+// [project].dependencies of its pyproject.toml (top or scripts/; see
+// ParsePyproject). Two of these declaring requirements is an error, as is
+// a pyproject.toml whose dependencies are dynamic without a
+// requirements.txt. It returns nil and no error when the skill declares
+// no requirement. Each file must be a regular file (not a link) of at
+// most MaxRequirementsBytes.
 func Load(skillDir string) (*Deps, error) {
-	var found []string
-	for _, f := range []string{filepath.Join(skillDir, RequirementsFile), filepath.Join(skillDir, "scripts", RequirementsFile)} {
-		fi, err := os.Lstat(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file (%s)", f, fi.Mode().Type())
-		}
-		found = append(found, f)
+	found, err := regularFiles(skillDir, RequirementsFile)
+	if err != nil {
+		return nil, err
 	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 2:
+	if len(found) == 2 {
 		return nil, fmt.Errorf("%s and %s: a skill declares its requirements in one file", found[0], found[1])
+	}
+	py, dynamic, err := loadPyproject(skillDir)
+	switch {
+	case err != nil:
+		return nil, err
+	case py != nil && len(found) == 1:
+		return nil, fmt.Errorf("%s and %s: a skill declares its requirements in one file (remove project.dependencies or the requirements file)", found[0], py.File)
+	case py != nil:
+		return py, nil
+	case len(found) == 0 && dynamic:
+		return nil, fmt.Errorf("%s: the project.dynamic of its %s lists dependencies, which only the build backend computes: list them in %s", skillDir, PyprojectFile, RequirementsFile)
+	case len(found) == 0:
+		return nil, nil
 	}
 	return loadFile(found[0])
 }
 
 // loadFile reads and parses the requirements file.
 func loadFile(file string) (*Deps, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxRequirementsBytes+1))
+	data, err := readBounded(file)
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +141,21 @@ var (
 // Cache is the folder environments are kept in, one sub-folder per key.
 type Cache struct {
 	Dir string
+	// MaxBytes bounds the size of the environments kept: after each
+	// Build, Evict removes the least recently used ones not in use beyond
+	// it. Zero bounds nothing.
+	MaxBytes int64
 }
 
 // DefaultCache returns the cache in the user's cache folder:
-// $XDG_CACHE_HOME/skill-sandbox/envs on Linux (os.UserCacheDir).
+// $XDG_CACHE_HOME/skill-sandbox/envs on Linux (os.UserCacheDir), bounded
+// to DefaultMaxBytes.
 func DefaultCache() (Cache, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return Cache{}, err
 	}
-	return Cache{Dir: filepath.Join(dir, "skill-sandbox", "envs")}, nil
+	return Cache{Dir: filepath.Join(dir, "skill-sandbox", "envs"), MaxBytes: DefaultMaxBytes}, nil
 }
 
 // Path returns the folder of the environment with key.
@@ -161,7 +164,8 @@ func (c Cache) Path(key string) string { return filepath.Join(c.Dir, key) }
 // Lookup returns the environment with key after checking its files
 // against its manifest: ErrNotPrepared when it is missing, ErrTampered
 // (with the first difference) when a file was added, removed or changed
-// since the build.
+// since the build. Files are hashed again only when the tree's stamp
+// differs from the one recorded at the last full check (see verify).
 func (c Cache) Lookup(key string) (*Env, error) {
 	dir := c.Path(key)
 	m, err := readManifest(dir)
@@ -175,12 +179,8 @@ func (c Cache) Lookup(key string) (*Env, error) {
 	if m.Key != key {
 		return nil, fmt.Errorf("%w: %s: the manifest is of key %s", ErrTampered, dir, m.Key)
 	}
-	digest, err := treeDigest(dir)
-	if err != nil {
+	if err := c.verify(dir, key, m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrTampered, dir, err)
-	}
-	if digest != m.Digest {
-		return nil, fmt.Errorf("%w: %s: digest %s, manifest says %s", ErrTampered, dir, digest, m.Digest)
 	}
 	return env, nil
 }

@@ -14,7 +14,9 @@ import (
 // testWheel returns a pure-Python wheel of project name (a module of the
 // same name with "_" for "-") at version, whose module holds body: what
 // pip needs to accept it (METADATA, WHEEL, RECORD in a .dist-info folder).
-func testWheel(t *testing.T, name, version, body string) (file string, data []byte) {
+// With scripts, its entry_points.txt declares them as console scripts
+// ("name = module:function").
+func testWheel(t *testing.T, name, version, body string, scripts ...string) (file string, data []byte) {
 	t.Helper()
 	mod := strings.ReplaceAll(name, "-", "_")
 	info := fmt.Sprintf("%s-%s.dist-info", mod, version)
@@ -24,7 +26,8 @@ func testWheel(t *testing.T, name, version, body string) (file string, data []by
 		{mod + "/__init__.py", body},
 		{info + "/METADATA", fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version)},
 		{info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: skill-sandbox-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-		{info + "/RECORD", fmt.Sprintf("%s/__init__.py,,\n%s/METADATA,,\n%s/WHEEL,,\n%s/RECORD,,\n", mod, info, info, info)},
+		{info + "/entry_points.txt", "[console_scripts]\n" + strings.Join(scripts, "\n") + "\n"},
+		{info + "/RECORD", fmt.Sprintf("%s/__init__.py,,\n%s/METADATA,,\n%s/WHEEL,,\n%s/entry_points.txt,,\n%s/RECORD,,\n", mod, info, info, info, info)},
 	}
 	for _, f := range files {
 		w, err := z.Create(f.name)

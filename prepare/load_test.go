@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoad(t *testing.T) {
+	const pyDeps = "[project]\ndependencies = [\"a>=1\"]\n"
 	tests := []struct {
 		files   map[string]string
 		want    string // Normalised, or the error's text with err set
@@ -20,6 +21,15 @@ func TestLoad(t *testing.T) {
 		{files: map[string]string{"scripts/requirements.txt": "b>=1\n"}, want: "b>=1\n"},
 		{files: map[string]string{"requirements.txt": "a\n", "scripts/requirements.txt": "b\n"}, want: "declares its requirements in one file", err: true},
 		{files: map[string]string{"requirements.txt": "-e .\n"}, want: "requirements.txt:1: editable", err: true},
+		{files: map[string]string{"pyproject.toml": pyDeps}, want: "a>=1\n"},
+		{files: map[string]string{"scripts/pyproject.toml": pyDeps}, want: "a>=1\n"},
+		{files: map[string]string{"pyproject.toml": "[tool.ruff]\nx = 1\n"}, nothing: true},
+		{files: map[string]string{"pyproject.toml": "[tool.ruff]\n", "requirements.txt": "b\n"}, want: "b\n"},
+		{files: map[string]string{"pyproject.toml": "[project]\ndynamic = [\"dependencies\"]\n", "requirements.txt": "b\n"}, want: "b\n"},
+		{files: map[string]string{"pyproject.toml": "[project]\ndynamic = [\"dependencies\"]\n"}, want: "lists dependencies, which only the build backend computes", err: true},
+		{files: map[string]string{"pyproject.toml": pyDeps, "requirements.txt": "b\n"}, want: "declares its requirements in one file", err: true},
+		{files: map[string]string{"pyproject.toml": pyDeps, "scripts/pyproject.toml": pyDeps}, want: "a skill has one pyproject.toml", err: true},
+		{files: map[string]string{"pyproject.toml": "[project\n"}, want: "pyproject.toml:1: want \"]\"", err: true},
 	}
 	for i, tt := range tests {
 		dir := t.TempDir()

@@ -112,7 +112,7 @@ func TestNodeBuildRunShareTamper(t *testing.T) {
 	if b, _ := os.ReadFile(w); strings.Contains(string(b), "execSync") {
 		t.Error("the rebuild kept the changed file")
 	}
-	if entries, _ := os.ReadDir(c.Dir); len(entries) != 1 {
+	if entries := cacheEntries(c.Dir); len(entries) != 1 {
 		t.Errorf("cache holds %d entries, want 1", len(entries))
 	}
 }

@@ -20,8 +20,9 @@ type Pruned struct {
 	Bytes int64 // the sizes of its regular files
 }
 
-// Prune removes every environment of the cache whose key is not in keep,
-// and build folders older than StaleBuildAge. Other files are left
+// Prune removes every environment of the cache whose key is not in keep
+// and that is not in use (Use), and build folders older than
+// StaleBuildAge. Other files are left
 // alone. It returns what it removed; an error stops it.
 func (c Cache) Prune(keep map[string]bool) ([]Pruned, error) {
 	entries, err := os.ReadDir(c.Dir)
@@ -37,7 +38,7 @@ func (c Cache) Prune(keep map[string]bool) ([]Pruned, error) {
 		if !e.IsDir() || keep[name] {
 			continue
 		}
-		if strings.HasPrefix(name, ".build-") {
+		if strings.HasPrefix(name, ".build-") || strings.HasPrefix(name, ".evict-") {
 			fi, err := e.Info()
 			if err != nil || time.Since(fi.ModTime()) < StaleBuildAge {
 				continue
@@ -47,7 +48,15 @@ func (c Cache) Prune(keep map[string]bool) ([]Pruned, error) {
 		}
 		dir := filepath.Join(c.Dir, name)
 		size := treeSize(dir)
-		if err := os.RemoveAll(dir); err != nil {
+		if isKey(name) {
+			// An environment in use (Use) is left alone.
+			if removed, err := c.remove(name); err != nil || !removed {
+				if err != nil {
+					return out, err
+				}
+				continue
+			}
+		} else if err := os.RemoveAll(dir); err != nil {
 			return out, err
 		}
 		out = append(out, Pruned{Dir: dir, Bytes: size})

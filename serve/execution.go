@@ -32,6 +32,9 @@ type execution struct {
 	dir     string // the execution's folder: write grant and working directory
 	created time.Time
 	done    chan struct{} // closed once the record is written
+	// release ends the use of the skill's prepared environment (never
+	// nil): called once the run is over or the execution refused.
+	release func()
 
 	mu       sync.Mutex
 	status   string

@@ -43,6 +43,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, c *caller
 		return // the client went away while waiting to upload
 	}
 	if ref, ok := s.accept(c.tenant.name); !ok {
+		e.release()
 		os.RemoveAll(e.dir)
 		s.refuseState(w, r, meta, ref)
 		return
@@ -198,13 +199,23 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err := s.checkSpace(sb.WriteMB, req.Files); err != nil {
 		return nil, nil, err
 	}
+	release, err := s.useEnvironment(&sb, sk.path, meta)
+	if err != nil {
+		return nil, nil, err
+	}
 	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
 	if err := makeFolder(dir, sb.Backend, req.Files); err != nil {
+		release()
 		return nil, nil, err
 	}
 	sb.SkillDir = sk.path
 	sb.WritePaths = append(sb.WritePaths, dir)
 	sb.Cwd = dir
+	if err := s.cfg.Environments.Protect(&sb); err != nil {
+		os.RemoveAll(dir)
+		release()
+		return nil, nil, err
+	}
 	sb.Timeout = timeout
 	sb.RequestID = meta.RequestID
 	sb.Stdin = nil
@@ -215,7 +226,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	sb.Pool = s.pool
 	meta.Grants = run.Grants{Read: sb.ReadPaths, Write: sb.WritePaths, Cwd: sb.Cwd}
 	e := &execution{id: meta.RequestID, tenant: c.tenant.name, tokenID: c.token.ID, skill: sk.Name,
-		script: req.Script, args: req.Args, dir: dir, created: time.Now(), done: make(chan struct{}), status: StatusQueued}
+		script: req.Script, args: req.Args, dir: dir, created: time.Now(), done: make(chan struct{}), status: StatusQueued, release: release}
 	return e, &sb, nil
 }
 
@@ -262,6 +273,7 @@ func makeFolder(dir, backend string, files []inputFile) error {
 // The run's context is the server's: only Drain's deadline stops it.
 func (s *Server) execute(e *execution, sb *run.Sandbox, meta audit.Meta) {
 	defer s.runs.Done()
+	defer e.release()
 	if err := s.queue.acquire(s.runCtx, e.tenant); err != nil {
 		s.finish(e, meta, nil, fmt.Errorf("stopped while queued (the server was draining): %w", err))
 		return

@@ -25,10 +25,13 @@ func (s *Server) newTenantMCP(tn *tenant) (*mcp.HTTPHandler, error) {
 		Sandbox:   s.cfg.Sandbox,
 		Flags:     s.cfg.Flags,
 		Policy:    tn.policy,
-		MaxRuns:   s.cfg.TenantMaxRuns,
-		AuditLog:  s.cfg.AuditLog,
-		Version:   s.cfg.Version,
-		Log:       logWriter{s.log().With("tenant", tn.name, "transport", "mcp")},
+		// Runs use the prepared environments; agents cannot build them
+		// here (no AllowPrepare).
+		Environments: s.cfg.Environments,
+		MaxRuns:      s.cfg.TenantMaxRuns,
+		AuditLog:     s.cfg.AuditLog,
+		Version:      s.cfg.Version,
+		Log:          logWriter{s.log().With("tenant", tn.name, "transport", "mcp")},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: mcp: %w", tn.name, err)

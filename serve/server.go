@@ -17,6 +17,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/internal/refusecap"
 	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 )
@@ -55,6 +56,14 @@ type Config struct {
 	// AllowDegraded, RequireIsolation, Strict). Its limits, network and
 	// environment are replaced by the resolved policy of each run.
 	Sandbox run.Sandbox
+
+	// Environments is the cache of the skills' prepared Python
+	// environments (package prepare): runs of a prepared skill get its
+	// environment read-only, as skill-sandbox run does, one whose
+	// environment changed since it was built is refused, and the skill
+	// listing shows each skill's state. A zero Dir uses none. Agents
+	// cannot build environments through the server.
+	Environments prepare.Cache
 
 	// Flags are the limits and grants given on the command line, the
 	// strongest source of each run's policy (policy.Resolve); the
@@ -131,6 +140,9 @@ type Server struct {
 	digests *sign.HashCache
 	pool    *run.Pool
 	queue   *queue
+	// python is the interpreter environments are keyed by, found once;
+	// its Path is "" when none was.
+	python prepare.Python
 	// uploads bounds the request bodies read and decoded at once, so
 	// that many large uploads cannot take unbounded memory: each holds
 	// at most about twice Config.MaxBodyBytes (the body and its files
@@ -176,6 +188,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	applyDefaults(&cfg)
 	s := &Server{cfg: cfg, tenants: map[string]*tenant{}, digests: sign.NewHashCache(), stop: make(chan struct{})}
+	if cfg.Environments.Dir != "" {
+		s.python, _ = prepare.FindPython(context.Background()) // none: every skill with requirements is listed invalid
+	}
 	for _, t := range cfg.Tokens {
 		if _, ok := s.tenants[t.Tenant]; ok {
 			continue

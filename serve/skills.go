@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/sign"
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
@@ -15,6 +16,9 @@ type skillInfo struct {
 	Digest      string       `json:"digest"`
 	Scripts     []scriptInfo `json:"scripts"`
 	Warnings    []string     `json:"warnings"`
+	// Environment is the state of the skill's prepared Python
+	// environment, when it declares requirements.
+	Environment *prepare.Status `json:"environment,omitempty"`
 	path        string
 }
 
@@ -114,6 +118,7 @@ func (s *Server) lookup(tn *tenant, name string) (skillInfo, bool) {
 
 // describe adds the digest and the scripts to a skill found by catalog.
 func (s *Server) describe(sk *skillInfo) {
+	sk.Environment = s.environmentStatus(sk.path)
 	if d, err := sign.DigestAnyCached(sk.path, s.digests); err == nil {
 		sk.Digest = d
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/mcp"
 	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/run"
 )
 
@@ -33,7 +34,9 @@ docs/mcp.md.
 Tools: list_skills, read_skill, read_skill_file, run_skill_script,
 run_command; with --workspace also write_workspace_file and
 read_workspace_file, which put a file into the workspace and read one
-back. Every script or command runs in the sandbox with the limits
+back; with --allow-prepare also prepare_skill, which builds a skill's
+Python environment (off by default). Runs use the skills' prepared
+environments as run does (docs/dependencies.md). Every script or command runs in the sandbox with the limits
 given here and in the operator policy (--policy; a skill's own
 skill-sandbox.toml may only lower them); no tool call can widen them. Each call that runs something
 or touches a workspace file writes one audit record, refused calls too.
@@ -78,6 +81,8 @@ type mcpFlags struct {
 	maxMessage       int
 	maxBuffered      int64
 	prestart         int
+	allowPrepare     bool
+	index            string
 	backend          backendFlags
 	http             mcpHTTPFlags
 }
@@ -103,6 +108,8 @@ func newMCPFlagSet(f *mcpFlags) *flag.FlagSet {
 	fs.BoolVar(&f.requireIsolation, "require-isolation", false, "refuse runs when any sandbox layer is unavailable, disabled or covered ones included")
 	fs.BoolVar(&f.requireSignature, "require-signature", false, "run a skill's scripts only when its SKILL.sig is a good signature from --allowed-signers (run_command is then refused)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "OpenSSH allowed_signers `FILE` for --require-signature")
+	fs.BoolVar(&f.allowPrepare, "allow-prepare", false, "offer the prepare_skill tool: agents may build a listed skill's Python environment (pip in the sandbox, the package index below only, one build at a time; docs/dependencies.md)")
+	fs.StringVar(&f.index, "index", "", "with --allow-prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 	addBackendFlags(fs, &f.backend)
 	fs.IntVar(&f.maxMessage, "max-message", mcp.DefaultMaxMessageBytes, "largest incoming message in `BYTES`")
 	addMCPHTTPFlags(fs, &f.http)
@@ -136,6 +143,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs chan 
 			return exitRefused
 		}
 		cfg.Policy = op
+		if cfg.Prepare.Index == "" {
+			cfg.Prepare.Index = op.Sandbox.PackageIndex
+		}
 	}
 	if f.auditLog != "" {
 		log, err := openMCPAuditLog(f.auditLog, f.workspace, cfg.Policy)
@@ -173,6 +183,8 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 		return "--allow-degraded and --require-isolation contradict each other"
 	case f.allowAutorun && f.workspace == "":
 		return "--allow-autorun needs --workspace DIR (it exempts the workspace)"
+	case f.index != "" && !f.allowPrepare:
+		return "--index is only used with --allow-prepare"
 	case f.maxRuns <= 0:
 		return fmt.Sprintf("--max-runs must be positive, got %d", f.maxRuns)
 	case f.prestart < 0:
@@ -227,6 +239,14 @@ func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 	if set["memory"] {
 		cfg.Flags.MemoryMB = f.memoryMB
 	}
+	// Runs use the caller's prepared environments, as skill-sandbox run
+	// does; without a cache folder they run without.
+	if cache, err := prepare.DefaultCache(); err == nil {
+		cfg.Environments = cache
+	}
+	cfg.AllowPrepare = f.allowPrepare
+	cfg.Prepare = prepare.BuildOptions{Index: f.index,
+		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation}}
 	f.backend.apply(&cfg.Flags, set)
 	return cfg
 }

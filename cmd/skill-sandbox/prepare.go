@@ -18,7 +18,8 @@ import (
 const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [--registry URL] [flags] PATH
        skill-sandbox prepare --prune [PATH...]
 
-Build the Python environment the skill's requirements.txt asks for, with
+Build the Python environment the skill's requirements.txt (or
+pyproject.toml [project].dependencies) asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
 the package index), or the node_modules its package.json and
 package-lock.json ask for, with npm ci run the same way (reaching only
@@ -44,7 +45,7 @@ type depsFlags struct {
 
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
 	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
-	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it has a requirements.txt")
+	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it declares requirements")
 	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 	fs.StringVar(&f.registry, "registry", "", "with --prepare: the npm registry `URL` npm ci uses (default: the operator policy's [sandbox] npm_registry, else "+prepare.DefaultRegistry+")")
 }
@@ -57,6 +58,7 @@ type prepareFlags struct {
 	registry      string
 	auditLog      string
 	allowDegraded bool
+	maxCacheMB    int64
 }
 
 func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
@@ -67,6 +69,7 @@ func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs.StringVar(&f.registry, "registry", "", "the npm registry `URL` npm ci uses (default "+prepare.DefaultRegistry+"); npm reaches its host only")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append the audit record to `FILE` instead of stderr")
 	fs.BoolVar(&f.allowDegraded, "allow-degraded", false, "build even when an isolation layer is unavailable")
+	fs.Int64Var(&f.maxCacheMB, "max-cache", prepare.DefaultMaxBytes>>20, "after a build, remove the least recently used environments not in use until the cache holds at most `MiB` (0: no bound)")
 	return fs
 }
 
@@ -113,12 +116,13 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	}
 	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
 		RequestID: id, AllowDegraded: f.allowDegraded}
+	c.maxCache = f.maxCacheMB << 20
 	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, sources{f.index, f.registry}, !f.check)
 	switch {
 	case err != nil:
 		errorf(c.stderr, "%v", err)
 	case env == nil:
-		fmt.Fprintf(stdout, "%s has no requirements.txt and no package.json with dependencies: nothing to prepare\n", c.meta.SkillPath)
+		fmt.Fprintf(stdout, "%s declares no requirements (requirements.txt, pyproject.toml, package.json with dependencies): nothing to prepare\n", c.meta.SkillPath)
 	case c.meta.Environment.Built:
 		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
 	default:
@@ -139,6 +143,8 @@ func prepareArgsProblem(fs *flag.FlagSet, f *prepareFlags) string {
 		return "--prune cannot be combined with --check, --index or --registry"
 	case !f.prune && fs.NArg() != 1:
 		return "want exactly one PATH"
+	case f.maxCacheMB < 0:
+		return "--max-cache must not be negative"
 	}
 	for _, a := range fs.Args() {
 		if a == "" {
@@ -231,7 +237,12 @@ func (c *call) lookupOrBuild(key string, build bool, buildEnv func(prepare.Cache
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := cache.Lookup(key)
+	if c.name == "prepare" { // --max-cache; runs keep the default bound
+		cache.MaxBytes = c.maxCache
+	}
+	// In use until this process exits (the lock goes with it): the run
+	// is over by then, and no eviction removes it under the run.
+	env, _, err := cache.Use(key)
 	built := false
 	var res *run.Result
 	if err != nil && build {
@@ -289,6 +300,22 @@ func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags
 			err, shellQuote(c.meta.SkillPath))
 	default:
 		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's requirements: %v: running with the host's packages\n", err)
+	}
+	return true
+}
+
+// protectCache keeps the run from writing the cache of prepared
+// environments (prepare.Cache.Protect), whichever skill it runs. ok is
+// false when the run is refused (printed and recorded).
+func (c *call) protectCache(sb *run.Sandbox) (ok bool) {
+	cache, err := prepare.DefaultCache()
+	if err != nil {
+		return true // no cache folder: nothing to protect
+	}
+	if err := cache.Protect(sb); err != nil {
+		errorf(c.stderr, "%v", err)
+		c.record(nil, err)
+		return false
 	}
 	return true
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -27,18 +28,7 @@ func TestPrepareCLI(t *testing.T) {
 		}
 		t.Skipf("/usr/bin/python3 has no venv or pip (Debian: python3-venv, python3-pip): %v %s", err, out)
 	}
-	wheel := cliWheel(t)
-	downloads := 0
-	mux := http.NewServeMux()
-	mux.HandleFunc("/simple/demo-pkg/", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "<a href=\"/files/demo_pkg-1.0-py3-none-any.whl#sha256=%x\">demo_pkg-1.0-py3-none-any.whl</a>\n", sha256.Sum256(wheel))
-	})
-	mux.HandleFunc("/files/demo_pkg-1.0-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) {
-		downloads++
-		w.Write(wheel)
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	srv, downloads := cliIndex(t)
 	files := map[string]string{"requirements.txt": "demo-pkg==1.0\n", "scripts/use.py": "import demo_pkg\nprint(demo_pkg.X)\n"}
 	skill := newSkill(t, files)
 	requireSandbox(t, newSkill(t, nil))
@@ -62,8 +52,8 @@ func TestPrepareCLI(t *testing.T) {
 		t.Errorf("prepare --check: exit %d stderr %s", r.Code, r.Stderr)
 	}
 	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", skill)
-	if r.Code != 0 || downloads != 1 {
-		t.Fatalf("prepare: exit %d, %d downloads\nstdout %s\nstderr %s", r.Code, downloads, r.Stdout, r.Stderr)
+	if r.Code != 0 || downloads.Load() != 1 {
+		t.Fatalf("prepare: exit %d, %d downloads\nstdout %s\nstderr %s", r.Code, downloads.Load(), r.Stdout, r.Stderr)
 	}
 	rec := stderrRecord(t, r.Stderr)
 	if e := rec.Environment; e == nil || !e.Built || len(e.Installed) != 1 || e.Installed[0].Name != "demo-pkg" || len(e.Installed[0].SHA256) != 64 {
@@ -76,13 +66,18 @@ func TestPrepareCLI(t *testing.T) {
 	if e := stderrRecord(t, r.Stderr).Environment; e == nil || e.Built || e.Digest != rec.Environment.Digest {
 		t.Errorf("run record environment %+v, want digest %s", e, rec.Environment.Digest)
 	}
-	other := newSkill(t, map[string]string{"requirements.txt": "# same\nDemo_Pkg == 1.0\n", "scripts/use.py": files["scripts/use.py"]})
+	// The same requirement in a pyproject.toml, spelt differently.
+	other := newSkill(t, map[string]string{"pyproject.toml": "[project]\nname = \"other\"\ndependencies = [\n  \"Demo_Pkg == 1.0\",  # same\n]\n",
+		"scripts/use.py": files["scripts/use.py"]})
 	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", other)
-	if r.Code != 0 || downloads != 1 || !strings.Contains(r.Stdout, "already prepared") {
-		t.Errorf("second skill: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
+	if r.Code != 0 || downloads.Load() != 1 || !strings.Contains(r.Stdout, "already prepared") {
+		t.Errorf("second skill: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads.Load(), r.Stdout, r.Stderr)
 	}
 	if rec := stderrRecord(t, r.Stderr); rec.Outcome != "not_run" || rec.Level != "info" || rec.Environment == nil || rec.Environment.Built {
 		t.Errorf("second skill's record: outcome %s level %s environment %+v", rec.Outcome, rec.Level, rec.Environment)
+	}
+	if r := runCLI(t, "", "run", other, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
+		t.Errorf("run of the pyproject.toml skill: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	// A changed file of the environment refuses the run, with the way
 	// out; prepare rebuilds it.
@@ -98,8 +93,8 @@ func TestPrepareCLI(t *testing.T) {
 		t.Errorf("tampered environment: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, "", "prepare", "--index", srv.URL+"/simple", skill)
-	if r.Code != 0 || downloads != 2 || !strings.Contains(r.Stdout, skill+" prepared") {
-		t.Errorf("rebuild: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads, r.Stdout, r.Stderr)
+	if r.Code != 0 || downloads.Load() != 2 || !strings.Contains(r.Stdout, skill+" prepared") {
+		t.Errorf("rebuild: exit %d, %d downloads, stdout %s stderr %s", r.Code, downloads.Load(), r.Stdout, r.Stderr)
 	}
 	if r = runCLI(t, "", "run", skill, "use.py"); r.Code != 0 || r.Stdout != "42\n" {
 		t.Errorf("run after the rebuild: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
@@ -112,8 +107,8 @@ func TestPrepareCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runCLI(t, "", "audit", "--prepare", "--policy", pol, third, "use.py")
-	if e := stderrRecord(t, r.Stderr).Environment; r.Code != 0 || r.Stdout != "42\n" || downloads != 3 || e == nil || !e.Built {
-		t.Errorf("run --prepare: exit %d stdout %q, %d downloads, environment %+v\nstderr %s", r.Code, r.Stdout, downloads, e, r.Stderr)
+	if e := stderrRecord(t, r.Stderr).Environment; r.Code != 0 || r.Stdout != "42\n" || downloads.Load() != 3 || e == nil || !e.Built {
+		t.Errorf("run --prepare: exit %d stdout %q, %d downloads, environment %+v\nstderr %s", r.Code, r.Stdout, downloads.Load(), e, r.Stderr)
 	}
 	// --prune keeps what the skills named need, and removes the rest.
 	r = runCLI(t, "", "prepare", "--prune", filepath.Dir(other), third)
@@ -131,6 +126,24 @@ func TestPrepareCLI(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Stderr, "No module named 'demo_pkg'") {
 		t.Errorf("--no-deps: exit %d stderr %s", r.Code, r.Stderr)
 	}
+}
+
+// cliIndex serves a simple index of cliWheel on loopback; downloads
+// counts the wheel's downloads.
+func cliIndex(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	wheel := cliWheel(t)
+	var downloads atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/simple/demo-pkg/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<a href=\"/files/demo_pkg-1.0-py3-none-any.whl#sha256=%x\">demo_pkg-1.0-py3-none-any.whl</a>\n", sha256.Sum256(wheel))
+	})
+	mux.HandleFunc("/files/demo_pkg-1.0-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) {
+		downloads.Add(1)
+		w.Write(wheel)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, &downloads
 }
 
 // cliWheel is a pure-Python wheel of demo-pkg 1.0 whose module holds X = 42.

@@ -90,7 +90,7 @@ func runCommand(args []string, stdout, stderr io.Writer, wantAudit bool, sigs ch
 		return exitRefused
 	}
 	sb, escapers := c.newSandbox(&f, pol, skillDir, st)
-	if !c.useEnvironment(ctx, sb, &f.deps, sources{pol.Sandbox.PackageIndex, pol.Sandbox.NPMRegistry}) {
+	if !c.protectCache(sb) || !c.useEnvironment(ctx, sb, &f.deps, sources{pol.Sandbox.PackageIndex, pol.Sandbox.NPMRegistry}) {
 		return exitRefused
 	}
 	if f.printPlan {

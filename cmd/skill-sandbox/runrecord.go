@@ -24,6 +24,7 @@ type call struct {
 	log        *audit.Log // auditLog once opened
 	toStderr   bool       // audit without --audit-log
 	secretsErr error      // why the secrets could not be loaded: refuses the run
+	maxCache   int64      // prepare --max-cache in bytes
 }
 
 // usage reports a usage error, writes its record if one was asked for and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/audit"
 	"github.com/skill-sandbox/skill-sandbox/policy"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
 	"github.com/skill-sandbox/skill-sandbox/run"
 	"github.com/skill-sandbox/skill-sandbox/serve"
 )
@@ -186,6 +187,10 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	f.backend.apply(&cfg.Flags, f.backend.set)
 	if f.queue == 0 {
 		cfg.Queue = -1 // serve's zero is its default
+	}
+	// Runs use the prepared environments, as skill-sandbox run does.
+	if cache, err := prepare.DefaultCache(); err == nil {
+		cfg.Environments = cache
 	}
 	if f.metricsToken != "" {
 		sum, err := serve.LoadMetricsToken(f.metricsToken)

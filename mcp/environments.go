@@ -1,0 +1,149 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// errBusy marks a prepare_skill call refused because another build is
+// under way.
+var errBusy = errors.New("another prepare_skill build is under way: call again when it is over")
+
+// useEnvironment gives the run of the skill folder dir its prepared
+// environment, as skill-sandbox run does: read-only, its python3 first
+// on PATH. A skill whose environment is not prepared, or whose
+// requirements are refused, runs without it (a warning goes to the log);
+// one whose environment changed since it was built is refused. release
+// (never nil) ends its use: the cache may evict it after.
+func (s *Server) useEnvironment(c *runCall, sb *run.Sandbox, dir string) (release func(), err error) {
+	if s.cfg.Environments.Dir == "" {
+		return func() {}, nil
+	}
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	switch {
+	case st == nil:
+		return release, nil
+	case env != nil:
+		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
+		return release, nil
+	case st.State == prepare.StateChanged:
+		return release, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare %s)%s",
+			run.ErrBadConfig, st.Detail, c.meta.SkillPath, s.prepareHint())
+	}
+	if w := s.warnings(c.meta.RequestID); w != nil {
+		fmt.Fprintf(w, "warning: %s: running with the host's packages\n", st.Detail)
+	}
+	return release, nil
+}
+
+// prepareHint names prepare_skill when agents may use it.
+func (s *Server) prepareHint() string {
+	if s.cfg.AllowPrepare {
+		return ", or call " + ToolPrepareSkill
+	}
+	return ""
+}
+
+// environmentStatus is the state of the skill at dir's environment for
+// list_skills: nil when the skill declares no requirement, or the server
+// keeps no environments.
+func (s *Server) environmentStatus(dir string) *prepare.Status {
+	if s.cfg.Environments.Dir == "" {
+		return nil
+	}
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release()
+	return st
+}
+
+// toolPrepareSkill builds a listed skill's environment (prepare_skill,
+// offered only with Config.AllowPrepare): pip in the sandbox with the
+// operator's index and limits, one build at a time, holding a run slot.
+func (s *Server) toolPrepareSkill(ctx context.Context, info callInfo, raw json.RawMessage) map[string]any {
+	c := s.newRunCall(info, ToolPrepareSkill)
+	var a struct {
+		Skill string `json:"skill"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
+	}
+	if a.Skill == "" {
+		return s.refuse(c, fmt.Errorf(`%w: "skill" is required`, errArguments))
+	}
+	sk, err := s.lookup(a.Skill)
+	if err != nil {
+		return s.refuse(c, fmt.Errorf("%w: %v", errArguments, err))
+	}
+	c.meta.SkillPath = sk.Path
+	dir, remove, err := s.verified(c, sk)
+	defer remove()
+	if err != nil {
+		return s.refuse(c, err)
+	}
+	select {
+	case s.prepares <- struct{}{}:
+		defer func() { <-s.prepares }()
+	default:
+		return s.refuse(c, errBusy)
+	}
+	select {
+	case s.runs <- struct{}{}:
+		defer func() { <-s.runs }()
+	case <-ctx.Done():
+		return s.refuse(c, ctx.Err())
+	}
+	env, res, err := s.build(ctx, c, dir)
+	if env != nil {
+		c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir, Built: res != nil}
+		if res != nil {
+			for _, p := range env.Installed {
+				c.meta.Environment.Installed = append(c.meta.Environment.Installed, audit.EnvironmentPackage(p))
+			}
+		}
+	}
+	c.meta.NoRun = res == nil
+	return s.finish(c, res, err)
+}
+
+// build builds the environment of the skill folder dir unless it is
+// prepared; res is pip's run when it ran.
+func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.Env, *run.Result, error) {
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release() // Build replaces it only when it fails its check
+	switch {
+	case st == nil:
+		return nil, nil, fmt.Errorf("%w: the skill declares no requirements (requirements.txt, pyproject.toml): nothing to prepare", errArguments)
+	case env != nil:
+		return env, nil, nil
+	case st.State == prepare.StateInvalid:
+		return nil, nil, fmt.Errorf("%w: %s", run.ErrBadConfig, st.Detail)
+	}
+	deps, err := prepare.Load(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", run.ErrBadConfig, err)
+	}
+	opts := s.cfg.Prepare
+	opts.Sandbox.RequestID = c.meta.RequestID
+	opts.Sandbox.Stdout, opts.Sandbox.Stderr, opts.Sandbox.Stdin = nil, nil, nil
+	opts.Sandbox.Warnings = s.warnings(c.meta.RequestID)
+	opts.Sandbox.NetworkLog = opts.Sandbox.Warnings
+	if opts.Sandbox.OutputCap == 0 {
+		opts.Sandbox.OutputCap = s.cfg.Sandbox.OutputCap
+	}
+	// The record names the build's own limits.
+	c.meta.Timeout, c.meta.MemoryLimitMB = prepare.DefaultTimeout, prepare.DefaultMemoryMB
+	if opts.Sandbox.Timeout != 0 {
+		c.meta.Timeout = opts.Sandbox.Timeout
+	}
+	if opts.Sandbox.MemoryMB != 0 {
+		c.meta.MemoryLimitMB = opts.Sandbox.MemoryMB
+	}
+	return s.cfg.Environments.Build(ctx, deps, s.python, opts)
+}

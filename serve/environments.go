@@ -1,0 +1,42 @@
+package serve
+
+import (
+	"fmt"
+
+	"github.com/skill-sandbox/skill-sandbox/audit"
+	"github.com/skill-sandbox/skill-sandbox/prepare"
+	"github.com/skill-sandbox/skill-sandbox/run"
+)
+
+// useEnvironment gives the run of the skill folder dir its prepared
+// Python environment, as skill-sandbox run does: read-only, its python3
+// first on PATH. A skill whose environment is not prepared runs without
+// it; one whose environment changed since it was built is refused.
+// release (never nil) ends its use: the cache may evict it after.
+func (s *Server) useEnvironment(sb *run.Sandbox, dir string, meta *audit.Meta) (release func(), err error) {
+	if s.cfg.Environments.Dir == "" {
+		return func() {}, nil
+	}
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	switch {
+	case env != nil:
+		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
+	case st != nil && st.State == prepare.StateChanged:
+		release()
+		return func() {}, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare)", run.ErrBadConfig, st.Detail)
+	}
+	return release, nil
+}
+
+// environmentStatus is the state of the skill at dir's environment for
+// the skill listing: nil when it declares no requirement or the server
+// keeps no environments.
+func (s *Server) environmentStatus(dir string) *prepare.Status {
+	if s.cfg.Environments.Dir == "" {
+		return nil
+	}
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	release()
+	return st
+}
