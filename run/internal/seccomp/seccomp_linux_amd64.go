@@ -37,3 +37,12 @@ func archSetIDCalls() []modeCall {
 
 // archInotifyInit is inotify_init, which arm64 lacks (inotify_init1 only).
 func archInotifyInit() []uint32 { return []uint32{unix.SYS_INOTIFY_INIT} }
+
+// archSyscallNames names the calls only amd64 has that the rules test
+// (for OCIRules).
+func archSyscallNames() []sysno {
+	return []sysno{
+		{"inotify_init", unix.SYS_INOTIFY_INIT}, {"chmod", unix.SYS_CHMOD},
+		{"creat", unix.SYS_CREAT}, {"open", unix.SYS_OPEN}, {"mknod", unix.SYS_MKNOD},
+	}
+}

@@ -22,3 +22,7 @@ func archSetIDCalls() []modeCall { return nil }
 
 // archInotifyInit: arm64 has inotify_init1 only.
 func archInotifyInit() []uint32 { return nil }
+
+// archSyscallNames names the calls only arm64 has that the rules test
+// (for OCIRules): none.
+func archSyscallNames() []sysno { return nil }

@@ -37,17 +37,23 @@ const (
 // only amd64 has.
 func setIDRules() ([]block, error) {
 	var a bpfAsm
-	for _, c := range append([]modeCall{
+	for _, c := range setIDCalls() {
+		a.ifSyscall(c.nr, func() { c.assemble(&a) })
+	}
+	a.ifSyscall(unix.SYS_OPENAT2, func() { a.ret(retENOSYS) })
+	return a.program()
+}
+
+// setIDCalls are the calls the rules test: those of both architectures,
+// then archSetIDCalls.
+func setIDCalls() []modeCall {
+	return append([]modeCall{
 		{nr: unix.SYS_FCHMOD, mode: seccompArg1, flags: -1},
 		{nr: unix.SYS_FCHMODAT, mode: seccompArg2, flags: -1},
 		{nr: unix.SYS_FCHMODAT2, mode: seccompArg2, flags: -1},
 		{nr: unix.SYS_OPENAT, mode: seccompArg3, flags: seccompArg2},
 		{nr: unix.SYS_MKNODAT, mode: seccompArg2, flags: -1, node: true},
-	}, archSetIDCalls()...) {
-		a.ifSyscall(c.nr, func() { c.assemble(&a) })
-	}
-	a.ifSyscall(unix.SYS_OPENAT2, func() { a.ret(retENOSYS) })
-	return a.program()
+	}, archSetIDCalls()...)
 }
 
 // modeCall is a system call with a mode argument the rules test.
