@@ -38,6 +38,8 @@ func Check(p *backend.Spec) error {
 		return fmt.Errorf("%w: the gvisor backend cannot yet hand over folders the run's identity (uid %d) cannot reach by path, or id-map a write grant of root's; grant folders that identity can use (for a root caller, chown 65534 a write folder), or use --backend native", backend.ErrUnsupported, p.UID)
 	case p.UID <= 0 || p.GID < 0:
 		return fmt.Errorf("%w: the gvisor backend runs scripts only as an unprivileged identity, and this run's is uid %d", backend.ErrUnsupported, p.UID)
+	case seccompSection(p) == nil:
+		return fmt.Errorf("%w: the gvisor backend has no seccomp filter for this architecture", backend.ErrUnsupported)
 	case p.Proxy != nil && (p.Config.ProxyPort <= 0 || p.Config.ProxyPort > 65535):
 		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
 	}
@@ -56,6 +58,9 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 	if err := os.WriteFile(filepath.Join(dir, emptyFile), nil, 0); err != nil {
 		return err
 	}
+	if err := writeEtcFiles(p, dir); err != nil {
+		return err
+	}
 	if relay != "" {
 		if err := os.WriteFile(filepath.Join(dir, "rootfs", relayArg0), nil, 0o755); err != nil {
 			return err
@@ -69,6 +74,28 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+}
+
+// etcOwnDir is the bundle's folder of the sandbox's own /etc files
+// (etcView), each bound read-only over the host's.
+const etcOwnDir = "etc"
+
+// writeEtcFiles writes the sandbox's own /etc files of p's run in the
+// bundle in dir, readable by anyone (the host's are).
+func writeEtcFiles(p *backend.Spec, dir string) error {
+	_, files := etcView(p)
+	if len(files) == 0 {
+		return nil
+	}
+	if err := os.Mkdir(filepath.Join(dir, etcOwnDir), 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), []byte(f.Data), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bundleSpec is the config.json of p's run, its bundle in dir; relay and
@@ -99,6 +126,7 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 		Linux: ociLinux{
 			Namespaces: []ociNamespace{{"pid"}, {"network"}, {"ipc"}, {"uts"}, {"mount"}},
 			Resources:  resources(p),
+			Seccomp:    seccompSection(p),
 		},
 	}
 	if c.AllowNetwork {
@@ -162,9 +190,10 @@ const (
 func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
-// /tmp, the system folders and /etc read-only with the deny list's
-// entries there masked, the skill folder read-only, the grants, their
-// masks and read-only parts, and the work folder.
+// /tmp, the system folders and /etc read-only, the skill folder
+// read-only, the grants, the masks (the native backend's of /etc, the
+// deny list's entries there, the grants'), the sandbox's own /etc
+// files, the grants' read-only parts, and the work folder.
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
@@ -173,12 +202,18 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	}
 	for _, d := range append(stageconfig.SystemDirs(), "/etc") {
 		if _, err := os.Stat(d); err == nil {
-			ms = append(ms, bind(d, d, false, true))
+			ms = append(ms, rbind(d))
 		}
 	}
+	etcMasks, etcFiles := etcView(p)
 	var masks []stageconfig.GrantMount
+	for _, m := range etcMasks {
+		masks = append(masks, stageconfig.GrantMount{Path: m.Path})
+	}
 	for _, d := range etcDenied(p) {
-		masks = append(masks, stageconfig.GrantMount{Path: d})
+		if !slices.ContainsFunc(masks, func(m stageconfig.GrantMount) bool { return m.Path == d }) {
+			masks = append(masks, stageconfig.GrantMount{Path: d})
+		}
 	}
 	ms = append(ms, bind(c.Skill, c.Skill, false, false))
 	for _, g := range c.Grants {
@@ -186,6 +221,9 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	}
 	for _, m := range append(masks, c.Masked...) {
 		ms = append(ms, mask(m.Path, dir))
+	}
+	for _, f := range etcFiles {
+		ms = append(ms, bind(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), f.Path, false, false))
 	}
 	for _, g := range c.ReadOnly {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
@@ -201,7 +239,9 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 // bind is a bind mount of src at dst: read-only unless write, nosuid
 // and nodev, and noexec unless exec.
 func bind(src, dst string, write, exec bool) ociMount {
-	opts := []string{"rbind", "ro", "nosuid", "nodev"}
+	// A plain bind: a mount below src (one made after the run was
+	// planned, say) is not carried into the sandbox, as natively.
+	opts := []string{"bind", "ro", "nosuid", "nodev"}
 	if write {
 		opts[1] = "rw"
 	}
@@ -209,6 +249,15 @@ func bind(src, dst string, write, exec bool) ociMount {
 		opts = append(opts, "noexec")
 	}
 	return ociMount{Destination: dst, Type: "bind", Source: src, Options: opts}
+}
+
+// rbind is a recursive read-only bind of the system folder d, as the
+// native backend binds the system folders and /etc: their mounts below
+// (a separate /usr/local, say) are part of what the sandbox shows.
+func rbind(d string) ociMount {
+	m := bind(d, d, false, true)
+	m.Options[0] = "rbind"
+	return m
 }
 
 // mask hides path: an empty read-only tmpfs over a folder, the bundle's

@@ -59,9 +59,11 @@ func TestBundleMounts(t *testing.T) {
 		has     []string
 		lacking []string
 	}{
-		{c.Skill, "bind", []string{"ro", "noexec", "nosuid"}, []string{"rw"}},
-		{c.Grants[0].Path, "bind", []string{"ro", "noexec"}, []string{"rw"}},
-		{c.Grants[1].Path, "bind", []string{"rw", "nosuid", "nodev"}, []string{"ro"}},
+		// The skill folder and grants are bound alone (not "rbind"): a
+		// mount below them is not carried in.
+		{c.Skill, "bind", []string{"bind", "ro", "noexec", "nosuid"}, []string{"rw", "rbind"}},
+		{c.Grants[0].Path, "bind", []string{"bind", "ro", "noexec"}, []string{"rw", "rbind"}},
+		{c.Grants[1].Path, "bind", []string{"bind", "rw", "nosuid", "nodev"}, []string{"ro", "rbind"}},
 		{c.Masked[0].Path, "tmpfs", []string{"ro", "mode=000"}, nil},
 		{c.ReadOnly[0].Path, "bind", []string{"ro"}, []string{"rw"}},
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},

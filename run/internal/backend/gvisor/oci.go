@@ -67,6 +67,32 @@ type ociMount struct {
 type ociLinux struct {
 	Namespaces []ociNamespace `json:"namespaces"`
 	Resources  *ociResources  `json:"resources,omitempty"`
+	Seccomp    *ociSeccomp    `json:"seccomp,omitempty"`
+}
+
+// ociSeccomp is the seccomp filter the runtime loads for the process:
+// DefaultAction for every call no rule of Syscalls matches.
+type ociSeccomp struct {
+	DefaultAction string       `json:"defaultAction"`
+	Architectures []string     `json:"architectures"`
+	Syscalls      []ociSyscall `json:"syscalls"`
+}
+
+// ociSyscall is one rule: Action for the calls Names when all of Args
+// hold.
+type ociSyscall struct {
+	Names    []string        `json:"names"`
+	Action   string          `json:"action"`
+	ErrnoRet *uint           `json:"errnoRet,omitempty"`
+	Args     []ociSeccompArg `json:"args,omitempty"`
+}
+
+// ociSeccompArg is one comparison of a rule's argument Index.
+type ociSeccompArg struct {
+	Index    uint   `json:"index"`
+	Value    uint64 `json:"value"`
+	ValueTwo uint64 `json:"valueTwo"`
+	Op       string `json:"op"`
 }
 
 // ociNamespace is one namespace the container gets.

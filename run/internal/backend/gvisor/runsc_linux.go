@@ -130,7 +130,7 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 // network's flags, and
 // rootless without a cgroup when the supervisor is not root.
 func (r *Runtime) globalFlags(dir, log string, rootless bool, network []string) []string {
-	f := append([]string{"--root", filepath.Join(dir, "state"), "--log", filepath.Join(dir, log), "--log-format", "json"}, network...)
+	f := append([]string{"--root", filepath.Join(dir, "state"), "--log", filepath.Join(dir, log), "--log-format", "json", "--oci-seccomp"}, network...)
 	if rootless {
 		f = append(f, "--rootless", "--ignore-cgroups")
 	}
