@@ -54,6 +54,12 @@ func seccompSection(p *backend.Spec) *ociSeccomp {
 			// answers ENOSYS itself (TestGVisorHardening).
 			continue
 		}
+		if r.Name == "syslog" {
+			// The kernel log gVisor's kernel shows is its own (its boot
+			// lines), nothing of the host's: left readable, it is the
+			// proof a script met that kernel (attack probe 41).
+			continue
+		}
 		errno := uint(r.Errno)
 		sc := ociSyscall{Names: []string{r.Name}, Action: "SCMP_ACT_ERRNO", ErrnoRet: &errno}
 		for _, a := range r.Args {
