@@ -43,6 +43,12 @@ func (s *Sandbox) checkUnixSockets() error {
 		if st.Mode()&os.ModeSocket == 0 {
 			return fmt.Errorf("%w: AllowUnix %s is not a unix socket (%s)", ErrBadConfig, p, st.Mode().Type())
 		}
+		// A link among the folders leading to the socket would be judged
+		// by its own path (a link to /proc passed the check above) and
+		// shown as a link in the run: only the socket's own path is taken.
+		if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+			return fmt.Errorf("%w: AllowUnix %s: a symbolic link on the path leads elsewhere (%s); name the socket by its own path", ErrBadConfig, p, evalOrErr(real, err))
+		}
 		if seen[p] {
 			return fmt.Errorf("%w: AllowUnix %s named twice", ErrBadConfig, p)
 		}
@@ -79,4 +85,13 @@ func (s *Sandbox) localServicesSupported(what, need string) error {
 		return fmt.Errorf("%w: %s is not available with the gVisor backend yet", ErrUnsupported, what)
 	}
 	return nil
+}
+
+// evalOrErr is the resolved path for an error message, or why it could
+// not be resolved.
+func evalOrErr(real string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "to " + real
 }

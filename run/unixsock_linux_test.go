@@ -131,6 +131,13 @@ func TestAllowUnixConfig(t *testing.T) {
 	unixServer(t, sock, "s")
 	link := filepath.Join(dir, "link.sock")
 	os.Symlink(sock, link)
+	// A link among the folders leading to the socket: the run would see
+	// a link there, and the checks below would judge the link's path,
+	// not the socket's (a link to /proc passed the /proc check).
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	unixServer(t, filepath.Join(dir, "real", "r.sock"), "r")
+	os.Symlink("real", filepath.Join(dir, "linkdir"))
+	os.Symlink("/proc", filepath.Join(dir, "proc"))
 	skill := newSkill(t, map[string]string{"true.sh": "#!/bin/sh\n"})
 	for _, c := range []struct {
 		name string
@@ -141,6 +148,8 @@ func TestAllowUnixConfig(t *testing.T) {
 		{"relative", Sandbox{AllowUnix: []string{"s.sock"}}},
 		{"unclean", Sandbox{AllowUnix: []string{dir + "/./s.sock"}}},
 		{"symlink", Sandbox{AllowUnix: []string{link}}},
+		{"symlinked folder", Sandbox{AllowUnix: []string{filepath.Join(dir, "linkdir", "r.sock")}}},
+		{"through a link to /proc", Sandbox{AllowUnix: []string{filepath.Join(dir, "proc", "self", "root") + sock}}},
 		{"under /dev", Sandbox{AllowUnix: []string{"/dev/log"}}},
 		{"under /proc", Sandbox{AllowUnix: []string{"/proc/1/x.sock"}}},
 		{"twice", Sandbox{AllowUnix: []string{sock, sock}}},
