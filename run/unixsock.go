@@ -56,6 +56,9 @@ func (s *Sandbox) checkUnixSockets() error {
 		if err := checkSocketWritable(p, st); err != nil {
 			return err
 		}
+		if hostControlSocket(p) && s.Warnings != nil {
+			fmt.Fprintf(s.Warnings, "skill-sandbox: warning: AllowUnix %s: the socket of a container runtime or service manager is granted; a script that connects to it can run anything on the host, as root\n", p)
+		}
 	}
 	return nil
 }
@@ -94,4 +97,16 @@ func evalOrErr(real string, err error) string {
 		return err.Error()
 	}
 	return "to " + real
+}
+
+// hostControlSocket reports whether p looks like the socket of a server
+// that runs anything it is asked to, usually as root (a container
+// runtime, the service manager): granting one grants the host. The grant
+// is the caller's to make; the run warns.
+func hostControlSocket(p string) bool {
+	switch filepath.Base(p) {
+	case "docker.sock", "containerd.sock", "podman.sock", "crio.sock", "buildkitd.sock", "libvirt-sock":
+		return true
+	}
+	return slices.Contains([]string{"/run/systemd/private", "/var/snap/lxd/common/lxd/unix.socket", "/var/lib/incus/unix.socket"}, p)
 }

@@ -161,3 +161,28 @@ func TestAllowUnixConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowUnixHostControlWarns: granting a container runtime's socket
+// (here a server at a path named docker.sock) grants the host; the run
+// goes ahead, as asked, and says so on Warnings. Another socket does not.
+func TestAllowUnixHostControlWarns(t *testing.T) {
+	dir := t.TempDir()
+	docker := filepath.Join(dir, "docker.sock")
+	unixServer(t, docker, "docker")
+	app := filepath.Join(dir, "app.sock")
+	unixServer(t, app, "app")
+	skill := newSkill(t, map[string]string{"true.sh": "#!/bin/sh\n"})
+	for _, c := range []struct {
+		sock string
+		warn bool
+	}{{docker, true}, {app, false}} {
+		var warn strings.Builder
+		o := runIn(t, Sandbox{AllowUnix: []string{c.sock}, Warnings: &warn}, skill, "true.sh")
+		if o.err != nil {
+			t.Fatalf("%s: %v", c.sock, o.err)
+		}
+		if got := strings.Contains(warn.String(), "AllowUnix "+c.sock+": the socket of a container runtime"); got != c.warn {
+			t.Errorf("%s: warned %v, want %v: %q", c.sock, got, c.warn, warn.String())
+		}
+	}
+}
