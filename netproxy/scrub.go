@@ -163,8 +163,10 @@ func basicSwaps(sent, out []header) []string {
 		}
 		_, was, ok1 := strings.Cut(sent[i].value, " ")
 		_, now, ok2 := strings.Cut(out[i].value, " ")
-		if ok1 && ok2 && strings.TrimSpace(now) != "" {
-			pairs = append(pairs, strings.TrimSpace(now), strings.TrimSpace(was))
+		now, was = strings.TrimSpace(now), strings.TrimSpace(was)
+		if ok1 && ok2 && now != "" {
+			// Padded first: a Replacer tries its pairs in order.
+			pairs = append(pairs, now, was, strings.TrimRight(now, "="), strings.TrimRight(was, "="))
 		}
 	}
 	return pairs
