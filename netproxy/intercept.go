@@ -74,6 +74,9 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	})
 	uc.SetDeadline(time.Now().Add(p.cfg.DialTimeout))
 	if err := uc.Handshake(); err != nil {
+		// The answer follows the client's request head: one sent ahead
+		// of it is a response the client never asked for, and may lose.
+		p.readInner(bufio.NewReaderSize(tc, 4<<10), t)
 		return p.refuseInside(tc, 502, "Bad Gateway", fmt.Sprintf("the server %s failed TLS verification against the host's trust store: %v", t, err),
 			"nothing in the policy: the server's certificate must verify against the trust store of the host running skill-sandbox (SSL_CERT_FILE there names another)")
 	}
