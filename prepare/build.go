@@ -266,6 +266,14 @@ func stepError(step string, res *run.Result, err error) error {
 // (pip >= 22.2, --report): name, version and the downloaded file's
 // SHA-256 when pip gives it.
 func readReport(path string) ([]Package, error) {
+	// The build's code wrote it: a link out of the build or a FIFO the
+	// sandbox's sweep left (past its entry bound) is never followed or
+	// waited on. No process of the build is left to swap it after.
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
