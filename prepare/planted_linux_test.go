@@ -103,3 +103,59 @@ func TestRewriteShebangsFollowsNoBinLink(t *testing.T) {
 		t.Fatalf("rewriteShebangs with bin a link: %v, want refused", err)
 	}
 }
+
+// TestCommitWritesNoPlantedManifest plants the manifest's name as a
+// link to a file of the caller's and as a FIFO: the supervisor writes
+// the manifest as a new file, never through either (a root supervisor
+// would otherwise overwrite any host file with it).
+func TestCommitWritesNoPlantedManifest(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(path string) error
+	}{
+		{"link-out", func(p string) error { return os.Symlink(victim, p) }},
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Cache{Dir: t.TempDir()}
+			key := Key(&Deps{Normalised: []byte(tc.name)}, Python{Path: "/usr/bin/python3"})
+			tmp, _, envDir, err := c.newBuild(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(envDir, "lib"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mpath := filepath.Join(envDir, manifestName)
+			if err := tc.plant(mpath); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.commit(envDir, tmp, &manifest{Key: key})
+				done <- err
+			}()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				if f, oerr := os.OpenFile(mpath, os.O_RDONLY|syscall.O_NONBLOCK, 0); oerr == nil {
+					defer f.Close()
+				}
+				<-done
+				t.Fatal("commit blocked on a manifest the build planted")
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+				t.Fatalf("commit wrote through the planted manifest link: victim now %q (err %v)", b, err)
+			}
+			if err == nil {
+				if fi, lerr := os.Lstat(filepath.Join(c.Path(key), manifestName)); lerr != nil || !fi.Mode().IsRegular() {
+					t.Fatalf("committed manifest: %v %v", fi, lerr)
+				}
+			}
+		})
+	}
+}
