@@ -16,8 +16,8 @@ import (
 var errBusy = errors.New("another prepare_skill build is under way: call again when it is over")
 
 // useEnvironment gives the run of the skill folder dir its prepared
-// environment, as skill-sandbox run does: read-only, its python3 first
-// on PATH. A skill whose environment is not prepared, or whose
+// environment, as skill-sandbox run does: read-only, its interpreter
+// first on PATH (and a Node one's node_modules). A skill whose environment is not prepared, or whose
 // requirements are refused, runs without it (a warning goes to the log);
 // one whose environment changed since it was built is refused. release
 // (never nil) ends its use: the cache may evict it after.
@@ -25,12 +25,12 @@ func (s *Server) useEnvironment(c *runCall, sb *run.Sandbox, dir string) (releas
 	if s.cfg.Environments.Dir == "" {
 		return func() {}, nil
 	}
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	switch {
 	case st == nil:
 		return release, nil
 	case env != nil:
-		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		env.Give(sb)
 		c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
 		return release, nil
 	case st.State == prepare.StateChanged:
@@ -58,7 +58,7 @@ func (s *Server) environmentStatus(dir string) *prepare.Status {
 	if s.cfg.Environments.Dir == "" {
 		return nil
 	}
-	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	release()
 	return st
 }
@@ -115,7 +115,7 @@ func (s *Server) toolPrepareSkill(ctx context.Context, info callInfo, raw json.R
 // build builds the environment of the skill folder dir unless it is
 // prepared; res is pip's run when it ran.
 func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.Env, *run.Result, error) {
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	release() // Build replaces it only when it fails its check
 	switch {
 	case st == nil:
@@ -126,8 +126,11 @@ func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.En
 		return nil, nil, fmt.Errorf("%w: %s", run.ErrBadConfig, st.Detail)
 	}
 	deps, err := prepare.Load(dir)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, nil, fmt.Errorf("%w: %v", run.ErrBadConfig, err)
+	case deps == nil: // a Node skill: its registry is the operator's to name
+		return nil, nil, fmt.Errorf("%w: %s builds Python environments only; the operator prepares a Node skill (skill-sandbox prepare %s)", run.ErrBadConfig, ToolPrepareSkill, c.meta.SkillPath)
 	}
 	opts := s.cfg.Prepare
 	opts.Sandbox.RequestID = c.meta.RequestID

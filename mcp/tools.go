@@ -163,6 +163,8 @@ type Server struct {
 	// python is the interpreter environments are keyed by and built on,
 	// found once; its Path is "" when none was.
 	python prepare.Python
+	// node is the node and npm Node environments are keyed by.
+	node prepare.Node
 	// prepares is the one slot of prepare_skill's builds.
 	prepares chan struct{}
 }
@@ -231,6 +233,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.Environments.Dir != "" {
 		srv.python, _ = prepare.FindPython(context.Background()) // none: every skill with requirements is listed invalid
+		srv.node, _ = prepare.FindNode(context.Background())
 	}
 	srv.refusals = newRefusalLog(refusedPerWindow, srv.writeRefusal)
 	// The largest request must fit, or it could never be served.

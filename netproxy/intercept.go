@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	if !ok {
 		return p.refuseInside(tc, 403, "Forbidden", why, fix)
 	}
+	sent := slices.Clone(req.headers)
 	used, err := p.cfg.Secrets.inject(req, t)
 	if err != nil {
 		return p.refuseInside(tc, 431, statusText(431), "bad request inside the TLS tunnel to "+t.String()+": "+err.Error(),
@@ -97,7 +99,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	}
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)
-	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
+	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t, basicSwaps(sent, req.headers)...), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
 	return interception{up: upN, down: downN, secrets: used, rule: rule}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,6 +207,17 @@ func (e *Env) Node() string { return filepath.Join(e.Dir, "bin", "node") }
 // NodeModules returns a Node environment's node_modules, to name in
 // run.Sandbox.NodeModules.
 func (e *Env) NodeModules() string { return filepath.Join(e.Dir, "node_modules") }
+
+// Give gives sb's run the environment: its interpreter first in
+// sb.Interpreters and, for a Node one, its node_modules.
+func (e *Env) Give(sb *run.Sandbox) {
+	if e.Kind == KindNode {
+		sb.Interpreters = append([]string{e.Node()}, sb.Interpreters...)
+		sb.NodeModules = e.NodeModules()
+		return
+	}
+	sb.Interpreters = append([]string{e.Python()}, sb.Interpreters...)
+}
 
 // Package is one distribution pip installed, or one Node package npm
 // installed.

@@ -31,25 +31,36 @@ type Status struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// ForSkill finds the environment of the skill at dir for interpreter py
-// (see Load, Key, Cache.Use). It returns a nil Status for a skill that
-// declares no requirement, and the Env only when it is prepared and
-// intact, in use until release is called (never nil). A Python with an
-// empty Path (none was found) makes every skill with requirements
-// StateInvalid.
-func (c Cache) ForSkill(dir string, py Python) (env *Env, st *Status, release func()) {
+// ForSkill finds the environment of the skill at dir (see Load, LoadNode,
+// Key, NodeKey, Cache.Use): its Python environment for interpreter py,
+// or, for a skill that declares no Python requirement, its Node one for
+// node. It returns a nil Status for a skill that declares neither; env
+// only when it is prepared and intact, in use until release is called
+// (never nil).
+func (c Cache) ForSkill(dir string, py Python, node Node) (env *Env, st *Status, release func()) {
 	release = func() {}
 	deps, err := Load(dir)
+	var key string
 	switch {
 	case err != nil:
 		return nil, &Status{State: StateInvalid, Detail: err.Error()}, release
 	case deps == nil:
-		return nil, nil, release
+		ndeps, err := LoadNode(dir)
+		switch {
+		case err != nil:
+			return nil, &Status{State: StateInvalid, Detail: err.Error()}, release
+		case ndeps == nil:
+			return nil, nil, release
+		case node.Path == "" || node.NPM == "":
+			return nil, &Status{File: ndeps.Lock, State: StateInvalid, Detail: "no node and npm found to build or run the environment with"}, release
+		}
+		st, key = &Status{File: ndeps.Lock}, NodeKey(ndeps, node)
 	case py.Path == "":
 		return nil, &Status{File: deps.File, State: StateInvalid, Detail: "no python3 found to build or run the environment with"}, release
+	default:
+		st, key = &Status{File: deps.File}, Key(deps, py)
 	}
-	st = &Status{File: deps.File}
-	env, release, err = c.Use(Key(deps, py))
+	env, release, err = c.Use(key)
 	switch {
 	case err == nil:
 		st.State, st.Digest = StatePrepared, env.Digest

@@ -9,18 +9,18 @@ import (
 )
 
 // useEnvironment gives the run of the skill folder dir its prepared
-// Python environment, as skill-sandbox run does: read-only, its python3
-// first on PATH. A skill whose environment is not prepared runs without
+// environment, as skill-sandbox run does: read-only, its interpreter
+// first on PATH (and a Node one's node_modules). A skill whose environment is not prepared runs without
 // it; one whose environment changed since it was built is refused.
 // release (never nil) ends its use: the cache may evict it after.
 func (s *Server) useEnvironment(sb *run.Sandbox, dir string, meta *audit.Meta) (release func(), err error) {
 	if s.cfg.Environments.Dir == "" {
 		return func() {}, nil
 	}
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	switch {
 	case env != nil:
-		sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		env.Give(sb)
 		meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
 	case st != nil && st.State == prepare.StateChanged:
 		release()
@@ -36,7 +36,7 @@ func (s *Server) environmentStatus(dir string) *prepare.Status {
 	if s.cfg.Environments.Dir == "" {
 		return nil
 	}
-	_, st, release := s.cfg.Environments.ForSkill(dir, s.python)
+	_, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	release()
 	return st
 }

@@ -143,6 +143,8 @@ type Server struct {
 	// python is the interpreter environments are keyed by, found once;
 	// its Path is "" when none was.
 	python prepare.Python
+	// node is the node and npm Node environments are keyed by.
+	node prepare.Node
 	// uploads bounds the request bodies read and decoded at once, so
 	// that many large uploads cannot take unbounded memory: each holds
 	// at most about twice Config.MaxBodyBytes (the body and its files
@@ -190,6 +192,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, tenants: map[string]*tenant{}, digests: sign.NewHashCache(), stop: make(chan struct{})}
 	if cfg.Environments.Dir != "" {
 		s.python, _ = prepare.FindPython(context.Background()) // none: every skill with requirements is listed invalid
+		s.node, _ = prepare.FindNode(context.Background())
 	}
 	for _, t := range cfg.Tokens {
 		if _, ok := s.tenants[t.Tenant]; ok {

@@ -280,13 +280,8 @@ func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags
 	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, src, f.prepare)
 	switch {
 	case err == nil:
-		switch {
-		case env == nil:
-		case env.Kind == prepare.KindNode:
-			sb.Interpreters = append([]string{env.Node()}, sb.Interpreters...)
-			sb.NodeModules = env.NodeModules()
-		default:
-			sb.Interpreters = append([]string{env.Python()}, sb.Interpreters...)
+		if env != nil {
+			env.Give(sb)
 		}
 		return true
 	case errors.Is(err, prepare.ErrTampered):

@@ -127,3 +127,42 @@ func TestPrepareBothKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareServersNode: skill-sandbox mcp lists a Node skill's
+// environment, runs its script with the node_modules prepare built, and
+// leaves building it to the operator: prepare_skill refuses it.
+func TestPrepareServersNode(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node not found")
+		}
+		t.Skip("node not found")
+	}
+	requireSandbox(t, newSkill(t, nil))
+	reg := verdaccio.Start(t)
+	reg.Publish(t, "srv-demo", "1.0.0", "", map[string]string{"index.js": "exports.x = 'from srv-demo';\n"})
+	skill := reg.Skill(t, "node-srv", map[string]string{"srv-demo": "1.0.0"}, map[string]string{"use.js": "console.log(require('srv-demo').x);\n"})
+	use := map[string]any{"skill": filepath.Base(skill), "script": "use.js"}
+
+	before := startMCPProc(t, "--skills", skill, "--allow-prepare")
+	if st := before.skillEnvState(); st != "not_prepared" {
+		t.Errorf("list_skills before prepare: state %v", st)
+	}
+	if out, isErr, _ := before.call("run_skill_script", use); !isErr || !strings.Contains(dig(out, "stderr", "text"), "Cannot find module 'srv-demo'") {
+		t.Errorf("run before prepare: %v", out)
+	}
+	if _, isErr, msg := before.call("prepare_skill", map[string]any{"skill": filepath.Base(skill)}); !isErr || !strings.Contains(msg, "Python environments only") {
+		t.Errorf("prepare_skill of a Node skill: error %v, %s", isErr, msg)
+	}
+	if r := runCLI(t, "", "prepare", "--registry", reg.URL, skill); r.Code != 0 {
+		t.Fatalf("prepare: exit %d\n%s", r.Code, r.Stderr)
+	}
+	after := startMCPProc(t, "--skills", skill)
+	if st := after.skillEnvState(); st != "prepared" {
+		t.Errorf("list_skills after prepare: state %v", st)
+	}
+	if out, isErr, _ := after.call("run_skill_script", use); isErr || dig(out, "stdout", "text") != "from srv-demo\n" {
+		t.Errorf("run after prepare: %v", out)
+	}
+}
