@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,9 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	})
 	uc.SetDeadline(time.Now().Add(p.cfg.DialTimeout))
 	if err := uc.Handshake(); err != nil {
+		// The answer follows the client's request head: one sent ahead
+		// of it is a response the client never asked for, and may lose.
+		p.readInner(bufio.NewReaderSize(tc, 4<<10), t)
 		return p.refuseInside(tc, 502, "Bad Gateway", fmt.Sprintf("the server %s failed TLS verification against the host's trust store: %v", t, err),
 			"nothing in the policy: the server's certificate must verify against the trust store of the host running skill-sandbox (SSL_CERT_FILE there names another)")
 	}
@@ -90,6 +94,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	if !ok {
 		return p.refuseInside(tc, 403, "Forbidden", why, fix)
 	}
+	sent := slices.Clone(req.headers)
 	used, err := p.cfg.Secrets.inject(req, t)
 	if err != nil {
 		return p.refuseInside(tc, 431, statusText(431), "bad request inside the TLS tunnel to "+t.String()+": "+err.Error(),
@@ -97,7 +102,7 @@ func (p *Proxy) intercept(c net.Conn, br *bufio.Reader, up net.Conn, t target, d
 	}
 	first := req.renderHead(tlsPort)
 	body := req.framing.body(tbr, p.cfg.MaxHeaderBytes)
-	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
+	upN, downN, _ := p.relay(tc, tbr, p.cfg.Secrets.newScrubConn(uc, t, basicSwaps(sent, req.headers)...), func(*atomic.Int64) ([]byte, io.Reader, error) { return first, body, nil })
 	return interception{up: upN, down: downN, secrets: used, rule: rule}
 }
 

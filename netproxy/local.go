@@ -86,7 +86,7 @@ func (p *Proxy) decide(t target) (target, Decision) {
 		return target{addr: localLoopback, port: t.port}, Decision{Allowed: true, Rule: localRule(t.port), IPGrant: true}
 	}
 	d := p.cfg.Policy.check(t)
-	if !d.Allowed && isLocalForm(t) && d.Rule == "" {
+	if !d.Allowed && isLocalForm(t) && d.Rule == "" && t.port != p.cfg.OwnPort {
 		// For the literal an IP grant works too (through the proxy
 		// only); the name would resolve to refused addresses.
 		if t.addr.IsValid() {

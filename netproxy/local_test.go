@@ -185,3 +185,30 @@ func TestLocalPortsRefused(t *testing.T) {
 		t.Error("CheckLocalPort accepted a reserved port")
 	}
 }
+
+// TestLocalOwnPort: the proxy's own port in the run cannot be a local
+// port, and a refusal of it suggests no --allow-local, which would be
+// refused in turn.
+func TestLocalOwnPort(t *testing.T) {
+	pol, _ := NewPolicy(nil, nil)
+	if _, err := New(Config{Policy: pol, LocalPorts: []int{3128}, OwnPort: 3128}); err == nil {
+		t.Error("New accepted the proxy's own port as a local port")
+	}
+	p, err := New(Config{Policy: pol, OwnPort: 3128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		host   string
+		port   int
+		remedy bool
+	}{
+		{"localhost", 3128, false},
+		{"localhost", 8080, true},
+	} {
+		_, d := p.decide(target{host: tc.host, port: tc.port})
+		if d.Allowed || strings.Contains(d.Remedy, "--allow-local") != tc.remedy {
+			t.Errorf("%s:%d: allowed %v, remedy %q; want a --allow-local remedy: %v", tc.host, tc.port, d.Allowed, d.Remedy, tc.remedy)
+		}
+	}
+}

@@ -65,6 +65,10 @@ type Config struct {
 	// through ServeLocal's listeners. No other loopback port is reached
 	// by their grant.
 	LocalPorts []int
+	// OwnPort is the port the run reaches the proxy itself at on its
+	// loopback (0: none): no local port may be it, and a refusal of it
+	// suggests no --allow-local.
+	OwnPort int
 
 	MaxConns       int           // connections served at once; more get 503
 	MaxHeaderBytes int           // size cap of a request head, and of a chunked body's trailers
@@ -120,7 +124,7 @@ func New(cfg Config) (*Proxy, error) {
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
 	defDur(&cfg.DialTimeout, DefaultDialTimeout)
 	for _, port := range cfg.LocalPorts {
-		if err := CheckLocalPort(port); err != nil {
+		if err := CheckLocalPort(port, cfg.OwnPort); err != nil {
 			return nil, fmt.Errorf("netproxy: %v", err)
 		}
 	}

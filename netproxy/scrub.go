@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -41,14 +42,16 @@ type scrubConn struct {
 }
 
 // newScrubConn wraps c, the server connection of a terminated tunnel to t.
-func (s *Secrets) newScrubConn(c net.Conn, t target) *scrubConn {
-	return &scrubConn{Conn: c, br: bufio.NewReaderSize(c, 4<<10), swap: s.scrubber(t)}
+// extra holds more pairs (as sent on, as the client sent it) to swap
+// back first: the request's own encoded forms of the values.
+func (s *Secrets) newScrubConn(c net.Conn, t target, extra ...string) *scrubConn {
+	return &scrubConn{Conn: c, br: bufio.NewReaderSize(c, 4<<10), swap: s.scrubber(t, extra...)}
 }
 
 // scrubber replaces each form of the values of the secrets for t by the
-// secret's placeholder.
-func (s *Secrets) scrubber(t target) *strings.Replacer {
-	var pairs []string
+// secret's placeholder, after the pairs of extra.
+func (s *Secrets) scrubber(t target, extra ...string) *strings.Replacer {
+	pairs := slices.Clone(extra)
 	for _, e := range s.list {
 		if e.t != t {
 			continue
@@ -145,4 +148,26 @@ func (c *scrubConn) scrub(line []byte) string {
 		return string(line)
 	}
 	return name + ":" + c.swap.Replace(value)
+}
+
+// basicSwaps returns the scrubber pairs of the Basic credentials inject
+// rewrote (headers as sent on, sent as the client sent them): base64
+// hides the value from the scrubbing of its plain forms, and a server
+// that reflects Authorization into its response head would hand the
+// script the encoded value.
+func basicSwaps(sent, out []header) []string {
+	var pairs []string
+	for i := range out {
+		if i >= len(sent) || out[i].value == sent[i].value || !strings.EqualFold(out[i].name, "Authorization") {
+			continue
+		}
+		_, was, ok1 := strings.Cut(sent[i].value, " ")
+		_, now, ok2 := strings.Cut(out[i].value, " ")
+		now, was = strings.TrimSpace(now), strings.TrimSpace(was)
+		if ok1 && ok2 && now != "" {
+			// Padded first: a Replacer tries its pairs in order.
+			pairs = append(pairs, now, was, strings.TrimRight(now, "="), strings.TrimRight(was, "="))
+		}
+	}
+	return pairs
 }

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -184,6 +185,51 @@ func TestSecretCredentialHeadersOnly(t *testing.T) {
 		}
 		if !strings.HasSuffix(got, "body=token="+tok) {
 			t.Errorf("%s: the body was rewritten: %q", tt.spec, got)
+		}
+	}
+}
+
+// TestSecretReflectedBasicCredentials: a server that reflects the
+// request's Authorization into a response header (a debug or echo
+// middleware) sends back the Basic credentials the proxy encoded with
+// the value in them: base64, which the scrubbing of the value's plain
+// forms missed and which the script decodes. They come back as the
+// script sent them, placeholder inside, at every offset of the value in
+// the credentials (each shifts the base64 differently), with or
+// without their padding.
+func TestSecretReflectedBasicCredentials(t *testing.T) {
+	f := newSecretFixture(t, "TOKEN@api.example.com")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := r.Header.Get("Authorization")
+		w.Header().Set("X-Echo-Authorization", a)
+		_, cred, _ := strings.Cut(a, " ")
+		w.Header().Set("X-Echo-Credentials", "["+cred+"]")
+		w.Header().Set("X-Echo-Unpadded", strings.TrimRight(cred, "="))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert(t, f.ca, "api.example.com")}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	f.net.routes["203.0.113.10:443"] = srv.Listener.Addr().String()
+	tok := f.secrets.Env()["TOKEN"]
+	for _, user := range []string{"x", "xy", "xyz"} {
+		sent := base64.StdEncoding.EncodeToString([]byte(user + ":" + tok))
+		req, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+		req.Header.Set("Authorization", "Basic "+sent)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Echo-Authorization"); got != "Basic "+sent {
+			t.Errorf("user %s: Authorization reflected as %q, want the credentials as sent, %q", user, got, "Basic "+sent)
+		}
+		if got := resp.Header.Get("X-Echo-Credentials"); got != "["+sent+"]" {
+			t.Errorf("user %s: credentials reflected as %q, want %q", user, got, "["+sent+"]")
+		}
+		// Either padding may come back: the credentials with the value
+		// may need none where those with the placeholder need some.
+		if got, want := strings.TrimRight(resp.Header.Get("X-Echo-Unpadded"), "="), strings.TrimRight(sent, "="); got != want {
+			t.Errorf("user %s: credentials without padding reflected as %q, want %q", user, got, want)
 		}
 	}
 }

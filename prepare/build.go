@@ -70,6 +70,23 @@ func indexHosts(index string) (string, []string, bool, error) {
 	return u.String(), []string{host}, u.Scheme == "http", nil
 }
 
+// fetchOnly returns the allow entries of a build's index or registry
+// hosts. Over plain HTTP the proxy reads each request, and the build's
+// (and its install code's) are limited to GET and HEAD, all pip and npm
+// ci need: install code cannot register, publish or delete on the
+// operator's registry (a write shared by every skill built from it).
+// Over HTTPS the tunnel is opaque and the host is allowed whole.
+func fetchOnly(hosts []string, plain bool) []string {
+	if !plain {
+		return hosts
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h + " GET,HEAD"
+	}
+	return out
+}
+
 // Build builds the environment deps need on py in a temporary folder
 // beside the cache's entries, inside the sandbox (python3 -m venv, then
 // the environment's pip), writes its manifest and renames it to its
@@ -110,7 +127,7 @@ func (c Cache) Build(ctx context.Context, deps *Deps, py Python, opts BuildOptio
 	if plain {
 		argv = append(argv, "--trusted-host", hosts[0])
 	}
-	sb.AllowHosts = hosts
+	sb.AllowHosts = fetchOnly(hosts, plain)
 	res, err = sb.Command(ctx, argv)
 	if err != nil || res.ExitCode != 0 {
 		return nil, res, stepError("pip install", res, err)
@@ -266,6 +283,14 @@ func stepError(step string, res *run.Result, err error) error {
 // (pip >= 22.2, --report): name, version and the downloaded file's
 // SHA-256 when pip gives it.
 func readReport(path string) ([]Package, error) {
+	// The build's code wrote it: a link out of the build or a FIFO the
+	// sandbox's sweep left (past its entry bound) is never followed or
+	// waited on. No process of the build is left to swap it after.
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

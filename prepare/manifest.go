@@ -64,7 +64,9 @@ func writeManifest(dir string, m *manifest) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, manifestName), append(data, '\n'), 0o644)
+	// A new file renamed over the name: the build may have left a link
+	// (out of the build) or a FIFO there, never written through.
+	return replaceFile(filepath.Join(dir, manifestName), append(data, '\n'), 0o644)
 }
 
 // treeDigest returns "sha256:HEX" over every entry below dir but the

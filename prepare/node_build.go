@@ -26,17 +26,17 @@ type NodeBuildOptions struct {
 	Sandbox run.Sandbox
 }
 
-// registryHosts returns the registry URL to give npm and the hosts the
-// install may reach.
+// registryHosts returns the registry URL to give npm and the allow
+// entries of the hosts the install may reach (fetchOnly).
 func registryHosts(registry string) (string, []string, error) {
 	if registry == "" {
 		return DefaultRegistry, []string{"registry.npmjs.org"}, nil
 	}
-	u, hosts, _, err := indexHosts(registry)
+	u, hosts, plain, err := indexHosts(registry)
 	if err != nil {
 		return "", nil, fmt.Errorf("registry %q: want an http:// or https:// URL with a host, no user, query or fragment", registry)
 	}
-	return u, hosts, nil
+	return u, fetchOnly(hosts, plain), nil
 }
 
 // npmScript copies the package.json and lock file ($1, $2) into the

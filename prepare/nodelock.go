@@ -207,8 +207,11 @@ func lockPackage(path string, e map[string]json.RawMessage) (LockPackage, error)
 	if raw, ok := e["link"]; ok && json.Unmarshal(raw, &flag) == nil && flag {
 		return p, fmt.Errorf("package %q: a link to a local folder; only packages of the registry are installed", path)
 	}
+	// Only a package inside another may come in that one's tarball
+	// (inBundle, no integrity of its own): the root npm is given is the
+	// supervisor's and bundles nothing, so a top-level one is refused.
 	bundled := false
-	if raw, ok := e["inBundle"]; ok {
+	if raw, ok := e["inBundle"]; ok && strings.Contains(rest, "/node_modules/") {
 		json.Unmarshal(raw, &bundled)
 	}
 	var err error

@@ -71,6 +71,9 @@ func TestParseNodeLockRefused(t *testing.T) {
 		{`{"workspaces": ["x"], "dependencies": {"a": "1"}}`, entry(``), "workspaces are not supported"},
 		{pkg, entry(`"node_modules/a": {"version": "1"}`), `"node_modules/a": no integrity`},
 		{pkg, entry(`"node_modules/a": {"integrity": "x"}`), `"node_modules/a": no version`},
+		// Only a package inside another can come in that one's tarball:
+		// the root npm is given bundles nothing.
+		{pkg, entry(`"node_modules/a": {"version": "1", "inBundle": true}`), `"node_modules/a": no integrity`},
 		{pkg, entry(`"node_modules/a": {"version": "1", "link": true}`), "a link to a local folder"},
 		{pkg, entry(`"lib/a": {"version": "1", "integrity": "x"}`), "a local folder or workspace"},
 		{pkg, entry(`"node_modules/../x": {"version": "1", "integrity": "x"}`), `"../x" is not a package name`},

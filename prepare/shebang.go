@@ -36,6 +36,13 @@ func rewriteShebangs(built, final string) (int, error) {
 		return 0, nil
 	}
 	bin := filepath.Join(built, "bin")
+	// The build's code may have made bin/ a link out of the build:
+	// the files it leads to are not the environment's to rewrite.
+	if fi, err := os.Lstat(bin); err != nil {
+		return 0, err
+	} else if !fi.IsDir() {
+		return 0, fmt.Errorf("%s is not a folder (%s)", bin, fi.Mode().Type())
+	}
 	entries, err := os.ReadDir(bin)
 	if err != nil {
 		return 0, err

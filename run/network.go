@@ -70,6 +70,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 		Secrets: s.Secrets,
 		// A copy: the proxy must not see the caller change them.
 		LocalPorts: slices.Clone(s.AllowLocal),
+		OwnPort:    proxyPort,
 	}
 	if s.Secrets != nil {
 		// The proxy's own checks (a secret's host allowed), now

@@ -43,12 +43,21 @@ func (s *Sandbox) checkUnixSockets() error {
 		if st.Mode()&os.ModeSocket == 0 {
 			return fmt.Errorf("%w: AllowUnix %s is not a unix socket (%s)", ErrBadConfig, p, st.Mode().Type())
 		}
+		// A link among the folders leading to the socket would be judged
+		// by its own path (a link to /proc passed the check above) and
+		// shown as a link in the run: only the socket's own path is taken.
+		if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+			return fmt.Errorf("%w: AllowUnix %s: a symbolic link on the path leads elsewhere (%s); name the socket by its own path", ErrBadConfig, p, evalOrErr(real, err))
+		}
 		if seen[p] {
 			return fmt.Errorf("%w: AllowUnix %s named twice", ErrBadConfig, p)
 		}
 		seen[p] = true
 		if err := checkSocketWritable(p, st); err != nil {
 			return err
+		}
+		if hostControlSocket(p) && s.Warnings != nil {
+			fmt.Fprintf(s.Warnings, "skill-sandbox: warning: AllowUnix %s: the socket of a container runtime or service manager is granted; a script that connects to it can run anything on the host, as root\n", p)
 		}
 	}
 	return nil
@@ -79,4 +88,25 @@ func (s *Sandbox) localServicesSupported(what, need string) error {
 		return fmt.Errorf("%w: %s is not available with the gVisor backend yet", ErrUnsupported, what)
 	}
 	return nil
+}
+
+// evalOrErr is the resolved path for an error message, or why it could
+// not be resolved.
+func evalOrErr(real string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "to " + real
+}
+
+// hostControlSocket reports whether p looks like the socket of a server
+// that runs anything it is asked to, usually as root (a container
+// runtime, the service manager): granting one grants the host. The grant
+// is the caller's to make; the run warns.
+func hostControlSocket(p string) bool {
+	switch filepath.Base(p) {
+	case "docker.sock", "containerd.sock", "podman.sock", "crio.sock", "buildkitd.sock", "libvirt-sock":
+		return true
+	}
+	return slices.Contains([]string{"/run/systemd/private", "/var/snap/lxd/common/lxd/unix.socket", "/var/lib/incus/unix.socket"}, p)
 }

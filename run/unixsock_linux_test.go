@@ -131,6 +131,13 @@ func TestAllowUnixConfig(t *testing.T) {
 	unixServer(t, sock, "s")
 	link := filepath.Join(dir, "link.sock")
 	os.Symlink(sock, link)
+	// A link among the folders leading to the socket: the run would see
+	// a link there, and the checks below would judge the link's path,
+	// not the socket's (a link to /proc passed the /proc check).
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	unixServer(t, filepath.Join(dir, "real", "r.sock"), "r")
+	os.Symlink("real", filepath.Join(dir, "linkdir"))
+	os.Symlink("/proc", filepath.Join(dir, "proc"))
 	skill := newSkill(t, map[string]string{"true.sh": "#!/bin/sh\n"})
 	for _, c := range []struct {
 		name string
@@ -141,6 +148,8 @@ func TestAllowUnixConfig(t *testing.T) {
 		{"relative", Sandbox{AllowUnix: []string{"s.sock"}}},
 		{"unclean", Sandbox{AllowUnix: []string{dir + "/./s.sock"}}},
 		{"symlink", Sandbox{AllowUnix: []string{link}}},
+		{"symlinked folder", Sandbox{AllowUnix: []string{filepath.Join(dir, "linkdir", "r.sock")}}},
+		{"through a link to /proc", Sandbox{AllowUnix: []string{filepath.Join(dir, "proc", "self", "root") + sock}}},
 		{"under /dev", Sandbox{AllowUnix: []string{"/dev/log"}}},
 		{"under /proc", Sandbox{AllowUnix: []string{"/proc/1/x.sock"}}},
 		{"twice", Sandbox{AllowUnix: []string{sock, sock}}},
@@ -149,6 +158,31 @@ func TestAllowUnixConfig(t *testing.T) {
 		o := runIn(t, c.sb, skill, "true.sh")
 		if !errors.Is(o.err, ErrBadConfig) {
 			t.Errorf("%s: %v, want ErrBadConfig", c.name, o.err)
+		}
+	}
+}
+
+// TestAllowUnixHostControlWarns: granting a container runtime's socket
+// (here a server at a path named docker.sock) grants the host; the run
+// goes ahead, as asked, and says so on Warnings. Another socket does not.
+func TestAllowUnixHostControlWarns(t *testing.T) {
+	dir := t.TempDir()
+	docker := filepath.Join(dir, "docker.sock")
+	unixServer(t, docker, "docker")
+	app := filepath.Join(dir, "app.sock")
+	unixServer(t, app, "app")
+	skill := newSkill(t, map[string]string{"true.sh": "#!/bin/sh\n"})
+	for _, c := range []struct {
+		sock string
+		warn bool
+	}{{docker, true}, {app, false}} {
+		var warn strings.Builder
+		o := runIn(t, Sandbox{AllowUnix: []string{c.sock}, Warnings: &warn}, skill, "true.sh")
+		if o.err != nil {
+			t.Fatalf("%s: %v", c.sock, o.err)
+		}
+		if got := strings.Contains(warn.String(), "AllowUnix "+c.sock+": the socket of a container runtime"); got != c.warn {
+			t.Errorf("%s: warned %v, want %v: %q", c.sock, got, c.warn, warn.String())
 		}
 	}
 }

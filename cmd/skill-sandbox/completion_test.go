@@ -153,7 +153,7 @@ func TestBashCompletion(t *testing.T) {
 			return names
 		}()},
 		{"skill-sandbox ve", []string{"verify", "version"}},
-		{"skill-sandbox run --allow-", []string{"--allow-autorun", "--allow-degraded", "--allow-host", "--allow-network"}},
+		{"skill-sandbox run --allow-", []string{"--allow-autorun", "--allow-degraded", "--allow-host", "--allow-local", "--allow-network", "--allow-unix"}},
 		{"skill-sandbox mcp --sk", []string{"--skills"}},
 		{"skill-sandbox completion ", []string{"bash", "fish", "zsh"}},
 		{"skill-sandbox completion z", []string{"zsh"}},
@@ -182,7 +182,7 @@ func TestFishCompletion(t *testing.T) {
 	}
 	tests := []completionCase{
 		{"skill-sandbox ve", []string{"verify", "version"}},
-		{"skill-sandbox run --allow-", []string{"--allow-autorun", "--allow-degraded", "--allow-host", "--allow-network"}},
+		{"skill-sandbox run --allow-", []string{"--allow-autorun", "--allow-degraded", "--allow-host", "--allow-local", "--allow-network", "--allow-unix"}},
 		{"skill-sandbox completion ", []string{"bash", "fish", "zsh"}},
 	}
 	tests = append(tests, everyFlagCases()...)

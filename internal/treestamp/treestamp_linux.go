@@ -117,17 +117,35 @@ func (w *stampWalk) walk(fd int, rel string) error {
 // folder that cannot be opened gets no lock: the check of its files that
 // follows fails anyway.
 func LockShared(dir string) func() {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return func() {}
-	}
-	for {
-		err = unix.Flock(fd, unix.LOCK_SH)
-		if err != unix.EINTR {
-			break
+	// The folder may be renamed aside (evicted) and another made at dir
+	// while this waits: the lock must be on the one at dir when it is
+	// taken, which the caller then checks and uses. A replacement each
+	// time, 100 times over, leaves the last one locked.
+	for try := 0; ; try++ {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return func() {}
 		}
+		for {
+			err = unix.Flock(fd, unix.LOCK_SH)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if atPath(fd, dir) || try == 100 {
+			return func() { unix.Close(fd) }
+		}
+		unix.Close(fd)
 	}
-	return func() { unix.Close(fd) }
+}
+
+// atPath reports whether the folder open at fd is the one at dir now.
+func atPath(fd int, dir string) bool {
+	var held, now unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Lstat(dir, &now) != nil {
+		return false
+	}
+	return held.Dev == now.Dev && held.Ino == now.Ino
 }
 
 // TryLockExclusive takes the exclusive lock on the folder dir without
@@ -138,7 +156,8 @@ func TryLockExclusive(dir string) (unlock func(), ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	// A folder no longer at dir once locked is not the one to remove.
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil || !atPath(fd, dir) {
 		unix.Close(fd)
 		return nil, false
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestTree(t *testing.T) {
@@ -46,4 +47,37 @@ func TestLocks(t *testing.T) {
 		t.Fatal("no exclusive lock once the shared one is released")
 	}
 	unlock()
+}
+
+// TestLockSharedFollowsReplacement: a run waits for the shared lock
+// while an eviction holds the exclusive one, renames the folder aside
+// and a build puts a new one at the same path. The run's lock must be
+// on the folder now at the path (the one it then checks and uses), or
+// the next eviction removes that folder while the run uses it.
+func TestLockSharedFollowsReplacement(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "env")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok := TryLockExclusive(dir)
+	if !ok {
+		t.Fatal("no exclusive lock on a fresh folder")
+	}
+	got := make(chan func(), 1)
+	go func() { got <- LockShared(dir) }()
+	time.Sleep(100 * time.Millisecond) // LockShared has opened the first folder and waits
+	if err := os.Rename(dir, filepath.Join(base, "evicted")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil { // the new build
+		t.Fatal(err)
+	}
+	unlock()
+	release := <-got
+	defer release()
+	if unlock2, ok := TryLockExclusive(dir); ok {
+		unlock2()
+		t.Fatal("the folder at the path is not locked by LockShared: an eviction could remove it while in use")
+	}
 }
