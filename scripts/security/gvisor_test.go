@@ -91,3 +91,24 @@ func TestKernelSurfaceOnGVisor(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestKnownGap: only the gvisor backend has known gaps, each for the
+// callers it applies to.
+func TestKnownGap(t *testing.T) {
+	native, gvisor := &config{backend: "native"}, &config{backend: "gvisor"}
+	for _, tc := range []struct {
+		cfg      *config
+		num, uid int
+		gap      bool
+	}{
+		{native, 14, 0, false},
+		{gvisor, 14, 0, true},
+		{gvisor, 24, 0, false},
+		{gvisor, 24, 65534, true},
+		{gvisor, 1, 65534, false},
+	} {
+		if got := knownGap(tc.cfg, tc.num, tc.uid); (got != "") != tc.gap {
+			t.Errorf("%s probe %d uid %d: %q, want a gap: %v", tc.cfg.backend, tc.num, tc.uid, got, tc.gap)
+		}
+	}
+}
