@@ -273,13 +273,17 @@ func (p *Proxy) serveConn(c net.Conn) {
 		return
 	}
 	if req.method == "CONNECT" {
-		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			up.Close()
-			p.finish(e, start)
+		// Adopted before the 200: a Close meanwhile refuses the tunnel
+		// before the client is told it is established, never after.
+		if !p.adopt(up, addr, &e, start) {
 			return
 		}
-		p.carryTunnel(c, br, up, addr, e, req.target, d, start)
+		c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			p.unadopt(up, &e, start, err)
+			return
+		}
+		p.carryTunnel(c, br, up, e, req.target, d, start)
 		return
 	}
 	if !p.adopt(up, addr, &e, start) {
@@ -308,14 +312,21 @@ func (p *Proxy) adopt(up net.Conn, addr netip.AddrPort, e *Connection, start tim
 	return true
 }
 
-// carryTunnel relays a tunnel to t over up, dialled at addr, once the
+// unadopt undoes adopt for a tunnel whose client was gone before it was
+// told the tunnel is established, and records it refused.
+func (p *Proxy) unadopt(up net.Conn, e *Connection, start time.Time, err error) {
+	p.untrack(up)
+	up.Close()
+	e.Allowed, e.Addr = false, ""
+	e.Reason = "client gone before the reply: " + err.Error()
+	p.finish(*e, start)
+}
+
+// carryTunnel relays a tunnel to t over up, adopted (adopt), once the
 // client has been told it is established (CONNECT's 200, SOCKS's
 // success): terminated for a secret's host, otherwise opaque after the
 // checks of its first bytes (firstRecord).
-func (p *Proxy) carryTunnel(c net.Conn, br *bufio.Reader, up net.Conn, addr netip.AddrPort, e Connection, t target, d Decision, start time.Time) {
-	if !p.adopt(up, addr, &e, start) {
-		return
-	}
+func (p *Proxy) carryTunnel(c net.Conn, br *bufio.Reader, up net.Conn, e Connection, t target, d Decision, start time.Time) {
 	defer p.untrack(up)
 	if p.cfg.Secrets.covers(t) {
 		p.finishIntercepted(e, p.intercept(c, br, up, t, d), start)

@@ -197,14 +197,15 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader, start time.Time) {
 		p.socksRefuse(c, e, rep, start)
 		return
 	}
-	c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
-	if _, err := c.Write(socksReply(socksOK)); err != nil {
-		up.Close()
-		e.Reason = "client gone before the reply: " + err.Error()
-		p.finish(e, start)
+	if !p.adopt(up, addr, &e, start) { // before the success reply, as CONNECT's 200
 		return
 	}
-	p.carryTunnel(c, br, up, addr, e, t, d, start)
+	c.SetWriteDeadline(time.Now().Add(p.cfg.IdleTimeout))
+	if _, err := c.Write(socksReply(socksOK)); err != nil {
+		p.unadopt(up, &e, start, err)
+		return
+	}
+	p.carryTunnel(c, br, up, e, t, d, start)
 }
 
 // socksRemedy is the remedy of a malformed SOCKS exchange.
