@@ -84,6 +84,13 @@ func (l *launchState) checkReport(rd *bufio.Reader, out *backend.Outcome) (waiti
 			return false, err
 		}
 	}
+	if b := l.cfg.EpollBudget; b > 0 && stageconfig.Has(rep.Applied, LayerSeccomp) {
+		// The script may already wait on its first watch.
+		if err := l.epoll.start(l.init.notifySup, b); err != nil {
+			return false, err
+		}
+		out.EpollBudget = b
+	}
 	backend.WarnDegraded(p.Warnings, out.Missing)
 	return waiting, nil
 }

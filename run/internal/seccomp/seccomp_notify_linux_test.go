@@ -135,3 +135,34 @@ func TestReleaseAtLeast(t *testing.T) {
 		}
 	}
 }
+
+// TestListenerClosedWhilePending: an addition waiting for an answer when
+// the listener closes (the supervisor died) fails with ENOSYS, and so
+// does every later one: the script neither hangs nor adds unbounded.
+func TestListenerClosedWhilePending(t *testing.T) {
+	var errs []error
+	err := underFilter(t, func(listener int) error {
+		go func() {
+			// Close once the addition waits: the listener is readable.
+			fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+			for {
+				if n, err := unix.Poll(fds, -1); n == 1 || err != unix.EINTR {
+					break
+				}
+			}
+			unix.Close(listener)
+		}()
+		return nil
+	}, func() (err error) {
+		errs, err = addWatches(2)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range errs {
+		if e != unix.ENOSYS {
+			t.Errorf("addition %d: %v, want ENOSYS", i+1, e)
+		}
+	}
+}
