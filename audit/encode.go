@@ -127,7 +127,11 @@ func appendConfinement(b []byte, r *Record) ([]byte, error) {
 		b = appendArray(appendKey(b, "shared_quotas", false), r.SharedQuotas, func(b []byte, q *SharedQuota) []byte {
 			b = appendStringField(append(b, '{'), "counter", q.Counter, true)
 			b = appendIntField(b, "uid", int64(q.UID))
-			return append(appendStringField(b, "bound", q.Bound, false), '}')
+			b = appendStringField(b, "bound", q.Bound, false)
+			if q.Budget != 0 {
+				b = appendIntField(b, "budget", int64(q.Budget))
+			}
+			return append(b, '}')
 		})
 	}
 	if r.Backend != "" {

@@ -263,6 +263,9 @@ type SharedQuota struct {
 	Counter string `json:"counter"`
 	UID     int    `json:"uid"`
 	Bound   string `json:"bound"`
+	// Budget is, with Bound "run_budget", the epoll_ctl additions the
+	// run was allowed; omitted otherwise (added within version 6).
+	Budget int `json:"budget,omitempty"`
 }
 
 // Skill identifies the skill folder of a call.

@@ -333,7 +333,7 @@ func firstPositive[T int | time.Duration](vs ...T) T {
 func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
 	var out []SharedQuota
 	for _, q := range qs {
-		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
+		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound, Budget: q.Budget})
 	}
 	return out
 }
