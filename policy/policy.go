@@ -74,6 +74,9 @@ type Resources struct {
 	MaxFileMB  int           // largest file written, MiB
 	WorkDirMB  int           // size of the work folder, MiB
 	WriteMB    int           // growth of the write grants during a run, MiB
+	// MaxEpollWatches caps the epoll_ctl additions of a run on a shared
+	// host uid (run.Sandbox.MaxEpollWatches); 0: the run's default.
+	MaxEpollWatches int
 }
 
 // Filesystem are the [filesystem] paths.
@@ -228,7 +231,7 @@ type schema struct {
 // sections lists the keys of each section.
 func sections() map[string][]string {
 	return map[string][]string{
-		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb", "write_mb"},
+		"resources":  {"timeout", "memory_mb", "max_procs", "cpu_seconds", "max_file_mb", "workdir_mb", "write_mb", "max_epoll_watches"},
 		"filesystem": {"read", "write", "deny_read", "deny_write", "allow_autorun"},
 		"network":    {"allowed_domains", "denied_domains", "allow_local", "allow_unix"},
 		"env":        {"pass", "set"},
@@ -316,6 +319,8 @@ func (s *schema) entry(section string, e entry) error {
 		return s.positive(section, e, &p.Resources.WorkDirMB)
 	case "resources.write_mb":
 		return s.positive(section, e, &p.Resources.WriteMB)
+	case "resources.max_epoll_watches":
+		return s.positive(section, e, &p.Resources.MaxEpollWatches)
 	case "filesystem.read":
 		return s.paths(section, e, &p.Filesystem.Read)
 	case "filesystem.write":

@@ -24,6 +24,8 @@ type Flags struct {
 	MaxFileMB  int
 	WorkDirMB  int
 	WriteMB    int
+	// MaxEpollWatches is --max-epoll-watches.
+	MaxEpollWatches int
 
 	Read  []string // --read, absolute paths
 	Write []string // --write, absolute paths
@@ -97,6 +99,9 @@ type ResolvedResources struct {
 	MaxFileMB  int   `json:"max_file_mb"`
 	WorkDirMB  int   `json:"workdir_mb"`
 	WriteMB    int   `json:"write_mb"`
+	// MaxEpollWatches is 0 when nothing set it: the run's default
+	// (run.DefaultEpollWatches of the host), and then not encoded.
+	MaxEpollWatches int `json:"max_epoll_watches,omitempty"`
 }
 
 // ResolvedFilesystem are the path grants in force, sorted. AllowDenied are
@@ -321,7 +326,24 @@ func (r *Resolved) resources(flags Flags, op, req *Policy) []Missing {
 	res.MaxFileMB = limit(flags.MaxFileMB, op.Resources.MaxFileMB, req.Resources.MaxFileMB, run.DefaultMaxFileMB, "max_file_mb", "--max-file-size %d", w("max_file_mb"), &missing)
 	res.WorkDirMB = limit(flags.WorkDirMB, op.Resources.WorkDirMB, req.Resources.WorkDirMB, run.DefaultWorkDirMB, "workdir_mb", "--workdir-size %d", w("workdir_mb"), &missing)
 	res.WriteMB = limit(flags.WriteMB, op.Resources.WriteMB, req.Resources.WriteMB, run.DefaultWriteMB, "write_mb", "--write-size %d", w("write_mb"), &missing)
+	res.MaxEpollWatches = epollLimit(flags.MaxEpollWatches, op.Resources.MaxEpollWatches, req.Resources.MaxEpollWatches, w("max_epoll_watches"), &missing)
 	return missing
+}
+
+// epollLimit is limit for max_epoll_watches, whose default depends on the
+// host: 0 (the run's default) unless the flag, the operator policy or the
+// request set it. Without a flag or an operator's value a request may ask
+// for up to run.EpollWatchesFloor, which no host's default is below
+// (where its fs.epoll.max_user_watches is at least that).
+func epollLimit(flag, op, req int, where string, missing *[]Missing) int {
+	if flag > 0 || op > 0 {
+		return limit(flag, op, req, 0, "max_epoll_watches", "--max-epoll-watches %d", where, missing)
+	}
+	if req > run.EpollWatchesFloor {
+		*missing = append(*missing, Missing{where, fmt.Sprintf("max_epoll_watches = %d (the limit is the host's default, at least %d)", req, run.EpollWatchesFloor), fmt.Sprintf("--max-epoll-watches %d", req)})
+		return 0
+	}
+	return req
 }
 
 // within reports whether path is dir or lies under it (lexically: both
@@ -488,6 +510,7 @@ func (r *Resolved) Apply(sb *run.Sandbox, getenv func(string) (string, bool)) {
 	sb.MaxFileMB = r.Resources.MaxFileMB
 	sb.WorkDirMB = r.Resources.WorkDirMB
 	sb.WriteMB = r.Resources.WriteMB
+	sb.MaxEpollWatches = r.Resources.MaxEpollWatches
 	sb.AllowNetwork = r.Network.AllowAll
 	// The whole network covers every allowed host; Resolve has refused a
 	// denied host with it.
