@@ -3,9 +3,11 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -116,4 +118,108 @@ func epollOne(cmd *exec.Cmd) error {
 		return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
 	}
 	return nil
+}
+
+// epollOrphanScript leaves a child that adds an epoll watch every 50 ms
+// and appends "ok" or the errno's name to argv[1], until one fails or 30
+// s pass; the script itself waits for its stdin to end.
+const epollOrphanScript = `import errno, os, select, sys, time
+out = sys.argv[1]
+if os.fork() == 0:
+    r, w = os.pipe()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        ep = select.epoll()
+        try:
+            ep.register(r, select.EPOLLIN)
+            res = "ok"
+        except OSError as e:
+            res = errno.errorcode.get(e.errno, str(e.errno))
+        ep.close()
+        with open(out, "a") as f:
+            f.write(res + "\n")
+        if res != "ok":
+            break
+        time.sleep(0.05)
+    os._exit(0)
+print("held 1", flush=True)
+sys.stdin.read(1)
+`
+
+// epollHelperEnv names, in a rerun of this binary, the folder of
+// TestEpollSupervisorHelper's run.
+const epollHelperEnv = "SKILL_SANDBOX_TEST_EPOLL_HELPER"
+
+// TestEpollSupervisorHelper is the supervisor TestEpollAfterSupervisorDeath
+// kills: it runs epollOrphanScript, on a shared uid and without a PID
+// namespace (so that the script's child outlives the run), until killed.
+func TestEpollSupervisorHelper(t *testing.T) {
+	dir := os.Getenv(epollHelperEnv)
+	if dir == "" {
+		t.Skip("run by TestEpollAfterSupervisorDeath")
+	}
+	stdinR, _, err := os.Pipe() // never closed: the run waits until killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := Sandbox{SkillDir: filepath.Join(dir, "skill"), WritePaths: []string{filepath.Join(dir, "out")}, Stdin: stdinR, Stdout: os.Stdout, Stderr: os.Stderr,
+		Disable: []Layer{LayerPIDNS, LayerCgroup}, sharedNobody: os.Geteuid() == 0, MaxEpollWatches: 10000, Timeout: time.Minute}
+	res, err := sb.Run(context.Background(), "orphan.py", []string{filepath.Join(dir, "out", "adds")})
+	t.Fatalf("the run ended before it was killed: %v %+v", err, res)
+}
+
+// TestEpollAfterSupervisorDeath: once the supervisor that counts a run's
+// epoll additions is killed, a process of the run that outlived it (no PID
+// namespace) neither hangs on its next addition nor adds it uncounted: the
+// kernel answers ENOSYS, the listener being gone.
+func TestEpollAfterSupervisorDeath(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("run as root: a root caller's run on nobody's uid stands for a shared one")
+	}
+	needOwnRunIDs(t)
+	if _, err := lookPath("python3", sandboxPath); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	skill := newSkill(t, map[string]string{"orphan.py": epollOrphanScript})
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(os.Chmod(dir, 0o755), os.Chmod(out, 0o777), os.Symlink(skill, filepath.Join(dir, "skill"))); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/proc/self/exe", "-test.run", "^TestEpollSupervisorHelper$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), epollHelperEnv+"="+dir)
+	var helperOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &helperOut, &helperOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	adds := filepath.Join(out, "adds")
+	waitFor := func(what string, ok func(string) bool) string {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			b, _ := os.ReadFile(adds)
+			if ok(string(b)) {
+				return string(b)
+			}
+		}
+		b, _ := os.ReadFile(adds)
+		t.Fatalf("no %s in 30 s: additions %q; the supervisor: %s", what, b, helperOut.String())
+		return ""
+	}
+	waitFor("counted addition", func(s string) bool { return strings.HasPrefix(s, "ok\n") })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	got := waitFor("failed addition", func(s string) bool {
+		return strings.HasSuffix(s, "\n") && strings.Count(s, "\n") > strings.Count(s, "ok\n")
+	})
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if last := lines[len(lines)-1]; last != "ENOSYS" {
+		t.Errorf("after the supervisor's death the run's addition got %s, want ENOSYS (all: %q)", last, lines)
+	}
+	t.Logf("the run's additions: %d ok, then %s", len(lines)-1, lines[len(lines)-1])
 }
