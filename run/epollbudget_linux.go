@@ -44,12 +44,16 @@ type epollRun struct {
 func (e *epollRun) start(sup *os.File, budget int) error {
 	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
 	n, oobn, _, _, err := unix.Recvmsg(int(sup.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
-	if err != nil || n != 1 || buf[0] != 'N' {
-		return fmt.Errorf("%w: the seccomp listener that counts the run's epoll watches was not handed over (%d bytes, %v)", ErrStart, n, err)
+	if err != nil {
+		return fmt.Errorf("%w: the seccomp listener that counts the run's epoll watches was not handed over: %v", ErrStart, err)
 	}
 	fd, err := oneRight(oob[:oobn])
+	if err == nil && (n != 1 || buf[0] != 'N') {
+		unix.Close(fd)
+		err = fmt.Errorf("a message of %d bytes (%q) instead", n, buf[:n])
+	}
 	if err != nil {
-		return fmt.Errorf("%w: the seccomp listener: %v", ErrStart, err)
+		return fmt.Errorf("%w: the seccomp listener that counts the run's epoll watches was not handed over: %v", ErrStart, err)
 	}
 	s, err := seccomp.ServeEpoll(fd, budget)
 	if err != nil {

@@ -349,11 +349,14 @@ func (c *compiler) installSeccomp() {
 		c.b.Store(prog, 2, imm(uint64(len(filter))))
 		c.b.SetPointer(prog+initproc.Data(unsafe.Offsetof(unix.SockFprog{}.Filter)), fd)
 		var flags uint64
+		opts := []initproc.Opt{initproc.Unavailable(unix.ENOSYS, unix.EINVAL), initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EACCES)}
 		if cfg.EpollBudget > 0 {
+			// The listener, for handOverListener. A filter with a
+			// listener above (EBUSY) refuses the run.
 			flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+			opts = append(opts, initproc.Into(c.fd))
 		}
-		c.b.Sys("seccomp(SECCOMP_SET_MODE_FILTER)", unix.SYS_SECCOMP, []initproc.Arg{imm(unix.SECCOMP_SET_MODE_FILTER), imm(flags), initproc.Ref(prog)},
-			initproc.Into(c.fd), initproc.Unavailable(unix.ENOSYS, unix.EINVAL), initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EACCES))
+		c.b.Sys("seccomp(SECCOMP_SET_MODE_FILTER)", unix.SYS_SECCOMP, []initproc.Arg{imm(unix.SECCOMP_SET_MODE_FILTER), imm(flags), initproc.Ref(prog)}, opts...)
 		if i < len(vs)-1 {
 			c.b.Jump(done)
 		}
