@@ -191,14 +191,22 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
 // /tmp, the system folders and /etc read-only, the skill folder
-// read-only, the grants, the masks (the native backend's of /etc, the
+// read-only and executable, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
 // files, the grants' read-only parts, and the work folder.
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
 		{Destination: "/proc", Type: "proc", Source: "proc"},
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		// Executable, as natively: the system folders, the skill folder
+		// and an interpreter's grants; /tmp, the work folder and the
+		// other grants are noexec (natively Landlock says the same), so
+		// a program the script writes does not run.
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}},
+		// The native backend's private /dev/shm (POSIX shared memory:
+		// Python's multiprocessing, LibreOffice); gVisor's own /dev has
+		// one only root may write to.
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}},
 	}
 	for _, d := range append(stageconfig.SystemDirs(), "/etc") {
 		if _, err := os.Stat(d); err == nil {
@@ -215,7 +223,7 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 			masks = append(masks, stageconfig.GrantMount{Path: d})
 		}
 	}
-	ms = append(ms, bind(c.Skill, c.Skill, false, false))
+	ms = append(ms, bind(c.Skill, c.Skill, false, true))
 	for _, g := range c.Grants {
 		ms = append(ms, bind(g.Path, g.Path, g.Write, g.Exec))
 	}
@@ -229,9 +237,9 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
 	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}})
 	} else {
-		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, true))
+		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, false))
 	}
 	return ms
 }
