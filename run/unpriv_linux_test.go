@@ -22,6 +22,8 @@ func unprivilegedTests() string {
 		"TestEtcRule",
 		"TestExitStatus",
 		"TestFolderGrantKeepsOthersBits",
+		"TestGVisorExecLikeNative",
+		"TestGVisorRealSkills",
 		"TestGitDirShapePlanted",
 		"TestGrantAttacks",
 		"TestGrantHoldingMountPoints",

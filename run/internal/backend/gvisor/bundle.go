@@ -14,8 +14,14 @@ import (
 )
 
 // emptyFile is the bundle's empty file, bound read-only over each masked
-// file; masked folders get an empty read-only tmpfs.
-const emptyFile = "empty"
+// file; masked folders get an empty read-only tmpfs. etcEmptyFile is the
+// one over /etc's masked files: readable, as the native backend's are
+// (the C library reads an empty passwd and goes on to its other sources;
+// one it may not read fails the lookup).
+const (
+	emptyFile    = "empty"
+	etcEmptyFile = "empty-etc"
+)
 
 // The network of a run with the filtering proxy, inside the sandbox: the
 // relay (this program, bound read-only) is the sandbox's first process,
@@ -56,6 +62,9 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, emptyFile), nil, 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, etcEmptyFile), nil, 0o444); err != nil {
 		return err
 	}
 	if err := writeEtcFiles(p, dir); err != nil {
@@ -214,21 +223,25 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		}
 	}
 	etcMasks, etcFiles := etcView(p)
-	var masks []stageconfig.GrantMount
-	for _, m := range etcMasks {
-		masks = append(masks, stageconfig.GrantMount{Path: m.Path})
-	}
-	for _, d := range etcDenied(p) {
-		if !slices.ContainsFunc(masks, func(m stageconfig.GrantMount) bool { return m.Path == d }) {
-			masks = append(masks, stageconfig.GrantMount{Path: d})
-		}
-	}
 	ms = append(ms, bind(c.Skill, c.Skill, false, true))
 	for _, g := range c.Grants {
 		ms = append(ms, bind(g.Path, g.Path, g.Write, g.Exec))
 	}
-	for _, m := range append(masks, c.Masked...) {
-		ms = append(ms, mask(m.Path, dir))
+	masked := map[string]bool{}
+	for _, m := range etcMasks {
+		masked[m.Path] = true
+		ms = append(ms, mask(m.Path, filepath.Join(dir, etcEmptyFile)))
+	}
+	// The deny list's /etc entries natively stay the host's, closed to
+	// the script by their owners and modes: here closed by a mask it
+	// may not read.
+	for _, d := range etcDenied(p) {
+		if !masked[d] {
+			ms = append(ms, mask(d, filepath.Join(dir, emptyFile)))
+		}
+	}
+	for _, m := range c.Masked {
+		ms = append(ms, mask(m.Path, filepath.Join(dir, emptyFile)))
 	}
 	for _, f := range etcFiles {
 		ms = append(ms, bind(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), f.Path, false, false))
@@ -268,13 +281,13 @@ func rbind(d string) ociMount {
 	return m
 }
 
-// mask hides path: an empty read-only tmpfs over a folder, the bundle's
-// empty file (mode 0) over anything else.
-func mask(path, dir string) ociMount {
+// mask hides path: an empty read-only tmpfs over a folder, the empty
+// file empty (one of the bundle's) over anything else.
+func mask(path, empty string) ociMount {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000"}}
 	}
-	return bind(filepath.Join(dir, emptyFile), path, false, false)
+	return bind(empty, path, false, false)
 }
 
 // etcDenied are the deny list's entries in /etc that exist, the
