@@ -31,6 +31,10 @@ const (
 	limitArg0     = "skill-sandbox-gvisor-limit" // the relay's child, which limits and executes the script
 	sandboxNetDir = "/.skill-sandbox-net"
 	relaySocket   = "relay.sock" // the relay's; the supervisor connects to it
+	// maxRelayPorts bounds the relay's listeners (the proxy's port and
+	// the local ports): each is named by one byte on the control
+	// connection.
+	maxRelayPorts = 64
 )
 
 // Check refuses a run the gVisor backend cannot give the isolation it
@@ -48,6 +52,8 @@ func Check(p *backend.Spec) error {
 		return fmt.Errorf("%w: the gvisor backend has no seccomp filter for this architecture", backend.ErrUnsupported)
 	case p.Proxy != nil && (p.Config.ProxyPort <= 0 || p.Config.ProxyPort > 65535):
 		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
+	case len(p.Config.LocalPorts) > 0 && p.Proxy == nil, len(p.Config.LocalPorts) >= maxRelayPorts:
+		return fmt.Errorf("%w: the gvisor backend relays at most %d local ports, with the proxy", backend.ErrUnsupported, maxRelayPorts-1)
 	}
 	return nil
 }
@@ -144,7 +150,11 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 	}
 	if relay != "" {
 		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
-		s.Process.Args = append([]string{relayArg0, strconv.Itoa(c.ProxyPort), as}, c.Argv...)
+		ports := []string{strconv.Itoa(c.ProxyPort)}
+		for _, l := range c.LocalPorts {
+			ports = append(ports, strconv.Itoa(l))
+		}
+		s.Process.Args = append([]string{relayArg0, strings.Join(ports, ","), as}, c.Argv...)
 		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" })
 		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
