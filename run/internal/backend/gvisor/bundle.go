@@ -240,18 +240,18 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	masked := map[string]bool{}
 	for _, m := range etcMasks {
 		masked[m.Path] = true
-		ms = append(ms, mask(m.Path, filepath.Join(dir, etcEmptyFile)))
+		ms = append(ms, mask(m.Path, filepath.Join(dir, etcEmptyFile), "mode=555"))
 	}
 	// The deny list's /etc entries natively stay the host's, closed to
 	// the script by their owners and modes: here closed by a mask it
 	// may not read.
 	for _, d := range etcDenied(p) {
 		if !masked[d] {
-			ms = append(ms, mask(d, filepath.Join(dir, emptyFile)))
+			ms = append(ms, mask(d, filepath.Join(dir, emptyFile), "mode=000"))
 		}
 	}
 	for _, m := range c.Masked {
-		ms = append(ms, mask(m.Path, filepath.Join(dir, emptyFile)))
+		ms = append(ms, mask(m.Path, filepath.Join(dir, emptyFile), "mode=000"))
 	}
 	for _, f := range etcFiles {
 		ms = append(ms, bind(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), f.Path, false, false))
@@ -291,11 +291,12 @@ func rbind(d string) ociMount {
 	return m
 }
 
-// mask hides path: an empty read-only tmpfs over a folder, the empty
+// mask hides path: an empty read-only tmpfs of dirMode ("mode=555", as
+// natively over /etc's folders; "mode=000") over a folder, the empty
 // file empty (one of the bundle's) over anything else.
-func mask(path, empty string) ociMount {
+func mask(path, empty, dirMode string) ociMount {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000"}}
+		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", dirMode}}
 	}
 	return bind(empty, path, false, false)
 }
