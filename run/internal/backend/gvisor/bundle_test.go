@@ -71,6 +71,7 @@ func TestBundleMounts(t *testing.T) {
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},
 		{c.WorkDir, "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
 		{"/tmp", "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
+		{"/dev/shm", "tmpfs", []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}, []string{"ro"}},
 		{"/proc", "proc", nil, nil},
 	}
 	for _, tt := range tests {
