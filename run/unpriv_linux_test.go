@@ -24,6 +24,7 @@ func unprivilegedTests() string {
 		"TestExitStatus",
 		"TestFolderGrantKeepsOthersBits",
 		"TestGVisorExecLikeNative",
+		"TestGVisorInterpreterExecLikeNative",
 		"TestGVisorRealSkills",
 		"TestGitDirShapePlanted",
 		"TestGrantAttacks",
