@@ -51,6 +51,7 @@ type watcher struct {
 // of p, once: a file held deleted is told by its device.
 func newWatcher(p Plan, initPID int, pidns bool) *watcher {
 	w := &watcher{Plan: p, procs: newProcSet(initPID, pidns, p.PIDNSLink), initProc: -1}
+	w.procs.tree = p.Tree
 	if pidns {
 		w.initProc = initPID
 	}

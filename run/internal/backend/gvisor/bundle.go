@@ -198,7 +198,7 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
 		{Destination: "/proc", Type: "proc", Source: "proc"},
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpfsOptions(c.WorkDirMB, "1777")},
 	}
 	for _, d := range append(stageconfig.SystemDirs(), "/etc") {
 		if _, err := os.Stat(d); err == nil {
@@ -229,11 +229,24 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
 	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: tmpfsOptions(c.WorkDirMB, "1777")})
 	} else {
 		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, true))
 	}
 	return ms
+}
+
+// tmpfsOptions are the options of a tmpfs of mb MiB (the default work
+// folder size for 0), nosuid and nodev: gVisor's kernel keeps the size,
+// answering ENOSPC past it, as the native backend's tmpfs does, so the
+// work folder and /tmp are capped also where no cgroup holds the
+// sandbox's memory (rootless). runsc 20221219 ignores nr_inodes, so the
+// native inode cap has no counterpart here (docs/backends.md).
+func tmpfsOptions(mb int, mode string) []string {
+	if mb <= 0 {
+		mb = stageconfig.DefaultWorkDirMB
+	}
+	return []string{"nosuid", "nodev", "mode=" + mode, fmt.Sprintf("size=%dm", mb)}
 }
 
 // bind is a bind mount of src at dst: read-only unless write, nosuid

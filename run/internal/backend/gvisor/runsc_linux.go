@@ -55,10 +55,12 @@ type Outcome struct {
 // streams; wd ends it on p.Timeout or ctx's end, and no process of the
 // run outlives Run. With a host allowlist (p.Proxy), serve is handed the
 // listener the sandbox's proxy port leads to, before the sandbox starts;
-// it is not called otherwise. An error wraps backend.ErrStart when runsc
+// it is not called otherwise. started, when not nil, is called with
+// runsc's pid once it runs: the sandbox's processes on the host (the
+// Sentry, the gofer and their stubs) are its descendants. An error wraps backend.ErrStart when runsc
 // could not start the sandbox (with runsc's reason and Fix), or the error
 // of Check.
-func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc) (*Outcome, error) {
+func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc, started func(pid int)) (*Outcome, error) {
 	if err := Check(p); err != nil {
 		return nil, err
 	}
@@ -95,6 +97,9 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: starting runsc: %v; %s", backend.ErrStart, err, Fix)
 	}
 	wd.Start(ctx, p.Timeout, func() { r.kill(killFlags, id, cmd.Process.Pid) })
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
 	stop, connected := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(connected)
