@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -63,6 +64,12 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 		}
 	}
 	wd := newWatchdog(l)
+	// The work folder is the host's (see planGVisorWatch), made now when
+	// prepare left it to the init process of a native run.
+	if err := makeDeferredWorkDir(l); err != nil {
+		out.Applied, out.Missing = nil, nil
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
 	var started func(int)
 	if wp.Active() {
 		// The watch ends the run past a cap, as natively.

@@ -55,3 +55,40 @@ func gvisorWriteFolder(t *testing.T) string {
 	}
 	return out
 }
+
+// TestGVisorWorkFolderCap holds a gVisor run's work folder to
+// --workdir-size and its entries to 64 per MiB (the native tmpfs's caps),
+// root and rootless: the folder is the host's and the watch kills the
+// run past either cap (workdir_bytes, workdir_inodes). /tmp is a tmpfs
+// of the same size, which gVisor's kernel keeps: writing past it fails
+// with ENOSPC. Without the fix the work folder was a tmpfs of no size
+// (1 GiB written rootless, probe 24) whose entries nothing counted.
+func TestGVisorWorkFolderCap(t *testing.T) {
+	needRunsc(t)
+	skill := gvisorSkill(t, `case "$1" in
+bytes) dd if=/dev/zero of="$TMPDIR/big" bs=1M count=256 oflag=dsync 2>/dev/null ;;
+inodes) i=0; while [ $i -lt 3000 ]; do : > "$TMPDIR/f$i" || exit 3; i=$((i+1)); done ;;
+tmp) dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1 | grep -q 'No space left' && echo ENOSPC ;;
+esac
+echo survived
+`)
+	for _, tc := range []struct {
+		arg, limit string
+		stdout     string // besides "survived", for a run not killed
+	}{
+		{"bytes", LimitWorkDirBytes, ""},
+		{"inodes", LimitWorkDirInodes, ""},
+		{"tmp", "", "ENOSPC"},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			o := runIn(t, Sandbox{Backend: BackendGVisor, WorkDirMB: 16, MaxFileMB: 512}, skill, "scripts/k.sh", tc.arg)
+			survived := strings.Contains(o.stdout, "survived")
+			if o.res.LimitExceeded != tc.limit || survived != (tc.limit == "") || !strings.Contains(o.stdout, tc.stdout) {
+				t.Errorf("limit %q (want %q), stdout %q, err %v, stderr %s", o.res.LimitExceeded, tc.limit, o.stdout, o.err, o.stderr)
+			}
+			if !slices.Contains(o.res.Applied, LayerWatch) {
+				t.Errorf("layers %v lack watch", o.res.Applied)
+			}
+		})
+	}
+}

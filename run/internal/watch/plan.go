@@ -20,6 +20,10 @@ type Plan struct {
 	// process (runsc), whose sandbox and gofer hold the run's files on
 	// the host and whose namespaces the supervisor does not know.
 	Tree bool
+	// HeldRoot is where the run's processes see the host's root, when
+	// not at "/": runsc 20221219's gofer and Sentry name a host file
+	// /root/PATH in their descriptors' links (see watcher.inGrant).
+	HeldRoot string
 	// Grants are the write grants, whose disk blocks may grow by at most
 	// MaxGrowth over GrantBase, what they held when the run started.
 	Grants    []string

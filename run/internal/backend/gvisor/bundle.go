@@ -193,7 +193,8 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 // /tmp, the system folders and /etc read-only, the skill folder
 // read-only, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
-// files, the grants' read-only parts, and the work folder.
+// files, the grants' read-only parts, and the work folder (a folder of
+// the host's, which must exist).
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
@@ -228,20 +229,20 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	for _, g := range c.ReadOnly {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
-	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: tmpfsOptions(c.WorkDirMB, "1777")})
-	} else {
-		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, true))
-	}
-	return ms
+	// The work folder is the host's, always: runsc 20221219 ignores a
+	// tmpfs's nr_inodes, so only the supervisor's watch of a host folder
+	// keeps both of the native caps (bytes and entries; see
+	// run.planGVisorWatch), and it costs no memory where no cgroup
+	// holds the sandbox's.
+	return append(ms, bind(c.WorkDir, c.WorkDir, true, true))
 }
 
 // tmpfsOptions are the options of a tmpfs of mb MiB (the default work
 // folder size for 0), nosuid and nodev: gVisor's kernel keeps the size,
-// answering ENOSPC past it, as the native backend's tmpfs does, so the
-// work folder and /tmp are capped also where no cgroup holds the
-// sandbox's memory (rootless). runsc 20221219 ignores nr_inodes, so the
-// native inode cap has no counterpart here (docs/backends.md).
+// answering ENOSPC past it, as the native backend's tmpfs does, so /tmp
+// is capped also where no cgroup holds the sandbox's memory (rootless).
+// runsc 20221219 ignores nr_inodes: /tmp's entries are not counted
+// (each costs gVisor's kernel memory, not a host inode).
 func tmpfsOptions(mb int, mode string) []string {
 	if mb <= 0 {
 		mb = stageconfig.DefaultWorkDirMB

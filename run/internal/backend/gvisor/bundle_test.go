@@ -67,8 +67,9 @@ func TestBundleMounts(t *testing.T) {
 		{c.Masked[0].Path, "tmpfs", []string{"ro", "mode=000"}, nil},
 		{c.ReadOnly[0].Path, "bind", []string{"ro"}, []string{"rw"}},
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},
-		// Sized, so gVisor's kernel caps them where no cgroup does.
-		{c.WorkDir, "tmpfs", []string{"nosuid", "size=64m"}, []string{"ro"}},
+		// The host's, for the watch; /tmp sized, so gVisor's kernel
+		// caps it where no cgroup does.
+		{c.WorkDir, "bind", []string{"rw", "nosuid"}, []string{"ro"}},
 		{"/tmp", "tmpfs", []string{"nosuid", "size=64m"}, []string{"ro"}},
 		{"/proc", "proc", nil, nil},
 	}
