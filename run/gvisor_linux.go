@@ -82,6 +82,8 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 	}
 	out.Started = true
 	out.ExitCode, out.Signal, out.Duration = o.ExitCode, o.Signal, o.Duration
+	// The sandbox's as a whole, or 0 (unknown): see gvisor.Outcome.
+	out.CPUTime, out.PeakMemoryKB = o.CPUTime, o.PeakMemoryKB
 	l.collectOutput(out)
 	backend.RecordEnd(wd, out)
 	return nil

@@ -50,8 +50,9 @@ func Check(p *backend.Spec) error {
 // read-only root (with the mount points of the relay and the socket
 // folder) and the empty file the masks bind. relay is the host path of
 // the relay's program, or "" for a run without the proxy; net is the
-// host folder of the relay's socket.
-func writeBundle(p *backend.Spec, dir, relay, net string) error {
+// host folder of the relay's socket. cgroupsPath, when not "", is where
+// runsc makes the sandbox's cgroup (see usage).
+func writeBundle(p *backend.Spec, dir, relay, net, cgroupsPath string) error {
 	if err := os.Mkdir(filepath.Join(dir, "rootfs"), 0o755); err != nil {
 		return err
 	}
@@ -69,7 +70,9 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 			return err
 		}
 	}
-	b, err := json.Marshal(bundleSpec(p, dir, relay, net))
+	spec := bundleSpec(p, dir, relay, net)
+	spec.Linux.CgroupsPath = cgroupsPath
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}

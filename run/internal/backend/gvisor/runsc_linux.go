@@ -56,6 +56,12 @@ type Outcome struct {
 	// Cgroup says runsc held the sandbox to the spec's memory, task and
 	// CPU limits (root only: rootless runsc runs without a cgroup).
 	Cgroup bool
+	// CPUTime and PeakMemoryKB are the host's figures for the whole
+	// sandbox (gVisor's kernel and gofer with the script), from a cgroup
+	// the supervisor keeps around runsc's (root, cgroup v1); 0 when
+	// unknown.
+	CPUTime      time.Duration
+	PeakMemoryKB int64
 }
 
 // Run runs p's script under runsc with stdout and stderr as its output
@@ -85,7 +91,14 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	defer nw.close()
-	if err := writeBundle(p, bundle, nw.relay, nw.dir); err != nil {
+	id := containerID(p.RequestID)
+	var cgroupsPath string
+	u := newUsage(id)
+	if u != nil {
+		defer u.remove()
+		cgroupsPath = u.path()
+	}
+	if err := writeBundle(p, bundle, nw.relay, nw.dir, cgroupsPath); err != nil {
 		return nil, fmt.Errorf("%w: writing the OCI bundle: %v", backend.ErrStart, err)
 	}
 	rootless := os.Geteuid() != 0
@@ -93,7 +106,6 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	// kill and delete log apart: a failure of theirs (the container
 	// already gone) is no failure of the start.
 	killFlags := r.globalFlags(dir, "kill.log", rootless, nw.flags)
-	id := containerID(p.RequestID)
 	cmd := exec.Command(r.Path, append(global, "run", "--bundle", bundle, id)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Stdin, stdout, stderr
 	// Its own process group, killed as a whole at the end; and killed if
@@ -120,6 +132,10 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
 	// runsc left are ended whatever happened.
 	r.kill(killFlags, id, cmd.Process.Pid)
+	if u != nil {
+		// After runsc delete: every process of the sandbox is gone.
+		o.CPUTime, o.PeakMemoryKB, _ = u.read()
+	}
 	// A run the watchdog ended may leave runsc's complaints in its log;
 	// only one that ended by itself can have failed to start.
 	ended := wd.Ended()
