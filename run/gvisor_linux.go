@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -64,16 +63,13 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 		}
 	}
 	wd := newWatchdog(l)
-	// The work folder is the host's (see planGVisorWatch), made now when
-	// prepare left it to the init process of a native run.
-	if err := makeDeferredWorkDir(l); err != nil {
-		out.Applied, out.Missing = nil, nil
-		return fmt.Errorf("%w: %v", ErrStart, err)
-	}
-	var started func(int)
+	var started func(int, string)
 	if wp.Active() {
 		// The watch ends the run past a cap, as natively.
-		started = func(pid int) { go watch.Run(wp, pid, false, wd.Done(), wd.Exceeded) }
+		started = func(pid int, work string) {
+			wp.Dir = work // the work folder's host folder (see planGVisorWatch)
+			go watch.Run(wp, pid, false, wd.Done(), wd.Exceeded)
+		}
 	}
 	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve, started)
 	if err != nil {

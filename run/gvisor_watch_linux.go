@@ -22,7 +22,8 @@ func planGVisorWatch(p *backend.Spec, applied []Layer, missing []Missing) (watch
 		return watch.Plan{}, applied, missing
 	}
 	// The work folder is a host folder (see gvisor's mounts), kept or
-	// not: the watch holds it to its size and entries.
+	// not: the watch holds it to its size and entries. Its path, in
+	// runsc's bundle unless kept, is set once runsc runs.
 	w.Dir = p.Config.WorkDir
 	w.MaxBytes = int64(p.WatchWorkDirMB) << 20
 	w.MaxInodes = watch.InodeCap(p.WatchWorkDirMB)

@@ -62,6 +62,9 @@ func writeBundle(p *backend.Spec, dir, relay, net, cgroupsPath string) error {
 	if err := writeEtcFiles(p, dir); err != nil {
 		return err
 	}
+	if err := makeWorkFolder(p, dir); err != nil {
+		return err
+	}
 	if relay != "" {
 		if err := os.WriteFile(filepath.Join(dir, "rootfs", relayArg0), nil, 0o755); err != nil {
 			return err
@@ -77,6 +80,23 @@ func writeBundle(p *backend.Spec, dir, relay, net, cgroupsPath string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+}
+
+// makeWorkFolder makes p's work folder in the bundle in dir (see
+// workSource), the script's: as root, the run's identity's; rootless,
+// the caller's, who is the script's identity there.
+func makeWorkFolder(p *backend.Spec, dir string) error {
+	work := workSource(p, dir)
+	if work == p.Config.WorkDir {
+		return nil
+	}
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		return os.Chown(work, p.UID, p.GID)
+	}
+	return nil
 }
 
 // etcOwnDir is the bundle's folder of the sandbox's own /etc files
@@ -196,8 +216,7 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 // /tmp, the system folders and /etc read-only, the skill folder
 // read-only, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
-// files, the grants' read-only parts, and the work folder (a folder of
-// the host's, which must exist).
+// files, the grants' read-only parts, and the work folder (workSource).
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
@@ -237,7 +256,24 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	// keeps both of the native caps (bytes and entries; see
 	// run.planGVisorWatch), and it costs no memory where no cgroup
 	// holds the sandbox's.
-	return append(ms, bind(c.WorkDir, c.WorkDir, true, true))
+	return append(ms, bind(workSource(p, dir), c.WorkDir, true, true))
+}
+
+// workFolder is the work folder's host folder in the bundle, for a run
+// whose work folder is not kept.
+const workFolder = "work"
+
+// workSource is the host folder of p's work folder, its bundle in dir:
+// the kept folder itself, else the bundle's own, made by writeBundle in
+// the supervisor's private temporary folder, which no one else on the
+// host can reach (runsc's gofer serves it to the sandbox; a folder of
+// uid 65534's in the host's /tmp would be open to every process of that
+// uid).
+func workSource(p *backend.Spec, dir string) string {
+	if p.Config.WorkDirMB == 0 {
+		return p.Config.WorkDir
+	}
+	return filepath.Join(dir, workFolder)
 }
 
 // tmpfsOptions are the options of a tmpfs of mb MiB (the default work

@@ -90,6 +90,11 @@ func TestBundleMounts(t *testing.T) {
 			}
 		}
 	}
+	// The work folder's host folder is the bundle's, in the supervisor's
+	// private temporary folder, not one at its path in the host's /tmp.
+	if ms := find(c.WorkDir); len(ms) != 1 || ms[0].Source != "/bundle/work" {
+		t.Errorf("work folder mounts %+v, want /bundle/work's", ms)
+	}
 	// Masks and read-only parts come after the grants they lie in.
 	idx := func(dst string) int {
 		return slices.IndexFunc(s.Mounts, func(m ociMount) bool { return m.Destination == dst })

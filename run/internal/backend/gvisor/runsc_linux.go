@@ -69,11 +69,12 @@ type Outcome struct {
 // run outlives Run. With a host allowlist (p.Proxy), serve is handed the
 // listener the sandbox's proxy port leads to, before the sandbox starts;
 // it is not called otherwise. started, when not nil, is called with
-// runsc's pid once it runs: the sandbox's processes on the host (the
-// Sentry, the gofer and their stubs) are its descendants. An error wraps backend.ErrStart when runsc
+// runsc's pid once it runs (the sandbox's processes on the host, the
+// Sentry, the gofer and their stubs, are its descendants) and the host
+// folder of the work folder, removed after Run unless it is kept. An error wraps backend.ErrStart when runsc
 // could not start the sandbox (with runsc's reason and Fix), or the error
 // of Check.
-func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc, started func(pid int)) (*Outcome, error) {
+func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc, started func(pid int, workDir string)) (*Outcome, error) {
 	if err := Check(p); err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	}
 	wd.Start(ctx, p.Timeout, func() { r.kill(killFlags, id, cmd.Process.Pid) })
 	if started != nil {
-		started(cmd.Process.Pid)
+		started(cmd.Process.Pid, workSource(p, bundle))
 	}
 	stop, connected := make(chan struct{}), make(chan struct{})
 	go func() {

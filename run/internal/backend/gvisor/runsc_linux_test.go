@@ -38,11 +38,6 @@ func TestRunGrantBindsAlone(t *testing.T) {
 	p.Timeout = 30 * time.Second
 	c.Skill, c.Dir = base, base
 	c.Masked, c.ReadOnly = nil, nil
-	// The work folder is the host's (mounts): one of the test's.
-	c.WorkDir = filepath.Join(base, "work")
-	if err := os.Mkdir(c.WorkDir, 0o777); err != nil {
-		t.Fatal(err)
-	}
 	read := filepath.Join(base, "read")
 	inner := filepath.Join(read, "inner")
 	for _, d := range []string{read, inner} {
