@@ -163,3 +163,27 @@ func TestProcSetTree(t *testing.T) {
 		t.Fatalf("tree %v lacks sh %d or its sleep", got, sh.Process.Pid)
 	}
 }
+
+// TestInGrant checks how a file held unlinked is told to lie in a write
+// grant by its former path, on a device the work folder shares with the
+// grants: below a grant, not a sibling whose name starts alike, and
+// below the root the run's processes see the host's at (HeldRoot).
+func TestInGrant(t *testing.T) {
+	for _, tc := range []struct {
+		root, path string
+		want       bool
+	}{
+		{"", "/tmp/out/f", true},
+		{"", "/tmp/out", true},
+		{"", "/tmp/output/f", false},
+		{"", "/tmp/work/f", false},
+		{"/root", "/root/tmp/out/f", true},
+		{"/root", "/root/tmp/work/f", false},
+		{"/root", "/tmp/out/f", true},
+	} {
+		w := &watcher{Plan: Plan{Grants: []string{"/tmp/out", "/srv/data/"}, HeldRoot: tc.root}}
+		if got := w.inGrant(tc.path); got != tc.want {
+			t.Errorf("root %q, %s: in a grant %v, want %v", tc.root, tc.path, got, tc.want)
+		}
+	}
+}
