@@ -88,7 +88,6 @@ func knownGap(cfg *config, num, uid int) string {
 	}
 	rootless := map[int]string{
 		14: "rootless runsc has no cgroup: no task limit for the sandbox as a whole",
-		24: "rootless runsc has no cgroup and the backend no watch: the grants' total size is not capped",
 		36: "rootless runsc has no cgroup: memfd and System V memory pass --memory",
 	}
 	if uid == 0 {

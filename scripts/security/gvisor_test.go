@@ -104,7 +104,8 @@ func TestKnownGap(t *testing.T) {
 		{native, 14, 0, false},
 		{gvisor, 14, 0, true},
 		{gvisor, 24, 0, false},
-		{gvisor, 24, 65534, true},
+		{gvisor, 24, 65534, false}, // closed: the watch and a sized /tmp
+		{gvisor, 14, 65534, true},
 		{gvisor, 1, 65534, false},
 	} {
 		if got := knownGap(tc.cfg, tc.num, tc.uid); (got != "") != tc.gap {

@@ -62,8 +62,9 @@ func Check(p *backend.Spec) error {
 // read-only root (with the mount points of the relay and the socket
 // folder) and the empty file the masks bind. relay is the host path of
 // the relay's program, or "" for a run without the proxy; net is the
-// host folder of the relay's socket.
-func writeBundle(p *backend.Spec, dir, relay, net string) error {
+// host folder of the relay's socket. cgroupsPath, when not "", is where
+// runsc makes the sandbox's cgroup (see usage).
+func writeBundle(p *backend.Spec, dir, relay, net, cgroupsPath string) error {
 	if err := os.Mkdir(filepath.Join(dir, "rootfs"), 0o755); err != nil {
 		return err
 	}
@@ -76,6 +77,9 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 	if err := writeEtcFiles(p, dir); err != nil {
 		return err
 	}
+	if err := makeWorkFolder(p, dir); err != nil {
+		return err
+	}
 	if relay != "" {
 		if err := os.WriteFile(filepath.Join(dir, "rootfs", relayArg0), nil, 0o755); err != nil {
 			return err
@@ -84,11 +88,30 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 			return err
 		}
 	}
-	b, err := json.Marshal(bundleSpec(p, dir, relay, net))
+	spec := bundleSpec(p, dir, relay, net)
+	spec.Linux.CgroupsPath = cgroupsPath
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+}
+
+// makeWorkFolder makes p's work folder in the bundle in dir (see
+// workSource), the script's: as root, the run's identity's; rootless,
+// the caller's, who is the script's identity there.
+func makeWorkFolder(p *backend.Spec, dir string) error {
+	work := workSource(p, dir)
+	if work == p.Config.WorkDir {
+		return nil
+	}
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		return os.Chown(work, p.UID, p.GID)
+	}
+	return nil
 }
 
 // etcOwnDir is the bundle's folder of the sandbox's own /etc files
@@ -212,7 +235,7 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 // /tmp, the system folders and /etc read-only, the skill folder
 // read-only and executable, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
-// files, the grants' read-only parts, and the work folder.
+// files, the grants' read-only parts, and the work folder (workSource).
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
@@ -221,7 +244,7 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		// and an interpreter's grants; /tmp, the work folder and the
 		// other grants are noexec (natively Landlock says the same), so
 		// a program the script writes does not run.
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpfsOptions(c.WorkDirMB, "1777")},
 		// The native backend's private /dev/shm (POSIX shared memory:
 		// Python's multiprocessing, LibreOffice); gVisor's own /dev has
 		// one only root may write to.
@@ -259,12 +282,42 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	for _, g := range c.ReadOnly {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
-	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}})
-	} else {
-		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, false))
+	// The work folder is the host's, always: runsc 20221219 ignores a
+	// tmpfs's nr_inodes, so only the supervisor's watch of a host folder
+	// keeps both of the native caps (bytes and entries; see
+	// run.planGVisorWatch), and it costs no memory where no cgroup
+	// holds the sandbox's.
+	return append(ms, bind(workSource(p, dir), c.WorkDir, true, false))
+}
+
+// workFolder is the work folder's host folder in the bundle, for a run
+// whose work folder is not kept.
+const workFolder = "work"
+
+// workSource is the host folder of p's work folder, its bundle in dir:
+// the kept folder itself, else the bundle's own, made by writeBundle in
+// the supervisor's private temporary folder, which no one else on the
+// host can reach (runsc's gofer serves it to the sandbox; a folder of
+// uid 65534's in the host's /tmp would be open to every process of that
+// uid).
+func workSource(p *backend.Spec, dir string) string {
+	if p.Config.WorkDirMB == 0 {
+		return p.Config.WorkDir
 	}
-	return ms
+	return filepath.Join(dir, workFolder)
+}
+
+// tmpfsOptions are the options of a tmpfs of mb MiB (the default work
+// folder size for 0), nosuid, nodev and noexec: gVisor's kernel keeps the size,
+// answering ENOSPC past it, as the native backend's tmpfs does, so /tmp
+// is capped also where no cgroup holds the sandbox's memory (rootless).
+// runsc 20221219 ignores nr_inodes: /tmp's entries are not counted
+// (each costs gVisor's kernel memory, not a host inode).
+func tmpfsOptions(mb int, mode string) []string {
+	if mb <= 0 {
+		mb = stageconfig.DefaultWorkDirMB
+	}
+	return []string{"nosuid", "nodev", "noexec", "mode=" + mode, fmt.Sprintf("size=%dm", mb)}
 }
 
 // bind is a bind mount of src at dst: read-only unless write, nosuid

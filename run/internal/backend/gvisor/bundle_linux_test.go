@@ -18,7 +18,7 @@ import (
 func TestBundleEtcAndSeccomp(t *testing.T) {
 	p := testSpec(t)
 	dir := t.TempDir()
-	if err := writeBundle(p, dir, "", ""); err != nil {
+	if err := writeBundle(p, dir, "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))

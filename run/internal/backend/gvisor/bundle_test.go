@@ -69,8 +69,10 @@ func TestBundleMounts(t *testing.T) {
 		{c.Masked[0].Path, "tmpfs", []string{"ro", "mode=000"}, nil},
 		{c.ReadOnly[0].Path, "bind", []string{"ro"}, []string{"rw"}},
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},
-		{c.WorkDir, "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
-		{"/tmp", "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
+		// The host's, for the watch; /tmp sized, so gVisor's kernel
+		// caps it where no cgroup does.
+		{c.WorkDir, "bind", []string{"rw", "nosuid", "noexec"}, []string{"ro"}},
+		{"/tmp", "tmpfs", []string{"nosuid", "noexec", "size=64m"}, []string{"ro"}},
 		{"/dev/shm", "tmpfs", []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}, []string{"ro"}},
 		{"/proc", "proc", nil, nil},
 	}
@@ -90,6 +92,11 @@ func TestBundleMounts(t *testing.T) {
 				t.Errorf("%s: options %q have %q", tt.dst, ms[0].Options, o)
 			}
 		}
+	}
+	// The work folder's host folder is the bundle's, in the supervisor's
+	// private temporary folder, not one at its path in the host's /tmp.
+	if ms := find(c.WorkDir); len(ms) != 1 || ms[0].Source != "/bundle/work" {
+		t.Errorf("work folder mounts %+v, want /bundle/work's", ms)
 	}
 	// Masks and read-only parts come after the grants they lie in.
 	idx := func(dst string) int {
