@@ -21,9 +21,10 @@ const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [--re
 Build the Python environment the skill's requirements.txt (or
 pyproject.toml [project].dependencies) asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
-the package index), or the node_modules its package.json and
-package-lock.json ask for, with npm ci run the same way (reaching only
-the npm registry), and keep it in the user's cache folder for its runs.
+the package index), and the node_modules its package.json and
+package-lock.json (or npm-shrinkwrap.json) ask for, with npm ci run the
+same way (reaching only the npm registry), and keep them in the user's
+cache folder for its runs.
 An environment already prepared (the same requirements or lock file,
 interpreter and platform) is reused. --prune removes the cached environments that none of
 the skills named needs (each PATH a skill, or a folder of skills; none:
@@ -44,8 +45,8 @@ type depsFlags struct {
 }
 
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
-	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
-	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it declares requirements")
+	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python and Node environments first when they are not prepared yet (as skill-sandbox prepare)")
+	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python and Node environments even though it declares dependencies")
 	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 	fs.StringVar(&f.registry, "registry", "", "with --prepare: the npm registry `URL` npm ci uses (default: the operator policy's [sandbox] npm_registry, else "+prepare.DefaultRegistry+")")
 }
@@ -63,7 +64,7 @@ type prepareFlags struct {
 
 func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs := quietFlagSet("prepare")
-	fs.BoolVar(&f.check, "check", false, "only report whether the environment is prepared and intact (exit 1 when not); install nothing")
+	fs.BoolVar(&f.check, "check", false, "only report whether the environments are prepared and intact (exit 1 when one is not); install nothing")
 	fs.BoolVar(&f.prune, "prune", false, "remove the cached environments none of the skills PATH... needs (none named: all of them)")
 	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
 	fs.StringVar(&f.registry, "registry", "", "the npm registry `URL` npm ci uses (default "+prepare.DefaultRegistry+"); npm reaches its host only")
