@@ -37,11 +37,6 @@ type Status struct {
 	Node *Status `json:"node,omitempty"`
 }
 
-// Ready reports whether every environment st describes is prepared.
-func (st *Status) Ready() bool {
-	return st.State == StatePrepared && (st.Node == nil || st.Node.Ready())
-}
-
 // Changed returns the first environment st describes that changed since
 // it was built (StateChanged), or nil.
 func (st *Status) Changed() *Status {
