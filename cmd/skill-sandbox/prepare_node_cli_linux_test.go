@@ -110,8 +110,8 @@ func TestPrepareNodeCLI(t *testing.T) {
 // package.json with its lock file gets both environments: prepare builds
 // both (one from the wheel index, one from Verdaccio) and records both,
 // --check reports both, run, mcp and serve give a Python script and a
-// Node script their packages, list_skills and GET /v1/skills show both
-// states, and a change to the Node one refuses the runs.
+// Node script their packages, list, list_skills and GET /v1/skills show
+// both states, and a change to the Node one refuses the runs.
 func TestPrepareBothKinds(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // its own cache: prune counts what this test made
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import venv, pip").CombinedOutput(); err != nil {
@@ -155,6 +155,11 @@ func TestPrepareBothKinds(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "already prepared: "+py.Path) || !strings.Contains(r.Stdout, "already prepared: "+node.Path) {
 		t.Errorf("prepare --check after: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
+	r = runCLI(t, "", "list", skill)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "environment: python prepared: "+filepath.Join(skill, "requirements.txt")+" ("+py.Digest+")") ||
+		!strings.Contains(r.Stdout, "environment: node prepared: "+filepath.Join(skill, "package-lock.json")+" ("+node.Digest+")") {
+		t.Errorf("list: exit %d stdout %s stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
 	for script, want := range map[string]string{"use.py": "42\n", "use.js": "from both-demo\n"} {
 		r = runCLI(t, "", "audit", skill, script)
 		got := stderrRecord(t, r.Stderr)
@@ -191,6 +196,9 @@ func TestPrepareBothKinds(t *testing.T) {
 	if r := runCLI(t, "", "run", skill, "use.py"); r.Code != 1 || !strings.Contains(r.Stderr, "environment changed since it was built") {
 		t.Errorf("run with a changed Node environment: exit %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
 	}
+	if r := runCLI(t, "", "list", skill); !strings.Contains(r.Stdout, "environment: python prepared: ") || !strings.Contains(r.Stdout, "environment: node changed: ") {
+		t.Errorf("list after the change: stdout %s", r.Stdout)
+	}
 	out, _, _ = m.call("list_skills", map[string]any{})
 	st = out["skills"].([]any)[0].(map[string]any)["environment"]
 	if digKeys(st, "state") != "prepared" || digKeys(st, "node", "state") != "changed" {
@@ -220,6 +228,10 @@ func TestPrepareBothKindsNoLock(t *testing.T) {
 	r := runCLI(t, "", "prepare", "--check", skill)
 	if r.Code != 1 || !strings.Contains(r.Stderr, "environment not prepared") || !strings.Contains(r.Stderr, "no package-lock.json beside package.json") {
 		t.Errorf("exit %d stderr %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, "", "list", skill)
+	if !strings.Contains(r.Stdout, "environment: python not_prepared: ") || !strings.Contains(r.Stdout, "environment: node invalid: no package-lock.json") {
+		t.Errorf("list: stdout %s", r.Stdout)
 	}
 }
 
