@@ -49,7 +49,7 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 	var serve gvisor.ServeFunc
 	if p.Proxy != nil {
 		defer l.proxy.stop(out)
-		serve = func(ln net.Listener) error {
+		serve = func(ln net.Listener, local []net.Listener) error {
 			srv, err := netproxy.New(*p.Proxy)
 			if err != nil {
 				ln.Close()
@@ -57,6 +57,9 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 			}
 			l.proxy.srv = srv
 			go srv.Serve(ln)
+			for i, port := range p.Config.LocalPorts {
+				go srv.ServeLocal(local[i], port)
+			}
 			return nil
 		}
 	}

@@ -22,6 +22,7 @@ func TestBackendUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--backend", "docker"}, `--backend must be native or gvisor, got "docker"`},
+		{[]string{"--backend", "gvisor", "--allow-unix", "/run/postgresql/.s.PGSQL.5432"}, "--backend gvisor cannot grant --allow-unix"},
 	}
 	for _, tt := range tests {
 		log := filepath.Join(t.TempDir(), "audit.jsonl")

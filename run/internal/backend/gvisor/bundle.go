@@ -14,8 +14,14 @@ import (
 )
 
 // emptyFile is the bundle's empty file, bound read-only over each masked
-// file; masked folders get an empty read-only tmpfs.
-const emptyFile = "empty"
+// file; masked folders get an empty read-only tmpfs. etcEmptyFile is the
+// one over /etc's masked files: readable, as the native backend's are
+// (the C library reads an empty passwd and goes on to its other sources;
+// one it may not read fails the lookup).
+const (
+	emptyFile    = "empty"
+	etcEmptyFile = "empty-etc"
+)
 
 // The network of a run with the filtering proxy, inside the sandbox: the
 // relay (this program, bound read-only) is the sandbox's first process,
@@ -25,6 +31,10 @@ const (
 	limitArg0     = "skill-sandbox-gvisor-limit" // the relay's child, which limits and executes the script
 	sandboxNetDir = "/.skill-sandbox-net"
 	relaySocket   = "relay.sock" // the relay's; the supervisor connects to it
+	// maxRelayPorts bounds the relay's listeners (the proxy's port and
+	// the local ports): each is named by one byte on the control
+	// connection.
+	maxRelayPorts = 64
 )
 
 // Check refuses a run the gVisor backend cannot give the isolation it
@@ -42,6 +52,8 @@ func Check(p *backend.Spec) error {
 		return fmt.Errorf("%w: the gvisor backend has no seccomp filter for this architecture", backend.ErrUnsupported)
 	case p.Proxy != nil && (p.Config.ProxyPort <= 0 || p.Config.ProxyPort > 65535):
 		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
+	case len(p.Config.LocalPorts) > 0 && p.Proxy == nil, len(p.Config.LocalPorts) >= maxRelayPorts:
+		return fmt.Errorf("%w: the gvisor backend relays at most %d local ports, with the proxy", backend.ErrUnsupported, maxRelayPorts-1)
 	}
 	return nil
 }
@@ -56,6 +68,9 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, emptyFile), nil, 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, etcEmptyFile), nil, 0o444); err != nil {
 		return err
 	}
 	if err := writeEtcFiles(p, dir); err != nil {
@@ -135,7 +150,11 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 	}
 	if relay != "" {
 		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
-		s.Process.Args = append([]string{relayArg0, strconv.Itoa(c.ProxyPort), as}, c.Argv...)
+		ports := []string{strconv.Itoa(c.ProxyPort)}
+		for _, l := range c.LocalPorts {
+			ports = append(ports, strconv.Itoa(l))
+		}
+		s.Process.Args = append([]string{relayArg0, strings.Join(ports, ","), as}, c.Argv...)
 		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" })
 		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
@@ -191,14 +210,22 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
 // /tmp, the system folders and /etc read-only, the skill folder
-// read-only, the grants, the masks (the native backend's of /etc, the
+// read-only and executable, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
 // files, the grants' read-only parts, and the work folder.
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
 		{Destination: "/proc", Type: "proc", Source: "proc"},
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		// Executable, as natively: the system folders, the skill folder
+		// and an interpreter's grants; /tmp, the work folder and the
+		// other grants are noexec (natively Landlock says the same), so
+		// a program the script writes does not run.
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}},
+		// The native backend's private /dev/shm (POSIX shared memory:
+		// Python's multiprocessing, LibreOffice); gVisor's own /dev has
+		// one only root may write to.
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}},
 	}
 	for _, d := range append(stageconfig.SystemDirs(), "/etc") {
 		if _, err := os.Stat(d); err == nil {
@@ -206,21 +233,25 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		}
 	}
 	etcMasks, etcFiles := etcView(p)
-	var masks []stageconfig.GrantMount
-	for _, m := range etcMasks {
-		masks = append(masks, stageconfig.GrantMount{Path: m.Path})
-	}
-	for _, d := range etcDenied(p) {
-		if !slices.ContainsFunc(masks, func(m stageconfig.GrantMount) bool { return m.Path == d }) {
-			masks = append(masks, stageconfig.GrantMount{Path: d})
-		}
-	}
-	ms = append(ms, bind(c.Skill, c.Skill, false, false))
+	ms = append(ms, bind(c.Skill, c.Skill, false, true))
 	for _, g := range c.Grants {
 		ms = append(ms, bind(g.Path, g.Path, g.Write, g.Exec))
 	}
-	for _, m := range append(masks, c.Masked...) {
-		ms = append(ms, mask(m.Path, dir))
+	masked := map[string]bool{}
+	for _, m := range etcMasks {
+		masked[m.Path] = true
+		ms = append(ms, mask(m.Path, filepath.Join(dir, etcEmptyFile), "mode=555"))
+	}
+	// The deny list's /etc entries natively stay the host's, closed to
+	// the script by their owners and modes: here closed by a mask it
+	// may not read.
+	for _, d := range etcDenied(p) {
+		if !masked[d] {
+			ms = append(ms, mask(d, filepath.Join(dir, emptyFile), "mode=000"))
+		}
+	}
+	for _, m := range c.Masked {
+		ms = append(ms, mask(m.Path, filepath.Join(dir, emptyFile), "mode=000"))
 	}
 	for _, f := range etcFiles {
 		ms = append(ms, bind(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), f.Path, false, false))
@@ -229,9 +260,9 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
 	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "mode=1777"}})
 	} else {
-		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, true))
+		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, false))
 	}
 	return ms
 }
@@ -260,13 +291,14 @@ func rbind(d string) ociMount {
 	return m
 }
 
-// mask hides path: an empty read-only tmpfs over a folder, the bundle's
-// empty file (mode 0) over anything else.
-func mask(path, dir string) ociMount {
+// mask hides path: an empty read-only tmpfs of dirMode ("mode=555", as
+// natively over /etc's folders; "mode=000") over a folder, the empty
+// file empty (one of the bundle's) over anything else.
+func mask(path, empty, dirMode string) ociMount {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000"}}
+		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", dirMode}}
 	}
-	return bind(filepath.Join(dir, emptyFile), path, false, false)
+	return bind(empty, path, false, false)
 }
 
 // etcDenied are the deny list's entries in /etc that exist, the

@@ -35,7 +35,7 @@ func TestBundleEtcAndSeccomp(t *testing.T) {
 		})
 	}
 	for _, f := range []string{"/etc/passwd", "/etc/group", "/etc/hostname"} {
-		if _, err := os.Stat(f); err == nil && !has(f, filepath.Join(dir, emptyFile)) {
+		if _, err := os.Stat(f); err == nil && !has(f, filepath.Join(dir, etcEmptyFile)) {
 			t.Errorf("%s is not masked: %+v", f, s.Mounts)
 		}
 	}

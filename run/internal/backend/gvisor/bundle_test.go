@@ -61,13 +61,17 @@ func TestBundleMounts(t *testing.T) {
 	}{
 		// The skill folder and grants are bound alone (not "rbind"): a
 		// mount below them is not carried in.
-		{c.Skill, "bind", []string{"bind", "ro", "noexec", "nosuid"}, []string{"rw", "rbind"}},
+		// The skill folder is executable, as natively; /tmp, the work
+		// folder and grants not an interpreter's are not.
+		{c.Skill, "bind", []string{"bind", "ro", "nosuid"}, []string{"rw", "rbind", "noexec"}},
 		{c.Grants[0].Path, "bind", []string{"bind", "ro", "noexec"}, []string{"rw", "rbind"}},
-		{c.Grants[1].Path, "bind", []string{"bind", "rw", "nosuid", "nodev"}, []string{"ro", "rbind"}},
+		{c.Grants[1].Path, "bind", []string{"bind", "rw", "nosuid", "nodev", "noexec"}, []string{"ro", "rbind"}},
 		{c.Masked[0].Path, "tmpfs", []string{"ro", "mode=000"}, nil},
 		{c.ReadOnly[0].Path, "bind", []string{"ro"}, []string{"rw"}},
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},
-		{c.WorkDir, "tmpfs", []string{"nosuid"}, []string{"ro"}},
+		{c.WorkDir, "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
+		{"/tmp", "tmpfs", []string{"nosuid", "noexec"}, []string{"ro"}},
+		{"/dev/shm", "tmpfs", []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}, []string{"ro"}},
 		{"/proc", "proc", nil, nil},
 	}
 	for _, tt := range tests {
