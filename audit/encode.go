@@ -66,6 +66,9 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if r.Environment != nil {
 		b = appendEnvironment(appendKey(b, "environment", false), r.Environment)
 	}
+	if r.NodeEnvironment != nil {
+		b = appendEnvironment(appendKey(b, "node_environment", false), r.NodeEnvironment)
+	}
 	b = appendStringPair(appendKey(b, "tool", false), "name", r.Tool.Name, "version", r.Tool.Version)
 	b = appendStringField(b, "host", r.Host, false)
 	b = appendIntField(b, "uid", int64(r.UID))

@@ -89,6 +89,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		PolicySHA256:    meta.PolicySHA256,
 		PolicySources:   meta.PolicySources,
 		Environment:     environmentOf(meta.Environment),
+		NodeEnvironment: environmentOf(meta.NodeEnvironment),
 		Tool:            Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:            host,
 		UID:             os.Getuid(),
