@@ -13,7 +13,7 @@ const (
 	// SchemaVersion is the value of every record's schema_version field. It
 	// changes only when a field is removed or changes meaning; added fields
 	// keep the version.
-	SchemaVersion = "6"
+	SchemaVersion = "7"
 
 	// EventRun is the event field of the record of one run or audit call.
 	EventRun = "skill.run"
@@ -218,7 +218,7 @@ type Record struct {
 	Environment *Environment `json:"environment,omitempty"`
 	// NodeEnvironment is the skill's prepared Node environment when it
 	// has a Python one too, which is then in Environment; absent
-	// otherwise. Added to schema version 6.
+	// otherwise. Added to schema version 7.
 	NodeEnvironment *Environment `json:"node_environment,omitempty"`
 
 	Tool Tool   `json:"tool"`
@@ -268,7 +268,7 @@ type SharedQuota struct {
 	UID     int    `json:"uid"`
 	Bound   string `json:"bound"`
 	// Budget is, with Bound "run_budget", the epoll_ctl additions the
-	// run was allowed; omitted otherwise (added within version 6).
+	// run was allowed; omitted otherwise (added in version 7).
 	Budget int `json:"budget,omitempty"`
 }
 

@@ -233,7 +233,7 @@ func TestGoldenRecords(t *testing.T) {
 	// An unprivileged caller's run without a cgroup (version 5).
 	lenient.SharedQuotas = []run.SharedQuota{{Counter: run.QuotaEpollWatches, UID: 1000, Bound: run.BoundNone}}
 	// An unprivileged caller's run whose epoll additions the supervisor
-	// counted (within version 6).
+	// counted (version 7).
 	allowlisted.SharedQuotas = []run.SharedQuota{{Counter: run.QuotaEpollWatches, UID: 1000, Bound: run.BoundRunBudget, Budget: 686455}}
 	recs := []Record{
 		FromRun(sampleMeta(), sampleResult(), nil),
@@ -434,12 +434,12 @@ func TestCheckLineRejects(t *testing.T) {
 }
 
 func TestSchemaIsTheShippedFile(t *testing.T) {
-	onDisk, err := os.ReadFile(filepath.Join("schema", "v6.json"))
+	onDisk, err := os.ReadFile(filepath.Join("schema", "v7.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(onDisk, Schema()) {
-		t.Error("Schema() differs from schema/v6.json")
+		t.Error("Schema() differs from schema/v7.json")
 	}
 	var schema struct {
 		Schema string `json:"$schema"`

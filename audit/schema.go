@@ -12,14 +12,14 @@ import (
 	"strings"
 )
 
-//go:embed schema/v6.json
-var schemaV6 string
+//go:embed schema/v7.json
+var schemaV7 string
 
 // Schema returns the JSON Schema (draft 2020-12) of record schema version
-// SchemaVersion, as shipped in audit/schema/v6.json (v1.json to v5.json
+// SchemaVersion, as shipped in audit/schema/v7.json (v1.json to v6.json
 // are kept for reference).
 func Schema() []byte {
-	return []byte(schemaV6)
+	return []byte(schemaV7)
 }
 
 // ErrSchema is wrapped by CheckLine when a line does not match the schema.
@@ -35,7 +35,7 @@ var ErrSchema = errors.New("record does not match the audit schema")
 // came closest (a run, workspace or refused-request record).
 func CheckLine(line []byte) error {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(schemaV6), &schema); err != nil {
+	if err := json.Unmarshal([]byte(schemaV7), &schema); err != nil {
 		return fmt.Errorf("audit schema: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))

@@ -56,7 +56,7 @@ func TestResultJSON(t *testing.T) {
 				Schema  string `json:"schema_version"`
 				Outcome string `json:"outcome"`
 			}
-			if err := json.Unmarshal(got.Record, &rec); err != nil || rec.Schema != "6" || rec.Outcome != tt.outcome {
+			if err := json.Unmarshal(got.Record, &rec); err != nil || rec.Schema != "7" || rec.Outcome != tt.outcome {
 				t.Errorf("record %s: %v %+v", got.Record, err, rec)
 			}
 			if got.Version != 1 || out != tt.stdout || got.Stdout.Encoding != tt.enc || got.Stderr.Text != tt.stderr {

@@ -153,12 +153,12 @@ def test_to_jsonl_is_one_audit_line(binary, make_skill):
     assert "\n" not in line and line.startswith("{") and line.endswith("}")
     rec = json.loads(line)
     assert rec == r.record and rec["args"] == ["<tag>"]
-    schema = json.loads((ROOT / "audit" / "schema" / "v6.json").read_text())
+    schema = json.loads((ROOT / "audit" / "schema" / "v7.json").read_text())
     # The run record's definition: every field it requires is there, and
     # so are those of each object field.
     run = schema["$defs"]["run_record"]
     missing = [k for k in run["required"] if k not in rec]
-    assert not missing and rec["schema_version"] == "6"
+    assert not missing and rec["schema_version"] == "7"
     for key, sub in run["properties"].items():
         for k in sub.get("required", []) if isinstance(sub, dict) and key in rec else []:
             assert k in rec[key], (key, k)
