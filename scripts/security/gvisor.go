@@ -84,10 +84,8 @@ func knownGap(cfg *config, num, uid int) string {
 	}
 	root := map[int]string{
 		13: "the memory bomb ends the whole sandbox (runsc's cgroup): killed, its output lost",
-		14: "the fork bomb ends the whole sandbox: the cgroup's task limit counts gVisor's own threads",
 	}
 	rootless := map[int]string{
-		14: "rootless runsc has no cgroup: no task limit for the sandbox as a whole",
 		24: "rootless runsc has no cgroup and the backend no watch: the grants' total size is not capped",
 		36: "rootless runsc has no cgroup: memfd and System V memory pass --memory",
 	}

@@ -102,7 +102,9 @@ func TestKnownGap(t *testing.T) {
 		gap      bool
 	}{
 		{native, 14, 0, false},
-		{gvisor, 14, 0, true},
+		{gvisor, 13, 0, true},
+		{gvisor, 14, 0, false}, // RLIMIT_NPROC, kept by gVisor's kernel
+		{gvisor, 14, 65534, false},
 		{gvisor, 24, 0, false},
 		{gvisor, 24, 65534, true},
 		{gvisor, 1, 65534, false},
