@@ -166,10 +166,12 @@ func rlimits(l stageconfig.Limits) []ociRlimit {
 }
 
 // resources are the sandbox's cgroup limits: memory, tasks and CPUs.
+// The cgroup is the outer wall: the memory watch (watchMemory) holds the
+// sandbox to memoryCap, memoryHeadroom below the cgroup's limit.
 func resources(p *backend.Spec) *ociResources {
 	r := &ociResources{}
 	if p.Cgroup.MemoryBytes > 0 {
-		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes}
+		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes + memoryHeadroom}
 	}
 	if p.Cgroup.Pids > 0 {
 		r.Pids = &ociPids{Limit: hostTasks(p.Cgroup.Pids)}
