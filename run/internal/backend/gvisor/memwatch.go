@@ -9,10 +9,11 @@ import (
 // runsc 20221219 keeps no memory limit inside the sandbox but RLIMIT_AS,
 // which counts neither files in its tmpfs mounts (/tmp, the work folder,
 // /dev) nor memfds nor System V segments, and has no OOM killer of its
-// own. So the supervisor watches the memory gVisor's kernel accounts to
-// the sandbox, which counts all of these, and ends the run past the
-// limit, the record saying why; as root runsc's cgroup stays the outer
-// wall, memoryHeadroom above (docs/backends.md, "Limits").
+// own. So the supervisor watches the sandbox's memory, which counts all
+// of these (rootless, what gVisor's kernel accounts; as root, runsc's
+// cgroup's charge but file cache), and ends the run past the limit, the
+// record saying why; as root runsc's cgroup stays the outer wall,
+// memoryHeadroom above (docs/backends.md, "Limits").
 const (
 	// memoryHeadroom is what runsc's cgroup allows above the watch's
 	// limit: gVisor's own memory (the Sentry's heap, measured 12 MiB

@@ -2,8 +2,12 @@ package gvisor
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,7 +69,7 @@ func TestWatchMemory(t *testing.T) {
 			wd.Start(context.Background(), time.Hour, func() { close(stop) })
 			returned := make(chan struct{})
 			go func() {
-				r.watchMemory(nil, "x", tc.limit, wd, stop)
+				r.watchMemory(nil, "x", tc.limit, runscCgroup{}, wd, stop)
 				close(returned)
 			}()
 			if tc.want == "" {
@@ -77,6 +81,72 @@ func TestWatchMemory(t *testing.T) {
 			wd.Finish()
 			if got := wd.Limit(); got != tc.want {
 				t.Fatalf("limit %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWatchMemoryCgroup: as root the watch reads runsc's cgroup (here a
+// folder of files as cgroup v1 writes them): its charge less the file
+// cache, past the limit and gVisor's own allowance, ends the run and
+// kills the cgroup's processes.
+func TestWatchMemoryCgroup(t *testing.T) {
+	const limit = 512 << 20
+	for _, tc := range []struct {
+		name         string
+		usage, files int64
+		want         string
+	}{
+		{"gVisor's memory past", limit + gvisorOwnMemory + 1, 0, watch.Memory},
+		{"within gVisor's own allowance", limit + gvisorOwnMemory, 0, ""},
+		{"file cache is not gVisor's", 2 * limit, limit + 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			victim := exec.Command("sleep", "60")
+			if err := victim.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer victim.Process.Kill()
+			files := map[string]string{
+				"memory.usage_in_bytes": fmt.Sprint(tc.usage),
+				"memory.stat":           fmt.Sprintf("cache 1\ntotal_active_file %d\ntotal_inactive_file 0\ntotal_shmem 5\n", tc.files),
+				"cgroup.procs":          fmt.Sprint(victim.Process.Pid),
+			}
+			for name, data := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cg := runscCgroup{filepath.Join(dir, "memory.usage_in_bytes"), filepath.Join(dir, "memory.stat"), filepath.Join(dir, "cgroup.procs"), []string{"total_active_file", "total_inactive_file"}}
+			// runsc is never asked as root: a look would fail the test.
+			r := &Runtime{Path: "/nonexistent/runsc"}
+			wd := backend.NewWatchdog()
+			stop := make(chan struct{})
+			wd.Start(context.Background(), time.Hour, func() { close(stop) })
+			returned := make(chan struct{})
+			go func() {
+				r.watchMemory(nil, "x", limit, cg, wd, stop)
+				close(returned)
+			}()
+			if tc.want == "" {
+				time.Sleep(100 * time.Millisecond)
+				close(stop)
+			}
+			<-returned
+			<-stop
+			wd.Finish()
+			if got := wd.Limit(); got != tc.want {
+				t.Fatalf("limit %q, want %q", got, tc.want)
+			}
+			if tc.want == "" {
+				if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+					t.Errorf("the cgroup's process was ended: %v", err)
+				}
+				return
+			}
+			if err := victim.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Errorf("the cgroup's process: %v, want killed", err)
 			}
 		})
 	}

@@ -102,7 +102,7 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	}()
 	go func() {
 		defer close(watched)
-		r.watchMemory(r.globalFlags(dir, "events.log", rootless, nw.flags), id, memoryCap(p), wd, stop)
+		r.watchMemory(r.globalFlags(dir, "events.log", rootless, nw.flags), id, memoryCap(p), sandboxCgroup(id), wd, stop)
 	}()
 	waitErr := cmd.Wait()
 	close(stop)
