@@ -66,6 +66,9 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	if r.Environment != nil {
 		b = appendEnvironment(appendKey(b, "environment", false), r.Environment)
 	}
+	if r.NodeEnvironment != nil {
+		b = appendEnvironment(appendKey(b, "node_environment", false), r.NodeEnvironment)
+	}
 	b = appendStringPair(appendKey(b, "tool", false), "name", r.Tool.Name, "version", r.Tool.Version)
 	b = appendStringField(b, "host", r.Host, false)
 	b = appendIntField(b, "uid", int64(r.UID))
@@ -127,7 +130,11 @@ func appendConfinement(b []byte, r *Record) ([]byte, error) {
 		b = appendArray(appendKey(b, "shared_quotas", false), r.SharedQuotas, func(b []byte, q *SharedQuota) []byte {
 			b = appendStringField(append(b, '{'), "counter", q.Counter, true)
 			b = appendIntField(b, "uid", int64(q.UID))
-			return append(appendStringField(b, "bound", q.Bound, false), '}')
+			b = appendStringField(b, "bound", q.Bound, false)
+			if q.Budget != 0 {
+				b = appendIntField(b, "budget", int64(q.Budget))
+			}
+			return append(b, '}')
 		})
 	}
 	if r.Backend != "" {

@@ -216,6 +216,10 @@ type Record struct {
 	// the prepare call built or found (docs/dependencies.md); absent
 	// when there was none. Added to schema version 5.
 	Environment *Environment `json:"environment,omitempty"`
+	// NodeEnvironment is the skill's prepared Node environment when it
+	// has a Python one too, which is then in Environment; absent
+	// otherwise. Added to schema version 6.
+	NodeEnvironment *Environment `json:"node_environment,omitempty"`
 
 	Tool Tool   `json:"tool"`
 	Host string `json:"host"`
@@ -263,6 +267,9 @@ type SharedQuota struct {
 	Counter string `json:"counter"`
 	UID     int    `json:"uid"`
 	Bound   string `json:"bound"`
+	// Budget is, with Bound "run_budget", the epoll_ctl additions the
+	// run was allowed; omitted otherwise (added within version 6).
+	Budget int `json:"budget,omitempty"`
 }
 
 // Skill identifies the skill folder of a call.
@@ -430,4 +437,7 @@ type Meta struct {
 	// Environment, when set, is copied to the record's environment
 	// field (Installed cut to MaxEnvironmentPackages).
 	Environment *Environment
+	// NodeEnvironment, when set, is copied to the record's
+	// node_environment field, as Environment is.
+	NodeEnvironment *Environment
 }

@@ -89,6 +89,7 @@ func FromRun(meta Meta, res *run.Result, err error) Record {
 		PolicySHA256:    meta.PolicySHA256,
 		PolicySources:   meta.PolicySources,
 		Environment:     environmentOf(meta.Environment),
+		NodeEnvironment: environmentOf(meta.NodeEnvironment),
 		Tool:            Tool{Name: ToolName, Version: meta.ToolVersion},
 		Host:            host,
 		UID:             os.Getuid(),
@@ -333,7 +334,7 @@ func firstPositive[T int | time.Duration](vs ...T) T {
 func sharedQuotas(qs []run.SharedQuota) []SharedQuota {
 	var out []SharedQuota
 	for _, q := range qs {
-		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound})
+		out = append(out, SharedQuota{Counter: q.Counter, UID: q.UID, Bound: q.Bound, Budget: q.Budget})
 	}
 	return out
 }

@@ -232,6 +232,9 @@ func TestGoldenRecords(t *testing.T) {
 		Message: "Unexpected field in frontmatter: version. Only allowed-tools, compatibility, description, license, metadata, name are allowed.", Spec: true})
 	// An unprivileged caller's run without a cgroup (version 5).
 	lenient.SharedQuotas = []run.SharedQuota{{Counter: run.QuotaEpollWatches, UID: 1000, Bound: run.BoundNone}}
+	// An unprivileged caller's run whose epoll additions the supervisor
+	// counted (within version 6).
+	allowlisted.SharedQuotas = []run.SharedQuota{{Counter: run.QuotaEpollWatches, UID: 1000, Bound: run.BoundRunBudget, Budget: 686455}}
 	recs := []Record{
 		FromRun(sampleMeta(), sampleResult(), nil),
 		FromRun(sampleMeta(), timedOut, nil),

@@ -16,29 +16,31 @@ import (
 var errBusy = errors.New("another prepare_skill build is under way: call again when it is over")
 
 // useEnvironment gives the run of the skill folder dir its prepared
-// environment, as skill-sandbox run does: read-only, its interpreter
-// first on PATH (and a Node one's node_modules). A skill whose environment is not prepared, or whose
-// requirements are refused, runs without it (a warning goes to the log);
+// environments, as skill-sandbox run does: read-only, their
+// interpreters first on PATH (and a Node one's node_modules). A skill
+// whose environment is not prepared, or whose requirements are refused,
+// runs without it (a warning goes to the log);
 // one whose environment changed since it was built is refused. release
 // (never nil) ends its use: the cache may evict it after.
 func (s *Server) useEnvironment(c *runCall, sb *run.Sandbox, dir string) (release func(), err error) {
 	if s.cfg.Environments.Dir == "" {
 		return func() {}, nil
 	}
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
-	switch {
-	case st == nil:
+	envs, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
+	if st == nil {
 		return release, nil
-	case env != nil:
-		env.Give(sb)
-		c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
-		return release, nil
-	case st.State == prepare.StateChanged:
-		return release, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare %s)%s",
-			run.ErrBadConfig, st.Detail, c.meta.SkillPath, s.prepareHint())
 	}
+	if ch := st.Changed(); ch != nil {
+		return release, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare %s)%s",
+			run.ErrBadConfig, ch.Detail, c.meta.SkillPath, s.prepareHint())
+	}
+	c.meta.Environment, c.meta.NodeEnvironment = prepare.Give(sb, envs)
 	if w := s.warnings(c.meta.RequestID); w != nil {
-		fmt.Fprintf(w, "warning: %s: running with the host's packages\n", st.Detail)
+		for e := st; e != nil; e = e.Node {
+			if e.State != prepare.StatePrepared {
+				fmt.Fprintf(w, "warning: %s: running with the host's packages\n", e.Detail)
+			}
+		}
 	}
 	return release, nil
 }
@@ -115,13 +117,15 @@ func (s *Server) toolPrepareSkill(ctx context.Context, info callInfo, raw json.R
 // build builds the environment of the skill folder dir unless it is
 // prepared; res is pip's run when it ran.
 func (s *Server) build(ctx context.Context, c *runCall, dir string) (*prepare.Env, *run.Result, error) {
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
+	envs, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
 	release() // Build replaces it only when it fails its check
 	switch {
 	case st == nil:
 		return nil, nil, fmt.Errorf("%w: the skill declares no requirements (requirements.txt, pyproject.toml): nothing to prepare", errArguments)
-	case env != nil:
-		return env, nil, nil
+	case st.State == prepare.StatePrepared:
+		// The Python one when there are both (its state is st's): the
+		// Node one is the operator's to build.
+		return envs[0], nil, nil
 	case st.State == prepare.StateInvalid:
 		return nil, nil, fmt.Errorf("%w: %s", run.ErrBadConfig, st.Detail)
 	}

@@ -359,6 +359,9 @@ func (s *Server) finish(c *runCall, res *run.Result, err error) map[string]any {
 	if rec.Environment != nil {
 		out["environment"] = rec.Environment
 	}
+	if rec.NodeEnvironment != nil {
+		out["node_environment"] = rec.NodeEnvironment
+	}
 	isError := err != nil || werr != nil || rec.Outcome != audit.OutcomeExited || rec.ExitCode != 0
 	if c.tool == ToolPrepareSkill && c.meta.NoRun && err == nil && werr == nil {
 		isError = false // already prepared: nothing had to run

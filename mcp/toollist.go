@@ -67,6 +67,23 @@ func objSchema(props map[string]any, required ...string) map[string]any {
 	return m
 }
 
+// environmentStateSchema is the schema of a skill's environment state in
+// list_skills (prepare.Status); withNode adds its "node" member, the
+// state of a Node environment beside a Python one.
+func environmentStateSchema(withNode bool) map[string]any {
+	props := map[string]any{
+		"file":   strSchema("the file declaring the skill's requirements (requirements.txt, pyproject.toml, package-lock.json)"),
+		"state":  map[string]any{"type": "string", "enum": []string{"prepared", "not_prepared", "changed", "invalid"}, "description": "prepared: runs get the packages; not_prepared: the skill needs preparing; changed: runs are refused until it is prepared again; invalid: the requirements are refused"},
+		"digest": strSchema("the prepared environment's digest"),
+		"detail": strSchema("why it is not prepared"),
+	}
+	if withNode {
+		props["node"] = environmentStateSchema(false)
+		props["node"].(map[string]any)["description"] = "the state of the skill's Node environment when it has a Python one too, which the other members describe"
+	}
+	return objSchema(props, "state")
+}
+
 // listSkillsTool is list_skills.
 func listSkillsTool() tool {
 	return tool{
@@ -78,13 +95,8 @@ func listSkillsTool() tool {
 		OutputSchema: objSchema(map[string]any{
 			"skills": map[string]any{"type": "array", "items": objSchema(map[string]any{
 				"name": strSchema("skill name"), "description": strSchema("what the skill does and when to use it"), "path": strSchema("skill folder"),
-				"warnings": map[string]any{"type": "array", "items": strSchema("a departure from the specification, file:line:col: message"), "description": "departures from the specification the skill is served with"},
-				"environment": objSchema(map[string]any{
-					"file":   strSchema("the file declaring the skill's Python requirements"),
-					"state":  map[string]any{"type": "string", "enum": []string{"prepared", "not_prepared", "changed", "invalid"}, "description": "prepared: runs get the packages; not_prepared: the skill needs preparing; changed: runs are refused until it is prepared again; invalid: the requirements are refused"},
-					"digest": strSchema("the prepared environment's digest"),
-					"detail": strSchema("why it is not prepared"),
-				}, "state"),
+				"warnings":    map[string]any{"type": "array", "items": strSchema("a departure from the specification, file:line:col: message"), "description": "departures from the specification the skill is served with"},
+				"environment": environmentStateSchema(true),
 			}, "name", "description", "path")},
 			"skipped": map[string]any{"type": "array", "items": objSchema(map[string]any{
 				"path": strSchema("folder left out"), "reason": strSchema("why it is not served"),
@@ -209,19 +221,20 @@ func runOutputSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"request_id":  map[string]any{"type": "string", "description": "id of the run, also in its audit record"},
-			"outcome":     map[string]any{"type": "string", "enum": []string{"exited", "timed_out", "killed", "canceled", "refused", "failed", "not_run"}},
-			"exit_code":   map[string]any{"type": "integer"},
-			"signal":      map[string]any{"type": "string"},
-			"timed_out":   map[string]any{"type": "boolean"},
-			"duration_ms": map[string]any{"type": "number"},
-			"stdout":      stream,
-			"stderr":      stream,
-			"artifacts":   map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-			"network":     map[string]any{"type": "object", "properties": map[string]any{"connections": map[string]any{"type": "array"}}},
-			"warnings":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the skill's departures from the specification it ran with"},
-			"error":       map[string]any{"type": "string"},
-			"environment": map[string]any{"type": "object", "description": "the skill's prepared Python environment the run used (key, digest, path; from prepare_skill also built and installed)"},
+			"request_id":       map[string]any{"type": "string", "description": "id of the run, also in its audit record"},
+			"outcome":          map[string]any{"type": "string", "enum": []string{"exited", "timed_out", "killed", "canceled", "refused", "failed", "not_run"}},
+			"exit_code":        map[string]any{"type": "integer"},
+			"signal":           map[string]any{"type": "string"},
+			"timed_out":        map[string]any{"type": "boolean"},
+			"duration_ms":      map[string]any{"type": "number"},
+			"stdout":           stream,
+			"stderr":           stream,
+			"artifacts":        map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			"network":          map[string]any{"type": "object", "properties": map[string]any{"connections": map[string]any{"type": "array"}}},
+			"warnings":         map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the skill's departures from the specification it ran with"},
+			"error":            map[string]any{"type": "string"},
+			"environment":      map[string]any{"type": "object", "description": "the skill's prepared Python or Node environment the run used (key, digest, path; from prepare_skill also built and installed)"},
+			"node_environment": map[string]any{"type": "object", "description": "the skill's prepared Node environment the run used when it had a Python one too (in environment)"},
 		},
 		"required": []string{"request_id", "outcome", "exit_code", "timed_out", "duration_ms", "stdout", "stderr", "artifacts", "network"},
 	}

@@ -39,6 +39,9 @@ func appendResolved(b []byte, r *Resolved) []byte {
 	b = num(b, "max_file_mb", int64(res.MaxFileMB), false)
 	b = num(b, "workdir_mb", int64(res.WorkDirMB), false)
 	b = num(b, "write_mb", int64(res.WriteMB), false)
+	if res.MaxEpollWatches != 0 { // omitempty
+		b = num(b, "max_epoll_watches", int64(res.MaxEpollWatches), false)
+	}
 	fs := &r.Filesystem
 	b = append(append(b, '}'), `,"filesystem":{`...)
 	b = strs(b, "read", fs.Read, true)

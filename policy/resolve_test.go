@@ -50,19 +50,20 @@ func TestPrecedence(t *testing.T) {
 	}{
 		{"1 limit: default without flag or policy", Flags{}, "", "",
 			ok(func(r *Resolved) (any, any) {
-				return r.Resources, ResolvedResources{run.DefaultTimeout.Milliseconds(), run.DefaultMemoryMB, run.DefaultMaxProcs, int(run.DefaultTimeout.Seconds()) + 1, run.DefaultMaxFileMB, run.DefaultWorkDirMB, run.DefaultWriteMB}
+				return r.Resources, ResolvedResources{run.DefaultTimeout.Milliseconds(), run.DefaultMemoryMB, run.DefaultMaxProcs, int(run.DefaultTimeout.Seconds()) + 1, run.DefaultMaxFileMB, run.DefaultWorkDirMB, run.DefaultWriteMB, 0}
 			})},
-		{"1 limit: operator policy over the default", Flags{}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12", "",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{5000, 100, 7, 2, 9, 11, 12} })},
-		{"1 limit: flag over the operator policy", Flags{Timeout: 3 * time.Second, MemoryMB: 300, MaxProcs: 30, CPUSeconds: 4, MaxFileMB: 5, WorkDirMB: 6, WriteMB: 8}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12", "",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{3000, 300, 30, 4, 5, 6, 8} })},
-		{"2 limit: a lower request applies", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"10s\"\nmemory_mb = 200\nmax_procs = 3\ncpu_seconds = 1\nmax_file_mb = 1\nworkdir_mb = 2\nwrite_mb = 3",
-			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{10000, 200, 3, 1, 1, 2, 3} })},
-		{"3 limit: a higher request is refused, naming the flag", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"2m\"\nmemory_mb = 400\nmax_procs = 999\ncpu_seconds = 999\nmax_file_mb = 999\nworkdir_mb = 999",
-			refused("skill-sandbox.toml asks for more than is granted (6)",
+		{"1 limit: operator policy over the default", Flags{}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12\nmax_epoll_watches = 500", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{5000, 100, 7, 2, 9, 11, 12, 500} })},
+		{"1 limit: flag over the operator policy", Flags{Timeout: 3 * time.Second, MemoryMB: 300, MaxProcs: 30, CPUSeconds: 4, MaxFileMB: 5, WorkDirMB: 6, WriteMB: 8, MaxEpollWatches: 400}, "[resources]\ntimeout = 5\nmemory_mb = 100\nmax_procs = 7\ncpu_seconds = 2\nmax_file_mb = 9\nworkdir_mb = 11\nwrite_mb = 12\nmax_epoll_watches = 500", "",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{3000, 300, 30, 4, 5, 6, 8, 400} })},
+		{"2 limit: a lower request applies", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"10s\"\nmemory_mb = 200\nmax_procs = 3\ncpu_seconds = 1\nmax_file_mb = 1\nworkdir_mb = 2\nwrite_mb = 3\nmax_epoll_watches = 100",
+			ok(func(r *Resolved) (any, any) { return r.Resources, ResolvedResources{10000, 200, 3, 1, 1, 2, 3, 100} })},
+		{"3 limit: a higher request is refused, naming the flag", Flags{MemoryMB: 300}, "[resources]\ntimeout = 60", "[resources]\ntimeout = \"2m\"\nmemory_mb = 400\nmax_procs = 999\ncpu_seconds = 999\nmax_file_mb = 999\nworkdir_mb = 999\nmax_epoll_watches = 40000",
+			refused("skill-sandbox.toml asks for more than is granted (7)",
 				"skill-sandbox.toml:2:1: timeout = 2m0s (the limit is 1m0s); grant it with --timeout 2m0s",
 				"memory_mb = 400 (the limit is 300); grant it with --memory 400",
-				"grant it with --max-procs 999", "grant it with --cpu-time 999", "grant it with --max-file-size 999", "grant it with --workdir-size 999")},
+				"grant it with --max-procs 999", "grant it with --cpu-time 999", "grant it with --max-file-size 999", "grant it with --workdir-size 999",
+				"max_epoll_watches = 40000 (the limit is the host's default, at least 32768); grant it with --max-epoll-watches 40000")},
 		{"4 grants: flags and operator policy are joined", Flags{Read: []string{"/in"}, Write: []string{"/out"}}, "[filesystem]\nread = [\"data\"]\nwrite = [\"/var/out\"]", "",
 			ok(func(r *Resolved) (any, any) {
 				return [][]string{r.Filesystem.Read, r.Filesystem.Write}, [][]string{{"/in", "/ops/data"}, {"/out", "/var/out"}}

@@ -20,15 +20,17 @@ const DefaultRegistry = "https://registry.npmjs.org/"
 const KindNode = "node"
 
 // ErrNoLockFile: a skill's package.json declares dependencies and no
-// package-lock.json lies beside it. prepare refuses such a skill rather
+// package-lock.json or npm-shrinkwrap.json lies beside it (a yarn.lock
+// or pnpm-lock.yaml is not read: npm ci cannot install from it). prepare refuses such a skill rather
 // than let npm resolve versions at build time: what the lock file pins
 // (versions and integrity) is what the environment is keyed by and what
 // npm checks the downloads against.
 var ErrNoLockFile = errors.New("no package-lock.json beside package.json")
 
 // LoadNode reads the package.json of skillDir, or else that of its
-// scripts/ folder (both present is an error), and the package-lock.json
-// beside it (ParseNodeLock). It returns nil and no error when the skill
+// scripts/ folder (both present is an error), and the lock file beside
+// it (ParseNodeLock): npm-shrinkwrap.json when it is there, as npm ci
+// prefers it, else package-lock.json. It returns nil and no error when the skill
 // has no package.json, or one that declares no dependency npm ci would
 // install; ErrNoLockFile when it declares some and has no lock file.
 // Both must be regular files (not links).
@@ -51,22 +53,60 @@ func LoadNode(skillDir string) (*NodeDeps, error) {
 	if err != nil {
 		return nil, err
 	}
-	lockFile := filepath.Join(filepath.Dir(found[0]), PackageLockFile)
-	lock, err := readRegular(lockFile, MaxLockBytes)
-	if errors.Is(err, os.ErrNotExist) {
-		deps, derr := readDepFields(found[0], pkg)
-		if derr != nil {
-			return nil, derr
-		}
-		if len(deps["dependencies"])+len(deps["optionalDependencies"])+len(deps["peerDependencies"]) == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("%w: %s declares dependencies: prepare installs them with npm ci, which needs the lock file; make it with npm install --package-lock-only (it runs no install script) and ship it with the skill", ErrNoLockFile, found[0])
+	lockFile, err := npmLockFile(filepath.Dir(found[0]))
+	if err != nil {
+		return nil, err
 	}
+	if lockFile == "" {
+		return nil, noLockFile(found[0], pkg)
+	}
+	lock, err := readRegular(lockFile, MaxLockBytes)
 	if err != nil {
 		return nil, err
 	}
 	return ParseNodeLock(found[0], pkg, lockFile, lock)
+}
+
+// npmLockFile returns the lock file npm ci reads in dir:
+// npm-shrinkwrap.json when it is there (npm prefers it), else
+// package-lock.json, else "".
+func npmLockFile(dir string) (string, error) {
+	for _, name := range []string{ShrinkwrapFile, PackageLockFile} {
+		f := filepath.Join(dir, name)
+		_, err := os.Lstat(f)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// noLockFile is the error of LoadNode for the package.json pkgFile
+// (content pkg) without a lock file npm ci reads beside it: nil when it
+// declares no dependency, else ErrNoLockFile naming the lock file of
+// another package manager that is there, if any.
+func noLockFile(pkgFile string, pkg []byte) error {
+	deps, err := readDepFields(pkgFile, pkg)
+	if err != nil {
+		return err
+	}
+	if len(deps["dependencies"])+len(deps["optionalDependencies"])+len(deps["peerDependencies"]) == 0 {
+		return nil
+	}
+	const howTo = "make a package-lock.json with npm install --package-lock-only (it runs no install script) and ship it with the skill"
+	for _, other := range []struct{ file, tool string }{
+		{"yarn.lock", "yarn"}, {"pnpm-lock.yaml", "pnpm"}, {"bun.lock", "Bun"}, {"bun.lockb", "Bun"},
+	} {
+		f := filepath.Join(filepath.Dir(pkgFile), other.file)
+		if _, err := os.Lstat(f); err == nil {
+			return fmt.Errorf("%w: %s is %s's lock file, which npm ci does not read (prepare installs with npm ci, from the versions and integrity of a package-lock.json or npm-shrinkwrap.json): %s, and check that it pins the versions %s did",
+				ErrNoLockFile, f, other.tool, howTo, other.file)
+		}
+	}
+	return fmt.Errorf("%w: %s declares dependencies: prepare installs them with npm ci, which needs the lock file; %s", ErrNoLockFile, pkgFile, howTo)
 }
 
 // readRegular reads file, which must be a regular file (not a link) of

@@ -116,3 +116,45 @@ func TestNodeBuildRunShareTamper(t *testing.T) {
 		t.Errorf("cache holds %d entries, want 1", len(entries))
 	}
 }
+
+// TestNodeBuildShrinkwrap: a skill that ships npm-shrinkwrap.json
+// instead of package-lock.json is built from it (npm ci reads either),
+// and a script requires the package; the same skill with a package-lock.json
+// of the same content shares the environment.
+func TestNodeBuildShrinkwrap(t *testing.T) {
+	node := needNodeBuild(t)
+	reg := verdaccio.Start(t)
+	reg.Publish(t, "wrap-demo", "3.1.0", "", map[string]string{"index.js": "exports.x = 'from wrap-demo';\n"})
+	skill := reg.Skill(t, "wrap-skill", map[string]string{"wrap-demo": "3.1.0"}, map[string]string{"main.js": "console.log(require('wrap-demo').x);\n"})
+	withLock, err := LoadNode(skill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(skill, PackageLockFile), filepath.Join(skill, ShrinkwrapFile)); err != nil {
+		t.Fatal(err)
+	}
+	deps, err := LoadNode(skill)
+	if err != nil || deps == nil || filepath.Base(deps.Lock) != ShrinkwrapFile {
+		t.Fatalf("LoadNode with npm-shrinkwrap.json: %+v %v", deps, err)
+	}
+	if NodeKey(deps, node) != NodeKey(withLock, node) {
+		t.Error("the same lock file under the other name has another key")
+	}
+	c := Cache{Dir: filepath.Join(t.TempDir(), "envs")}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	env, _, err := c.BuildNode(context.Background(), deps, node, NodeBuildOptions{Registry: reg.URL, Sandbox: run.Sandbox{Stdout: &out, Stderr: &out}})
+	if err != nil {
+		t.Fatalf("BuildNode: %v\n%s", err, out.String())
+	}
+	if len(env.Installed) != 1 || env.Installed[0].Name != "wrap-demo" || env.Installed[0].Version != "3.1.0" {
+		t.Errorf("installed %+v", env.Installed)
+	}
+	var so, se strings.Builder
+	sb := run.Sandbox{SkillDir: skill, Interpreters: []string{env.Node()}, NodeModules: env.NodeModules(), Stdout: &so, Stderr: &se}
+	if r, err := sb.Run(context.Background(), "main.js", nil); err != nil || r.ExitCode != 0 || so.String() != "from wrap-demo\n" {
+		t.Errorf("run: %v %+v %q\n%s", err, r, so.String(), se.String())
+	}
+}

@@ -14,6 +14,10 @@ const (
 	// beside it, pins them: prepare installs with npm ci, which needs it.
 	PackageJSONFile = "package.json"
 	PackageLockFile = "package-lock.json"
+	// ShrinkwrapFile is the lock file of the same format a package may
+	// publish; npm ci reads it in place of PackageLockFile when both are
+	// there, and so does LoadNode.
+	ShrinkwrapFile = "npm-shrinkwrap.json"
 	// MaxPackageJSONBytes and MaxLockBytes bound the files read.
 	MaxPackageJSONBytes = 1 << 20
 	MaxLockBytes        = 32 << 20

@@ -1,6 +1,7 @@
 package prepare
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,15 @@ func TestLoadNode(t *testing.T) {
 		{"both", map[string]string{"package.json": testPkgJSON, "scripts/package.json": testPkgJSON}, "in one package.json"},
 		{"no lock", map[string]string{"package.json": testPkgJSON}, "no package-lock.json beside package.json"},
 		{"lock elsewhere", map[string]string{"package.json": testPkgJSON, "scripts/package-lock.json": testLock}, "npm install --package-lock-only"},
+		{"shrinkwrap", map[string]string{"package.json": testPkgJSON, "npm-shrinkwrap.json": testLock}, ""},
+		{"shrinkwrap first", map[string]string{"package.json": testPkgJSON, "npm-shrinkwrap.json": testLock, "package-lock.json": "{"}, ""},
+		{"bad shrinkwrap first", map[string]string{"package.json": testPkgJSON, "npm-shrinkwrap.json": "{", "package-lock.json": testLock}, "npm-shrinkwrap.json"},
+		{"yarn", map[string]string{"package.json": testPkgJSON, "yarn.lock": "# yarn lockfile v1\n"}, "yarn.lock is yarn's lock file, which npm ci does not read"},
+		{"pnpm", map[string]string{"scripts/package.json": testPkgJSON, "scripts/pnpm-lock.yaml": "lockfileVersion: '9.0'\n"}, "scripts/pnpm-lock.yaml is pnpm's lock file"},
+		{"bun", map[string]string{"package.json": testPkgJSON, "bun.lock": "{}"}, "bun.lock is Bun's lock file"},
+		{"yarn and npm", map[string]string{"package.json": testPkgJSON, "yarn.lock": "x", "package-lock.json": testLock}, ""},
+		{"yarn without deps", map[string]string{"package.json": `{"type": "module"}`, "yarn.lock": "x"}, "nil"},
+		{"yarn lock elsewhere", map[string]string{"package.json": testPkgJSON, "scripts/yarn.lock": "x"}, "declares dependencies"},
 	} {
 		dir := t.TempDir()
 		write(dir, tt.files)
@@ -135,6 +145,8 @@ func TestLoadNode(t *testing.T) {
 		case tt.want == "nil" && (deps != nil || err != nil), tt.want == "" && (deps == nil || err != nil):
 			t.Errorf("%s: %v %v", tt.name, deps, err)
 		case tt.want != "" && tt.want != "nil" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		case err != nil && !errors.Is(err, ErrNoLockFile) && strings.Contains(tt.name, "yarn"):
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
 	}

@@ -317,14 +317,19 @@ func collectionInputs(t *testing.T) string {
 
 // docxBytes is a minimal OOXML package: what the OOXML pattern edits.
 func docxBytes(t *testing.T) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	z := zip.NewWriter(&b)
-	for _, f := range [][2]string{
+	return zipBytes(t, [][2]string{
 		{"[Content_Types].xml", "<Types/>\n"},
 		{"word/document.xml", "<w:document><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>\n"},
 		{"word/old.xml", "<old/>\n"},
-	} {
+	})
+}
+
+// zipBytes is a zip archive of files (name, contents), in order.
+func zipBytes(t *testing.T, files [][2]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, f := range files {
 		w, err := z.Create(f[0])
 		if err == nil {
 			_, err = w.Write([]byte(f[1]))

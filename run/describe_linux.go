@@ -18,5 +18,12 @@ func describeLaunch(l *launchState) ([]string, error) {
 		// tasks slots and the trees (see startFresh).
 		cfg.ProxyFD = stageconfig.ConfigFD + 3 + stageconfig.HomeTasksSlots + len(p.ExtraFiles)
 	}
+	if cfg.EpollBudget > 0 {
+		// The next one (see startFresh).
+		cfg.NotifyFD = stageconfig.ConfigFD + 3 + stageconfig.HomeTasksSlots + len(p.ExtraFiles)
+		if p.Proxy != nil {
+			cfg.NotifyFD++
+		}
+	}
 	return initplan.DescribeGrouped(stageInput(l, &cfg, p.Strict && len(p.Disabled) > 0))
 }

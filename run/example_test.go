@@ -52,3 +52,14 @@ func ExampleSandbox_Describe() {
 		fmt.Println(l)
 	}
 }
+
+// The default epoll budget of a run on a host uid shared with others:
+// an eighth of the host's fs.epoll.max_user_watches, here that of a
+// 24 GiB machine, and the floor on a small one.
+func ExampleDefaultEpollWatches() {
+	fmt.Println(run.DefaultEpollWatches(5491645))
+	fmt.Println(run.DefaultEpollWatches(100000))
+	// Output:
+	// 686455
+	// 32768
+}

@@ -56,7 +56,7 @@ func TestGVisorFallback(t *testing.T) {
 			tc.path(t)
 			sb := &Sandbox{SkillDir: skill, Backend: BackendGVisor, BackendFallback: tc.fallback}
 			if tc.local {
-				sb.AllowLocal = []int{5432}
+				sb.AllowUnix = []string{"/run/postgresql/.s.PGSQL.5432"}
 			}
 			res, err := sb.Run(context.Background(), "scripts/k.sh", nil)
 			if !tc.wantRan {

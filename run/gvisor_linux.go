@@ -10,6 +10,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/gvisor"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 )
 
 // layerGVisor is the layer of a run under gVisor: the script's system
@@ -29,6 +30,7 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 	}
 	out.BackendVersion = rt.Version
 	applied, missing := gvisorLayers(os.Geteuid() == 0, p.Config.AllowNetwork)
+	wp, applied, missing := planGVisorWatch(p, applied, missing)
 	if blocking := backend.Refusing(p, applied, missing); len(blocking) > 0 {
 		return backend.IsolationError(blocking)
 	}
@@ -49,7 +51,7 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 	var serve gvisor.ServeFunc
 	if p.Proxy != nil {
 		defer l.proxy.stop(out)
-		serve = func(ln net.Listener) error {
+		serve = func(ln net.Listener, local []net.Listener) error {
 			srv, err := netproxy.New(*p.Proxy)
 			if err != nil {
 				ln.Close()
@@ -57,17 +59,30 @@ func launchGVisor(ctx context.Context, l *launchState, out *backend.Outcome) err
 			}
 			l.proxy.srv = srv
 			go srv.Serve(ln)
+			for i, port := range p.Config.LocalPorts {
+				go srv.ServeLocal(local[i], port)
+			}
 			return nil
 		}
 	}
 	wd := newWatchdog(l)
-	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve)
+	var started func(int, string)
+	if wp.Active() {
+		// The watch ends the run past a cap, as natively.
+		started = func(pid int, work string) {
+			wp.Dir = work // the work folder's host folder (see planGVisorWatch)
+			go watch.Run(wp, pid, false, wd.Done(), wd.Exceeded)
+		}
+	}
+	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve, started)
 	if err != nil {
 		out.Applied, out.Missing = nil, nil
 		return err
 	}
 	out.Started = true
 	out.ExitCode, out.Signal, out.Duration = o.ExitCode, o.Signal, o.Duration
+	// The sandbox's as a whole, or 0 (unknown): see gvisor.Outcome.
+	out.CPUTime, out.PeakMemoryKB = o.CPUTime, o.PeakMemoryKB
 	l.collectOutput(out)
 	backend.RecordEnd(wd, out)
 	return nil

@@ -38,7 +38,7 @@ func handshake(l *launchState, startErr error, out *backend.Outcome) error {
 	ok, execErr, err := readStageAfter(rd, l)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: init process: %v", ErrStart, err)
+		return fmt.Errorf("%w: init process: %w", ErrStart, err)
 	case execErr != "":
 		return fmt.Errorf("%w: exec %s: %s", ErrStart, l.plan.Config.Argv[0], execErr)
 	}
@@ -55,7 +55,7 @@ func (l *launchState) checkReport(rd *bufio.Reader, out *backend.Outcome) (waiti
 	p := l.plan
 	rep, waiting, err := readStageReport(rd, l)
 	if err != nil {
-		return false, fmt.Errorf("%w: init process: %v", ErrStart, err)
+		return false, fmt.Errorf("%w: init process: %w", ErrStart, err)
 	}
 	if rep.Fatal != "" {
 		return false, fmt.Errorf("%w: init process: %s", ErrStart, rep.Fatal)
@@ -83,6 +83,13 @@ func (l *launchState) checkReport(rd *bufio.Reader, out *backend.Outcome) (waiti
 		if err := startAllowlist(l, l.init.proxySup, out); err != nil {
 			return false, err
 		}
+	}
+	if b := l.cfg.EpollBudget; b > 0 && stageconfig.Has(rep.Applied, LayerSeccomp) {
+		// The script may already wait on its first watch.
+		if err := l.epoll.start(l.init.notifySup, b); err != nil {
+			return false, err
+		}
+		out.EpollBudget = b
 	}
 	backend.WarnDegraded(p.Warnings, out.Missing)
 	return waiting, nil

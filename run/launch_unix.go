@@ -46,6 +46,9 @@ type launchOS struct {
 	program initProgram
 	// copies are the goroutines copying the script's output.
 	copies sync.WaitGroup
+	// epoll serves the seccomp listener that counts the run's epoll
+	// watches, when the run has a budget (Config.EpollBudget).
+	epoll epollRun
 	// running says the script runs under an init process that reaps (a
 	// PID namespace), which stop asks to end the run itself.
 	running atomic.Bool
@@ -64,6 +67,7 @@ func launch(ctx context.Context, l *launchState, out *backend.Outcome) error {
 	if p.Proxy != nil {
 		defer l.proxy.stop(out)
 	}
+	defer l.epoll.stop()
 	err := l.start(out)
 	if l.pooled {
 		defer l.pool.refill()

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -64,17 +66,35 @@ EOF
 // (the relay) and through the proxy as 127.0.0.1:A and localhost:A; the
 // server on port B of the host's loopback is never reached, directly or
 // through the proxy, and a proxy request sent into A's relay goes to A
-// verbatim. The record lists the relay's connections.
+// verbatim. The record lists the relay's connections. The same under
+// the gvisor backend (where runsc is), whose relay listens on A in the
+// sandbox and hands each connection to the supervisor.
 func TestAllowLocalPorts(t *testing.T) {
 	needAllowlist(t)
 	needTool(t, "curl")
 	needTool(t, "python3")
+	backends := []string{BackendNative}
+	if _, err := exec.LookPath("runsc"); err == nil || os.Getenv("CI") == "true" {
+		backends = append(backends, BackendGVisor)
+	} else {
+		t.Log("runsc (gVisor) is not installed: the native backend only")
+	}
+	for _, be := range backends {
+		t.Run(be, func(t *testing.T) { testAllowLocalPorts(t, be) })
+	}
+}
+
+// testAllowLocalPorts is TestAllowLocalPorts under the backend be.
+func testAllowLocalPorts(t *testing.T, be string) {
 	a, aHits := countingServer(t, "granted")
 	b, bHits := countingServer(t, "other")
 	dir := newSkill(t, map[string]string{"local.sh": localScript})
-	o := runIn(t, Sandbox{AllowLocal: []int{a}}, dir, "local.sh", strconv.Itoa(a), strconv.Itoa(b))
+	o := runIn(t, Sandbox{Backend: be, AllowLocal: []int{a}}, dir, "local.sh", strconv.Itoa(a), strconv.Itoa(b))
 	if o.err != nil {
 		t.Fatalf("run: %v\n%s", o.err, o.stderr)
+	}
+	if o.res.Backend != be && !(be == BackendNative && o.res.Backend == "") {
+		t.Fatalf("ran under %q, want %s", o.res.Backend, be)
 	}
 	t.Logf("stdout:\n%s", o.stdout)
 	as, bs := strconv.Itoa(a), strconv.Itoa(b)

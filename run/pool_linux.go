@@ -192,7 +192,7 @@ func (pi *pooledInit) kill() {
 
 // canHandOver reports whether p's descriptors fit in one message.
 func canHandOver(p *backend.Spec) bool {
-	return len(p.ExtraFiles)+2 <= stageconfig.MaxPassedFDs
+	return len(p.ExtraFiles)+3 <= stageconfig.MaxPassedFDs // stdin, the proxy's and the listener's sockets
 }
 
 // unreserve puts back an init process that reserve handed out and whose run
@@ -267,6 +267,13 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, out *backend.Outcome)
 		// The descriptor handOver passes the proxy socket on.
 		l.cfg.ProxyFD = stageconfig.FirstTreeFD + len(p.ExtraFiles)
 	}
+	if l.cfg.EpollBudget > 0 {
+		// The one after (see handOver).
+		l.cfg.NotifyFD = stageconfig.FirstTreeFD + len(p.ExtraFiles)
+		if p.Proxy != nil {
+			l.cfg.NotifyFD++
+		}
+	}
 	startCompile(l, true)
 	unused := func() (*startedInit, *cgroup.Cgroup, bool, error) {
 		l.program = initProgram{}
@@ -286,7 +293,7 @@ func (pi *pooledInit) use(l *launchState, shape poolShape, out *backend.Outcome)
 			return unused()
 		}
 	}
-	if err := pi.handOver(p, ip, &l.closeLater); err != nil {
+	if err := pi.handOver(p, l.cfg.EpollBudget, ip, &l.closeLater); err != nil {
 		// The init process died after the liveness check (handOver sends
 		// nothing and reads no stdin when the send fails).
 		return unused()
@@ -334,11 +341,12 @@ func joinCgroup(l *launchState, st *started, out *backend.Outcome) (*cgroup.Cgro
 }
 
 // handOver sends the run's stdin (when it has one), its handed-over trees
-// and, with a host allowlist, the proxy socket, in one message on the
+// and, with a host allowlist, the proxy socket, and with an epoll budget
+// the socket for the seccomp listener, in one message on the
 // config socket. The init process puts them where an init process of its
 // own would have them (stdin on 0, the others from firstTreeFD on), so the
 // config is the same either way.
-func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*os.File) (err error) {
+func (pi *pooledInit) handOver(p *backend.Spec, budget int, ip *startedInit, closeLater *[]*os.File) (err error) {
 	header := byte(stageconfig.PassNoStdin)
 	var pass, closeAfter []*os.File
 	defer func() {
@@ -389,6 +397,16 @@ func (pi *pooledInit) handOver(p *backend.Spec, ip *startedInit, closeLater *[]*
 		closeAfter = append(closeAfter, initEnd)
 		*closeLater = append(*closeLater, sup)
 		ip.proxySup = sup // the socket after p.ExtraFiles: the config's ProxyFD (see use)
+		pass = append(pass, initEnd)
+	}
+	if budget > 0 {
+		sup, initEnd, err := posix.ProxySocketPair()
+		if err != nil {
+			return err
+		}
+		closeAfter = append(closeAfter, initEnd)
+		*closeLater = append(*closeLater, sup)
+		ip.notifySup = sup // the config's NotifyFD (see use)
 		pass = append(pass, initEnd)
 	}
 	var oob []byte

@@ -148,6 +148,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	p.Config = s.stageConfig(argv, asMB, env, skill, work)
 	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
 	setGrants(p, gp, masks)
+	p.Config.EpollBudget = s.epollBudget(p)
 	if s.KeepWorkDir {
 		p.ArtifactRoots = append(p.ArtifactRoots, work)
 	}

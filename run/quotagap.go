@@ -5,7 +5,10 @@ package run
 type SharedQuota struct {
 	Counter string // QuotaEpollWatches
 	UID     int    // the host uid charged: the caller's, or 65534
-	Bound   string // BoundMemoryCgroup or BoundNone
+	Bound   string // BoundRunBudget, BoundMemoryCgroup or BoundNone
+	// Budget is, with BoundRunBudget, the additions the run was allowed
+	// (Sandbox.MaxEpollWatches).
+	Budget int
 }
 
 // Counters and bounds of a SharedQuota.
@@ -13,6 +16,10 @@ const (
 	// QuotaEpollWatches is fs.epoll.max_user_watches, counted per host
 	// user (user_struct) in no namespace, and bounded by no rlimit.
 	QuotaEpollWatches = "epoll_watches"
+	// BoundRunBudget: the supervisor counted the run's epoll_ctl
+	// additions (a seccomp listener) and refused those past Budget with
+	// ENOSPC, so the run held at most Budget watches.
+	BoundRunBudget = "run_budget"
 	// BoundMemoryCgroup: each watch is charged to the run's memory
 	// cgroup, so the run holds at most its memory limit's worth.
 	BoundMemoryCgroup = "memory_cgroup"

@@ -2,6 +2,8 @@ package run
 
 import (
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -10,8 +12,10 @@ import (
 // sharedQuotas names the per-user counters a started run shared with
 // others: epoll watches, when the script ran as the caller (an
 // unprivileged caller, or a run without a user namespace) or as nobody
-// (a root caller's run that could not have an id of its own). A run id of
-// its own starves only itself. The other per-user counters are bounded
+// (a root caller's run that could not have an id of its own), and what
+// bounded the run's share: its budget, counted by the supervisor
+// (Sandbox.MaxEpollWatches), else its memory cgroup, else nothing. A run
+// id of its own starves only itself. The other per-user counters are bounded
 // per run (the quotas and rlimits layers, seccomp), or charged to the
 // run's own id.
 func sharedQuotas(res *Result) []SharedQuota {
@@ -25,9 +29,25 @@ func sharedQuotas(res *Result) []SharedQuota {
 	case uid != identity.Nobody:
 		return nil
 	}
-	bound := BoundNone
-	if stageconfig.Has(res.Applied, LayerCgroup) {
-		bound = BoundMemoryCgroup
+	q := SharedQuota{Counter: QuotaEpollWatches, UID: uid, Bound: BoundNone}
+	switch {
+	case res.epollBudget > 0:
+		q.Bound, q.Budget = BoundRunBudget, res.epollBudget
+	case stageconfig.Has(res.Applied, LayerCgroup):
+		q.Bound = BoundMemoryCgroup
 	}
-	return []SharedQuota{{Counter: QuotaEpollWatches, UID: uid, Bound: bound}}
+	return []SharedQuota{q}
+}
+
+// readMaxUserWatches reads fs.epoll.max_user_watches; 0 when it cannot.
+func readMaxUserWatches() int {
+	b, err := os.ReadFile("/proc/sys/fs/epoll/max_user_watches")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skill-sandbox/skill-sandbox/run/internal/seccomp"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -17,34 +18,41 @@ func TestSharedQuotasNamed(t *testing.T) {
 	fullIsolation(t)
 	dir := newSkill(t, map[string]string{"ok.py": "print('ok')\n"})
 	want := func(res *Result, uid int) []SharedQuota {
-		bound := BoundNone
-		if stageconfig.Has(res.Applied, LayerCgroup) {
-			bound = BoundMemoryCgroup
+		q := SharedQuota{Counter: QuotaEpollWatches, UID: uid, Bound: BoundNone}
+		switch {
+		case stageconfig.Has(res.Applied, LayerSeccomp) && seccomp.NotifyContinues():
+			q.Bound, q.Budget = BoundRunBudget, DefaultEpollWatches(readMaxUserWatches())
+		case stageconfig.Has(res.Applied, LayerCgroup):
+			q.Bound = BoundMemoryCgroup
 		}
-		return []SharedQuota{{Counter: QuotaEpollWatches, UID: uid, Bound: bound}}
+		return []SharedQuota{q}
+	}
+	// shared is what a run of a caller of this uid shares: the caller's
+	// uid when unprivileged, nobody's for a root caller without run ids.
+	shared := func(res *Result) []SharedQuota {
+		if os.Geteuid() != 0 {
+			return want(res, os.Geteuid()) // the caller's own uid
+		}
+		if res.SandboxUID == nobodyUID {
+			return want(res, nobodyUID) // no run ids here
+		}
+		return nil // a run id of its own
 	}
 	cases := []struct {
 		name string
 		sb   Sandbox
 		want func(res *Result) []SharedQuota
 	}{
-		{"default", Sandbox{}, func(res *Result) []SharedQuota {
-			if os.Geteuid() != 0 {
-				return want(res, os.Geteuid()) // the caller's own uid
+		{"default", Sandbox{}, shared},
+		{"without a cgroup", Sandbox{Disable: []Layer{LayerCgroup}}, shared},
+		{"without seccomp", Sandbox{Disable: []Layer{LayerSeccomp}}, shared},
+		{"without seccomp and a cgroup", Sandbox{Disable: []Layer{LayerSeccomp, LayerCgroup}}, shared},
+		{"a budget of its own", Sandbox{MaxEpollWatches: 777}, func(res *Result) []SharedQuota {
+			q := shared(res)
+			if len(q) == 1 && q[0].Bound == BoundRunBudget {
+				q[0].Budget = 777
 			}
-			if res.SandboxUID == nobodyUID {
-				return want(res, nobodyUID) // no run ids here
-			}
-			return nil // a run id of its own
-		}},
-		{"without a cgroup", Sandbox{Disable: []Layer{LayerCgroup}}, func(res *Result) []SharedQuota {
-			if os.Geteuid() != 0 {
-				return want(res, os.Geteuid())
-			}
-			if res.SandboxUID == nobodyUID {
-				return want(res, nobodyUID)
-			}
-			return nil
+			return q
 		}},
 	}
 	if os.Geteuid() == 0 {

@@ -150,6 +150,7 @@ func (r *Result) setOutcome(o *backend.Outcome) {
 	r.LimitExceeded, r.OutputExceeded = o.LimitExceeded, o.OutputExceeded
 	r.Duration, r.CPUTime, r.MaxRSSKB = o.Duration, o.CPUTime, o.MaxRSSKB
 	r.PeakMemoryKB, r.OOMKills, r.AddressSpaceMB = o.PeakMemoryKB, o.OOMKills, o.AddressSpaceMB
+	r.epollBudget = o.EpollBudget
 	r.Stdout, r.Stderr = Output(o.Stdout), Output(o.Stderr)
 	r.Network, r.BackendVersion, r.cleanup = o.Network, o.BackendVersion, o.Cleanup
 }

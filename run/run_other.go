@@ -27,3 +27,6 @@ func checkReachable(int, int, string, string, string) error { return nil }
 // writableFolder leaves a missing write folder to the mkdir of the run
 // here.
 func writableFolder(string) error { return nil }
+
+// launchOS: this platform starts nothing.
+type launchOS struct{}

@@ -41,6 +41,25 @@ const (
 	DefaultMaxOpenFiles = 256
 )
 
+// EpollWatchesFloor is the least DefaultEpollWatches gives where the
+// host allows more: about ten thousand connections of an event loop,
+// which adds each socket two or three times (python's asyncio, node and
+// Go's net/http made 602, 607 and 403 additions for 200 HTTP requests).
+const EpollWatchesFloor = 32768
+
+// DefaultEpollWatches is Sandbox.MaxEpollWatches when zero, for a host
+// whose fs.epoll.max_user_watches is maxUserWatches (0: unknown): an
+// eighth of it, as the quotas layer gives of the caller's other per-user
+// counters (four runs at once leave the caller half), but at least
+// EpollWatchesFloor, and never more than maxUserWatches.
+func DefaultEpollWatches(maxUserWatches int) int {
+	n := max(maxUserWatches/8, EpollWatchesFloor)
+	if maxUserWatches > 0 {
+		n = min(n, maxUserWatches)
+	}
+	return n
+}
+
 // Sandbox describes one sandboxed run. The zero value of each field selects
 // the safe default documented on it.
 type Sandbox struct {
@@ -128,6 +147,15 @@ type Sandbox struct {
 	// CPUSeconds caps the CPU time of each process of the script
 	// (RLIMIT_CPU); when zero, one second more than the wall-time limit.
 	CPUSeconds int
+
+	// MaxEpollWatches caps the epoll_ctl(EPOLL_CTL_ADD) calls of a run
+	// whose host uid others share (an unprivileged caller's run, a root
+	// caller's that stays nobody): past it the call fails with ENOSPC.
+	// The kernel counts epoll watches per host user only, so this count,
+	// which never goes down, is what keeps one run from taking all of
+	// them (see Result.SharedQuotas). DefaultEpollWatches when zero. A run
+	// with a host uid of its own is not counted.
+	MaxEpollWatches int
 
 	// MaxFileMB caps the size of any file the script writes (RLIMIT_FSIZE);
 	// DefaultMaxFileMB when zero.
@@ -449,6 +477,8 @@ type Result struct {
 	// made are the folders Run created for missing write grants, removed
 	// again when the script never started (unmakeRefused).
 	made []string
+	// epollBudget is backend.Outcome.EpollBudget (see sharedQuotas).
+	epollBudget int
 }
 
 // WaitCleanup blocks until the run's sandbox is gone: its init process

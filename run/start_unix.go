@@ -38,6 +38,9 @@ type startedInit struct {
 	errR     *os.File // the script's stderr
 	statusR  *os.File // the script's wait status, from the init process
 	proxySup *os.File // the allowlist proxy's socket; nil without one
+	// notifySup is the socket the seccomp listener comes on; nil
+	// without an epoll budget.
+	notifySup *os.File
 }
 
 // startFresh starts an init process of the run's own in the run's
@@ -87,19 +90,31 @@ func startFresh(l *launchState, out *backend.Outcome) (*startedInit, *cgroup.Cgr
 		l.cfg.ProxyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
 		proxySup, proxyInit, extra = sup, initEnd, append(extra, initEnd)
 	}
+	var notifySup, notifyInit *os.File
+	if l.cfg.EpollBudget > 0 {
+		sup, initEnd, err := posix.ProxySocketPair()
+		if err != nil {
+			return nil, nil, err
+		}
+		l.closeLater = append(l.closeLater, sup, initEnd)
+		l.cfg.NotifyFD = stageconfig.ConfigFD + len(extra) // the next descriptor
+		notifySup, notifyInit, extra = sup, initEnd, append(extra, initEnd)
+	}
 	spec := &launchSpec{name: p.RequestID, stdin: stdin, stdout: outW, stderr: errW, extra: extra, report: repR}
 	startCompile(l, false)
 	st, cg, err := startInCgroup(spec, l, out)
 	for _, f := range []*os.File{cfgR, repW, outW, errW, statusW} {
 		f.Close()
 	}
-	if proxyInit != nil {
-		proxyInit.Close()
+	for _, f := range []*os.File{proxyInit, notifyInit} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return &startedInit{st: st, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR, proxySup: proxySup}, cg, nil
+	return &startedInit{st: st, cfgW: cfgW, repR: repR, outR: outR, errR: errR, statusR: statusR, proxySup: proxySup, notifySup: notifySup}, cg, nil
 }
 
 // launchSpec is what an init process starts with: its standard descriptors

@@ -23,6 +23,12 @@ func (s *Sandbox) checkUnixSockets() error {
 	if err := s.localServicesSupported("AllowUnix (--allow-unix)", "a mount namespace"); err != nil {
 		return err
 	}
+	if s.Backend == BackendGVisor {
+		// The sandbox may make sockets on the host, never connect to
+		// one: runsc's gofer would connect as itself, root for a root
+		// caller, and the daemon would take the script for it.
+		return fmt.Errorf("%w: AllowUnix (--allow-unix) is not available with the gVisor backend: its sandbox never connects to a host socket (docs/backends.md); use --backend native", ErrUnsupported)
+	}
 	if slices.Contains(s.Disable, LayerMountNS) {
 		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, LayerMountNS)
 	}
@@ -78,14 +84,10 @@ func (s *Sandbox) withUnixSockets() *Sandbox {
 }
 
 // localServicesSupported refuses a local service grant (what) where
-// nothing holds the run to it: off Linux, whose need names, and with the
-// gVisor backend, which has no relay or socket mount for it yet.
+// nothing holds the run to it: off Linux, whose need names.
 func (s *Sandbox) localServicesSupported(what, need string) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("%w: %s needs Linux %s; not available on %s yet", ErrUnsupported, what, need, runtime.GOOS)
-	}
-	if s.Backend == BackendGVisor {
-		return fmt.Errorf("%w: %s is not available with the gVisor backend yet", ErrUnsupported, what)
 	}
 	return nil
 }

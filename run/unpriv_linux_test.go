@@ -14,6 +14,7 @@ import (
 // one name per line, sorted, so that additions merge.
 func unprivilegedTests() string {
 	return "^(" + strings.Join([]string{
+		"TestAllowLocalPorts",
 		"TestArtifactsForgedInRun",
 		"TestArtifactsForgery",
 		"TestDenyInsideExemptedWriteGrant",
@@ -22,6 +23,9 @@ func unprivilegedTests() string {
 		"TestEtcRule",
 		"TestExitStatus",
 		"TestFolderGrantKeepsOthersBits",
+		"TestGVisorExecLikeNative",
+		"TestGVisorInterpreterExecLikeNative",
+		"TestGVisorRealSkills",
 		"TestGitDirShapePlanted",
 		"TestGrantAttacks",
 		"TestGrantHoldingMountPoints",

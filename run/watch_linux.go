@@ -28,20 +28,8 @@ func planWatch(p *backend.Spec, st *started, cg *cgroup.Cgroup) watch.Plan {
 	if cg == nil {
 		w.MaxMemory = int64(p.MemoryMB) << 20
 	}
-	for _, g := range p.Config.Grants {
-		if g.Write {
-			w.Grants = append(w.Grants, g.Path)
-		}
-	}
-	if len(w.Grants) > 0 {
-		// Taken before the script has its program: what the grants held
-		// before the run is not the run's to answer for.
-		base, ok := watch.GrantsUsage(w.Grants, math.MaxInt64)
-		if !ok {
-			st.missing = append(st.missing, Missing{Layer: LayerWatch, Reason: "a write grant could not be walked to cap its growth"})
-			w.Grants = nil
-		}
-		w.GrantBase, w.MaxGrowth = base, int64(p.WatchWriteMB)<<20
+	if m, ok := planWriteGrants(p, &w); !ok {
+		st.missing = append(st.missing, m)
 	}
 	if !w.Active() {
 		return w
@@ -60,4 +48,27 @@ func planWatch(p *backend.Spec, st *started, cg *cgroup.Cgroup) watch.Plan {
 	w.PIDNSLink = st.pidNSLink
 	st.supervised = append(st.supervised, LayerWatch)
 	return w
+}
+
+// planWriteGrants sets in w the write grants of p, their size now and
+// their cap (--write-size). ok is false, with the watch layer missing,
+// when a grant cannot be walked; w then caps none.
+func planWriteGrants(p *backend.Spec, w *watch.Plan) (m Missing, ok bool) {
+	for _, g := range p.Config.Grants {
+		if g.Write {
+			w.Grants = append(w.Grants, g.Path)
+		}
+	}
+	if len(w.Grants) == 0 {
+		return Missing{}, true
+	}
+	// Taken before the script has its program: what the grants held
+	// before the run is not the run's to answer for.
+	base, ok := watch.GrantsUsage(w.Grants, math.MaxInt64)
+	if !ok {
+		w.Grants = nil
+		return Missing{Layer: LayerWatch, Reason: "a write grant could not be walked to cap its growth"}, false
+	}
+	w.GrantBase, w.MaxGrowth = base, int64(p.WatchWriteMB)<<20
+	return Missing{}, true
 }

@@ -24,6 +24,18 @@ for _ in range(int(sys.argv[2])):
 print("survived")
 `
 
+// writeCapCases are the runs of TestWriteGrantCap, under a 16 MiB cap.
+var writeCapCases = []struct {
+	name, how string
+	before    int // MiB in the grant before the run
+	write     int // MiB the script writes
+	killed    bool
+}{
+	{"write past the cap", "plain", 0, 256, true},
+	{"write past the cap to an unlinked file", "held", 0, 256, true},
+	{"earlier data does not count", "plain", 24, 8, false},
+}
+
 // TestWriteGrantCap is the red team's disk filler: a script writes far
 // past the write grants' cap (16 MiB here) into its --write folder,
 // plainly or through a file it unlinked first; the watch kills it and
@@ -33,16 +45,7 @@ print("survived")
 func TestWriteGrantCap(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{"fill.py": fillScript})
-	for _, tc := range []struct {
-		name, how string
-		before    int // MiB in the grant before the run
-		write     int // MiB the script writes
-		killed    bool
-	}{
-		{"write past the cap", "plain", 0, 256, true},
-		{"write past the cap to an unlinked file", "held", 0, 256, true},
-		{"earlier data does not count", "plain", 24, 8, false},
-	} {
+	for _, tc := range writeCapCases {
 		t.Run(tc.name, func(t *testing.T) {
 			out := callerFolder(t)
 			if tc.before > 0 {

@@ -9,23 +9,21 @@ import (
 )
 
 // useEnvironment gives the run of the skill folder dir its prepared
-// environment, as skill-sandbox run does: read-only, its interpreter
-// first on PATH (and a Node one's node_modules). A skill whose environment is not prepared runs without
-// it; one whose environment changed since it was built is refused.
+// environments, as skill-sandbox run does: read-only, their
+// interpreters first on PATH (and a Node one's node_modules). A skill
+// whose environment is not prepared runs without it; one whose
+// environment changed since it was built is refused.
 // release (never nil) ends its use: the cache may evict it after.
 func (s *Server) useEnvironment(sb *run.Sandbox, dir string, meta *audit.Meta) (release func(), err error) {
 	if s.cfg.Environments.Dir == "" {
 		return func() {}, nil
 	}
-	env, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
-	switch {
-	case env != nil:
-		env.Give(sb)
-		meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir}
-	case st != nil && st.State == prepare.StateChanged:
+	envs, st, release := s.cfg.Environments.ForSkill(dir, s.python, s.node)
+	if st != nil && st.Changed() != nil {
 		release()
-		return func() {}, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare)", run.ErrBadConfig, st.Detail)
+		return func() {}, fmt.Errorf("%w: %s; the operator must prepare the skill again (skill-sandbox prepare)", run.ErrBadConfig, st.Changed().Detail)
 	}
+	meta.Environment, meta.NodeEnvironment = prepare.Give(sb, envs)
 	return release, nil
 }
 

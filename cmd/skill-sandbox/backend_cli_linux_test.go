@@ -22,6 +22,7 @@ func TestBackendUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--backend", "docker"}, `--backend must be native or gvisor, got "docker"`},
+		{[]string{"--backend", "gvisor", "--allow-unix", "/run/postgresql/.s.PGSQL.5432"}, "--backend gvisor cannot grant --allow-unix"},
 	}
 	for _, tt := range tests {
 		log := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -59,6 +60,14 @@ func TestBackendGVisorRecord(t *testing.T) {
 	recs := fileRecords(t, log)
 	if len(recs) != 1 || recs[0].Backend != "gvisor" || !strings.HasPrefix(recs[0].BackendVersion, "runsc version ") {
 		t.Fatalf("records %+v, want one with backend gvisor and runsc's version", recs)
+	}
+	// The sandbox's CPU time and peak memory, from the cgroup the
+	// supervisor keeps around runsc's (root, cgroup v1); 0, unknown,
+	// elsewhere, never runsc's own figures.
+	_, errV1 := os.Stat("/sys/fs/cgroup/memory/memory.max_usage_in_bytes")
+	known := os.Geteuid() == 0 && errV1 == nil
+	if rec := recs[0]; (rec.CPU > 0 && rec.PeakMemoryKB > 0) != known || !known && (rec.CPU != 0 || rec.PeakMemoryKB != 0) {
+		t.Errorf("cpu_ms %v, peak_memory_kb %d; want both known: %v", rec.CPU, rec.PeakMemoryKB, known)
 	}
 	native := filepath.Join(t.TempDir(), "native.jsonl")
 	runCLI(t, "", "run", "--audit-log", native, skill, "ok.sh")

@@ -25,6 +25,12 @@ default)"; docs/backends.md), the skill's signature checked when the
 policy's [backend] signed rule needs it; "skill-sandbox policy" shows
 the same with every other setting.
 
+A skill that declares dependencies (requirements.txt, pyproject.toml,
+package.json) gets a line for each of its environments, Python's and
+Node's, before the table: "environment: python prepared: FILE (DIGEST)",
+or not_prepared, changed or invalid with the reason or the prepare
+command (docs/dependencies.md). --json lists the files only.
+
 Flags:
     --all            also list references, assets and other files
     --json           print a JSON array instead of a table
@@ -123,6 +129,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, line)
+	}
+	for _, line := range environmentLines(paths[0]) {
+		fmt.Fprintln(stdout, oneLine(audit.EscapeInvalid(line)))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tPATH\tINTERPRETER\tSIZE")

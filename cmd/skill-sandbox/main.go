@@ -65,8 +65,9 @@ Commands:
                (stdio), every script run in the sandbox.
     serve      Serve skills and sandboxed runs over HTTP to several
                tenants: REST API, health, readiness and metrics.
-    prepare    Build a skill's Python requirements into a cached
-               environment, pip run in the sandbox (docs/dependencies.md).
+    prepare    Build a skill's Python and Node dependencies into cached
+               environments, pip and npm run in the sandbox
+               (docs/dependencies.md).
     policy     Print the policy a run of a skill would get (limits, paths,
                hosts, environment) without running anything.
     completion Print a completion script for bash, zsh or fish.

@@ -47,6 +47,8 @@ type policyFlags struct {
 	maxProcs  int
 	cpuTime   int
 	maxFileMB int
+	// maxEpoll is --max-epoll-watches.
+	maxEpoll int
 }
 
 // addPolicyFlags adds --policy and the limits that only a policy used to
@@ -56,6 +58,7 @@ func addPolicyFlags(fs *flag.FlagSet, f *policyFlags) {
 	fs.IntVar(&f.maxProcs, "max-procs", 0, "processes and threads the script may have (`N`; default "+strconv.Itoa(run.DefaultMaxProcs)+")")
 	fs.IntVar(&f.cpuTime, "cpu-time", 0, "CPU time limit per process in `SECONDS` (default: the timeout plus one second)")
 	fs.IntVar(&f.maxFileMB, "max-file-size", 0, "largest file the script may write, in `MiB` (default "+strconv.Itoa(run.DefaultMaxFileMB)+")")
+	fs.IntVar(&f.maxEpoll, "max-epoll-watches", 0, "epoll_ctl additions a run on a host uid shared with others may make, `N` (default: an eighth of fs.epoll.max_user_watches, at least "+strconv.Itoa(run.EpollWatchesFloor)+")")
 }
 
 // checkPolicyFlags reports a negative or zero limit given explicitly.
@@ -64,7 +67,7 @@ func checkPolicyFlags(fs *flag.FlagSet, f *policyFlags) string {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"max-procs", f.maxProcs}, {"cpu-time", f.cpuTime}, {"max-file-size", f.maxFileMB}} {
+	}{{"max-procs", f.maxProcs}, {"cpu-time", f.cpuTime}, {"max-file-size", f.maxFileMB}, {"max-epoll-watches", f.maxEpoll}} {
 		if set[c.name] && c.v <= 0 {
 			return fmt.Sprintf("--%s must be positive, got %d", c.name, c.v)
 		}
@@ -118,6 +121,7 @@ func resolvePolicyFrom(fs *flag.FlagSet, f *runFlags, requestDir, skillDir strin
 	flags.MaxProcs = f.policy.maxProcs
 	flags.CPUSeconds = f.policy.cpuTime
 	flags.MaxFileMB = f.policy.maxFileMB
+	flags.MaxEpollWatches = f.policy.maxEpoll
 	flags.AllowNetwork = f.allowNetwork
 	flags.AllowHosts, flags.DenyHosts = f.allowHosts, f.denyHosts
 	flags.Secrets = f.secrets
@@ -262,6 +266,9 @@ func printPolicy(out io.Writer, r *policy.Resolved) {
 	fmt.Fprintf(w, "  max_file_mb  %d\n", res.MaxFileMB)
 	fmt.Fprintf(w, "  workdir_mb   %d\n", res.WorkDirMB)
 	fmt.Fprintf(w, "  write_mb     %d\n", res.WriteMB)
+	if res.MaxEpollWatches > 0 {
+		fmt.Fprintf(w, "  max_epoll_watches %d\n", res.MaxEpollWatches)
+	}
 	list := func(name string, v []string) {
 		if len(v) == 0 {
 			fmt.Fprintf(w, "  %-15s (none)\n", name)

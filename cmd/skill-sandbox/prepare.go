@@ -21,9 +21,10 @@ const prepareUsage = `Usage: skill-sandbox prepare [--check] [--index URL] [--re
 Build the Python environment the skill's requirements.txt (or
 pyproject.toml [project].dependencies) asks for, with
 pip run inside the sandbox (writing only the environment, reaching only
-the package index), or the node_modules its package.json and
-package-lock.json ask for, with npm ci run the same way (reaching only
-the npm registry), and keep it in the user's cache folder for its runs.
+the package index), and the node_modules its package.json and
+package-lock.json (or npm-shrinkwrap.json) ask for, with npm ci run the
+same way (reaching only the npm registry), and keep them in the user's
+cache folder for its runs.
 An environment already prepared (the same requirements or lock file,
 interpreter and platform) is reused. --prune removes the cached environments that none of
 the skills named needs (each PATH a skill, or a folder of skills; none:
@@ -44,8 +45,8 @@ type depsFlags struct {
 }
 
 func addDepsFlags(fs *flag.FlagSet, f *depsFlags) {
-	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python environment first when it is not prepared yet (as skill-sandbox prepare)")
-	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python environment even though it declares requirements")
+	fs.BoolVar(&f.prepare, "prepare", false, "build the skill's Python and Node environments first when they are not prepared yet (as skill-sandbox prepare)")
+	fs.BoolVar(&f.noDeps, "no-deps", false, "run without the skill's prepared Python and Node environments even though it declares dependencies")
 	fs.StringVar(&f.index, "index", "", "with --prepare: the simple package index `URL` pip uses (default: the operator policy's [sandbox] package_index, else "+prepare.DefaultIndex+")")
 	fs.StringVar(&f.registry, "registry", "", "with --prepare: the npm registry `URL` npm ci uses (default: the operator policy's [sandbox] npm_registry, else "+prepare.DefaultRegistry+")")
 }
@@ -63,7 +64,7 @@ type prepareFlags struct {
 
 func newPrepareFlagSet(f *prepareFlags) *flag.FlagSet {
 	fs := quietFlagSet("prepare")
-	fs.BoolVar(&f.check, "check", false, "only report whether the environment is prepared and intact (exit 1 when not); install nothing")
+	fs.BoolVar(&f.check, "check", false, "only report whether the environments are prepared and intact (exit 1 when one is not); install nothing")
 	fs.BoolVar(&f.prune, "prune", false, "remove the cached environments none of the skills PATH... needs (none named: all of them)")
 	fs.StringVar(&f.index, "index", "", "the simple package index `URL` pip uses (default "+prepare.DefaultIndex+"); pip reaches its host only")
 	fs.StringVar(&f.registry, "registry", "", "the npm registry `URL` npm ci uses (default "+prepare.DefaultRegistry+"); npm reaches its host only")
@@ -117,22 +118,40 @@ func cmdPrepare(args []string, stdout, stderr io.Writer) int {
 	sb := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: notices{c.lineEnd}, NetworkLog: notices{c.lineEnd},
 		RequestID: id, AllowDegraded: f.allowDegraded}
 	c.maxCache = f.maxCacheMB << 20
-	env, res, err := c.environment(context.Background(), sb, c.meta.SkillPath, sources{f.index, f.registry}, !f.check)
+	envs, res, errs := c.environments(context.Background(), sb, c.meta.SkillPath, sources{f.index, f.registry}, !f.check)
+	c.printPrepared(stdout, envs)
+	err = errors.Join(errs...)
 	switch {
 	case err != nil:
 		errorf(c.stderr, "%v", err)
-	case env == nil:
+	case len(envs) == 0:
 		fmt.Fprintf(stdout, "%s declares no requirements (requirements.txt, pyproject.toml, package.json with dependencies): nothing to prepare\n", c.meta.SkillPath)
-	case c.meta.Environment.Built:
-		fmt.Fprintf(stdout, "%s prepared: %s (%s, %d packages)\n", c.meta.SkillPath, env.Dir, env.Digest, len(env.Installed))
-	default:
-		fmt.Fprintf(stdout, "%s already prepared: %s (%s)\n", c.meta.SkillPath, env.Dir, env.Digest)
 	}
 	c.meta.NoRun = res == nil
 	if rerr := c.record(res, err); rerr != nil || err != nil {
 		return exitRefused
 	}
 	return 0
+}
+
+// printPrepared says on stdout what became of each of the skill's
+// environments envs: built by this call, or found in the cache.
+func (c *call) printPrepared(stdout io.Writer, envs []*prepare.Env) {
+	for i, env := range envs {
+		rec := c.meta.Environment
+		if i > 0 {
+			rec = c.meta.NodeEnvironment
+		}
+		kind := "Python"
+		if env.Kind == prepare.KindNode {
+			kind = "Node"
+		}
+		if rec != nil && rec.Built {
+			fmt.Fprintf(stdout, "%s prepared: %s (%s, %s, %d packages)\n", c.meta.SkillPath, env.Dir, kind, env.Digest, len(env.Installed))
+		} else {
+			fmt.Fprintf(stdout, "%s already prepared: %s (%s, %s)\n", c.meta.SkillPath, env.Dir, kind, env.Digest)
+		}
+	}
 }
 
 // prepareArgsProblem returns the usage error of prepare's flags and
@@ -195,42 +214,61 @@ func skillFolders(paths []string) []string {
 	return out
 }
 
-// environment finds the prepared environment of the skill at dir, and
-// with build set builds it when it is missing or fails its check; sb is
-// the template of the sandbox pip runs in. It returns nil and no error
-// for a skill without requirements. The record's environment field is
-// set from what it found; res is pip's run when it ran.
-func (c *call) environment(ctx context.Context, sb *run.Sandbox, dir string, src sources, build bool) (*prepare.Env, *run.Result, error) {
+// environments finds the prepared environments of the skill at dir
+// (Python's, then Node's), and with build set builds each that is
+// missing or fails its check, stopping at the first that fails; sb is
+// the template of the sandbox pip and npm run in. Without build it goes
+// on past an environment it cannot use: errs holds the reason of each
+// (envs those it can). The record's environment fields are set from what
+// it found; res is the last build's run when one ran.
+func (c *call) environments(ctx context.Context, sb *run.Sandbox, dir string, src sources, build bool) (envs []*prepare.Env, res *run.Result, errs []error) {
 	deps, err := prepare.Load(dir)
+	if err == nil && deps != nil {
+		var env *prepare.Env
+		env, res, err = c.pythonEnvironment(ctx, sb, deps, src.index, build)
+		if env != nil {
+			envs = append(envs, env)
+		}
+	}
 	if err != nil {
-		return nil, nil, err
+		if errs = append(errs, err); build {
+			return envs, res, errs
+		}
 	}
-	ndeps, nerr := prepare.LoadNode(dir)
-	switch {
-	case deps == nil && nerr != nil:
-		return nil, nil, nerr
-	case deps == nil && ndeps == nil:
-		return nil, nil, nil
-	case deps == nil:
-		return c.nodeEnvironment(ctx, sb, ndeps, src.registry, build)
-	case nerr != nil:
-		// The Python environment is used as before package.json was read.
-		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's Node dependencies are not prepared: %v\n", nerr)
-	case ndeps != nil:
-		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %s has a requirements.txt and a package.json with dependencies: only the Python environment is prepared and used (one environment per skill for now)\n", dir)
+	ndeps, err := prepare.LoadNode(dir)
+	if err == nil && ndeps != nil {
+		env, nres, nerr := c.nodeEnvironment(ctx, sb, ndeps, src.registry, build)
+		if env != nil {
+			envs = append(envs, env)
+		}
+		if nres != nil {
+			res = nres
+		}
+		err = nerr
 	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return envs, res, errs
+}
+
+// pythonEnvironment is environments for a skill whose requirements deps
+// declare Python packages: the venv pip builds (prepare.Build) from
+// index.
+func (c *call) pythonEnvironment(ctx context.Context, sb *run.Sandbox, deps *prepare.Deps, index string, build bool) (*prepare.Env, *run.Result, error) {
 	py, err := prepare.FindPython(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c.lookupOrBuild(prepare.Key(deps, py), build, func(cache prepare.Cache) (*prepare.Env, *run.Result, error) {
-		return cache.Build(ctx, deps, py, prepare.BuildOptions{Index: src.index, Sandbox: *sb})
+		return cache.Build(ctx, deps, py, prepare.BuildOptions{Index: index, Sandbox: *sb})
 	})
 }
 
 // lookupOrBuild returns the environment with key from the user's cache,
 // built by buildEnv when it is missing or fails its check and build is
-// set, and sets the record's environment field from it: what was
+// set, and sets the record's environment field from it (its
+// node_environment field for a Node one beside a Python one): what was
 // installed when this call built it.
 func (c *call) lookupOrBuild(key string, build bool, buildEnv func(prepare.Cache) (*prepare.Env, *run.Result, error)) (*prepare.Env, *run.Result, error) {
 	cache, err := prepare.DefaultCache()
@@ -252,49 +290,57 @@ func (c *call) lookupOrBuild(key string, build bool, buildEnv func(prepare.Cache
 	if err != nil {
 		return nil, res, err
 	}
-	c.meta.Environment = &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir, Built: built}
+	rec := &audit.Environment{Key: env.Key, Digest: env.Digest, Path: env.Dir, Built: built}
 	if built {
 		for _, p := range env.Installed {
-			c.meta.Environment.Installed = append(c.meta.Environment.Installed, audit.EnvironmentPackage(p))
+			rec.Installed = append(rec.Installed, audit.EnvironmentPackage(p))
 		}
+	}
+	if c.meta.Environment == nil {
+		c.meta.Environment = rec
+	} else {
+		c.meta.NodeEnvironment = rec
 	}
 	return env, res, nil
 }
 
-// useEnvironment puts the skill's prepared environment first on the
-// run's interpreters (read-only, its python3 first on PATH), building
-// it first with --prepare. A skill whose environment is not prepared, or
-// whose requirements file the parser refuses, runs as it did before
-// prepare existed, with the host's packages, after a warning that says
-// how to prepare it: a skill whose packages the host has must keep
-// working. An environment changed since it was built is refused: it is
-// never used, and the change is worth the caller's attention. index is
-// the package index (--index, else the operator policy's package_index).
-// ok is false when the run is refused (printed and recorded).
+// useEnvironment puts the skill's prepared environments first on the
+// run's interpreters (read-only, their interpreters first on PATH),
+// building them first with --prepare. A skill whose environment is not
+// prepared, or whose requirements file the parser refuses, runs without
+// it as it did before prepare existed, with the host's packages, after a
+// warning that says how to prepare it: a skill whose packages the host
+// has must keep working. An environment changed since it was built is
+// refused: it is never used, and the change is worth the caller's
+// attention. src names the package index and the npm registry (the
+// flags, else the operator policy's). ok is false when the run is
+// refused (printed and recorded).
 func (c *call) useEnvironment(ctx context.Context, sb *run.Sandbox, f *depsFlags, src sources) (ok bool) {
 	if f.noDeps {
 		return true
 	}
 	tmpl := &run.Sandbox{Stdout: c.stderr, Stderr: c.stderr, Warnings: sb.Warnings, NetworkLog: sb.NetworkLog,
 		RequestID: sb.RequestID, AllowDegraded: sb.AllowDegraded}
-	env, _, err := c.environment(ctx, tmpl, sb.SkillDir, src, f.prepare)
-	switch {
-	case err == nil:
-		if env != nil {
-			env.Give(sb)
+	envs, _, errs := c.environments(ctx, tmpl, sb.SkillDir, src, f.prepare)
+	for _, err := range errs {
+		if errors.Is(err, prepare.ErrTampered) {
+			err = fmt.Errorf("%w: %v; prepare it with: skill-sandbox prepare %s (or run with --prepare; --no-deps runs without it)",
+				run.ErrBadConfig, err, shellQuote(c.meta.SkillPath))
+			errorf(c.stderr, "%v", err)
+			c.record(nil, err)
+			return false
 		}
-		return true
-	case errors.Is(err, prepare.ErrTampered):
-		err = fmt.Errorf("%w: %v; prepare it with: skill-sandbox prepare %s (or run with --prepare; --no-deps runs without it)",
-			run.ErrBadConfig, err, shellQuote(c.meta.SkillPath))
-		errorf(c.stderr, "%v", err)
-		c.record(nil, err)
-		return false
-	case errors.Is(err, prepare.ErrNotPrepared):
-		fmt.Fprintf(c.stderr, "skill-sandbox: warning: %v: running with the host's packages; prepare it with: skill-sandbox prepare %s (or run with --prepare)\n",
-			err, shellQuote(c.meta.SkillPath))
-	default:
-		fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's requirements: %v: running with the host's packages\n", err)
+	}
+	for _, err := range errs {
+		if errors.Is(err, prepare.ErrNotPrepared) {
+			fmt.Fprintf(c.stderr, "skill-sandbox: warning: %v: running with the host's packages; prepare it with: skill-sandbox prepare %s (or run with --prepare)\n",
+				err, shellQuote(c.meta.SkillPath))
+		} else {
+			fmt.Fprintf(c.stderr, "skill-sandbox: warning: the skill's requirements: %v: running with the host's packages\n", err)
+		}
+	}
+	for _, env := range envs {
+		env.Give(sb)
 	}
 	return true
 }

@@ -220,8 +220,8 @@ func runFlagsProblem(fs *flag.FlagSet, f *runFlags, rest []string) string {
 		return "--allow-network gives the whole host network; it cannot be combined with --allow-host or --deny-host"
 	case f.backend != run.BackendNative && f.backend != run.BackendGVisor:
 		return fmt.Sprintf("--backend must be %s or %s, got %q", run.BackendNative, run.BackendGVisor, f.backend)
-	case f.backend == run.BackendGVisor && (len(f.allowLocal) > 0 || len(f.allowUnix) > 0):
-		return "--backend gvisor does not reach local services yet (no --allow-local or --allow-unix): see docs/backends.md"
+	case f.backend == run.BackendGVisor && len(f.allowUnix) > 0:
+		return "--backend gvisor cannot grant --allow-unix: its sandbox never connects to a host socket (see docs/backends.md); use --backend native"
 	case f.printPlan && f.backend == run.BackendGVisor:
 		return "--print-plan lists the native backend's init process; gVisor's runsc has none"
 	}

@@ -83,8 +83,9 @@ func knownGap(cfg *config, num, uid int) string {
 		return ""
 	}
 	// None left: 13 and 14 (root) and 14, 24 and 36 (rootless) were
-	// closed by RLIMIT_NPROC and the memory watch (24 fills the work
-	// folder, a tmpfs in gVisor's memory). A new one goes here, with why.
+	// closed by RLIMIT_NPROC, the memory watch and (24, the work folder,
+	// which is in gVisor's memory) the sized /tmp and the write-grant
+	// watch. A new one goes here, with why.
 	root := map[int]string{}
 	rootless := map[int]string{}
 	if uid == 0 {

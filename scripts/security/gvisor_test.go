@@ -107,7 +107,7 @@ func TestKnownGap(t *testing.T) {
 		{gvisor, 14, 0, false}, // RLIMIT_NPROC, kept by gVisor's kernel
 		{gvisor, 14, 65534, false},
 		{gvisor, 24, 0, false},
-		{gvisor, 24, 65534, false}, // the work folder is in gVisor's memory
+		{gvisor, 24, 65534, false}, // closed: the watches and a sized /tmp
 		{gvisor, 1, 65534, false},
 	} {
 		if got := knownGap(tc.cfg, tc.num, tc.uid); (got != "") != tc.gap {

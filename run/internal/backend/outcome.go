@@ -35,6 +35,10 @@ type Outcome struct {
 	// AddressSpaceMB is the RLIMIT_AS the script got, relaxed when a
 	// cgroup or the watch holds the memory.
 	AddressSpaceMB int
+	// EpollBudget is the epoll_ctl(EPOLL_CTL_ADD) calls the supervisor
+	// let the run make (it counted each: stageconfig.Config.EpollBudget);
+	// 0 when it counted none.
+	EpollBudget int
 
 	Stdout, Stderr Stream
 	// Network is the allowlist proxy's report; nil without a proxy.

@@ -190,6 +190,7 @@ func policyWords(pol seccomp.Policy) string {
 		{pol.NoPID, "no setsid"},
 		{pol.NoMemCgroup, "no memfd_create, shmget or socket buffer raise"},
 		{pol.NoQuotas, "no new inotify or fanotify"},
+		{pol.NotifyEpollAdd, "epoll watches counted by the supervisor"},
 	} {
 		if f.on {
 			w = append(w, f.text)

@@ -74,21 +74,7 @@ func (c *compiler) loopbackUp() {
 func (c *compiler) handOverProxySocket() {
 	cfg := c.cfg
 	sock := c.fd
-	// struct msghdr with one byte and the socket as SCM_RIGHTS, sent once
-	// per socket.
-	kind := c.b.String("L")
-	iov := c.b.Zero(int(unsafe.Sizeof(unix.Iovec{})))
-	c.b.SetPointer(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Base)), kind)
-	c.b.Store(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Len)), 8, imm(1))
-	cmsg := c.b.Zero(unix.CmsgSpace(4))
-	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Len)), 8, imm(uint64(unix.CmsgLen(4))))
-	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Level)), 4, imm(unix.SOL_SOCKET))
-	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Type)), 4, imm(unix.SCM_RIGHTS))
-	msg := c.b.Zero(int(unsafe.Sizeof(unix.Msghdr{})))
-	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iov)), iov)
-	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iovlen)), 8, imm(1))
-	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Control)), cmsg)
-	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Controllen)), 8, imm(uint64(unix.CmsgSpace(4))))
+	kind, cmsg, msg := c.fdMessage('L')
 	for i, port := range append([]int{cfg.ProxyPort}, cfg.LocalPorts...) {
 		what := "proxy socket"
 		if i > 0 {
@@ -109,6 +95,28 @@ func (c *compiler) handOverProxySocket() {
 		c.closeReg(sock)
 	}
 	c.b.Sys("close", unix.SYS_CLOSE, []initproc.Arg{num(cfg.ProxyFD)}, initproc.IgnoreErrors())
+}
+
+// fdMessage puts into the program's data a struct msghdr of one byte,
+// kind, and one descriptor as SCM_RIGHTS, for a sendmsg that hands a
+// descriptor to the supervisor. It returns the byte's address (to send
+// another kind with the same message), the place of the descriptor (a
+// 4-byte store at cmsg+CmsgLen(0)) and the message.
+func (c *compiler) fdMessage(kindByte byte) (kind, cmsg, msg initproc.Data) {
+	kind = c.b.String(string([]byte{kindByte}))
+	iov := c.b.Zero(int(unsafe.Sizeof(unix.Iovec{})))
+	c.b.SetPointer(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Base)), kind)
+	c.b.Store(iov+initproc.Data(unsafe.Offsetof(unix.Iovec{}.Len)), 8, imm(1))
+	cmsg = c.b.Zero(unix.CmsgSpace(4))
+	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Len)), 8, imm(uint64(unix.CmsgLen(4))))
+	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Level)), 4, imm(unix.SOL_SOCKET))
+	c.b.Store(cmsg+initproc.Data(unsafe.Offsetof(unix.Cmsghdr{}.Type)), 4, imm(unix.SCM_RIGHTS))
+	msg = c.b.Zero(int(unsafe.Sizeof(unix.Msghdr{})))
+	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iov)), iov)
+	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Iovlen)), 8, imm(1))
+	c.b.SetPointer(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Control)), cmsg)
+	c.b.Store(msg+initproc.Data(unsafe.Offsetof(unix.Msghdr{}.Controllen)), 8, imm(uint64(unix.CmsgSpace(4))))
+	return kind, cmsg, msg
 }
 
 // applyRlimits sets every resource limit except RLIMIT_AS, which is set on
@@ -291,6 +299,8 @@ func (c *compiler) installSeccomp() {
 			NoPID:       !has(stageconfig.LayerPIDNS),
 			NoMemCgroup: !cfg.MemoryCgroup,
 			NoQuotas:    !c.quotasOffered(),
+			// The listener goes to the supervisor (handOverListener).
+			NotifyEpollAdd: cfg.EpollBudget > 0,
 		}
 	}
 	// The variants: each namespace clone(2) made may still be missing.
@@ -338,14 +348,42 @@ func (c *compiler) installSeccomp() {
 		prog := c.b.Zero(int(unsafe.Sizeof(unix.SockFprog{})))
 		c.b.Store(prog, 2, imm(uint64(len(filter))))
 		c.b.SetPointer(prog+initproc.Data(unsafe.Offsetof(unix.SockFprog{}.Filter)), fd)
-		c.b.Sys("seccomp(SECCOMP_SET_MODE_FILTER)", unix.SYS_SECCOMP, []initproc.Arg{imm(unix.SECCOMP_SET_MODE_FILTER), imm(0), initproc.Ref(prog)},
-			initproc.Unavailable(unix.ENOSYS, unix.EINVAL), initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EACCES))
+		var flags uint64
+		opts := []initproc.Opt{initproc.Unavailable(unix.ENOSYS, unix.EINVAL), initproc.UnavailableUnless(bit(stageconfig.LayerNoNewPrivs), unix.EACCES)}
+		if cfg.EpollBudget > 0 {
+			// The listener, for handOverListener. A filter with a
+			// listener above (EBUSY) refuses the run.
+			flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+			opts = append(opts, initproc.Into(c.fd))
+		}
+		c.b.Sys("seccomp(SECCOMP_SET_MODE_FILTER)", unix.SYS_SECCOMP, []initproc.Arg{imm(unix.SECCOMP_SET_MODE_FILTER), imm(flags), initproc.Ref(prog)}, opts...)
 		if i < len(vs)-1 {
 			c.b.Jump(done)
 		}
 		c.b.Mark(next)
 	}
 	c.b.Mark(done)
+	if cfg.EpollBudget > 0 {
+		c.handOverListener()
+	}
 	c.noteLayer = ""
 	c.b.End()
+}
+
+// handOverListener sends the seccomp filter's listener (in c.fd, from
+// installSeccomp) to the supervisor over NotifyFD ('N') and closes both:
+// the script never holds the listener, and a filter whose listener is
+// gone answers every EPOLL_CTL_ADD with ENOSYS, so a listener the
+// supervisor never got leaves the run no watch at all. Inside the
+// seccomp layer's block: a filter not offered sends nothing, and a send
+// that fails refuses the run (the layer built part-way).
+func (c *compiler) handOverListener() {
+	if c.listing {
+		c.notef("seccomp listener handed to the supervisor: it counts epoll_ctl(EPOLL_CTL_ADD), %d at most", c.cfg.EpollBudget)
+	}
+	_, cmsg, msg := c.fdMessage('N')
+	c.b.Store(cmsg+initproc.Data(unix.CmsgLen(0)), 4, reg(c.fd))
+	c.b.Sys("seccomp listener: handing over", unix.SYS_SENDMSG, []initproc.Arg{num(c.cfg.NotifyFD), initproc.Ref(msg), imm(0)})
+	c.closeReg(c.fd)
+	c.b.Sys("close", unix.SYS_CLOSE, []initproc.Arg{num(c.cfg.NotifyFD)}, initproc.IgnoreErrors())
 }

@@ -46,6 +46,8 @@ import (
 //	set-id modes, device nodes, openat2            see seccomp_setid_linux.go
 //	inotify_init(1), fanotify_init where the       EMFILE (counters shared with the
 //	  user namespace cannot cap them                        caller, see Policy.NoQuotas)
+//	epoll_ctl EPOLL_CTL_ADD where the run's uid   user notification: the supervisor
+//	  is shared (Policy.NotifyEpollAdd)                    counts it (CONTINUE or ENOSPC)
 //	socket families and types, TCP Fast Open,      see seccomp_net_linux.go (some depend
 //	  execveat of a descriptor, SysV IPC                    on the missing namespaces)
 //	everything else                                allowed

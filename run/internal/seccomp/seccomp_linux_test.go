@@ -84,11 +84,11 @@ func reference(bs []block, data []byte) (uint32, error) {
 // allPolicies returns every combination of Policy's fields.
 func allPolicies() []Policy {
 	var out []Policy
-	for bits := 0; bits < 1<<7; bits++ {
+	for bits := 0; bits < 1<<8; bits++ {
 		out = append(out, Policy{
 			HostNet: bits&1 != 0, SharedNet: bits&2 != 0, NoMount: bits&4 != 0,
 			NoIPC: bits&8 != 0, NoPID: bits&16 != 0, NoMemCgroup: bits&32 != 0,
-			NoQuotas: bits&64 != 0,
+			NoQuotas: bits&64 != 0, NotifyEpollAdd: bits&128 != 0,
 		})
 	}
 	return out
@@ -152,6 +152,36 @@ func TestFilterDecidesAsItsBlocks(t *testing.T) {
 				}
 				check(b.nr, auditArch, args)
 			}
+		}
+	}
+}
+
+// TestEpollAddNotifies: with NotifyEpollAdd only epoll_ctl's
+// EPOLL_CTL_ADD goes to the supervisor (whatever the operation's high
+// word: the kernel reads an int); MOD and DEL, the waits and every
+// operation without the policy pass.
+func TestEpollAddNotifies(t *testing.T) {
+	for _, c := range []struct {
+		notify bool
+		nr     uint32
+		op     uint64
+		want   uint32
+	}{
+		{true, unix.SYS_EPOLL_CTL, unix.EPOLL_CTL_ADD, unix.SECCOMP_RET_USER_NOTIF},
+		{true, unix.SYS_EPOLL_CTL, 0xffffffff00000000 | unix.EPOLL_CTL_ADD, unix.SECCOMP_RET_USER_NOTIF},
+		{true, unix.SYS_EPOLL_CTL, unix.EPOLL_CTL_MOD, retAllow},
+		{true, unix.SYS_EPOLL_CTL, unix.EPOLL_CTL_DEL, retAllow},
+		{true, unix.SYS_EPOLL_CTL, 0, retAllow},
+		{true, unix.SYS_EPOLL_PWAIT, unix.EPOLL_CTL_ADD, retAllow},
+		{false, unix.SYS_EPOLL_CTL, unix.EPOLL_CTL_ADD, retAllow},
+	} {
+		prog, err := Filter(Policy{NotifyEpollAdd: c.notify})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := runBPF(prog, seccompData(c.nr, auditArch, [6]uint64{3, c.op, 4, 0}))
+		if err != nil || got != c.want {
+			t.Errorf("notify %v, nr %d op %#x: %#x, %v; want %#x", c.notify, c.nr, c.op, got, err, c.want)
 		}
 	}
 }

@@ -221,6 +221,15 @@ func namespaceBlocks(a *bpfAsm, pol Policy) {
 			a.ifSyscall(nr, func() { a.ret(retEMFILE) })
 		}
 	}
+	if pol.NotifyEpollAdd {
+		// The operation is a register argument (an int: its low word),
+		// so what the supervisor is asked about is what the kernel does.
+		a.ifSyscall(unix.SYS_EPOLL_CTL, func() {
+			a.load(seccompArg1)
+			a.jne(unix.EPOLL_CTL_ADD, "allow")
+			a.ret(unix.SECCOMP_RET_USER_NOTIF)
+		})
+	}
 }
 
 // ipcSyscalls are the System V IPC and POSIX message queue calls.

@@ -119,6 +119,8 @@ func typeNotIn(allowed ...uint64) []OCIArg {
 
 // OCIRules returns the rules of Filter(pol) (see the comment above).
 // The architecture checks are the runtime's (linux.seccomp.architectures).
+// pol.NotifyEpollAdd has no rule here: under gVisor the script's epoll
+// watches are the sentry's, not the host kernel's.
 func OCIRules(pol Policy) []OCIRule {
 	var r ociRules
 	for _, s := range deniedSyscalls() {

@@ -18,4 +18,11 @@ type Policy struct {
 	// namespace, or a kernel that counts them per user): no new inotify
 	// instance or fanotify group (EMFILE, as at the limit).
 	NoQuotas bool
+	// NotifyEpollAdd: the run's epoll watches are charged to a host uid
+	// others share, so epoll_ctl(EPOLL_CTL_ADD) goes to the supervisor
+	// (SECCOMP_RET_USER_NOTIF), which counts them against the run's
+	// budget; the filter must be loaded with
+	// SECCOMP_FILTER_FLAG_NEW_LISTENER. Other epoll_ctl operations and the
+	// waits pass without a round trip.
+	NotifyEpollAdd bool
 }

@@ -46,6 +46,15 @@ type Config struct {
 	// proxy's, and a Landlock connect rule for each: the relays of the
 	// host's loopback ports the run may reach (--allow-local).
 	LocalPorts []int `json:",omitempty"`
+	// EpollBudget, when set, asks the init process to load its seccomp
+	// filter with a listener (the filter then sends epoll_ctl's
+	// EPOLL_CTL_ADD to it) and to hand the listener to the supervisor over
+	// descriptor NotifyFD (a unix socket, SCM_RIGHTS), which answers at
+	// most EpollBudget of them with the call's go-ahead and the rest with
+	// ENOSPC (see run/internal/seccomp's EpollServer): the run's share of
+	// the epoll watches of a host uid it shares with others.
+	EpollBudget int `json:",omitempty"`
+	NotifyFD    int `json:",omitempty"`
 
 	// Seatbelt is the macOS profile (see run/internal/seatbelt) the init
 	// process executes the script under, through sandbox-exec; empty

@@ -16,6 +16,7 @@ package stageconfig
 //	6..8  HomeTasksFD     sup → init       cgroup v1 "tasks" files   written "0" by the init process before its ReaperReport
 //	9..   FirstTreeFD     sup → init       detached trees            Config.Grants[i].Tree and .Below[j].Tree, Config.SkillTree (open_tree)
 //	next  Config.ProxyFD  init → sup       SOCK_SEQPACKET socket     the proxy's listening socket (SCM_RIGHTS), with AllowHosts
+//	next  Config.NotifyFD init → sup       SOCK_SEQPACKET socket     the seccomp filter's listener (SCM_RIGHTS), with EpollBudget
 //
 // (a) A stream socket when a fresh init process joins a cgroup v1 cgroup
 // late (run's configChannel) and for a pooled one (descriptors travel on
@@ -29,6 +30,8 @@ package stageconfig
 //	the program (initplan.Compile) ──── 3 ──▶         verifies it, then runs it: the layers
 //	                                     ◀── ProxyFD  [AllowHosts] the listening socket of 127.0.0.1:ProxyPort
 //	[late cgroup] CgroupByte + SCM_RIGHTS ── 3 ──▶    joins the run's cgroups (initplan's joinCgroup); a 0 byte: fatal report
+//	                                     ◀── NotifyFD [EpollBudget] the seccomp listener, once the filter is loaded
+//	serves the listener until the run ends                (epoll_ctl ADD: go-ahead or ENOSPC)
 //	                                     ◀── 4 ────   the layer report (initproc.Report); Stopped: exits
 //	[report says Waiting] GoByte ───── 3 ──▶          anything else, or EOF: exits ExitFailure
 //	                                     ◀── 4 ────   initproc.ExecError, or EOF: execve succeeded

@@ -19,8 +19,11 @@ import (
 // the run; -1 for none) keeps its descriptors from being read, as a
 // process that is not dumpable does from an unprivileged supervisor
 // without a user namespace: what it holds cannot be bounded, so the
-// caller counts the cap as passed.
-func heldDeleted(pids []int, dev uint64, initProc int) (total int64, hidden bool) {
+// caller counts the cap as passed. in, when not nil, keeps the files
+// whose former path (the descriptor's link) it accepts: on a device the
+// work folder shares with a write grant, each file counts against the
+// cap of the tree it was in.
+func heldDeleted(pids []int, dev uint64, initProc int, in func(path string) bool) (total int64, hidden bool) {
 	seen := map[uint64]bool{}
 	for _, pid := range pids {
 		fdDir := "/proc/" + strconv.Itoa(pid) + "/fd"
@@ -40,6 +43,12 @@ func heldDeleted(pids []int, dev uint64, initProc int) (total int64, hidden bool
 			}
 			if st.Dev != dev || st.Nlink != 0 || st.Mode&unix.S_IFMT != unix.S_IFREG || seen[st.Ino] {
 				continue
+			}
+			if in != nil {
+				link, _ := os.Readlink(fdDir + "/" + name)
+				if !in(strings.TrimSuffix(link, " (deleted)")) {
+					continue
+				}
 			}
 			seen[st.Ino] = true
 			total += st.Blocks * 512

@@ -15,6 +15,15 @@ type Plan struct {
 	MaxInodes int64  // entries under Dir, Dir itself included
 	MaxMemory int64  // private resident bytes of the run's processes; 0 with a cgroup
 	PIDNSLink string // the init process's PID namespace (PIDNSLink), with one
+	// Tree says the run's processes are the init process and its
+	// descendants, told by their parent pids: for an outside runtime's
+	// process (runsc), whose sandbox and gofer hold the run's files on
+	// the host and whose namespaces the supervisor does not know.
+	Tree bool
+	// HeldRoot is where the run's processes see the host's root, when
+	// not at "/": runsc 20221219's gofer and Sentry name a host file
+	// /root/PATH in their descriptors' links (see watcher.inGrant).
+	HeldRoot string
 	// Grants are the write grants, whose disk blocks may grow by at most
 	// MaxGrowth over GrantBase, what they held when the run started.
 	Grants    []string

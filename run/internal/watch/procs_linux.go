@@ -22,7 +22,8 @@ func PIDNSLink(pid int) string {
 // procSet lists the host pids of the run: with a PID namespace the
 // processes in the init process's namespace (compared by the namespace
 // link, which a process cannot change: seccomp refuses setns and unshare),
-// else the init process and the members of its session (which a process
+// with Plan.Tree the init process and its descendants (parentOf), else
+// the init process and the members of its session (which a process
 // cannot leave: seccomp refuses setsid without a PID namespace; see run's
 // sessionMembers). Each pid is looked at once, when it first appears: a
 // pid is not reused while /proc still lists it, and one reused between two
@@ -31,6 +32,7 @@ func PIDNSLink(pid int) string {
 type procSet struct {
 	initPID int
 	pidns   bool
+	tree    bool         // the run is the init process's descendants
 	pidNS   string       // the init process's PID namespace link
 	known   map[int]bool // pid → whether it is the run's
 }
@@ -82,6 +84,8 @@ func (ps *procSet) look(pid int, name string) (ours, ok bool) {
 	switch {
 	case pid == ps.initPID:
 		return true, true
+	case ps.tree:
+		return ps.descends(name)
 	case ps.pidns:
 		ns, err := os.Readlink("/proc/" + name + "/ns/pid")
 		if err != nil && !errors.Is(err, os.ErrNotExist) && ownProcess(name) {
@@ -94,6 +98,25 @@ func (ps *procSet) look(pid int, name string) (ours, ok bool) {
 	default:
 		return sessionOf(pid) == strconv.Itoa(ps.initPID), true
 	}
+}
+
+// descends tells whether process /proc/NAME descends from the init
+// process, by its parent, looked at before it; ok is false while the
+// parent is not looked at yet (a pid lower than its parent's, after the
+// pids wrapped), to be asked again next time. A process keeps the
+// parent it had when first looked at, even reparented: a run's process
+// orphaned stays the run's.
+func (ps *procSet) descends(name string) (ours, ok bool) {
+	f := proc.StatFields(name)
+	if len(f) < 2 {
+		return false, true // gone
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil || ppid <= 0 {
+		return false, true
+	}
+	ours, ok = ps.known[ppid]
+	return ours, ok
 }
 
 // ownProcess reports whether /proc/NAME belongs to this process's user.

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,7 +41,11 @@ type watcher struct {
 	Plan
 	dev       uint64   // the work folder's device
 	grantDevs []uint64 // the write grants' devices, the work folder's left out
-	procs     *procSet
+	// shared says a write grant is on the work folder's device: a file
+	// held deleted there counts against the grants' cap when its path
+	// lay in a grant, else against the work folder's.
+	shared bool
+	procs  *procSet
 	// initProc opens no file of the run, so its descriptors need not be
 	// read (heldDeleted); -1 without a PID namespace, where the init
 	// process is the script.
@@ -51,6 +56,7 @@ type watcher struct {
 // of p, once: a file held deleted is told by its device.
 func newWatcher(p Plan, initPID int, pidns bool) *watcher {
 	w := &watcher{Plan: p, procs: newProcSet(initPID, pidns, p.PIDNSLink), initProc: -1}
+	w.procs.tree = p.Tree
 	if pidns {
 		w.initProc = initPID
 	}
@@ -62,7 +68,12 @@ func newWatcher(p Plan, initPID int, pidns bool) *watcher {
 	}
 	for _, g := range p.Grants {
 		var st unix.Stat_t
-		if unix.Stat(g, &st) == nil && !slices.Contains(w.grantDevs, st.Dev) && (p.Dir == "" || st.Dev != w.dev) {
+		if unix.Stat(g, &st) != nil {
+			continue
+		}
+		if p.Dir != "" && st.Dev == w.dev {
+			w.shared = true
+		} else if !slices.Contains(w.grantDevs, st.Dev) {
 			w.grantDevs = append(w.grantDevs, st.Dev)
 		}
 	}
@@ -97,7 +108,11 @@ func (w *watcher) check(full bool) string {
 		return ""
 	}
 	if w.Dir != "" {
-		held, hidden := heldDeleted(pids, w.dev, w.initProc)
+		var notGranted func(string) bool
+		if w.shared {
+			notGranted = func(path string) bool { return !w.inGrant(path) }
+		}
+		held, hidden := heldDeleted(pids, w.dev, w.initProc, notGranted)
 		if hidden || used+held > w.MaxBytes {
 			return WorkDirBytes
 		}
@@ -116,9 +131,28 @@ func (w *watcher) grantsWithin(pids []int) bool {
 	limit := w.GrantBase + w.MaxGrowth
 	used, ok := GrantsUsage(w.Grants, limit)
 	for _, d := range w.grantDevs {
-		held, hidden := heldDeleted(pids, d, w.initProc)
+		held, hidden := heldDeleted(pids, d, w.initProc, nil)
 		used += held
 		ok = ok && !hidden
 	}
+	if w.shared {
+		// hidden is the work folder's check's to answer.
+		held, _ := heldDeleted(pids, w.dev, w.initProc, w.inGrant)
+		used += held
+	}
 	return ok && used <= limit
+}
+
+// inGrant reports whether path, a held file's former path as a process of
+// the run names it, lies in one of the write grants.
+func (w *watcher) inGrant(path string) bool {
+	if w.HeldRoot != "" {
+		path = strings.TrimPrefix(path, w.HeldRoot)
+	}
+	for _, g := range w.Grants {
+		if path == g || strings.HasPrefix(path, strings.TrimSuffix(g, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }

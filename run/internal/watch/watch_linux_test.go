@@ -4,9 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -121,5 +125,65 @@ func BenchmarkGrantsUsage(b *testing.B) {
 	}
 	for b.Loop() {
 		GrantsUsage([]string{root}, 1<<40)
+	}
+}
+
+// TestProcSetTree checks Plan.Tree's set: the init process and its
+// descendants, a grandchild included, and nothing else of the host.
+func TestProcSetTree(t *testing.T) {
+	sh := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := sh.Start(); err != nil {
+		t.Skip("no sh:", err)
+	}
+	defer func() { sh.Process.Kill(); sh.Wait() }()
+	ps := newProcSet(os.Getpid(), false, "")
+	ps.tree = true
+	want := map[int]bool{os.Getpid(): true, sh.Process.Pid: true}
+	var got []int
+	for range 100 {
+		// Twice per look: a pid seen before its parent waits a list.
+		ps.list()
+		got = ps.list()
+		if len(got) >= 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	grandchild := false
+	for _, pid := range got {
+		if pid == 1 {
+			t.Fatalf("pid 1 in the tree of %d: %v", os.Getpid(), got)
+		}
+		if !want[pid] {
+			f := proc.StatFields(strconv.Itoa(pid))
+			grandchild = grandchild || len(f) > 1 && f[1] == strconv.Itoa(sh.Process.Pid)
+		}
+	}
+	if !grandchild || !slices.Contains(got, sh.Process.Pid) {
+		t.Fatalf("tree %v lacks sh %d or its sleep", got, sh.Process.Pid)
+	}
+}
+
+// TestInGrant checks how a file held unlinked is told to lie in a write
+// grant by its former path, on a device the work folder shares with the
+// grants: below a grant, not a sibling whose name starts alike, and
+// below the root the run's processes see the host's at (HeldRoot).
+func TestInGrant(t *testing.T) {
+	for _, tc := range []struct {
+		root, path string
+		want       bool
+	}{
+		{"", "/tmp/out/f", true},
+		{"", "/tmp/out", true},
+		{"", "/tmp/output/f", false},
+		{"", "/tmp/work/f", false},
+		{"/root", "/root/tmp/out/f", true},
+		{"/root", "/root/tmp/work/f", false},
+		{"/root", "/tmp/out/f", true},
+	} {
+		w := &watcher{Plan: Plan{Grants: []string{"/tmp/out", "/srv/data/"}, HeldRoot: tc.root}}
+		if got := w.inGrant(tc.path); got != tc.want {
+			t.Errorf("root %q, %s: in a grant %v, want %v", tc.root, tc.path, got, tc.want)
+		}
 	}
 }

@@ -14,8 +14,14 @@ import (
 )
 
 // emptyFile is the bundle's empty file, bound read-only over each masked
-// file; masked folders get an empty read-only tmpfs.
-const emptyFile = "empty"
+// file; masked folders get an empty read-only tmpfs. etcEmptyFile is the
+// one over /etc's masked files: readable, as the native backend's are
+// (the C library reads an empty passwd and goes on to its other sources;
+// one it may not read fails the lookup).
+const (
+	emptyFile    = "empty"
+	etcEmptyFile = "empty-etc"
+)
 
 // The network of a run with the filtering proxy, inside the sandbox: the
 // relay (this program, bound read-only) is the sandbox's first process,
@@ -25,6 +31,10 @@ const (
 	limitArg0     = "skill-sandbox-gvisor-limit" // the relay's child, which limits and executes the script
 	sandboxNetDir = "/.skill-sandbox-net"
 	relaySocket   = "relay.sock" // the relay's; the supervisor connects to it
+	// maxRelayPorts bounds the relay's listeners (the proxy's port and
+	// the local ports): each is named by one byte on the control
+	// connection.
+	maxRelayPorts = 64
 )
 
 // Check refuses a run the gVisor backend cannot give the isolation it
@@ -42,6 +52,8 @@ func Check(p *backend.Spec) error {
 		return fmt.Errorf("%w: the gvisor backend has no seccomp filter for this architecture", backend.ErrUnsupported)
 	case p.Proxy != nil && (p.Config.ProxyPort <= 0 || p.Config.ProxyPort > 65535):
 		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
+	case len(p.Config.LocalPorts) > 0 && p.Proxy == nil, len(p.Config.LocalPorts) >= maxRelayPorts:
+		return fmt.Errorf("%w: the gvisor backend relays at most %d local ports, with the proxy", backend.ErrUnsupported, maxRelayPorts-1)
 	}
 	return nil
 }
@@ -50,15 +62,22 @@ func Check(p *backend.Spec) error {
 // read-only root (with the mount points of the relay and the socket
 // folder) and the empty file the masks bind. relay is the host path of
 // the relay's program, or "" for a run without the proxy; net is the
-// host folder of the relay's socket.
-func writeBundle(p *backend.Spec, dir, relay, net string) error {
+// host folder of the relay's socket. cgroupsPath, when not "", is where
+// runsc makes the sandbox's cgroup (see usage).
+func writeBundle(p *backend.Spec, dir, relay, net, cgroupsPath string) error {
 	if err := os.Mkdir(filepath.Join(dir, "rootfs"), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, emptyFile), nil, 0); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(dir, etcEmptyFile), nil, 0o444); err != nil {
+		return err
+	}
 	if err := writeEtcFiles(p, dir); err != nil {
+		return err
+	}
+	if err := makeWorkFolder(p, dir); err != nil {
 		return err
 	}
 	if relay != "" {
@@ -69,11 +88,30 @@ func writeBundle(p *backend.Spec, dir, relay, net string) error {
 			return err
 		}
 	}
-	b, err := json.Marshal(bundleSpec(p, dir, relay, net))
+	spec := bundleSpec(p, dir, relay, net)
+	spec.Linux.CgroupsPath = cgroupsPath
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+}
+
+// makeWorkFolder makes p's work folder in the bundle in dir (see
+// workSource), the script's: as root, the run's identity's; rootless,
+// the caller's, who is the script's identity there.
+func makeWorkFolder(p *backend.Spec, dir string) error {
+	work := workSource(p, dir)
+	if work == p.Config.WorkDir {
+		return nil
+	}
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		return os.Chown(work, p.UID, p.GID)
+	}
+	return nil
 }
 
 // etcOwnDir is the bundle's folder of the sandbox's own /etc files
@@ -136,7 +174,11 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 	if relay != "" {
 		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
 		nproc := strconv.FormatUint(c.Limits.Procs, 10)
-		s.Process.Args = append([]string{relayArg0, strconv.Itoa(c.ProxyPort), as, nproc}, c.Argv...)
+		ports := []string{strconv.Itoa(c.ProxyPort)}
+		for _, l := range c.LocalPorts {
+			ports = append(ports, strconv.Itoa(l))
+		}
+		s.Process.Args = append([]string{relayArg0, strings.Join(ports, ","), as, nproc}, c.Argv...)
 		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" || r.Type == "RLIMIT_NPROC" })
 		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
@@ -199,14 +241,22 @@ func hostTasks(n int64) int64 { return hostTasksBase + n*hostTasksPerTask }
 
 // mounts are the run's mounts in the order they are made: /proc and
 // /tmp, the system folders and /etc read-only, the skill folder
-// read-only, the grants, the masks (the native backend's of /etc, the
+// read-only and executable, the grants, the masks (the native backend's of /etc, the
 // deny list's entries there, the grants'), the sandbox's own /etc
-// files, the grants' read-only parts, and the work folder.
+// files, the grants' read-only parts, and the work folder (workSource).
 func mounts(p *backend.Spec, dir string) []ociMount {
 	c := &p.Config
 	ms := []ociMount{
 		{Destination: "/proc", Type: "proc", Source: "proc"},
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		// Executable, as natively: the system folders, the skill folder
+		// and an interpreter's grants; /tmp, the work folder and the
+		// other grants are noexec (natively Landlock says the same), so
+		// a program the script writes does not run.
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpfsOptions(c.WorkDirMB, "1777")},
+		// The native backend's private /dev/shm (POSIX shared memory:
+		// Python's multiprocessing, LibreOffice); gVisor's own /dev has
+		// one only root may write to.
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}},
 	}
 	for _, d := range append(stageconfig.SystemDirs(), "/etc") {
 		if _, err := os.Stat(d); err == nil {
@@ -214,21 +264,25 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 		}
 	}
 	etcMasks, etcFiles := etcView(p)
-	var masks []stageconfig.GrantMount
-	for _, m := range etcMasks {
-		masks = append(masks, stageconfig.GrantMount{Path: m.Path})
-	}
-	for _, d := range etcDenied(p) {
-		if !slices.ContainsFunc(masks, func(m stageconfig.GrantMount) bool { return m.Path == d }) {
-			masks = append(masks, stageconfig.GrantMount{Path: d})
-		}
-	}
-	ms = append(ms, bind(c.Skill, c.Skill, false, false))
+	ms = append(ms, bind(c.Skill, c.Skill, false, true))
 	for _, g := range c.Grants {
 		ms = append(ms, bind(g.Path, g.Path, g.Write, g.Exec))
 	}
-	for _, m := range append(masks, c.Masked...) {
-		ms = append(ms, mask(m.Path, dir))
+	masked := map[string]bool{}
+	for _, m := range etcMasks {
+		masked[m.Path] = true
+		ms = append(ms, mask(m.Path, filepath.Join(dir, etcEmptyFile), "mode=555"))
+	}
+	// The deny list's /etc entries natively stay the host's, closed to
+	// the script by their owners and modes: here closed by a mask it
+	// may not read.
+	for _, d := range etcDenied(p) {
+		if !masked[d] {
+			ms = append(ms, mask(d, filepath.Join(dir, emptyFile), "mode=000"))
+		}
+	}
+	for _, m := range c.Masked {
+		ms = append(ms, mask(m.Path, filepath.Join(dir, emptyFile), "mode=000"))
 	}
 	for _, f := range etcFiles {
 		ms = append(ms, bind(filepath.Join(dir, etcOwnDir, filepath.Base(f.Path)), f.Path, false, false))
@@ -236,12 +290,42 @@ func mounts(p *backend.Spec, dir string) []ociMount {
 	for _, g := range c.ReadOnly {
 		ms = append(ms, bind(g.Path, g.Path, false, false))
 	}
-	if c.WorkDirMB > 0 {
-		ms = append(ms, ociMount{Destination: c.WorkDir, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
-	} else {
-		ms = append(ms, bind(c.WorkDir, c.WorkDir, true, true))
+	// The work folder is the host's, always: runsc 20221219 ignores a
+	// tmpfs's nr_inodes, so only the supervisor's watch of a host folder
+	// keeps both of the native caps (bytes and entries; see
+	// run.planGVisorWatch), and it costs no memory where no cgroup
+	// holds the sandbox's.
+	return append(ms, bind(workSource(p, dir), c.WorkDir, true, false))
+}
+
+// workFolder is the work folder's host folder in the bundle, for a run
+// whose work folder is not kept.
+const workFolder = "work"
+
+// workSource is the host folder of p's work folder, its bundle in dir:
+// the kept folder itself, else the bundle's own, made by writeBundle in
+// the supervisor's private temporary folder, which no one else on the
+// host can reach (runsc's gofer serves it to the sandbox; a folder of
+// uid 65534's in the host's /tmp would be open to every process of that
+// uid).
+func workSource(p *backend.Spec, dir string) string {
+	if p.Config.WorkDirMB == 0 {
+		return p.Config.WorkDir
 	}
-	return ms
+	return filepath.Join(dir, workFolder)
+}
+
+// tmpfsOptions are the options of a tmpfs of mb MiB (the default work
+// folder size for 0), nosuid, nodev and noexec: gVisor's kernel keeps the size,
+// answering ENOSPC past it, as the native backend's tmpfs does, so /tmp
+// is capped also where no cgroup holds the sandbox's memory (rootless).
+// runsc 20221219 ignores nr_inodes: /tmp's entries are not counted
+// (each costs gVisor's kernel memory, not a host inode).
+func tmpfsOptions(mb int, mode string) []string {
+	if mb <= 0 {
+		mb = stageconfig.DefaultWorkDirMB
+	}
+	return []string{"nosuid", "nodev", "noexec", "mode=" + mode, fmt.Sprintf("size=%dm", mb)}
 }
 
 // bind is a bind mount of src at dst: read-only unless write, nosuid
@@ -268,13 +352,14 @@ func rbind(d string) ociMount {
 	return m
 }
 
-// mask hides path: an empty read-only tmpfs over a folder, the bundle's
-// empty file (mode 0) over anything else.
-func mask(path, dir string) ociMount {
+// mask hides path: an empty read-only tmpfs of dirMode ("mode=555", as
+// natively over /etc's folders; "mode=000") over a folder, the empty
+// file empty (one of the bundle's) over anything else.
+func mask(path, empty, dirMode string) ociMount {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000"}}
+		return ociMount{Destination: path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", dirMode}}
 	}
-	return bind(filepath.Join(dir, emptyFile), path, false, false)
+	return bind(empty, path, false, false)
 }
 
 // etcDenied are the deny list's entries in /etc that exist, the

@@ -18,7 +18,7 @@ import (
 func TestBundleEtcAndSeccomp(t *testing.T) {
 	p := testSpec(t)
 	dir := t.TempDir()
-	if err := writeBundle(p, dir, "", ""); err != nil {
+	if err := writeBundle(p, dir, "", "", ""); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
@@ -35,7 +35,7 @@ func TestBundleEtcAndSeccomp(t *testing.T) {
 		})
 	}
 	for _, f := range []string{"/etc/passwd", "/etc/group", "/etc/hostname"} {
-		if _, err := os.Stat(f); err == nil && !has(f, filepath.Join(dir, emptyFile)) {
+		if _, err := os.Stat(f); err == nil && !has(f, filepath.Join(dir, etcEmptyFile)) {
 			t.Errorf("%s is not masked: %+v", f, s.Mounts)
 		}
 	}

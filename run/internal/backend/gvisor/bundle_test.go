@@ -61,13 +61,19 @@ func TestBundleMounts(t *testing.T) {
 	}{
 		// The skill folder and grants are bound alone (not "rbind"): a
 		// mount below them is not carried in.
-		{c.Skill, "bind", []string{"bind", "ro", "noexec", "nosuid"}, []string{"rw", "rbind"}},
+		// The skill folder is executable, as natively; /tmp, the work
+		// folder and grants not an interpreter's are not.
+		{c.Skill, "bind", []string{"bind", "ro", "nosuid"}, []string{"rw", "rbind", "noexec"}},
 		{c.Grants[0].Path, "bind", []string{"bind", "ro", "noexec"}, []string{"rw", "rbind"}},
-		{c.Grants[1].Path, "bind", []string{"bind", "rw", "nosuid", "nodev"}, []string{"ro", "rbind"}},
+		{c.Grants[1].Path, "bind", []string{"bind", "rw", "nosuid", "nodev", "noexec"}, []string{"ro", "rbind"}},
 		{c.Masked[0].Path, "tmpfs", []string{"ro", "mode=000"}, nil},
 		{c.ReadOnly[0].Path, "bind", []string{"ro"}, []string{"rw"}},
 		{"/etc", "bind", []string{"ro"}, []string{"rw"}},
-		{c.WorkDir, "tmpfs", []string{"nosuid"}, []string{"ro"}},
+		// The host's, for the watch; /tmp sized, so gVisor's kernel
+		// caps it where no cgroup does.
+		{c.WorkDir, "bind", []string{"rw", "nosuid", "noexec"}, []string{"ro"}},
+		{"/tmp", "tmpfs", []string{"nosuid", "noexec", "size=64m"}, []string{"ro"}},
+		{"/dev/shm", "tmpfs", []string{"nosuid", "nodev", "noexec", "size=64m", "mode=1777"}, []string{"ro"}},
 		{"/proc", "proc", nil, nil},
 	}
 	for _, tt := range tests {
@@ -86,6 +92,11 @@ func TestBundleMounts(t *testing.T) {
 				t.Errorf("%s: options %q have %q", tt.dst, ms[0].Options, o)
 			}
 		}
+	}
+	// The work folder's host folder is the bundle's, in the supervisor's
+	// private temporary folder, not one at its path in the host's /tmp.
+	if ms := find(c.WorkDir); len(ms) != 1 || ms[0].Source != "/bundle/work" {
+		t.Errorf("work folder mounts %+v, want /bundle/work's", ms)
 	}
 	// Masks and read-only parts come after the grants they lie in.
 	idx := func(dst string) int {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/watch"
 )
@@ -69,19 +70,23 @@ type runscCgroup struct {
 	fileKeys           []string // memory.stat's file cache lines, not gVisor's
 }
 
-// sandboxCgroup is the memory cgroup of container id's sandbox: runsc
-// 20221219 gives a root caller's sandbox cgroupsPath "/" + id (the
-// bundle names none) below /sys/fs/cgroup, which it assumes: v1's
+// sandboxCgroup is the memory cgroup of container id's sandbox:
+// cgroupsPath (the bundle's; "" when it names none, and runsc 20221219
+// then uses "/" + id) below /sys/fs/cgroup, which runsc assumes: v1's
 // memory hierarchy, else v2's. Rootless runsc makes none.
-func sandboxCgroup(id string) runscCgroup {
+func sandboxCgroup(id, cgroupsPath string) runscCgroup {
 	if os.Geteuid() != 0 {
 		return runscCgroup{}
 	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory"); err == nil {
-		d := filepath.Join("/sys/fs/cgroup/memory", id)
+	if cgroupsPath == "" {
+		cgroupsPath = "/" + id
+	}
+	id = cgroupsPath
+	if _, err := os.Stat(filepath.Join(v1Root, "memory")); err == nil {
+		d := filepath.Join(v1Root, "memory", id)
 		return runscCgroup{filepath.Join(d, "memory.usage_in_bytes"), filepath.Join(d, "memory.stat"), filepath.Join(d, "cgroup.procs"), []string{"total_active_file", "total_inactive_file"}}
 	}
-	d := filepath.Join("/sys/fs/cgroup", id)
+	d := filepath.Join(v1Root, id) // cgroup v2's root is v1's
 	return runscCgroup{filepath.Join(d, "memory.current"), filepath.Join(d, "memory.stat"), filepath.Join(d, "cgroup.procs"), []string{"active_file", "inactive_file"}}
 }
 
@@ -98,7 +103,7 @@ func (c runscCgroup) used() (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	stat, err := os.ReadFile(c.stat)
+	stat, err := proc.ReadFile(c.stat, 64<<10)
 	if err != nil {
 		return 0, false
 	}
@@ -121,7 +126,7 @@ func (c runscCgroup) end(wd *backend.Watchdog) {
 	for i := 0; i < 1000 && !wd.Stopped(); i++ {
 		time.Sleep(time.Millisecond)
 	}
-	b, err := os.ReadFile(c.procs)
+	b, err := proc.ReadFile(c.procs, 64<<10)
 	if err != nil {
 		return
 	}
@@ -130,15 +135,6 @@ func (c runscCgroup) end(wd *backend.Watchdog) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// readInt reads a file holding one decimal number.
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // memoryUsage asks runsc for the memory gVisor's kernel accounts to

@@ -3,8 +3,10 @@
 package gvisor
 
 import (
+	"fmt"
 	"os"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -20,11 +22,28 @@ import (
 // script's identity as gVisor checks it against the host's owners and
 // modes: with root, the run's uid and gid; rootless, the caller (the
 // gofer serves files as the caller, who is root in the sandbox).
+//
+// A root caller's script is uid p.UID of gVisor's kernel, which no
+// account names: natively it is root of its user namespace, which the C
+// library's systemd module names with /etc/passwd masked empty. So the
+// sandbox gets its own passwd and group naming that identity alone, its
+// home the work folder: LibreOffice, for one, starts only when
+// getpwuid names its user ("User installation could not be completed").
+// Rootless, the script is uid 0 of the sandbox and named as natively.
 func etcView(p *backend.Spec) ([]initplan.EtcMask, []initplan.EtcFile) {
-	if os.Geteuid() == 0 {
-		return initplan.SandboxEtc(&p.Config, true, p.UID, p.GID)
+	if os.Geteuid() != 0 {
+		return initplan.SandboxEtc(&p.Config, false, os.Geteuid(), os.Getegid())
 	}
-	return initplan.SandboxEtc(&p.Config, false, os.Geteuid(), os.Getegid())
+	masks, files := initplan.SandboxEtc(&p.Config, true, p.UID, p.GID)
+	for _, f := range []initplan.EtcFile{
+		{Path: "/etc/group", Data: fmt.Sprintf("sandbox:x:%d:\n", p.GID)},
+		{Path: "/etc/passwd", Data: fmt.Sprintf("sandbox:x:%d:%d:skill-sandbox:%s:/bin/sh\n", p.UID, p.GID, p.Config.WorkDir)},
+	} {
+		if fi, err := os.Lstat(f.Path); err == nil && fi.Mode().IsRegular() && !slices.ContainsFunc(files, func(o initplan.EtcFile) bool { return o.Path == f.Path }) {
+			files = append(files, f)
+		}
+	}
+	return masks, files
 }
 
 // seccompSection is the bundle's linux.seccomp: the native backend's

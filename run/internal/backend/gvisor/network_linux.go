@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
@@ -16,17 +15,18 @@ import (
 // until it can connect to it.
 const readyPoll = 5 * time.Millisecond
 
-// ServeFunc starts the filtering proxy on ln, the host end of the
-// sandbox's proxy port, and returns at once; the proxy owns ln and
-// closes it when stopped.
-type ServeFunc func(ln net.Listener) error
+// ServeFunc starts the filtering proxy on proxy, the host end of the
+// sandbox's proxy port, and the relays of the local ports on local (one
+// for each of the run's Config.LocalPorts, in order), and returns at
+// once; the proxy owns the listeners and closes them when stopped.
+type ServeFunc func(proxy net.Listener, local []net.Listener) error
 
 // network is the host side of one run's network under runsc.
 type network struct {
 	flags []string // runsc's network flags
 	relay string   // host path of the relay's program; "" without the proxy
 	dir   string   // host folder of the relay's socket, bound into the sandbox
-	ln    *relayListener
+	hub   *relayHub
 }
 
 // setupNetwork prepares the network of p's run in dir: none (gVisor's
@@ -65,8 +65,12 @@ func setupNetwork(p *backend.Spec, dir string, serve ServeFunc) (*network, error
 			return nil, err
 		}
 	}
-	n.ln = &relayListener{path: filepath.Join(n.dir, relaySocket), up: make(chan struct{}), done: make(chan struct{})}
-	if err := serve(n.ln); err != nil {
+	n.hub = newRelayHub(filepath.Join(n.dir, relaySocket), 1+len(p.Config.LocalPorts))
+	var local []net.Listener
+	for _, l := range n.hub.lns[1:] {
+		local = append(local, l)
+	}
+	if err := serve(n.hub.lns[0], local); err != nil {
 		return nil, fmt.Errorf("network proxy: %v", err)
 	}
 	return n, nil
@@ -75,15 +79,15 @@ func setupNetwork(p *backend.Spec, dir string, serve ServeFunc) (*network, error
 // connect connects to the relay's socket once it is there, until stop
 // is closed; the connection is the relay's control connection.
 func (n *network) connect(stop <-chan struct{}) {
-	if n.ln == nil {
+	if n.hub == nil {
 		return
 	}
 	t := time.NewTicker(readyPoll)
 	defer t.Stop()
 	for {
-		if c, err := net.Dial("unix", n.ln.path); err == nil {
+		if c, err := net.Dial("unix", n.hub.path); err == nil {
 			n.seal()
-			n.ln.setControl(c)
+			n.hub.setControl(c)
 			return
 		}
 		select {
@@ -111,11 +115,11 @@ func (n *network) seal() {
 // relayStarted reports, once the run is over, whether the relay took
 // its control connection (always true without a relay).
 func (n *network) relayStarted() bool {
-	if n.ln == nil {
+	if n.hub == nil {
 		return true
 	}
 	select {
-	case <-n.ln.up:
+	case <-n.hub.up:
 		return true
 	default:
 		return false
@@ -124,68 +128,7 @@ func (n *network) relayStarted() bool {
 
 // close ends the relay's connections; the proxy closes its listener too.
 func (n *network) close() {
-	if n.ln != nil {
-		n.ln.Close()
+	if n.hub != nil {
+		n.hub.Close()
 	}
 }
-
-// relayListener is the proxy's listener: each connection is one the
-// relay asked for with a byte on the control connection, made by
-// connecting to the relay's socket.
-type relayListener struct {
-	path string
-	up   chan struct{} // closed once ctl is set
-	done chan struct{} // closed by Close
-	mu   sync.Mutex
-	ctl  net.Conn
-	once sync.Once
-}
-
-// setControl keeps c, the control connection, unless the listener is
-// closed already.
-func (l *relayListener) setControl(c net.Conn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case <-l.done:
-		c.Close()
-	default:
-		l.ctl = c
-		close(l.up)
-	}
-}
-
-// Accept waits for the relay's request and returns the connection made
-// for it.
-func (l *relayListener) Accept() (net.Conn, error) {
-	select {
-	case <-l.up:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	var b [1]byte
-	if _, err := l.ctl.Read(b[:]); err != nil {
-		return nil, net.ErrClosed
-	}
-	c, err := net.Dial("unix", l.path)
-	if err != nil {
-		return nil, net.ErrClosed
-	}
-	return c, nil
-}
-
-// Close ends the control connection and any Accept.
-func (l *relayListener) Close() error {
-	l.once.Do(func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		close(l.done)
-		if l.ctl != nil {
-			l.ctl.Close()
-		}
-	})
-	return nil
-}
-
-// Addr is the relay's socket.
-func (l *relayListener) Addr() net.Addr { return &net.UnixAddr{Name: l.path, Net: "unix"} }

@@ -68,6 +68,9 @@ type ociLinux struct {
 	Namespaces []ociNamespace `json:"namespaces"`
 	Resources  *ociResources  `json:"resources,omitempty"`
 	Seccomp    *ociSeccomp    `json:"seccomp,omitempty"`
+	// CgroupsPath is the sandbox's cgroup below each hierarchy's root;
+	// runsc's default, "/" and the container's id, when empty.
+	CgroupsPath string `json:"cgroupsPath,omitempty"`
 }
 
 // ociSeccomp is the seccomp filter the runtime loads for the process:

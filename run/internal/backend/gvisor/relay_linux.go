@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -39,18 +41,24 @@ func relayFail(err error) int {
 	return 125
 }
 
-// relayMain listens on 127.0.0.1:port and on its Unix socket, waits
-// for the supervisor's control connection there, starts argv under the
-// address-space limit as (bytes, "0" for none) and the task limit nproc
-// (see limitExec) and returns its exit status (128 plus the signal when
-// a signal ended it); 125 when any of that failed, the script not run.
-func relayMain(port, as, nproc string, argv []string) int {
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return relayFail(fmt.Errorf("bad port %q", port))
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		return relayFail(err)
+// relayMain listens on 127.0.0.1 at each of ports (a comma-separated
+// list: the proxy's port, then the local ports of AllowLocal) and on its
+// Unix socket, waits for the supervisor's control connection there,
+// starts argv under the address-space limit as (bytes, "0" for none) and
+// the task limit nproc (see limitExec) and returns its exit status (128
+// plus the signal when a signal ended it); 125 when any of that failed,
+// the script not run.
+func relayMain(ports, as, nproc string, argv []string) int {
+	var lns []net.Listener
+	for _, port := range strings.Split(ports, ",") {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil || len(lns) >= maxRelayPorts {
+			return relayFail(fmt.Errorf("bad port list %q", ports))
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			return relayFail(err)
+		}
+		lns = append(lns, ln)
 	}
 	uln, err := net.Listen("unix", sandboxNetDir+"/"+relaySocket)
 	if err != nil {
@@ -60,7 +68,10 @@ func relayMain(port, as, nproc string, argv []string) int {
 	if err != nil {
 		return relayFail(fmt.Errorf("waiting for the supervisor: %v", err))
 	}
-	go relayAccept(ln, uln, ctl)
+	var mu sync.Mutex
+	for i, ln := range lns {
+		go relayAccept(ln, byte(i+1), uln, ctl, &mu)
+	}
 	wd, _ := os.Getwd()
 	args := append([]string{limitArg0, as, nproc}, argv...)
 	pid, err := syscall.ForkExec(relayArg0, args, &syscall.ProcAttr{Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2}})
@@ -154,19 +165,22 @@ func reapUntil(pid int) int {
 }
 
 // relayAccept carries each connection of ln to one the supervisor
-// makes to uln, which it asks for with a byte on ctl; in order, so each
-// is paired with the one it was asked for.
-func relayAccept(ln, uln net.Listener, ctl net.Conn) {
+// makes to uln, which it asks for with the byte which on ctl (1 for the
+// proxy's port, 2 and up for the local ports, in order). mu pairs each
+// request with the next connection to uln: the listeners ask in turn.
+func relayAccept(ln net.Listener, which byte, uln net.Listener, ctl net.Conn, mu *sync.Mutex) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		if _, err := ctl.Write([]byte{1}); err != nil {
-			c.Close()
-			return
+		mu.Lock()
+		var up net.Conn
+		_, err = ctl.Write([]byte{which})
+		if err == nil {
+			up, err = uln.Accept()
 		}
-		up, err := uln.Accept()
+		mu.Unlock()
 		if err != nil {
 			c.Close()
 			return

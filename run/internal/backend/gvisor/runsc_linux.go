@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 )
 
@@ -41,6 +43,11 @@ func Find() (*Runtime, error) {
 	return &Runtime{Path: path, Version: strings.TrimSpace(line)}, nil
 }
 
+// HostRootInSandbox is where runsc's gofer and Sentry (runsc 20221219)
+// see the container's root, by which the links of their descriptors
+// name the host's files: /root/tmp/out/f for the grant /tmp/out.
+const HostRootInSandbox = "/root"
+
 // Outcome is how a script run under runsc ended.
 type Outcome struct {
 	ExitCode int    // the script's exit status; -1 when killed
@@ -49,16 +56,25 @@ type Outcome struct {
 	// Cgroup says runsc held the sandbox to the spec's memory, task and
 	// CPU limits (root only: rootless runsc runs without a cgroup).
 	Cgroup bool
+	// CPUTime and PeakMemoryKB are the host's figures for the whole
+	// sandbox (gVisor's kernel and gofer with the script), from a cgroup
+	// the supervisor keeps around runsc's (root, cgroup v1); 0 when
+	// unknown.
+	CPUTime      time.Duration
+	PeakMemoryKB int64
 }
 
 // Run runs p's script under runsc with stdout and stderr as its output
 // streams; wd ends it on p.Timeout or ctx's end, and no process of the
 // run outlives Run. With a host allowlist (p.Proxy), serve is handed the
 // listener the sandbox's proxy port leads to, before the sandbox starts;
-// it is not called otherwise. An error wraps backend.ErrStart when runsc
+// it is not called otherwise. started, when not nil, is called with
+// runsc's pid once it runs (the sandbox's processes on the host, the
+// Sentry, the gofer and their stubs, are its descendants) and the host
+// folder of the work folder, removed after Run unless it is kept. An error wraps backend.ErrStart when runsc
 // could not start the sandbox (with runsc's reason and Fix), or the error
 // of Check.
-func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc) (*Outcome, error) {
+func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, serve ServeFunc, started func(pid int, workDir string)) (*Outcome, error) {
 	if err := Check(p); err != nil {
 		return nil, err
 	}
@@ -76,7 +92,14 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	defer nw.close()
-	if err := writeBundle(p, bundle, nw.relay, nw.dir); err != nil {
+	id := containerID(p.RequestID)
+	var cgroupsPath string
+	u := newUsage(id)
+	if u != nil {
+		defer u.remove()
+		cgroupsPath = u.path()
+	}
+	if err := writeBundle(p, bundle, nw.relay, nw.dir, cgroupsPath); err != nil {
 		return nil, fmt.Errorf("%w: writing the OCI bundle: %v", backend.ErrStart, err)
 	}
 	rootless := os.Geteuid() != 0
@@ -84,7 +107,6 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	// kill and delete log apart: a failure of theirs (the container
 	// already gone) is no failure of the start.
 	killFlags := r.globalFlags(dir, "kill.log", rootless, nw.flags)
-	id := containerID(p.RequestID)
 	cmd := exec.Command(r.Path, append(global, "run", "--bundle", bundle, id)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Stdin, stdout, stderr
 	// Its own process group, killed as a whole at the end; and killed if
@@ -95,6 +117,9 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 		return nil, fmt.Errorf("%w: starting runsc: %v; %s", backend.ErrStart, err, Fix)
 	}
 	wd.Start(ctx, p.Timeout, func() { r.kill(killFlags, id, cmd.Process.Pid) })
+	if started != nil {
+		started(cmd.Process.Pid, workSource(p, bundle))
+	}
 	stop, connected, watched := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(connected)
@@ -102,7 +127,7 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	}()
 	go func() {
 		defer close(watched)
-		r.watchMemory(r.globalFlags(dir, "events.log", rootless, nw.flags), id, memoryCap(p), sandboxCgroup(id), wd, stop)
+		r.watchMemory(r.globalFlags(dir, "events.log", rootless, nw.flags), id, memoryCap(p), sandboxCgroup(id, cgroupsPath), wd, stop)
 	}()
 	waitErr := cmd.Wait()
 	close(stop)
@@ -113,6 +138,10 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
 	// runsc left are ended whatever happened.
 	r.kill(killFlags, id, cmd.Process.Pid)
+	if u != nil {
+		// After runsc delete: every process of the sandbox is gone.
+		o.CPUTime, o.PeakMemoryKB, _ = u.read()
+	}
 	// A run the watchdog ended may leave runsc's complaints in its log;
 	// only one that ended by itself can have failed to start.
 	ended := wd.Ended()
@@ -143,8 +172,12 @@ func (r *Runtime) globalFlags(dir, log string, rootless bool, network []string) 
 }
 
 // kill ends the container (runsc kill, then delete --force) and the
-// process group of runsc.
+// process group of runsc. runsc's children (the sandbox, whose Sentry
+// runs the script, and the gofer) are killed first: starting runsc kill
+// takes some 100 ms and more, during which a script past a cap of the
+// watch would go on writing (measured: 256 MiB past a 256 MiB cap).
 func (r *Runtime) kill(global []string, id string, pgid int) {
+	killChildren(pgid)
 	exec.Command(r.Path, append(global, "kill", "--all", id, "KILL")...).Run()
 	exec.Command(r.Path, append(global, "delete", "--force", id)...).Run()
 	syscall.Kill(-pgid, syscall.SIGKILL)
@@ -179,4 +212,24 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// killChildren sends SIGKILL to the children of process pid: those /proc
+// lists with pid as their parent. A child is not reaped, and its pid not
+// reused, before its parent waits for it.
+func killChildren(pid int) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	parent := strconv.Itoa(pid)
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := proc.StatFields(e.Name()); len(f) > 1 && f[1] == parent {
+			syscall.Kill(child, syscall.SIGKILL)
+		}
+	}
 }

@@ -61,7 +61,7 @@ func TestRunGrantBindsAlone(t *testing.T) {
 	c.Argv = []string{"/bin/sh", "-c", "cat " + read + "/pub.txt; cat " + inner + "/carried.txt 2>/dev/null; ls " + inner}
 	var out, errb bytes.Buffer
 	r := &Runtime{Path: path}
-	o, err := r.Run(context.Background(), p, &out, &errb, backend.NewWatchdog(), nil)
+	o, err := r.Run(context.Background(), p, &out, &errb, backend.NewWatchdog(), nil, nil)
 	if err != nil {
 		t.Fatalf("%v (stderr %q)", err, errb.String())
 	}

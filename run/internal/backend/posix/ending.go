@@ -79,6 +79,11 @@ func Collect(e Ending, proc *Process, pidns bool, statusR io.Reader, runErr erro
 		out.ExitCode, out.Signal = -1, ""
 	}
 	if !out.Started {
+		if runErr != nil && errors.Is(runErr, io.EOF) {
+			// The init process ended before its report: how it ended is
+			// the only clue left.
+			runErr = fmt.Errorf("%w (%s)", runErr, initEnding(out))
+		}
 		// The init process's status, not a script's: a refused run's
 		// init process is killed, which is no signal of the script's.
 		out.ExitCode, out.Signal = -1, ""
@@ -93,6 +98,18 @@ func Collect(e Ending, proc *Process, pidns bool, statusR io.Reader, runErr erro
 		runErr = nil
 	}
 	return runErr
+}
+
+// initEnding says how the init process ended, from the status
+// exitStatus filled into out.
+func initEnding(out *backend.Outcome) string {
+	switch {
+	case out.Signal != "":
+		return "the init process was killed by " + out.Signal
+	case out.ExitCode >= 0:
+		return fmt.Sprintf("the init process ended with exit status %d", out.ExitCode)
+	}
+	return "how the init process ended is unknown"
 }
 
 // exitStatus fills the exit status and usage into out: the script's from
