@@ -264,7 +264,7 @@ func limitText(limit string) string {
 	case run.LimitWorkDirInodes:
 		return "the work folder on the host disk passed its inode cap (64 per MiB of --workdir-size)"
 	case run.LimitMemory:
-		return "the run's processes passed the memory limit (--memory; no cgroup)"
+		return "the run's processes passed the memory limit (--memory; held by the supervisor's watch: no cgroup, or gvisor)"
 	case run.LimitWriteBytes:
 		return "the write grants grew past their cap (--write-size)"
 	}

@@ -11,8 +11,8 @@ import (
 // for a gVisor run, as planWatch does for a native one: the growth of
 // the write grants, which runsc binds from the host, and the work
 // folder, a host folder too (as a kept one natively). /tmp is a sized
-// tmpfs (gVisor's kernel keeps that cap), and the memory is not the
-// watch's here. The processes it reads are runsc's and their
+// tmpfs (gVisor's kernel keeps that cap), and the memory is held by the
+// gvisor backend's own memory watch (it reads gVisor's figures). The processes it reads are runsc's and their
 // descendants (Plan.Tree): the Sentry and the gofer hold the run's files
 // on the host, the script's own processes live inside gVisor's kernel.
 // applied and missing are the run's layers, extended.

@@ -466,7 +466,7 @@ func (c *call) report(res *run.Result, runErr error, sb *run.Sandbox, f *runFlag
 	case run.LimitWriteBytes:
 		errorf(stderr, "the --write folders grew by more than --write-size (%d MiB): the run was stopped", sb.WriteMB)
 	case run.LimitMemory:
-		errorf(stderr, "the run's processes passed --memory (%d MiB) and no cgroup caps them: the run was stopped", res.MemoryLimitMB)
+		errorf(stderr, "the run's processes passed --memory (%d MiB), which the watch holds (no cgroup, or gvisor): the run was stopped", res.MemoryLimitMB)
 	}
 	maxFileMB := sb.MaxFileMB
 	if maxFileMB == 0 {

@@ -102,14 +102,42 @@ func TestKnownGap(t *testing.T) {
 		gap      bool
 	}{
 		{native, 14, 0, false},
-		{gvisor, 14, 0, true},
+		{gvisor, 13, 0, false}, // the memory watch
+		{gvisor, 36, 65534, false},
+		{gvisor, 14, 0, false}, // RLIMIT_NPROC, kept by gVisor's kernel
+		{gvisor, 14, 65534, false},
 		{gvisor, 24, 0, false},
-		{gvisor, 24, 65534, false}, // closed: the watch and a sized /tmp
-		{gvisor, 14, 65534, true},
+		{gvisor, 24, 65534, false}, // closed: the watches and a sized /tmp
 		{gvisor, 1, 65534, false},
 	} {
 		if got := knownGap(tc.cfg, tc.num, tc.uid); (got != "") != tc.gap {
 			t.Errorf("%s probe %d uid %d: %q, want a gap: %v", tc.cfg.backend, tc.num, tc.uid, got, tc.gap)
 		}
+	}
+}
+
+// TestJudgeP13: a memory bomb the run's cgroup or the supervisor's watch
+// (the gvisor backend's memory watch) killed before it reported is
+// stopped, and the layer says which.
+func TestJudgeP13(t *testing.T) {
+	tests := []struct {
+		name   string
+		steps  []step
+		record map[string]any
+		want   judgement
+	}{
+		{"MemoryError", []step{{"allocate 2048 MiB", "MemoryError", ""}, {"reached", "ok", "448 MiB"}}, map[string]any{}, judgement{verdict: vNone, layer: "rlimits"}},
+		{"cgroup", nil, map[string]any{"signal": "SIGKILL", "oom_kills": 1.0}, judgement{verdict: vNone, layer: "cgroup"}},
+		{"watch", nil, map[string]any{"signal": "SIGKILL", "outcome": "resource_limit", "limit_exceeded": "memory"}, judgement{verdict: vNone, layer: "watch"}},
+		{"reached", []step{{"allocate 2048 MiB", "ok", "2048 MiB"}, {"reached", "ok", "2048 MiB"}}, map[string]any{}, judgement{verdict: vEffect}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &env{cfg: &config{backend: "gvisor"}, sandboxed: true}
+			j := judgeP13(e, &outcome{steps: tc.steps, record: tc.record, sandboxed: true})
+			if j.verdict != tc.want.verdict || j.layer != tc.want.layer {
+				t.Fatalf("verdict %s layer %q (%s); want %s %q", j.verdict, j.layer, j.evidence, tc.want.verdict, tc.want.layer)
+			}
+		})
 	}
 }

@@ -41,6 +41,11 @@ func judgeP13(e *env, o *outcome) judgement {
 		ev += fmt.Sprintf("; the run's cgroup OOM-killed %d process(es) at a peak of %d MiB", int(n), int(peak)/1024)
 		layer = "cgroup"
 	}
+	if o.record["outcome"] == "resource_limit" {
+		// The supervisor's watch (gvisor: what gVisor's kernel accounts).
+		ev += fmt.Sprintf("; killed by the watch (limit_exceeded %v)", o.record["limit_exceeded"])
+		layer = "watch"
+	}
 	return judgement{verdict: vNone, evidence: ev, layer: layer}
 }
 

@@ -45,7 +45,15 @@ func NewWatchdog() *Watchdog {
 func (w *Watchdog) OutputExceeded() { w.tooOnce.Do(func() { close(w.tooMuch) }) }
 
 // Exceeded reports a cap the watch found passed (a run.Limit* value).
-func (w *Watchdog) Exceeded(what string) { w.overCap <- what }
+// It never blocks: the first cap reported ends the run, and one reported
+// after it (by another watch, or once the run ended otherwise) is
+// dropped, so a watch can report and go on to wait for the run's end.
+func (w *Watchdog) Exceeded(what string) {
+	select {
+	case w.overCap <- what:
+	default:
+	}
+}
 
 // Done is closed by Finish: the run's processes are gone.
 func (w *Watchdog) Done() <-chan struct{} { return w.done }

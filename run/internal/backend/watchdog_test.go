@@ -43,6 +43,30 @@ func TestWatchdog(t *testing.T) {
 			}
 		})
 	}
+	t.Run("caps after the end", func(t *testing.T) {
+		// Two watches reporting after a timeout ended the run: neither
+		// may block (each waits for the run's end after reporting).
+		w := NewWatchdog()
+		stopped := make(chan struct{})
+		w.Start(context.Background(), time.Millisecond, func() { close(stopped) })
+		<-stopped
+		done := make(chan struct{})
+		go func() {
+			w.Exceeded("memory")
+			w.Exceeded("write_bytes")
+			w.Exceeded("memory")
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Exceeded blocked after the run ended")
+		}
+		w.Finish()
+		if w.Ended() != EndTimeout || w.Limit() != "" {
+			t.Errorf("ended %d limit %q, want EndTimeout", w.Ended(), w.Limit())
+		}
+	})
 	t.Run("exited", func(t *testing.T) {
 		w := NewWatchdog()
 		w.Start(context.Background(), time.Hour, func() { t.Error("stop called for a run that exited") })

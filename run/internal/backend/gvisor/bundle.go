@@ -173,19 +173,24 @@ func bundleSpec(p *backend.Spec, dir, relay, net string) *ociSpec {
 	}
 	if relay != "" {
 		as := strconv.FormatUint(c.Limits.AddressSpace, 10)
+		nproc := strconv.FormatUint(c.Limits.Procs, 10)
 		ports := []string{strconv.Itoa(c.ProxyPort)}
 		for _, l := range c.LocalPorts {
 			ports = append(ports, strconv.Itoa(l))
 		}
-		s.Process.Args = append([]string{relayArg0, strings.Join(ports, ","), as}, c.Argv...)
-		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" })
+		s.Process.Args = append([]string{relayArg0, strings.Join(ports, ","), as, nproc}, c.Argv...)
+		s.Process.Rlimits = slices.DeleteFunc(s.Process.Rlimits, func(r ociRlimit) bool { return r.Type == "RLIMIT_AS" || r.Type == "RLIMIT_NPROC" })
 		s.Mounts = append(s.Mounts, bind(relay, relayArg0, false, true), bind(net, sandboxNetDir, true, false))
 	}
 	return s
 }
 
 // rlimits are the script's resource limits, as the native backend sets
-// them.
+// them. gVisor's kernel keeps RLIMIT_NPROC itself: it counts the tasks
+// of the script's uid in the sandbox (only the sandbox's: the kernel is
+// its own) and a fork past the limit fails with EAGAIN, inside, as
+// natively; runsc's cgroup, which also counts gVisor's own threads, is
+// only the outer wall (hostTasks).
 func rlimits(l stageconfig.Limits) []ociRlimit {
 	var out []ociRlimit
 	add := func(name string, v uint64) {
@@ -195,6 +200,7 @@ func rlimits(l stageconfig.Limits) []ociRlimit {
 	}
 	add("RLIMIT_AS", l.AddressSpace)
 	add("RLIMIT_CPU", l.CPUSeconds)
+	add("RLIMIT_NPROC", l.Procs)
 	add("RLIMIT_FSIZE", l.FileSize)
 	add("RLIMIT_NOFILE", l.OpenFiles)
 	out = append(out, ociRlimit{Type: "RLIMIT_CORE"})
@@ -202,10 +208,12 @@ func rlimits(l stageconfig.Limits) []ociRlimit {
 }
 
 // resources are the sandbox's cgroup limits: memory, tasks and CPUs.
+// The cgroup is the outer wall: the memory watch (watchMemory) holds the
+// sandbox to memoryCap, memoryHeadroom below the cgroup's limit.
 func resources(p *backend.Spec) *ociResources {
 	r := &ociResources{}
 	if p.Cgroup.MemoryBytes > 0 {
-		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes}
+		r.Memory = &ociMemory{Limit: p.Cgroup.MemoryBytes + memoryHeadroom}
 	}
 	if p.Cgroup.Pids > 0 {
 		r.Pids = &ociPids{Limit: hostTasks(p.Cgroup.Pids)}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // ExecRelayIfRequested turns this process into the network relay of a
@@ -26,10 +28,10 @@ import (
 // status.
 func ExecRelayIfRequested() {
 	switch {
-	case len(os.Args) >= 4 && os.Args[0] == relayArg0 && os.Getpid() == 1:
-		os.Exit(relayMain(os.Args[1], os.Args[2], os.Args[3:]))
-	case len(os.Args) >= 3 && os.Args[0] == limitArg0 && os.Getppid() == 1:
-		os.Exit(limitExec(os.Args[1], os.Args[2:]))
+	case len(os.Args) >= 5 && os.Args[0] == relayArg0 && os.Getpid() == 1:
+		os.Exit(relayMain(os.Args[1], os.Args[2], os.Args[3], os.Args[4:]))
+	case len(os.Args) >= 4 && os.Args[0] == limitArg0 && os.Getppid() == 1:
+		os.Exit(limitExec(os.Args[1], os.Args[2], os.Args[3:]))
 	}
 }
 
@@ -42,10 +44,11 @@ func relayFail(err error) int {
 // relayMain listens on 127.0.0.1 at each of ports (a comma-separated
 // list: the proxy's port, then the local ports of AllowLocal) and on its
 // Unix socket, waits for the supervisor's control connection there,
-// starts argv under the address-space limit as (bytes, "0" for none; see
-// limitExec) and returns its exit status (128 plus the signal when a
-// signal ended it); 125 when any of that failed, the script not run.
-func relayMain(ports, as string, argv []string) int {
+// starts argv under the address-space limit as (bytes, "0" for none) and
+// the task limit nproc (see limitExec) and returns its exit status (128
+// plus the signal when a signal ended it); 125 when any of that failed,
+// the script not run.
+func relayMain(ports, as, nproc string, argv []string) int {
 	var lns []net.Listener
 	for _, port := range strings.Split(ports, ",") {
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil || len(lns) >= maxRelayPorts {
@@ -70,7 +73,7 @@ func relayMain(ports, as string, argv []string) int {
 		go relayAccept(ln, byte(i+1), uln, ctl, &mu)
 	}
 	wd, _ := os.Getwd()
-	args := append([]string{limitArg0, as}, argv...)
+	args := append([]string{limitArg0, as, nproc}, argv...)
 	pid, err := syscall.ForkExec(relayArg0, args, &syscall.ProcAttr{Dir: wd, Env: os.Environ(), Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		return relayFail(fmt.Errorf("starting %s: %v", argv[0], err))
@@ -78,17 +81,34 @@ func relayMain(ports, as string, argv []string) int {
 	return reapUntil(pid)
 }
 
-// limitExec sets RLIMIT_AS to as bytes (soft and hard; "0" leaves it)
-// and executes argv in place of this process. The limit cannot be given
-// to the relay by runsc, as the script's other limits are: the Go
-// runtime reserves more address space at its start than a script's
-// limit may allow; lowered once the runtime is up, it binds only what
-// execve maps next, the script. Nothing is allocated between the two
-// system calls: the heap could not grow under the limit.
-func limitExec(as string, argv []string) int {
+// limitExec sets RLIMIT_AS to as bytes and RLIMIT_NPROC to nproc tasks
+// plus the relay's (soft and hard; "0" leaves either) and executes argv
+// in place of this process. Neither limit can be given to the relay by
+// runsc, as the script's other limits are: the Go runtime reserves more
+// address space at its start than a script's limit may allow, and a
+// thread it cannot make is fatal to it (gVisor's kernel counts the
+// tasks of the uid, the relay's threads with the script's). Lowered once
+// the runtime is up, RLIMIT_AS binds only what execve maps next, the
+// script. Nothing is allocated between the system calls: the heap could
+// not grow under the limit.
+func limitExec(as, nproc string, argv []string) int {
 	n, err := strconv.ParseUint(as, 10, 64)
 	if err != nil {
 		return relayFail(fmt.Errorf("bad address-space limit %q", as))
+	}
+	tasks, err := strconv.ParseUint(nproc, 10, 64)
+	if err != nil {
+		return relayFail(fmt.Errorf("bad task limit %q", nproc))
+	}
+	if tasks > 0 {
+		// The relay's threads count against the uid's tasks too: the
+		// script gets nproc of its own, as natively (where the init
+		// process is not the script's uid).
+		relay, err := os.ReadDir("/proc/1/task")
+		if err != nil {
+			return relayFail(fmt.Errorf("counting the relay's threads: %v", err))
+		}
+		tasks += uint64(len(relay))
 	}
 	path := argv[0]
 	if lp, err := exec.LookPath(path); err == nil {
@@ -105,6 +125,12 @@ func limitExec(as string, argv []string) int {
 	ev, err := syscall.SlicePtrFromStrings(os.Environ())
 	if err != nil {
 		return relayFail(err)
+	}
+	nlim := syscall.Rlimit{Cur: tasks, Max: tasks}
+	if tasks > 0 {
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, unix.RLIMIT_NPROC, uintptr(unsafe.Pointer(&nlim)), 0, 0, 0); e != 0 {
+			return relayFail(fmt.Errorf("RLIMIT_NPROC: %v", e))
+		}
 	}
 	lim := syscall.Rlimit{Cur: n, Max: n}
 	if n > 0 {

@@ -120,14 +120,19 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	if started != nil {
 		started(cmd.Process.Pid, workSource(p, bundle))
 	}
-	stop, connected := make(chan struct{}), make(chan struct{})
+	stop, connected, watched := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(connected)
 		nw.connect(stop)
 	}()
+	go func() {
+		defer close(watched)
+		r.watchMemory(r.globalFlags(dir, "events.log", rootless, nw.flags), id, memoryCap(p), sandboxCgroup(id, cgroupsPath), wd, stop)
+	}()
 	waitErr := cmd.Wait()
 	close(stop)
 	<-connected
+	<-watched
 	o := &Outcome{Duration: time.Since(begun), Cgroup: !rootless}
 	wd.Finish()
 	// Nothing of the run may outlive it: the sandbox, its gofer and any
