@@ -1,10 +1,8 @@
 package prepare
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,43 +166,16 @@ func formPDF() []byte {
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Annots [4 0 R] >>",
 		"<< /Type /Annot /Subtype /Widget /FT /Tx /T (applicant) /Rect [120 700 320 720] /P 3 0 R >>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return minipdf.Objects(objs)
 }
 
 // testDocx returns a minimal docx (three XML parts) whose document.xml
 // starts with doctype, after its XML declaration.
 func testDocx(t *testing.T, doctype string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	for _, f := range []struct{ name, body string }{
+	return zipOf(t, []struct{ name, body string }{
 		{"[Content_Types].xml", `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>`},
 		{"_rels/.rels", `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`},
 		{"word/document.xml", `<?xml version="1.0"?>` + doctype + `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>`},
-	} {
-		w, err := z.Create(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(f.body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	})
 }

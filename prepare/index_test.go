@@ -20,8 +20,6 @@ func testWheel(t *testing.T, name, version, body string, scripts ...string) (fil
 	t.Helper()
 	mod := strings.ReplaceAll(name, "-", "_")
 	info := fmt.Sprintf("%s-%s.dist-info", mod, version)
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
 	files := []struct{ name, body string }{
 		{mod + "/__init__.py", body},
 		{info + "/METADATA", fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version)},
@@ -29,6 +27,14 @@ func testWheel(t *testing.T, name, version, body string, scripts ...string) (fil
 		{info + "/entry_points.txt", "[console_scripts]\n" + strings.Join(scripts, "\n") + "\n"},
 		{info + "/RECORD", fmt.Sprintf("%s/__init__.py,,\n%s/METADATA,,\n%s/WHEEL,,\n%s/entry_points.txt,,\n%s/RECORD,,\n", mod, info, info, info, info)},
 	}
+	return fmt.Sprintf("%s-%s-py3-none-any.whl", mod, version), zipOf(t, files)
+}
+
+// zipOf returns a zip archive of files, in order.
+func zipOf(t *testing.T, files []struct{ name, body string }) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
 	for _, f := range files {
 		w, err := z.Create(f.name)
 		if err != nil {
@@ -41,7 +47,7 @@ func testWheel(t *testing.T, name, version, body string, scripts ...string) (fil
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%s-%s-py3-none-any.whl", mod, version), buf.Bytes()
+	return buf.Bytes()
 }
 
 // testIndex serves a PEP 503 simple index on loopback: one page per

@@ -35,6 +35,12 @@ func OnePage(lines []string) ([]byte, error) {
 		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	}
+	return Objects(objs), nil
+}
+
+// Objects returns a PDF 1.4 of objs, numbered from 1 in order, the first
+// the catalog, with a correct cross-reference table.
+func Objects(objs []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(objs))
@@ -48,5 +54,5 @@ func OnePage(lines []string) ([]byte, error) {
 		fmt.Fprintf(&b, "%010d 00000 n \n", off)
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes(), nil
+	return b.Bytes()
 }
