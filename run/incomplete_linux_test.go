@@ -72,7 +72,7 @@ func faultCases(grant string) []faultCase {
 		{name: "no landlock", faults: []fault{{nr: unix.SYS_LANDLOCK_CREATE_RULESET, arg: 2, val: unix.LANDLOCK_CREATE_RULESET_VERSION, errno: unix.ENOSYS}}, missing: []Layer{LayerLandlockFS}},
 		{name: "no no_new_privs", faults: []fault{{nr: unix.SYS_PRCTL, arg: 0, val: unix.PR_SET_NO_NEW_PRIVS, errno: unix.EINVAL}},
 			missing: []Layer{LayerNoNewPrivs, LayerLandlockFS, LayerSeccomp}, root: true},
-		{name: "no seccomp filters", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 1, val: 0, errno: unix.EINVAL}}, missing: []Layer{LayerSeccomp}},
+		{name: "no seccomp filters", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 0, val: unix.SECCOMP_SET_MODE_FILTER, errno: unix.EINVAL}}, missing: []Layer{LayerSeccomp}},
 
 		// The layer exists and fails part-way: refused.
 		{name: "mask not mounted", grant: true,
@@ -104,7 +104,7 @@ func faultCases(grant string) []faultCase {
 			refuse: []string{"landlock-fs", "set up part-way", "landlock rule for /usr", "EACCES"}},
 		{name: "landlock not enforced", faults: []fault{every(unix.SYS_LANDLOCK_RESTRICT_SELF, unix.E2BIG)},
 			refuse: []string{"landlock-fs", "set up part-way", "landlock_restrict_self", "E2BIG"}},
-		{name: "seccomp filter not loaded", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 1, val: 0, errno: unix.ENOMEM}},
+		{name: "seccomp filter not loaded", faults: []fault{{nr: unix.SYS_SECCOMP, arg: 0, val: unix.SECCOMP_SET_MODE_FILTER, errno: unix.ENOMEM}},
 			refuse: []string{"seccomp set up part-way", "SECCOMP_SET_MODE_FILTER", "ENOMEM"}},
 	}
 }

@@ -76,7 +76,8 @@ func TestPrintPlanGolden(t *testing.T) {
 
 // normalisePlan replaces what differs between runs and hosts in a
 // listing: the skill's folder, the output folder, the request id, the
-// work folder's name and folder ($TMPDIR), the interpreter's path.
+// work folder's name and folder ($TMPDIR), the interpreter's path, the
+// epoll budget.
 func normalisePlan(listing, skill, out string) string {
 	listing = strings.ReplaceAll(listing, skill, "$SKILL")
 	listing = strings.ReplaceAll(listing, out, "$OUT")
@@ -92,6 +93,9 @@ func normalisePlan(listing, skill, out string) string {
 		{regexp.MustCompile(`ss-[0-9a-f]{12}`), "ss-$ID"},
 		{regexp.MustCompile(`skill-sandbox-run-[0-9a-f]+`), "skill-sandbox-run-$ID"},
 		{regexp.MustCompile(`/(usr/)?bin/bash\b`), "$BASH"},
+		// The default epoll budget is a share of the host's
+		// max_user_watches.
+		{regexp.MustCompile(`EPOLL_CTL_ADD\), [0-9]+ at most`), "EPOLL_CTL_ADD), $EPOLL_BUDGET at most"},
 	} {
 		listing = r.re.ReplaceAllLiteralString(listing, r.with)
 	}
