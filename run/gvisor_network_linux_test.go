@@ -196,30 +196,17 @@ func TestGVisorHostSocketUnreachable(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	os.Chmod(filepath.Dir(dir), 0o755)
 	sock := filepath.Join(dir, "daemon.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(sock, 0o666)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			uid := -1
-			if raw, err := c.(*net.UnixConn).SyscallConn(); err == nil {
-				raw.Control(func(fd uintptr) {
-					if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
-						uid = int(cred.Uid)
-					}
-				})
-			}
-			fmt.Fprintf(c, "peer uid %d\n", uid)
-			c.Close()
+	serveUnix(t, sock, func(c net.Conn) {
+		uid := -1
+		if raw, err := c.(*net.UnixConn).SyscallConn(); err == nil {
+			raw.Control(func(fd uintptr) {
+				if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+					uid = int(cred.Uid)
+				}
+			})
 		}
-	}()
+		fmt.Fprintf(c, "peer uid %d\n", uid)
+	})
 	skill := newSkill(t, map[string]string{"uds.py": `import socket, sys
 s = socket.socket(socket.AF_UNIX)
 try:

@@ -26,23 +26,8 @@ func TestGVisorRelaySocketSwapped(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	os.Chmod(filepath.Dir(dir), 0o755)
 	sock := filepath.Join(dir, "daemon.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(sock, 0o666)
 	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
+	serveUnix(t, sock, func(net.Conn) { reached.Add(1) })
 	skill := newSkill(t, map[string]string{"swap.sh": `#!/bin/bash
 d=/.skill-sandbox-net
 chmod 700 $d 2>/dev/null || { echo sealed; exit 0; }

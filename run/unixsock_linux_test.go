@@ -14,6 +14,13 @@ import (
 // by all (a root caller's run connects as a uid of its own).
 func unixServer(t *testing.T, path, name string) {
 	t.Helper()
+	serveUnix(t, path, func(c net.Conn) { fmt.Fprintf(c, "hello from %s\n", name) })
+}
+
+// serveUnix listens on a unix socket at path, writable by all, and calls
+// handle on each connection, which it then closes, until the test ends.
+func serveUnix(t *testing.T, path string, handle func(net.Conn)) {
+	t.Helper()
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func unixServer(t *testing.T, path, name string) {
 			if err != nil {
 				return
 			}
-			fmt.Fprintf(c, "hello from %s\n", name)
+			handle(c)
 			c.Close()
 		}
 	}()
