@@ -38,14 +38,7 @@ func backendRunners(o options, base string, k kind, stderr io.Writer) []backendR
 // runBackend runs k's script through skill-sandbox run --backend b.
 func runBackend(bin, base string, k kind, b string) error {
 	argv := sandboxArgv(bin, base, k)
-	argv = append(argv[:2:2], append([]string{"--backend", b}, argv[2:]...)...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var errBuf strings.Builder
-	cmd.Stderr = &errBuf
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(errBuf.String()))
-	}
-	return nil
+	return runArgv(append(argv[:2:2], append([]string{"--backend", b}, argv[2:]...)...))
 }
 
 // backendResult is one runner's figures.

@@ -272,7 +272,11 @@ func sandboxArgv(bin, base string, k kind) []string {
 
 // runSandboxed runs k's script through `skill-sandbox run`.
 func runSandboxed(bin, base string, k kind) error {
-	argv := sandboxArgv(bin, base, k)
+	return runArgv(sandboxArgv(bin, base, k))
+}
+
+// runArgv runs argv, its error carrying what it printed on stderr.
+func runArgv(argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var errBuf strings.Builder
 	cmd.Stderr = &errBuf
