@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"io"
 	"os"
 	"path/filepath"
@@ -140,7 +141,7 @@ func TestCgroupAccounting(t *testing.T) {
 	if o.res.PeakMemoryKB < 64<<10 || o.res.PeakMemoryKB > (DefaultMemoryMB+DefaultWorkDirMB)<<10 {
 		t.Errorf("PeakMemoryKB %d, want between 64 MiB and the limit", o.res.PeakMemoryKB)
 	}
-	if want := DefaultMemoryMB + reserveMB; o.res.AddressSpaceMB != want {
+	if want := DefaultMemoryMB + native.AddressReserveMB; o.res.AddressSpaceMB != want {
 		t.Errorf("AddressSpaceMB %d under the cgroup, want the relaxed %d", o.res.AddressSpaceMB, want)
 	}
 	if left := cgroupLeftovers(t, "skill-sandbox-"+id); len(left) > 0 {
@@ -156,8 +157,8 @@ func TestCgroupAccounting(t *testing.T) {
 	// Without the cgroup the watch holds the memory, and RLIMIT_AS is as
 	// relaxed; without either, RLIMIT_AS is all there is.
 	o = runIn(t, Sandbox{Disable: []Layer{LayerCgroup}}, dir, "touch.py")
-	if o.res.PeakMemoryKB != 0 || o.res.AddressSpaceMB != DefaultMemoryMB+reserveMB {
-		t.Errorf("without the cgroup: PeakMemoryKB %d AddressSpaceMB %d, want 0 and %d", o.res.PeakMemoryKB, o.res.AddressSpaceMB, DefaultMemoryMB+reserveMB)
+	if o.res.PeakMemoryKB != 0 || o.res.AddressSpaceMB != DefaultMemoryMB+native.AddressReserveMB {
+		t.Errorf("without the cgroup: PeakMemoryKB %d AddressSpaceMB %d, want 0 and %d", o.res.PeakMemoryKB, o.res.AddressSpaceMB, DefaultMemoryMB+native.AddressReserveMB)
 	}
 	o = runIn(t, Sandbox{Disable: []Layer{LayerCgroup, LayerWatch}}, dir, "touch.py")
 	if o.res.AddressSpaceMB != DefaultMemoryMB {

@@ -37,6 +37,6 @@ func (s *Sandbox) Describe(script string, args []string) (*Result, []string, err
 	if err != nil {
 		return res, nil, err
 	}
-	lines, err := describeLaunch(l)
+	lines, err := l.Describe()
 	return res, lines, err
 }

@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/posix"
-	"golang.org/x/sys/unix"
 )
 
 // epollLimitEnv passes the lowered fs.epoll.max_user_watches to the
@@ -225,38 +222,4 @@ func TestEpollAfterSupervisorDeath(t *testing.T) {
 		t.Errorf("after the supervisor's death the run's addition got %s, want ENOSYS (all: %q)", last, lines)
 	}
 	t.Logf("the run's additions: %d ok, then %s", len(lines)-1, lines[len(lines)-1])
-}
-
-// TestEpollListenerMissingRefuses: a run whose init process sent no
-// listener, or a message without one, is refused rather than run with
-// its additions unanswered.
-func TestEpollListenerMissingRefuses(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		send func(fd int) error
-	}{
-		{"nothing sent", func(int) error { return nil }},
-		{"no descriptor", func(fd int) error { return unix.Sendmsg(fd, []byte{'N'}, nil, nil, 0) }},
-		{"another kind", func(fd int) error { return unix.Sendmsg(fd, []byte{'L'}, unix.UnixRights(0), nil, 0) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			sup, initEnd, err := posix.ProxySocketPair()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sup.Close()
-			err = c.send(int(initEnd.Fd()))
-			initEnd.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var e epollRun
-			if err := e.start(sup, 10); !errors.Is(err, ErrStart) {
-				t.Errorf("start: %v, want ErrStart", err)
-			}
-			if e.served() != 0 {
-				t.Errorf("a server runs without a listener")
-			}
-		})
-	}
 }

@@ -3,8 +3,6 @@
 package run
 
 import (
-	"os"
-
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 )
 
@@ -12,10 +10,3 @@ import (
 // Linux the init process exists for amd64 and arm64 only), and macOS and
 // Windows keep no per-user epoll counter.
 func (s *Sandbox) epollBudget(*backend.Spec) int { return 0 }
-
-// epollRun serves nothing here.
-type epollRun struct{}
-
-func (*epollRun) start(*os.File, int) error { return nil }
-func (*epollRun) stop()                     {}
-func (*epollRun) served() int               { return 0 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,3 +127,8 @@ func checkFallbackRun(t *testing.T) {
 // degradedRerun reports whether this is the nested run without user
 // namespaces, where the re-run tests opt into degraded runs.
 func degradedRerun() bool { return os.Getenv(noUserNSEnv) == "1" }
+
+// hasMissing reports whether ms holds layer l.
+func hasMissing(ms []Missing, l Layer) bool {
+	return slices.ContainsFunc(ms, func(m Missing) bool { return m.Layer == l })
+}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,7 @@ func TestGVisorFallback(t *testing.T) {
 			if !strings.HasPrefix(res.BackendFallback, "gvisor: ") || !strings.Contains(res.BackendFallback, tc.wantCause) {
 				t.Fatalf("BackendFallback %q: want gVisor's error with %q", res.BackendFallback, tc.wantCause)
 			}
-			if len(res.Applied) == 0 || res.Applied[0] == layerGVisor {
+			if len(res.Applied) == 0 || res.Applied[0] == native.LayerGVisor {
 				t.Fatalf("applied %v: want the native layers", res.Applied)
 			}
 		})

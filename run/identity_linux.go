@@ -14,9 +14,6 @@ import (
 // in run's exec_*.go.
 func sandboxIdentity() (int, int) { return identity.Sandbox() }
 
-// rootKept is identity.RootKept; macOS has its own in exec_darwin.go.
-func rootKept(uid int) string { return identity.RootKept(uid) }
-
 // hostIdentity returns the host uid and gid s's run gets: an id of its own
 // (see identity.OwnRunIDs), the one of a pooled init process it reserves
 // when s has a pool whose init processes have theirs, else the sandbox
@@ -29,11 +26,10 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 		return hostIdentity{uid: uid, gid: gid}, nil
 	}
 	if pi := s.Pool.reserve(s); pi != nil {
-		if id := pi.id; id != nil {
-			pi.id = nil
+		if id := pi.TakeID(); id != nil {
 			return hostIdentity{uid: id.ID, gid: id.ID, own: id, stage: pi}, nil
 		}
-		s.Pool.discard(pi)
+		s.Pool.native().Discard(pi)
 	}
 	id, err := identity.Take(identity.LockBase)
 	if err != nil {

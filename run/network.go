@@ -2,13 +2,12 @@ package run
 
 import (
 	"fmt"
-	"net"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
@@ -20,15 +19,6 @@ import (
 // proxyPort is the proxy's port on the sandbox's own loopback. The network
 // namespace is private to the run, so a fixed port cannot clash.
 const proxyPort = 3128
-
-// proxyRun is a launch's allowlist proxy, running once the init process
-// has handed over its listening socket (see proxyRun.start).
-type proxyRun struct {
-	srv *netproxy.Proxy
-	// hostLn is, on macOS, the proxy's listener on the host's loopback,
-	// bound before the profile that names its port is generated.
-	hostLn net.Listener
-}
 
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
@@ -50,7 +40,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 	if s.AllowNetwork {
 		return nil, fmt.Errorf("%w: AllowHosts or AllowLocal and AllowNetwork exclude each other (AllowNetwork opens the whole host network)", ErrBadConfig)
 	}
-	if !hostAllowlistSupported {
+	if !native.AllowlistSupported {
 		return nil, fmt.Errorf("%w: the host allowlist needs Linux network namespaces or the macOS Seatbelt profile; nothing on %s would hold the script to the proxy", ErrUnsupported, runtime.GOOS)
 	}
 	for _, l := range backend.AllowlistLayers() {
@@ -216,93 +206,4 @@ func withSecretEnv(env []string, secrets *netproxy.Secrets, bundle string) []str
 	}
 	sort.Strings(out)
 	return out
-}
-
-// withProxyEnv points the proxy variables of env (all present, blank, see
-// buildEnv) at the proxy on 127.0.0.1:port: both cases of HTTP_PROXY and
-// HTTPS_PROXY (http://), ALL_PROXY (socks5h://, the same port: the proxy
-// serves SOCKS5 too, for the protocols that are not HTTP; clients read
-// the scheme's own variable first), and an empty NO_PROXY so that nothing
-// bypasses it (nothing else is reachable anyway), whatever the caller's
-// Env or a policy set them to: a host exempted there would only fail.
-// NODE_USE_ENV_PROXY makes node 24 and later honour them. Unless the
-// caller set it, GIT_SSH_COMMAND sends git's ssh through the SOCKS
-// proxy (see sshProxyCommand).
-func withProxyEnv(env []string, port int) []string {
-	hostPort := "127.0.0.1:" + strconv.Itoa(port)
-	gitSSH := true
-	out := make([]string, 0, len(env)+2)
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch strings.ToUpper(k) {
-		case "HTTP_PROXY", "HTTPS_PROXY":
-			kv = k + "=http://" + hostPort
-		case "ALL_PROXY":
-			kv = k + "=socks5h://" + hostPort
-		case "NO_PROXY":
-			kv = k + "="
-		case "NODE_USE_ENV_PROXY":
-			continue
-		}
-		if k == "GIT_SSH_COMMAND" {
-			if v == "" {
-				continue // replaced below: a duplicate would hide ours
-			}
-			gitSSH = false
-		}
-		out = append(out, kv)
-	}
-	if gitSSH {
-		out = append(out, "GIT_SSH_COMMAND=ssh -o ProxyCommand='"+sshProxyCommand(hostPort)+"'")
-	}
-	return append(out, "NODE_USE_ENV_PROXY=1")
-}
-
-// sshProxyCommand is the ssh ProxyCommand that reaches %h:%p through the
-// SOCKS5 proxy at hostPort, names resolved by the proxy: OpenBSD netcat,
-// which Debian and Ubuntu install as nc.openbsd (package netcat-openbsd)
-// and macOS as nc.
-func sshProxyCommand(hostPort string) string {
-	nc := "nc.openbsd"
-	if runtime.GOOS == "darwin" {
-		nc = "/usr/bin/nc"
-	}
-	return nc + " -X 5 -x " + hostPort + " %h %p"
-}
-
-// stop ends the proxy (every open connection) and puts its log in out.
-func (pr *proxyRun) stop(out *backend.Outcome) {
-	if pr.srv == nil && pr.hostLn != nil {
-		pr.hostLn.Close() // refused before the proxy started
-	}
-	if pr.srv == nil {
-		return
-	}
-	pr.srv.Close()
-	rep := pr.srv.Report()
-	out.Network = &rep
-}
-
-// startAllowlist refuses the run when the network namespace that enforces
-// the allowlist is missing (never an open network instead), and otherwise
-// starts the proxy on the socket the init process handed over.
-func startAllowlist(l *launchState, sup *os.File, out *backend.Outcome) error {
-	for _, m := range out.Missing {
-		if !stageconfig.Has(backend.AllowlistLayers(), m.Layer) {
-			continue
-		}
-		if m.Layer == LayerSeatbelt {
-			return fmt.Errorf("%w: the host allowlist needs the %s layer, which is missing (%s); "+
-				"the run is refused rather than given an open network", ErrIsolation, m.Layer, m.Reason)
-		}
-		return fmt.Errorf("%w: the host allowlist needs the %s layer, which is missing (%s); "+
-			"the run is refused rather than given an open network. Fix: allow unprivileged user namespaces "+
-			"(sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1, or "+
-			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or pass --allow-network to give the whole network knowingly",
-			ErrIsolation, m.Layer, m.Reason)
-	}
-	if err := l.proxy.start(*l.plan.Proxy, sup); err != nil {
-		return fmt.Errorf("%w: network proxy: %v", ErrStart, err)
-	}
-	return nil
 }

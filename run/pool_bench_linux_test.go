@@ -22,9 +22,7 @@ func BenchmarkPooledTrue(b *testing.B) {
 	pooled := &Sandbox{SkillDir: dir, Pool: pl}
 	ready := func() {
 		for len(idlePIDs(pl)) == 0 {
-			pl.mu.Lock()
-			disabled := pl.disabled
-			pl.mu.Unlock()
+			_, _, disabled := pl.p.Idle()
 			if disabled != nil {
 				b.Skipf("no pool here: %v", disabled)
 			}

@@ -33,12 +33,7 @@ func newTestPool(t *testing.T, size int, maxIdle time.Duration, like Sandbox) *P
 
 // idlePIDs returns the pids of the init processes waiting in pl.
 func idlePIDs(pl *Pool) []int {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	var pids []int
-	for _, pi := range pl.idle {
-		pids = append(pids, pi.proc.Pid())
-	}
+	pids, _, _ := pl.p.Idle()
 	return pids
 }
 
@@ -51,9 +46,7 @@ func waitIdle(t *testing.T, pl *Pool, n int) []int {
 		if pids := idlePIDs(pl); len(pids) >= n {
 			return pids
 		}
-		pl.mu.Lock()
-		failed, disabled := pl.failed, pl.disabled
-		pl.mu.Unlock()
+		_, failed, disabled := pl.p.Idle()
 		if disabled != nil {
 			t.Skipf("the pool cannot start stages here: %v", disabled)
 		}
@@ -231,9 +224,7 @@ func TestPoolReplacesStages(t *testing.T) {
 		// its stdin.
 		pl := newTestPool(t, 1, time.Hour, Sandbox{})
 		waitIdle(t, pl, 1)
-		pl.mu.Lock()
-		pl.idle[0].cfgW.Close()
-		pl.mu.Unlock()
+		pl.p.CloseOldestConfig()
 		o := runWithPool(t, pl, Sandbox{Stdin: strings.NewReader("all of it")}, readDir, "cat.sh")
 		if o.err != nil || o.stdout != "all of it" {
 			t.Fatalf("err %v stdout %q", o.err, o.stdout)

@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ import (
 type hostIdentity struct {
 	uid, gid int
 	own      *identity.RunID
-	stage    *pooledInit
+	stage    *native.Pooled
 }
 
 // prepare does every check and decision that needs no child process:
@@ -33,21 +34,18 @@ type hostIdentity struct {
 // state of a launch not started yet.
 // The returned cleanup (possibly nil) removes the work folder and gives
 // the identity back; it runs once the sandbox is gone.
-func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*launchState, func(), error) {
+func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*native.Launch, func(), error) {
 	id, err := s.hostIdentity()
 	if err != nil {
 		return nil, nil, err
 	}
 	p, cleanup, err := s.prepareAs(id, script, args, command, res)
-	var l *launchState
+	var l *native.Launch
 	if p != nil {
-		l = newLaunchState(p, s.Pool)
+		l = native.New(p, s.Pool.native(), id.stage)
 	}
 	if id.own == nil {
 		return l, cleanup, err
-	}
-	if l != nil {
-		l.reserved = id.stage
 	}
 	inner := cleanup
 	cleanup = func() {
@@ -59,10 +57,10 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 		// with it.
 		unused := id.stage
 		if l != nil {
-			unused, l.reserved = l.reserved, nil
+			unused = l.TakeReserved()
 		}
 		if unused != nil {
-			s.Pool.unreserve(unused, id.own)
+			s.Pool.native().Unreserve(unused, id.own)
 			return
 		}
 		id.own.Release()
@@ -154,7 +152,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	}
 	if proxy != nil {
 		p.Proxy = proxy
-		p.Config.Env = withSecretEnv(withProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
+		p.Config.Env = withSecretEnv(backend.ProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
 		p.Config.ProxyPort = proxyPort
 		p.Config.LocalPorts = proxy.LocalPorts
 		// The run must be refused before the script starts if the

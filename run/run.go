@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,13 +28,6 @@ const (
 	// although it touches little of it. The heap itself is still held to
 	// MemoryMB with --max-old-space-size.
 	nodeReserveMB = 1024
-	// reserveMB is added to RLIMIT_AS where the cgroup or the watch holds
-	// the run's real memory to MemoryMB: what programs reserve without
-	// using (a thread's 8 MiB stack, glibc's 64 MiB malloc arenas, V8's
-	// pointer cage, a JVM's heap and class space sized from the host's
-	// memory) then costs nothing, and the limit only stops absurd single
-	// mappings early.
-	reserveMB = 16 << 10
 )
 
 // nobodyUID is identity.Nobody, the host identity of the sandbox when
@@ -69,15 +63,13 @@ func (s *Sandbox) start(ctx context.Context, script string, args, command []stri
 		unmakeRefused(res)
 		return err
 	}
-	l.teardown = cleanup
-	if uid := l.plan.UID; uid > 0 && uid != os.Geteuid() {
+	l.SetTeardown(cleanup)
+	if uid := l.Spec().UID; uid > 0 && uid != os.Geteuid() {
 		res.SandboxUID = uid
 	}
 	err = launchListing(ctx, l, res)
 	res.SharedQuotas = sharedQuotas(res)
-	if l.teardown != nil { // not handed to the background teardown
-		l.teardown()
-	}
+	l.Teardown() // unless handed to the background teardown
 	unmakeRefused(res)
 	return err
 }
@@ -96,8 +88,8 @@ func unmakeRefused(res *Result) {
 
 // launchListing launches l's plan and, when it has write grants or a kept
 // work folder, lists in res.Artifacts what the run changed there.
-func launchListing(ctx context.Context, l *launchState, res *Result) error {
-	p := l.plan
+func launchListing(ctx context.Context, l *native.Launch, res *Result) error {
+	p := l.Spec()
 	res.Backend = BackendNative
 	if p.GVisor {
 		res.Backend = BackendGVisor
@@ -126,18 +118,22 @@ func launchListing(ctx context.Context, l *launchState, res *Result) error {
 
 // launchOutcome launches l's plan with its backend and copies the
 // outcome, as far as the launch got, into res.
-func launchOutcome(ctx context.Context, l *launchState, res *Result) error {
+func launchOutcome(ctx context.Context, l *native.Launch, res *Result) error {
 	var out *backend.Outcome
 	var err error
-	switch {
-	case l.plan.GVisor && l.plan.GVisorFallback:
-		out, err = launchOrFallBack(ctx, l, res)
-	case l.plan.GVisor:
+	switch p := l.Spec(); {
+	case p.GVisor && p.GVisorFallback:
+		var fellBack string
+		out, fellBack, err = l.RunGVisorOrNative(ctx)
+		if fellBack != "" {
+			res.Backend, res.BackendFallback = BackendNative, fellBack
+		}
+	case p.GVisor:
 		out = backend.NewOutcome()
-		err = launchGVisor(ctx, l, out)
+		err = l.RunGVisor(ctx, out)
 	default:
 		out = backend.NewOutcome()
-		err = launch(ctx, l, out)
+		err = l.Run(ctx, out)
 	}
 	res.setOutcome(out)
 	return err
@@ -245,13 +241,7 @@ func (s *Sandbox) checkNumbers() error {
 	return nil
 }
 
-// allLayers lists every layer of a run in the order of the Layer list.
-func allLayers(allowNetwork bool) []Layer {
-	ls := append(backend.NamespaceLayers(allowNetwork), backend.SupervisorLayers()...)
-	return append(ls, backend.ProcessLayers(allowNetwork)...)
-}
-
-func knownLayer(l Layer) bool { return stageconfig.Has(allLayers(false), l) }
+func knownLayer(l Layer) bool { return stageconfig.Has(backend.AllLayers(false), l) }
 
 // hostGuards returns the missing layers that guard the host (backend.GuardsHost).
 func hostGuards(missing []Missing) []Missing {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -445,7 +446,7 @@ func TestResourceLimits(t *testing.T) {
 	needTool(t, "python3")
 	dir := newSkill(t, map[string]string{
 		"membomb.py": "b = bytearray(2 << 30)\nprint('allocated')\n",
-		// Past the relaxed RLIMIT_AS (MemoryMB + reserveMB): refused at once.
+		// Past the relaxed RLIMIT_AS (MemoryMB + native.AddressReserveMB): refused at once.
 		"hugebomb.py": "b = bytearray(20 << 30)\nprint('allocated')\n",
 		"forkbomb.py": `import os, time
 n = 0
@@ -540,7 +541,7 @@ func TestNodeStartsUnderTheMemoryLimit(t *testing.T) {
 	if want := fmt.Sprintf("--max-old-space-size=%d", DefaultMemoryMB); !strings.Contains(o.stdout, want) {
 		t.Errorf("node output %q lacks %s", o.stdout, want)
 	}
-	if want := DefaultMemoryMB + reserveMB; o.res.AddressSpaceMB != want {
+	if want := DefaultMemoryMB + native.AddressReserveMB; o.res.AddressSpaceMB != want {
 		t.Errorf("AddressSpaceMB %d, want %d", o.res.AddressSpaceMB, want)
 	}
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,10 +73,10 @@ func TestRunReturnsBeforeTeardown(t *testing.T) {
 }
 
 // initStagesOf lists the processes named as the run id's init process
-// (see initName), zombies included.
+// (see native.InitName), zombies included.
 func initStagesOf(id string) []int {
 	var pids []int
-	want := []byte("(" + initName(id) + ")")
+	want := []byte("(" + native.InitName(id) + ")")
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())

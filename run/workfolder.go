@@ -38,27 +38,6 @@ func workDirName() (string, error) {
 	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil
 }
 
-// makeDeferredWorkDir makes on the host the work folder prepare named
-// without making it (see workDirName), for a run whose init process has
-// no mount namespace after all. Mkdir fails on anything already there.
-func makeDeferredWorkDir(l *launchState) error {
-	if l.workMade {
-		return nil
-	}
-	p := l.plan
-	dir := p.Config.WorkDir
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("work folder: %w", err)
-	}
-	l.workMade = true
-	if p.UID != os.Getuid() || p.GID != os.Getgid() {
-		if err := os.Chown(dir, p.UID, p.GID); err != nil {
-			return fmt.Errorf("work folder: %w", err)
-		}
-	}
-	return nil
-}
-
 // hostTemp is the folder Run makes its work folders in: $TMPDIR
 // (os.TempDir) with symlinks resolved, since the init process mounts over
 // and grants access to the exact path, or /tmp when $TMPDIR lies in a

@@ -7,3 +7,10 @@ import "github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 func WindowsLayerList() []stageconfig.Layer {
 	return []stageconfig.Layer{stageconfig.LayerJob, stageconfig.LayerAppContainer}
 }
+
+// AllLayers lists every layer of a native run, in the order of the
+// layer list (stageconfig's).
+func AllLayers(allowNetwork bool) []stageconfig.Layer {
+	ls := append(NamespaceLayers(allowNetwork), SupervisorLayers()...)
+	return append(ls, ProcessLayers(allowNetwork)...)
+}

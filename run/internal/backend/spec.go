@@ -9,8 +9,8 @@
 // wanted and refused), and the launch reads it without changing it; what
 // a launch changes as it goes (the config completed with the namespaces
 // had, the descriptors, the cgroup) is the launch's own state. Each
-// backend (today the Unix launch in run, whose process layer is
-// run/internal/backend/posix, and the Windows launch in run) starts
+// backend (run/internal/backend/native, whose process layer is
+// run/internal/backend/posix, and run/internal/backend/winjob) starts
 // from a Spec alone, so a new backend (gVisor, a remote runner) needs a
 // Spec and nothing of run.Sandbox. Once it knows which layers it has,
 // a backend asks Refusing which missing ones refuse the run (an

@@ -91,7 +91,7 @@ func (a *arena) remount(op *Op, data unsafe.Pointer) uint32 {
 
 // childReceive is a pooled init process's first step once a run takes it:
 // the run's descriptors come with the first byte on the config socket
-// (see run's pooledInit.handOver), and are moved where a process started for the run
+// (see native's Pooled.handOver), and are moved where a process started for the run
 // would have them: stdin at 0 when the header says so, the rest from
 // stageconfig.FirstTreeFD on, close-on-exec. Each is first moved above
 // those slots, so that placing one cannot overwrite another; a slot in use

@@ -19,7 +19,7 @@
 //
 // It runs in the supervisor, with the caller's privileges. Nothing here
 // forks or clones: run/internal/initproc clones the init process and
-// run's start hands its pid to NewProcess. The launch itself (start,
-// handshake, watch, collect) is still in run (see docs/architecture.md,
-// "The layout of run/"); it moves here next, behind the start contract.
+// run/internal/backend/native's start hands its pid to NewProcess; the
+// launch (start, handshake, watch, collect) is native's, which calls
+// what is here.
 package posix
