@@ -14,7 +14,10 @@
 // proxy on, and this program, started in the sandbox as its first
 // process (ExecRelayIfRequested), relays the sandbox's proxy port to it;
 // with AllowNetwork the sandbox has the host's network. What the backend
-// lacks is in docs/backends.md; Check refuses those runs.
+// lacks is in docs/backends.md; Check refuses those runs. Prestart starts
+// a sandbox ahead of one later run of a given shape (Key), whose first
+// process, this program again, waits for the run's arguments; run.Pool
+// keeps such sandboxes for long-lived servers.
 //
 // It runs in the supervisor: it starts runsc, whose own processes (the
 // Sentry and the gofer) hold the script; the state folder and the bundle

@@ -17,7 +17,8 @@ import (
 
 // ExecRelayIfRequested turns this process into the network relay of a
 // gVisor run when runsc started it as the sandbox's first process (see
-// bundleSpec): it never returns then. Otherwise it does nothing.
+// bundleSpec), or the waiting process of a pre-started sandbox (see
+// Prestarted): it never returns then. Otherwise it does nothing.
 //
 // The sandbox has gVisor's own network stack with a loopback and nothing
 // else (runsc --network none); the relay listens on the proxy port of
@@ -32,6 +33,8 @@ func ExecRelayIfRequested() {
 		os.Exit(relayMain(os.Args[1], os.Args[2], os.Args[3], os.Args[4:]))
 	case len(os.Args) >= 4 && os.Args[0] == limitArg0 && os.Getppid() == 1:
 		os.Exit(limitExec(os.Args[1], os.Args[2], os.Args[3:]))
+	case len(os.Args) == 1 && os.Args[0] == poolArg0 && os.Getpid() == 1:
+		os.Exit(poolWait())
 	}
 }
 

@@ -1,0 +1,470 @@
+package gvisor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+)
+
+// ErrPoolMismatch is Prestarted.Run's error for a run whose shape is not
+// the sandbox's: nothing of the sandbox was used, and the run may start
+// one of its own.
+var ErrPoolMismatch = errors.New("the pre-started sandbox does not fit the run")
+
+// Prestarted is a gVisor sandbox started ahead of the one run that will
+// use it: runsc run of a bundle whose mounts, identity, namespaces,
+// seccomp rules and cgroup are those of the runs it fits (Key), and whose
+// first process is this program, waiting on its stdin (a pipe of the
+// supervisor's) for the run's arguments, environment, working folder
+// and limits. Run hands them over; the process executes the script in
+// place, so the sandbox ends with the script and cannot serve another
+// run. A Prestarted is used once at most; Close ends it, used or not.
+//
+// Only runs without a host allowlist fit (the filtering proxy's relay is
+// the first process of those).
+type Prestarted struct {
+	r       *Runtime
+	key     string
+	dir     string
+	id      string
+	global  []string // runsc's flags for kill and delete
+	network []string // runsc's network flags
+	cmd     *exec.Cmd
+	config  *os.File // the waiting process's stdin
+	stdout  *os.File
+	stderr  *os.File
+	// binds are the host files and folders the bundle binds, as they
+	// were when the sandbox started (see sameBinds).
+	binds []bindSource
+	// u is the cgroup around runsc's (see usage), nil where there is
+	// none; cgroupsPath is runsc's cgroup in it.
+	u           *usage
+	cgroupsPath string
+	exited      chan struct{} // closed when runsc run has exited
+	err         error         // runsc run's wait error, once exited is closed
+	// Born is when the sandbox was started.
+	Born time.Time
+
+	mu     sync.Mutex
+	used   bool
+	closed bool
+}
+
+// Key is the shape of p's run: what a sandbox must have been started
+// with to serve it (the bundle but its process's arguments, environment,
+// working folder and limits; the sandbox's own /etc files; the network
+// flags; the memory the watch holds it to). "" when p cannot use a
+// pre-started sandbox: a run with the filtering proxy (its relay is the
+// sandbox's first process), handed-over files, a kept work folder, or a
+// work folder not directly in /tmp (see poolSpec).
+func Key(p *backend.Spec) string {
+	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || !poolWorkDir(p) {
+		return ""
+	}
+	s := poolSpec(p, "/bundle")
+	s.Process.Args, s.Process.Env, s.Process.Cwd, s.Process.Rlimits = nil, nil, "", nil
+	files := etcFilesOf(p)
+	b, err := json.Marshal(struct {
+		Spec     *ociSpec
+		Files    any
+		Network  bool
+		Rootless bool
+		Memory   int64
+	}{s, files, p.Config.AllowNetwork, os.Geteuid() != 0, memoryCap(p)})
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Prestart starts a sandbox for a later run of p's shape (see Key); p's
+// own arguments, environment and limits are not used. The caller must
+// Close it.
+func (r *Runtime) Prestart(p *backend.Spec) (*Prestarted, error) {
+	key := Key(p)
+	if key == "" {
+		return nil, fmt.Errorf("%w: this run cannot use a pre-started sandbox", backend.ErrUnsupported)
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: finding this program for the waiting process: %v", backend.ErrStart, err)
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	s := &Prestarted{r: r, key: key, id: "ss-pool-" + hex.EncodeToString(rnd[:]), exited: make(chan struct{})}
+	// 0700, the supervisor's: the bundle and runsc's state are no one
+	// else's to read or change.
+	if s.dir, err = os.MkdirTemp("", "skill-sandbox-gvisor-pool-"); err != nil {
+		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
+	}
+	if s.u = newUsage(s.id); s.u != nil {
+		s.cgroupsPath = s.u.path()
+	}
+	if err := s.start(p, exe); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start writes the bundle and starts runsc run of the waiting process,
+// until it says it waits.
+func (s *Prestarted) start(p *backend.Spec, exe string) error {
+	bundle := filepath.Join(s.dir, "bundle")
+	if err := os.Mkdir(bundle, 0o755); err != nil {
+		return fmt.Errorf("%w: %v", backend.ErrStart, err)
+	}
+	if err := writePoolBundle(p, bundle, exe, s.cgroupsPath); err != nil {
+		return fmt.Errorf("%w: writing the OCI bundle: %v", backend.ErrStart, err)
+	}
+	s.binds = bindSources(poolSpec(p, bundle))
+	rootless := os.Geteuid() != 0
+	nw := []string{"--network", "none"}
+	if p.Config.AllowNetwork {
+		nw = []string{"--network", "host"}
+	}
+	s.network = nw
+	s.global = s.r.globalFlags(s.dir, "kill.log", rootless, nw)
+	cmd := exec.Command(s.r.Path, append(s.r.globalFlags(s.dir, "runsc.log", rootless, nw), "run", "--bundle", bundle, s.id)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var ends [3][2]*os.File // stdin, stdout, stderr: the sandbox's end, ours
+	for i := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("%w: %v", backend.ErrStart, err)
+		}
+		if i == 0 {
+			ends[i] = [2]*os.File{r, w}
+		} else {
+			ends[i] = [2]*os.File{w, r}
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0][0], ends[1][0], ends[2][0]
+	s.config, s.stdout, s.stderr = ends[0][1], ends[1][1], ends[2][1]
+	s.Born = time.Now()
+	err := cmd.Start()
+	for i := range ends {
+		ends[i][0].Close()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: starting runsc: %v; %s", backend.ErrStart, err, Fix)
+	}
+	s.cmd = cmd
+	go func() {
+		s.err = cmd.Wait()
+		close(s.exited)
+	}()
+	var b [1]byte
+	if n, _ := io.ReadFull(s.stdout, b[:]); n != 1 || b[0] != poolReady {
+		<-s.exited
+		if cause := startFailure(filepath.Join(s.dir, "runsc.log")); cause != "" {
+			return fmt.Errorf("%w: runsc could not start the sandbox here: %s; %s", backend.ErrStart, cause, Fix)
+		}
+		return fmt.Errorf("%w: the pre-started sandbox's waiting process did not start (a program that runs sandboxes must call run.ExecInitIfRequested first in main)", backend.ErrStart)
+	}
+	return nil
+}
+
+// writePoolBundle writes the bundle of a pre-started sandbox of p's
+// shape in dir: p's (writeBundle) with the waiting process, exe bound
+// read-only at poolArg0, in place of the script, and /tmp a host folder
+// of the bundle (poolTmp) in place of the work folder's and /tmp's.
+func writePoolBundle(p *backend.Spec, dir, exe, cgroupsPath string) error {
+	if err := writeBundle(p, dir, "", "", cgroupsPath); err != nil {
+		return err
+	}
+	// The unpooled run's work folder: the run's comes in poolTmp.
+	if err := os.Remove(filepath.Join(dir, workFolder)); err != nil {
+		return err
+	}
+	// /tmp as the unpooled run's tmpfs: anyone's to write, sticky; in
+	// the supervisor's private folder, no one else's on the host.
+	tmp := filepath.Join(dir, poolTmp)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+		return err
+	}
+	s := poolSpec(p, dir)
+	s.Linux.CgroupsPath = cgroupsPath
+	s.Process.Args, s.Process.Env, s.Process.Cwd = []string{poolArg0}, nil, "/"
+	// The script's limits are set by the waiting process before it
+	// executes the script (RLIMIT_AS would not let its Go runtime start).
+	s.Process.Rlimits = []ociRlimit{{Type: "RLIMIT_CORE"}}
+	s.Mounts = append(s.Mounts, bind(exe, poolArg0, false, true))
+	if err := os.WriteFile(filepath.Join(dir, "rootfs", poolArg0), nil, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+}
+
+// etcFilesOf is the sandbox's own /etc files of p's run (etcView) with
+// the work folder's path, the run's own (a home in passwd), in a form
+// every run of the shape shares: Run writes the run's own before the
+// script starts.
+func etcFilesOf(p *backend.Spec) []struct{ Path, Data string } {
+	_, files := etcView(p)
+	out := make([]struct{ Path, Data string }, len(files))
+	for i, f := range files {
+		out[i].Path, out[i].Data = f.Path, f.Data
+		if p.Config.WorkDir != "" {
+			out[i].Data = strings.ReplaceAll(f.Data, p.Config.WorkDir, "\x00workdir")
+		}
+	}
+	return out
+}
+
+// writeRunEtc writes p's own /etc files over those the sandbox's bundle
+// holds, of the same sizes (the work folder's path is as long for every
+// run of a server): the sandbox has not read them yet, and gVisor's
+// kernel keeps the sizes it saw. false when a size differs.
+func (s *Prestarted) writeRunEtc(p *backend.Spec) bool {
+	_, files := etcView(p)
+	for _, f := range files {
+		name := filepath.Join(s.dir, "bundle", etcOwnDir, filepath.Base(f.Path))
+		fi, err := os.Stat(name)
+		if err != nil || fi.Size() != int64(len(f.Data)) {
+			return false
+		}
+	}
+	for _, f := range files {
+		name := filepath.Join(s.dir, "bundle", etcOwnDir, filepath.Base(f.Path))
+		if os.WriteFile(name, []byte(f.Data), 0o644) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// poolTmp is the bundle's host folder that a pre-started sandbox has
+// as /tmp: the run's work folder is made in it when the run comes, so
+// that the supervisor's watch holds it on the host as it holds an
+// unpooled run's work folder (see poolSpec).
+const poolTmp = "tmp"
+
+// poolWorkDir reports whether p's work folder can be made, once the run
+// comes, in a pre-started sandbox's /tmp: it is not kept (a kept one is
+// the host's folder of the run's) and lies directly in /tmp.
+func poolWorkDir(p *backend.Spec) bool {
+	dir := p.Config.WorkDir
+	return p.Config.WorkDirMB > 0 && path.Clean(dir) == dir && path.Dir(dir) == "/tmp"
+}
+
+// poolSpec is bundleSpec of p's run in dir with /tmp the bundle's host
+// folder poolTmp, a bind that is read-write, noexec, nosuid and nodev
+// as the unpooled run's tmpfs, and without the work folder's bind (the
+// last mount), whose path is the run's: the waiting process makes the
+// work folder in /tmp instead, on the host. The watch holds poolTmp as
+// a whole to the work folder's caps (bytes and entries), where an
+// unpooled run has two folders of that size: stricter, never looser.
+func poolSpec(p *backend.Spec, dir string) *ociSpec {
+	s := bundleSpec(p, dir, "", "")
+	s.Mounts = s.Mounts[:len(s.Mounts)-1]
+	for i, m := range s.Mounts {
+		if m.Destination == "/tmp" {
+			s.Mounts[i] = bind(filepath.Join(dir, poolTmp), "/tmp", true, false)
+		}
+	}
+	return s
+}
+
+// bindSource is a bind mount's source and the file it was.
+type bindSource struct {
+	path     string
+	dev, ino uint64
+}
+
+// bindSources are the sources of spec's bind mounts (runsc follows
+// their symbolic links, as os.Stat does); a missing one has ino 0.
+func bindSources(spec *ociSpec) []bindSource {
+	var out []bindSource
+	for _, m := range spec.Mounts {
+		if m.Type != "bind" {
+			continue
+		}
+		b := bindSource{path: m.Source}
+		var st syscall.Stat_t
+		if syscall.Stat(m.Source, &st) == nil {
+			b.dev, b.ino = uint64(st.Dev), st.Ino
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// sameBinds reports whether each bind source is still the file it was
+// when the sandbox started: a skill folder or grant replaced since (a
+// new folder renamed over it) would show the run what its plan no
+// longer names, so the run starts its own sandbox instead.
+func sameBinds(binds []bindSource) bool {
+	for _, b := range binds {
+		var st syscall.Stat_t
+		if syscall.Stat(b.path, &st) != nil || uint64(st.Dev) != b.dev || st.Ino != b.ino {
+			return false
+		}
+	}
+	return true
+}
+
+// Alive reports whether the sandbox still waits for its run.
+func (s *Prestarted) Alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// take marks the sandbox used; false when it was used or closed before.
+func (s *Prestarted) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used || s.closed {
+		return false
+	}
+	s.used = true
+	return true
+}
+
+// Close ends the sandbox, its runsc processes and container, and removes
+// its bundle and state; a run under way is killed. Close may be called
+// more than once.
+func (s *Prestarted) Close() error {
+	s.mu.Lock()
+	done := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if s.cmd != nil {
+		s.r.kill(s.global, s.id, s.cmd.Process.Pid)
+		<-s.exited
+	}
+	for _, f := range []*os.File{s.config, s.stdout, s.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if s.u != nil {
+		s.u.remove()
+	}
+	return os.RemoveAll(s.dir)
+}
+
+// Run runs p's script in the sandbox, as Runtime.Run does (the same
+// outcome and errors, without serve: p has no host allowlist). started,
+// when not nil, is called as Runtime.Run calls it, with runsc's pid and
+// the host folder the sandbox has as /tmp, which holds the work folder
+// (see poolSpec), before the script is handed over: the supervisor's
+// watch follows the run from before its first instruction. The memory
+// watch (watchMemory) holds the sandbox as an unpooled run's. Run
+// returns once the script's sandbox has ended and its output is copied;
+// the caller must then Close the sandbox (runsc's kill and delete, which
+// may go on in the background). It fails with ErrPoolMismatch, the
+// sandbox untouched, when p's shape is not the sandbox's or a folder it
+// binds was replaced since it started, and with backend.ErrStart when
+// the sandbox was used, closed or has died.
+func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, started func(pid int, tmp string)) (*Outcome, error) {
+	if Key(p) != s.key || !sameBinds(s.binds) || !s.writeRunEtc(p) {
+		return nil, ErrPoolMismatch
+	}
+	if !s.take() {
+		return nil, fmt.Errorf("%w: the pre-started sandbox was used or closed already", backend.ErrStart)
+	}
+	if !s.Alive() {
+		return nil, fmt.Errorf("%w: the pre-started sandbox has ended", backend.ErrStart)
+	}
+	begun := time.Now()
+	pid := s.cmd.Process.Pid
+	wd.Start(ctx, p.Timeout, func() { s.r.kill(s.global, s.id, pid) })
+	if started != nil {
+		started(pid, filepath.Join(s.dir, "bundle", poolTmp))
+	}
+	stop, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.r.watchMemory(s.r.globalFlags(s.dir, "events.log", os.Geteuid() != 0, s.network), s.id, memoryCap(p), sandboxCgroup(s.id, s.cgroupsPath), wd, stop)
+	}()
+	if err := s.handOver(p); err != nil {
+		s.r.kill(s.global, s.id, pid)
+		<-s.exited
+		close(stop)
+		<-watched
+		wd.Finish()
+		return nil, fmt.Errorf("%w: handing the run to the pre-started sandbox: %v", backend.ErrStart, err)
+	}
+	var copies sync.WaitGroup
+	copies.Add(2)
+	go func() { defer copies.Done(); io.Copy(stdout, s.stdout) }()
+	go func() { defer copies.Done(); io.Copy(stderr, s.stderr) }()
+	<-s.exited
+	close(stop)
+	<-watched
+	o := &Outcome{Duration: time.Since(begun), Cgroup: os.Geteuid() == 0}
+	wd.Finish()
+	// runsc run destroys the sandbox as it exits, which closes the
+	// output's pipes; should anything hold them still, the sandbox is
+	// killed (Close does it again, off the run's path).
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(time.Second):
+		s.r.kill(s.global, s.id, pid)
+		<-copied
+	}
+	if s.u != nil {
+		// The sandbox's as a whole, its wait ahead included.
+		o.CPUTime, o.PeakMemoryKB, _ = s.u.read()
+	}
+	if ended := wd.Ended(); ended != backend.EndNormal && ended != backend.EndExited {
+		o.ExitCode, o.Signal = -1, "SIGKILL"
+		return o, nil
+	}
+	o.ExitCode = exitCode(s.err)
+	return o, nil
+}
+
+// handOver writes p's config to the waiting process, then p's stdin in
+// the background, closed at its end.
+func (s *Prestarted) handOver(p *backend.Spec) error {
+	c := &p.Config
+	cfg := &poolConfig{Argv: c.Argv, Env: c.Env, Dir: c.Dir, Rlimits: rlimits(c.Limits), WorkDir: c.WorkDir}
+	if c.Dir == "" {
+		cfg.Dir = "/"
+	}
+	if err := writePoolConfig(s.config, cfg); err != nil {
+		return err
+	}
+	go func() {
+		if p.Stdin != nil {
+			io.Copy(s.config, p.Stdin)
+		}
+		s.config.Close()
+	}()
+	return nil
+}
