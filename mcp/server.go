@@ -79,6 +79,10 @@ func (s *Server) closePool(pool *run.Pool) {
 	st := pool.Stats()
 	s.logf("pre-started init processes: %d started, %d used (%d with the root built ahead), %d runs started their own, %d expired, %d found dead",
 		st.Started, st.Taken, st.Prebuilt, st.Missed, st.Expired, st.Died)
+	if gv := pool.GVisorStats(); gv.Started > 0 {
+		s.logf("pre-started gVisor sandboxes: %d started, %d used, %d gvisor runs started their own, %d expired, %d found dead",
+			gv.Started, gv.Taken, gv.Missed, gv.Expired, gv.Died)
+	}
 }
 
 // conn is one connection being served: the requests it reads are handled

@@ -43,6 +43,19 @@ const DefaultPoolMaxIdle = 30 * time.Second
 // processes; runs already under way are not affected. A Pool is safe for
 // concurrent use.
 //
+// Runs with the gvisor backend take gVisor sandboxes started ahead
+// instead, each for one run (see GVisorStats), of the shape of the last
+// two gvisor runs when they had the same (their mounts, identity,
+// network and limits): the runs that teach the pool a shape start their
+// own. A pooled gVisor run keeps every cap an unpooled one has: the
+// supervisor's watch follows the pre-started sandbox's processes from
+// before the script is handed over, holds the write grants' growth from
+// what they held when the run came, and holds the sandbox's /tmp, a host
+// folder that the run's work folder is made in, to the work folder's
+// caps (/tmp and the work folder together, where an unpooled run has
+// two folders of that size). A sandbox whose bound folders were replaced
+// since it started is not used.
+//
 // Only Linux has pools; elsewhere a Pool never holds an init process and
 // every run starts its own.
 type Pool struct {
@@ -94,6 +107,11 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 
 // Stats returns the pool's counters.
 func (pl *Pool) Stats() PoolStats { return PoolStats(pl.p.Stats()) }
+
+// GVisorStats returns the counters of the pool's gVisor sandboxes:
+// started, taken by a run, missed (a gvisor run found none of its
+// shape), expired and died (Prebuilt is not used).
+func (pl *Pool) GVisorStats() PoolStats { return PoolStats(pl.p.GVisorStats()) }
 
 // Close kills the waiting init processes and waits until they are gone; the
 // pool starts no more. Runs that already took an init process are not

@@ -69,13 +69,18 @@ func launchGVisor(ctx context.Context, l *Launch, out *backend.Outcome) error {
 	wd := newWatchdog(l)
 	var started func(int, string)
 	if wp.Active() {
-		// The watch ends the run past a cap, as natively.
+		// The watch ends the run past a cap, as natively; a pooled
+		// sandbox calls it with its runsc's pid and its /tmp, which
+		// holds the work folder, before the script is handed over.
 		started = func(pid int, work string) {
 			wp.Dir = work // the work folder's host folder (see planGVisorWatch)
 			go watch.Run(wp, pid, false, wd.Done(), wd.Exceeded)
 		}
 	}
-	o, err := rt.Run(ctx, p, l.stdout, l.stderr, wd, serve, started)
+	o, pooled, err := runPooledGVisor(ctx, l, p, rt, wd, started, out)
+	if !pooled {
+		o, err = rt.Run(ctx, p, l.stdout, l.stderr, wd, serve, started)
+	}
 	if err != nil {
 		out.Applied, out.Missing = nil, nil
 		return err

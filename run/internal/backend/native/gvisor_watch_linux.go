@@ -23,7 +23,9 @@ func planGVisorWatch(p *backend.Spec, applied []stageconfig.Layer, missing []sta
 	}
 	// The work folder is a host folder (see gvisor's mounts), kept or
 	// not: the watch holds it to its size and entries. Its path, in
-	// runsc's bundle unless kept, is set once runsc runs.
+	// runsc's bundle unless kept, is set once runsc runs; a pre-started
+	// sandbox's is its /tmp, which holds the work folder (see
+	// gvisor.Prestarted.Run), held to the same caps.
 	w.Dir = p.Config.WorkDir
 	w.MaxBytes = int64(p.WatchWorkDirMB) << 20
 	w.MaxInodes = watch.InodeCap(p.WatchWorkDirMB)

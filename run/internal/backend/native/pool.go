@@ -26,6 +26,8 @@ type Pool struct {
 	failed   error // the last start failure; filling waits for the next take
 	stats    Stats
 
+	gv *gvisorPool // the gvisor runs' sandboxes; nil where there are none
+
 	wake chan struct{} // capacity 1: the filler should look again
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
@@ -80,6 +82,7 @@ func NewPool(size int, maxIdle time.Duration, shape Shape, trace func(event stri
 	}
 	pl.wg.Add(1)
 	go pl.fill()
+	pl.gv = newGVisorPool(pl)
 	return pl
 }
 

@@ -1,0 +1,171 @@
+package run
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pooledGVisorLeft lists the processes of pre-started gVisor sandboxes
+// (their container ids start "ss-pool-"; only Prestarted makes those).
+func pooledGVisorLeft() []string {
+	var left []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte("ss-pool-")) {
+			left = append(left, e.Name()+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+		}
+	}
+	return left
+}
+
+// waitStarted waits until pl has started n gVisor sandboxes.
+func waitStarted(t testing.TB, pl *Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for pl.GVisorStats().Started < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool started no sandbox: %+v", pl.GVisorStats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// gvisorWorkspace is a folder beside skill that runs may write, as the
+// MCP server's workspace: its runs share the sandbox identity.
+func gvisorWorkspace(t testing.TB, skill string) string {
+	t.Helper()
+	work := filepath.Join(filepath.Dir(skill), "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		os.Chown(work, nobodyUID, nobodyUID)
+	}
+	return work
+}
+
+// TestGVisorPoolTakes: a shape seen once is not started; two gvisor
+// runs in a row of one shape teach the pool the shape and start their
+// own sandboxes; the next runs of that shape each take a pre-started
+// one (one run each), with their own arguments, stdin, output, status
+// and the watch; nothing one left in /tmp reaches the next; a run of
+// another shape does not take one; Close leaves no runsc process.
+func TestGVisorPoolTakes(t *testing.T) {
+	needRunsc(t)
+	// The home passwd gives the script is its run's work folder, as
+	// unpooled (the pool rewrites the sandbox's passwd for each run).
+	// (Rootless, the sandbox's passwd has no entry for the script.)
+	skill := gvisorSkill(t, `echo "$1 $(cat)"
+h=$(awk -F: '$3 == '$(id -u)' {print $6}' /etc/passwd 2>/dev/null)
+[ -z "$h" ] || [ "$h" = "$TMPDIR" ] || echo "home $h tmp $TMPDIR"
+ls /tmp | grep -v '^skill-sandbox-run-' && echo "saw /tmp"
+echo x > /tmp/left; echo x > "$TMPDIR/left"
+exit $2
+`)
+	work := gvisorWorkspace(t, skill)
+	pl, err := NewPool(1, 0, Sandbox{Backend: BackendGVisor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	run := func(sb Sandbox, arg string, code int) {
+		t.Helper()
+		sb.Pool, sb.Stdin = pl, strings.NewReader("in-"+arg)
+		o := runIn(t, sb, skill, "scripts/k.sh", arg, strconv.Itoa(code))
+		if o.stdout != arg+" in-"+arg+"\n" || o.res.ExitCode != code || o.err != nil {
+			t.Errorf("run %s: stdout %q, stderr %q, exit %d, err %v", arg, o.stdout, o.stderr, o.res.ExitCode, o.err)
+		}
+		if !slices.Contains(o.res.Applied, LayerWatch) {
+			t.Errorf("run %s: layers %v lack the watch", arg, o.res.Applied)
+		}
+	}
+	like := Sandbox{WritePaths: []string{work}, Backend: BackendGVisor}
+	other := like
+	other.AllowNetwork = true
+	run(other, "once", 0) // another shape (the host's network) once: not learnt
+	run(like, "first", 0)
+	if st := pl.GVisorStats(); st.Started != 0 {
+		t.Errorf("a shape seen once was started: %+v", st)
+	}
+	run(like, "again", 0)
+	if st := pl.GVisorStats(); st.Taken != 0 || st.Missed != 3 {
+		t.Errorf("after the first runs: %+v, want three misses", st)
+	}
+	for i, arg := range []string{"second", "third"} {
+		waitStarted(t, pl, i+1)
+		run(like, arg, 3)
+		if st := pl.GVisorStats(); st.Taken != i+1 {
+			t.Errorf("after the %s run: %+v, want %d taken", arg, st, i+1)
+		}
+	}
+	waitStarted(t, pl, 3)
+	run(other, "other", 1)
+	if st := pl.GVisorStats(); st.Taken != 2 {
+		t.Errorf("a run of another shape took a sandbox: %+v", st)
+	}
+	pl.Close()
+	if left := pooledGVisorLeft(); len(left) > 0 {
+		t.Errorf("left after Close: %q", left)
+	}
+}
+
+// TestGVisorPoolWatchCaps: a run in a pre-started gVisor sandbox keeps
+// the caps of the supervisor's watch that an unpooled one keeps
+// (TestGVisorWriteGrantCap, TestGVisorWorkFolderCap): the write grant's
+// growth past --write-size, the work folder's bytes and entries past
+// --workdir-size, and /tmp's bytes (held with the work folder, a host
+// folder: the run is killed where an unpooled one meets ENOSPC) end the
+// run, which the record says. Without the watch following the sandbox
+// (started from the pre-started runsc's pid, its /tmp) each survives.
+func TestGVisorPoolWatchCaps(t *testing.T) {
+	needRunsc(t)
+	skill := gvisorSkill(t, `case "$1" in
+grant) dd if=/dev/zero of="$2/fill.bin" bs=1M count=128 oflag=dsync 2>/dev/null ;;
+bytes) dd if=/dev/zero of="$TMPDIR/big" bs=1M count=128 oflag=dsync 2>/dev/null ;;
+inodes) i=0; while [ $i -lt 3000 ]; do : > "$TMPDIR/f$i" || exit 3; i=$((i+1)); done ;;
+tmp) dd if=/dev/zero of=/tmp/big bs=1M count=128 oflag=dsync 2>/dev/null ;;
+esac
+echo survived
+`)
+	out := gvisorWriteFolder(t)
+	pl, err := NewPool(1, time.Hour, Sandbox{Backend: BackendGVisor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	sb := Sandbox{Backend: BackendGVisor, WritePaths: []string{out}, WriteMB: 16, WorkDirMB: 16, MaxFileMB: 512, Pool: pl, Timeout: time.Minute}
+	for _, arg := range []string{"teach", "teach"} {
+		if o := runIn(t, sb, skill, "scripts/k.sh", arg, out); !strings.Contains(o.stdout, "survived") {
+			t.Fatalf("teaching run: stdout %q, stderr %q, err %v", o.stdout, o.stderr, o.err)
+		}
+	}
+	for i, tc := range []struct{ arg, limit string }{
+		{"grant", LimitWriteBytes},
+		{"bytes", LimitWorkDirBytes},
+		{"inodes", LimitWorkDirInodes},
+		{"tmp", LimitWorkDirBytes},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			waitStarted(t, pl, i+1)
+			o := runIn(t, sb, skill, "scripts/k.sh", tc.arg, out)
+			os.Remove(filepath.Join(out, "fill.bin"))
+			if st := pl.GVisorStats(); st.Taken != i+1 {
+				t.Fatalf("the run did not take a pre-started sandbox: %+v", st)
+			}
+			if strings.Contains(o.stdout, "survived") || o.res.LimitExceeded != tc.limit || !slices.Contains(o.res.Applied, LayerWatch) {
+				t.Errorf("not stopped: limit %q (want %q), stdout %q, layers %v, err %v, stderr %s", o.res.LimitExceeded, tc.limit, o.stdout, o.res.Applied, o.err, o.stderr)
+			}
+		})
+	}
+	pl.Close()
+	if left := pooledGVisorLeft(); len(left) > 0 {
+		t.Errorf("left after Close: %q", left)
+	}
+}
