@@ -94,7 +94,7 @@ func parsePoolConfig(b []byte) (*poolConfig, error) {
 		return nil, errors.New("the run's config has no program")
 	case !path.IsAbs(c.Dir):
 		return nil, fmt.Errorf("the run's working folder %q is not absolute", c.Dir)
-	case c.WorkDir != "" && (!inSandboxTmp(c.WorkDir) || path.Dir(c.WorkDir) != "/tmp"):
+	case c.WorkDir != "" && !inSandboxTmp(c.WorkDir):
 		return nil, fmt.Errorf("the run's work folder %q is not in the sandbox's /tmp", c.WorkDir)
 	}
 	for _, s := range append(append([]string{c.Dir, c.WorkDir}, c.Argv...), c.Env...) {

@@ -48,7 +48,11 @@ func poolWait() int {
 func poolExec(c *poolConfig) int {
 	if c.WorkDir != "" {
 		// In /tmp, the bundle's host folder (see poolSpec): the
-		// script's, as the unpooled run's host folder.
+		// script's, as the unpooled run's host folder; its parents as
+		// the mount points runsc makes for an unpooled run's.
+		if err := os.MkdirAll(filepath.Dir(c.WorkDir), 0o755); err != nil {
+			return poolFail(err)
+		}
 		if err := os.Mkdir(c.WorkDir, 0o700); err != nil {
 			return poolFail(err)
 		}

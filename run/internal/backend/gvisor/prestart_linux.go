@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,12 +69,15 @@ type Prestarted struct {
 // flags; the memory the watch holds it to). "" when p cannot use a
 // pre-started sandbox: a run with the filtering proxy (its relay is the
 // sandbox's first process), handed-over files, a kept work folder, or a
-// work folder not directly in /tmp (see poolSpec).
+// work folder outside /tmp (see poolWorkDir).
 func Key(p *backend.Spec) string {
-	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || !poolWorkDir(p) {
+	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || p.Config.WorkDirMB <= 0 {
 		return ""
 	}
 	s := poolSpec(p, "/bundle")
+	if !poolWorkDir(p, s.Mounts) {
+		return ""
+	}
 	s.Process.Args, s.Process.Env, s.Process.Cwd, s.Process.Rlimits = nil, nil, "", nil
 	files := etcFilesOf(p)
 	b, err := json.Marshal(struct {
@@ -84,7 +86,9 @@ func Key(p *backend.Spec) string {
 		Network  bool
 		Rootless bool
 		Memory   int64
-	}{s, files, p.Config.AllowNetwork, os.Geteuid() != 0, memoryCap(p)})
+		// The work folder's parent, made ahead in the sandbox's /tmp.
+		WorkParent string
+	}{s, files, p.Config.AllowNetwork, os.Geteuid() != 0, memoryCap(p), filepath.Dir(p.Config.WorkDir)})
 	if err != nil {
 		return ""
 	}
@@ -203,6 +207,24 @@ func writePoolBundle(p *backend.Spec, dir, exe, cgroupsPath string) error {
 	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
 		return err
 	}
+	// The work folder's parents below /tmp, which runsc would make as
+	// mount points (the grants' beside it make them root's): as /tmp,
+	// so that the waiting process, the script's identity, makes the
+	// work folder in them.
+	rel, _ := filepath.Rel("/tmp", filepath.Dir(p.Config.WorkDir))
+	for d := tmp; rel != "."; {
+		first, rest, _ := strings.Cut(rel, "/")
+		d, rel = filepath.Join(d, first), rest
+		if rel == "" {
+			rel = "."
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chmod(d, 0o777|os.ModeSticky); err != nil {
+			return err
+		}
+	}
 	s := poolSpec(p, dir)
 	s.Linux.CgroupsPath = cgroupsPath
 	s.Process.Args, s.Process.Env, s.Process.Cwd = []string{poolArg0}, nil, "/"
@@ -266,10 +288,19 @@ const poolTmp = "tmp"
 
 // poolWorkDir reports whether p's work folder can be made, once the run
 // comes, in a pre-started sandbox's /tmp: it is not kept (a kept one is
-// the host's folder of the run's) and lies directly in /tmp.
-func poolWorkDir(p *backend.Spec) bool {
+// the host's folder of the run's) and lies in /tmp, below no other of
+// the sandbox's mounts (a grant's folder is the host's).
+func poolWorkDir(p *backend.Spec, mounts []ociMount) bool {
 	dir := p.Config.WorkDir
-	return p.Config.WorkDirMB > 0 && path.Clean(dir) == dir && path.Dir(dir) == "/tmp"
+	if p.Config.WorkDirMB <= 0 || !inSandboxTmp(dir) {
+		return false
+	}
+	for _, m := range mounts {
+		if m.Destination != "/tmp" && strings.HasPrefix(dir+"/", m.Destination+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // poolSpec is bundleSpec of p's run in dir with /tmp the bundle's host

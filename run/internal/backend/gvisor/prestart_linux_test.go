@@ -237,6 +237,7 @@ func TestPrestartedReplacedFolder(t *testing.T) {
 }
 
 func TestPoolWorkDir(t *testing.T) {
+	mounts := []ociMount{{Destination: "/tmp"}, {Destination: "/tmp/ws"}, {Destination: "/usr"}}
 	for _, tc := range []struct {
 		dir  string
 		mb   int
@@ -244,7 +245,9 @@ func TestPoolWorkDir(t *testing.T) {
 	}{
 		{"/tmp/skill-sandbox-run-1", 64, true},
 		{"/tmp/skill-sandbox-run-1", 0, false}, // kept: the host's folder
-		{"/tmp/x/skill-sandbox-run-1", 64, false},
+		{"/tmp/x/skill-sandbox-run-1", 64, true},
+		{"/tmp/ws/skill-sandbox-run-1", 64, false}, // in a grant: the host's
+		{"/tmp/wsx/skill-sandbox-run-1", 64, true},
 		{"/var/tmp/skill-sandbox-run-1", 64, false},
 		{"/tmp/../etc/x", 64, false},
 		{"/tmp/", 64, false},
@@ -252,7 +255,7 @@ func TestPoolWorkDir(t *testing.T) {
 	} {
 		p := &backend.Spec{}
 		p.Config.WorkDir, p.Config.WorkDirMB = tc.dir, tc.mb
-		if got := poolWorkDir(p); got != tc.want {
+		if got := poolWorkDir(p, mounts); got != tc.want {
 			t.Errorf("poolWorkDir(%q, %d MiB) = %v, want %v", tc.dir, tc.mb, got, tc.want)
 		}
 	}
