@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var poolID = regexp.MustCompile(`ss-pool-[0-9a-f]{16}`)
+
+// gvisorPoolIDs lists the container ids of pre-started gVisor
+// sandboxes that have processes and their folder in tmp (the server's
+// TMPDIR, the test's own): "ss-pool-" and 16 hex digits, which nothing
+// else makes.
+func gvisorPoolIDs(tmp string) map[string]bool {
+	ids := map[string]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(filepath.Join(tmp, "skill-sandbox-gvisor-pool-"))) {
+			continue
+		}
+		for _, m := range poolID.FindAll(b, -1) {
+			ids[string(m)] = true
+		}
+	}
+	return ids
+}
+
+// TestMCPPrestartGVisor: `mcp --prestart 1 --backend gvisor` with a
+// workspace. The first two calls teach the pool their shape; the later
+// ones take pre-started sandboxes, each call its own, with the watch
+// (its layer in the record, and the work folder's cap kept: a call
+// writing past the default work folder size is killed, workdir_bytes); each call has
+// its own /tmp; when the server stops nothing of the pool is left, and
+// it logs what the pool did.
+func TestMCPPrestartGVisor(t *testing.T) {
+	needRunsc(t)
+	skills, err := filepath.Abs(repoPath("testdata", "example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp("", "gvisor-pool-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o1777)
+	t.Setenv("TMPDIR", tmp) // the server's pool's folders and work folders
+	ws, err := os.MkdirTemp("", "mcp-gvisor-pool-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	os.Chmod(ws, 0o755)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534)
+	}
+	s := startMCPProc(t, "--skills", skills, "--workspace", ws, "--backend", "gvisor", "--prestart", "1")
+	words := []string{"one", "two", "three", "four"}
+	taken := map[string]bool{} // the sandboxes the calls took
+	for i, word := range words {
+		res, isErr, text := s.call("run_command", map[string]any{"command": "echo " + word + "; touch /tmp/" + word + "; echo /tmp/*"})
+		b, _ := json.Marshal(res)
+		if isErr || !strings.Contains(string(b), word) {
+			t.Fatalf("call %s: %s %s\n%s", word, b, text, s.stderr.String())
+		}
+		for _, earlier := range words[:i] {
+			if strings.Contains(string(b), "/tmp/"+earlier+" ") || strings.Contains(string(b), "/tmp/"+earlier+`\n`) {
+				t.Errorf("call %s saw /tmp/%s of an earlier call: %s", word, earlier, b)
+			}
+		}
+		if i >= 1 {
+			waitPoolID(t, tmp, taken)
+		}
+	}
+	res, _, text := s.call("run_command", map[string]any{"command": "dd if=/dev/zero of=\"$TMPDIR/big\" bs=1M count=256 oflag=dsync 2>/dev/null; echo survived"})
+	if out, _ := res["stdout"].(map[string]any); out == nil || strings.Contains(out["text"].(string), "survived") {
+		t.Errorf("a pooled call wrote past the work folder's cap: %v %s", res, text)
+	}
+	recs := s.records()
+	if len(recs) != len(words)+1 {
+		t.Fatalf("%d records, want %d", len(recs), len(words)+1)
+	}
+	for i, r := range recs {
+		if r.Backend != "gvisor" || !slices.Contains(r.Layers.Applied, "watch") {
+			t.Errorf("record %d: backend %q, layers %v", i, r.Backend, r.Layers.Applied)
+		}
+	}
+	if last := recs[len(recs)-1]; last.LimitExceeded != "workdir_bytes" {
+		t.Errorf("the call past the cap: limit %q, want workdir_bytes", last.LimitExceeded)
+	}
+	// Calls three, four and five took pre-started sandboxes.
+	if m := regexp.MustCompile(`pre-started gVisor sandboxes: (\d+) started, (\d+) used`).FindStringSubmatch(s.stderr.String()); m == nil || m[2] != "3" {
+		t.Errorf("the server's log of its gVisor sandboxes: %q, want 3 used\n%s", m, s.stderr.String())
+	}
+	if left := gvisorPoolIDs(tmp); len(left) > 0 {
+		t.Errorf("left after the server stopped: %v", left)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "skill-sandbox-gvisor-pool-*")); len(dirs) > 0 {
+		t.Errorf("pool folders left: %q", dirs)
+	}
+}
+
+// waitPoolID waits until a pre-started gVisor sandbox not in taken runs
+// in tmp and is up (runsc's state says running; with pool size 1, it is
+// the one the next call takes), and adds it to taken.
+func waitPoolID(t *testing.T, tmp string, taken map[string]bool) {
+	t.Helper()
+	states, _ := filepath.Glob(filepath.Join(tmp, "skill-sandbox-gvisor-pool-*", "state"))
+	for range 3000 {
+		for id := range gvisorPoolIDs(tmp) {
+			if taken[id] {
+				continue
+			}
+			states, _ = filepath.Glob(filepath.Join(tmp, "skill-sandbox-gvisor-pool-*", "state"))
+			for _, st := range states {
+				out, _ := exec.Command("runsc", "--root", st, "state", id).Output()
+				if bytes.Contains(out, []byte(`"status": "running"`)) {
+					// The waiting process is up: the pool has it once
+					// its first byte is read, moments later.
+					time.Sleep(200 * time.Millisecond)
+					taken[id] = true
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no gVisor sandbox was pre-started (state folders %q)", states)
+}
