@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,4 +169,61 @@ echo survived
 	if left := pooledGVisorLeft(); len(left) > 0 {
 		t.Errorf("left after Close: %q", left)
 	}
+}
+
+// BenchmarkGVisorPoolInterleaved times gvisor runs of a script that
+// exits at once through the library, with a workspace as the MCP
+// server's and the watch on (the default, what mcp and serve use),
+// interleaved in one loop: each iteration runs once alone ("unpooled")
+// and once taking a sandbox of a Pool ("pooled"), whose replacement is
+// waited for before, untimed (calls some seconds apart). Each run is
+// timed until its result, not its sandbox's teardown after it (the MCP
+// server answers before that). It reports the medians of both,
+// unpooled-ms and pooled-ms; ns/op is the pair's.
+func BenchmarkGVisorPoolInterleaved(b *testing.B) {
+	needRunsc(b)
+	skill := gvisorSkill(b, "exit 0\n")
+	work := gvisorWorkspace(b, skill)
+	pl, err := NewPool(1, time.Hour, Sandbox{Backend: BackendGVisor})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pl.Close()
+	run := func(pl *Pool) time.Duration {
+		begun := time.Now()
+		res, err := (&Sandbox{SkillDir: skill, WritePaths: []string{work}, Backend: BackendGVisor, Pool: pl}).Run(context.Background(), "scripts/k.sh", nil)
+		took := time.Since(begun)
+		if err != nil || res.ExitCode != 0 || !slices.Contains(res.Applied, LayerWatch) {
+			b.Fatal(err, res)
+		}
+		res.WaitCleanup()
+		return took
+	}
+	run(pl) // two runs in a row teach the pool the shape
+	run(pl)
+	var unpooled, pooled []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		unpooled = append(unpooled, run(nil))
+		b.StopTimer()
+		deadline := time.Now().Add(time.Minute)
+		for st := pl.GVisorStats(); st.Started-st.Expired-st.Died <= st.Taken; st = pl.GVisorStats() {
+			if time.Now().After(deadline) {
+				b.Fatalf("no sandbox started: %+v", st)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		// Started counts a sandbox once it waits: the pool holds it.
+		b.StartTimer()
+		pooled = append(pooled, run(pl))
+	}
+	if st := pl.GVisorStats(); st.Taken != len(pooled) {
+		b.Fatalf("%d of %d pooled runs took a sandbox: %+v", st.Taken, len(pooled), st)
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	b.ReportMetric(median(unpooled), "unpooled-ms")
+	b.ReportMetric(median(pooled), "pooled-ms")
 }
