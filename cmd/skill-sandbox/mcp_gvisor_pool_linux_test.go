@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,4 +136,40 @@ func waitPoolID(t *testing.T, tmp string, taken map[string]bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no gVisor sandbox was pre-started (state folders %q)", states)
+}
+
+// TestServePrestartGVisorStartsNone: serve gives each execution a folder
+// of its own, so no two gvisor runs share a shape: with --prestart its
+// pool starts no gVisor sandbox in vain, and the runs go as unpooled.
+func TestServePrestartGVisorStartsNone(t *testing.T) {
+	needRunsc(t)
+	tmp, err := os.MkdirTemp("", "gvisor-pool-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o1777)
+	t.Setenv("TMPDIR", tmp)
+	skill := newSkill(t, map[string]string{"scripts/kernel.sh": "uname -r\n"})
+	requireSandbox(t, skill)
+	pol := writeFile(t, "tenant.toml", "[backend]\ndefault = \"gvisor\"\n")
+	// The work folder's parents must let the sandbox's identity through
+	// for gVisor, which looks the folder up itself.
+	if err := os.Chmod(filepath.Dir(t.TempDir()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	p := startServe(t, "--tokens", writeTenantTokens(t, skill, pol), "--audit-log", log, "--prestart", "1")
+	for range 3 {
+		status, id := p.post(`{"skill":"e2e-skill","script":"scripts/kernel.sh"}`)
+		if status != http.StatusAccepted {
+			t.Fatalf("POST: %d\n%s", status, p.stderr.String())
+		}
+		if rec := serveRecord(t, log, id); rec.Outcome != "exited" || rec.Backend != "gvisor" {
+			t.Fatalf("record: outcome %s, backend %q (%s %s)\n%s", rec.Outcome, rec.Backend, rec.ErrorKind, rec.Error, p.stderr.String())
+		}
+		if ids := gvisorPoolIDs(tmp); len(ids) > 0 {
+			t.Fatalf("a gVisor sandbox was pre-started for serve's runs: %v", ids)
+		}
+	}
 }
