@@ -227,3 +227,72 @@ func BenchmarkGVisorPoolInterleaved(b *testing.B) {
 	b.ReportMetric(median(unpooled), "unpooled-ms")
 	b.ReportMetric(median(pooled), "pooled-ms")
 }
+
+// fsizePast writes 128 MiB to one file of the work folder with SIGXFSZ
+// ignored, and prints the errno that stopped it.
+const fsizePast = `#!/usr/bin/env python3
+import os, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+err = "none"
+with open(os.path.join(os.environ["TMPDIR"], "big"), "wb") as f:
+    try:
+        for i in range(128):
+            f.write(b"\0" * (1 << 20))
+            f.flush()
+    except OSError as e:
+        err = str(e.errno)
+print("errno %s" % err, flush=True)
+`
+
+// TestGVisorPoolLimits: a run in a pre-started gVisor sandbox keeps the
+// limits the probes 13, 14, 24 and 36 check on an unpooled one
+// (TestGVisorMemoryWatch, TestGVisorTaskLimit): memory held in memfds
+// past --memory ends the run (the memory watch of gVisor's figures,
+// LimitMemory); --max-procs fails the 16th fork with EAGAIN and
+// --max-file-size a write past it with EFBIG (the waiting process sets
+// the limits before it executes the script). Without them, the script
+// holds its 2 GiB, forks 64 and writes its 128 MiB.
+func TestGVisorPoolLimits(t *testing.T) {
+	needRunsc(t)
+	needTool(t, "python3")
+	dir := newSkill(t, map[string]string{"hold.py": holdPast, "fork.py": forkPast, "fsize.py": fsizePast, "true.sh": "#!/bin/sh\ntrue\n"})
+	pl, err := NewPool(1, time.Hour, Sandbox{Backend: BackendGVisor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	// A workspace, as the MCP server's: its runs share the sandbox
+	// identity (runs with ids of their own have a shape each).
+	out := gvisorWriteFolder(t)
+	sb := Sandbox{Backend: BackendGVisor, WritePaths: []string{out}, MemoryMB: 256, MaxOpenFiles: 512, MaxProcs: 16, MaxFileMB: 64, Pool: pl, Timeout: time.Minute}
+	for range 2 { // two runs in a row teach the pool the shape
+		if o := runIn(t, sb, dir, "true.sh"); o.err != nil || o.res.ExitCode != 0 {
+			t.Fatalf("teaching run: err %v, exit %d, stderr %q", o.err, o.res.ExitCode, o.stderr)
+		}
+	}
+	for i, tc := range []struct {
+		script, arg string
+		check       func(o outcome) bool
+	}{
+		{"hold.py", "memfd", func(o outcome) bool {
+			return o.res.LimitExceeded == LimitMemory && o.res.Signal == "SIGKILL" && !strings.Contains(o.stdout, "held all")
+		}},
+		{"fork.py", "", func(o outcome) bool { return o.stdout == "forked 15 errno 11\n" }},
+		{"fsize.py", "", func(o outcome) bool { return o.stdout == "errno 27\n" }},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			waitStarted(t, pl, i+1)
+			var args []string
+			if tc.arg != "" {
+				args = []string{tc.arg}
+			}
+			o := runIn(t, sb, dir, tc.script, args...)
+			if st := pl.GVisorStats(); st.Taken != i+1 {
+				t.Fatalf("the run did not take a pre-started sandbox: %+v", st)
+			}
+			if !tc.check(o) {
+				t.Errorf("not held: limit %q, signal %q, exit %d, stdout %q, stderr %q", o.res.LimitExceeded, o.res.Signal, o.res.ExitCode, tail(o.stdout), o.stderr)
+			}
+		})
+	}
+}
