@@ -19,6 +19,12 @@ const poolArg0 = "/.skill-sandbox-gvisor-pool"
 // the script's.
 const poolReady = 'R'
 
+// poolGo is the byte the waiting process writes to its stdout once its
+// run's work folder, working folder and limits are set, right before it
+// executes the script: the supervisor reads it before the stdout is the
+// script's, and a run without it did not start (backend.ErrStart).
+const poolGo = 'G'
+
 // poolFail reports why the waiting process could not run the script;
 // its status.
 func poolFail(err error) int {
@@ -83,6 +89,11 @@ func poolExec(c *poolConfig) int {
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(nums[i]), uintptr(unsafe.Pointer(&lims[i])), 0, 0, 0); e != 0 {
 			return poolFail(fmt.Errorf("%s: %v", l.Type, e))
 		}
+	}
+	// A raw write: RLIMIT_AS is set, nothing is allocated from here on.
+	goByte := [1]byte{poolGo}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_WRITE, 1, uintptr(unsafe.Pointer(&goByte[0])), 1); e != 0 {
+		return poolFail(fmt.Errorf("telling the supervisor: %v", e))
 	}
 	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&av[0])), uintptr(unsafe.Pointer(&ev[0])))
 	return poolFail(fmt.Errorf("starting %s: %v", c.Argv[0], e))

@@ -448,6 +448,14 @@ func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io
 		wd.Finish()
 		return nil, fmt.Errorf("%w: handing the run to the pre-started sandbox: %v", backend.ErrStart, err)
 	}
+	if err := s.waitGo(); err != nil {
+		s.r.kill(s.global, s.id, pid)
+		<-s.exited
+		close(stop)
+		<-watched
+		wd.Finish()
+		return nil, err
+	}
 	var copies sync.WaitGroup
 	copies.Add(2)
 	go func() { defer copies.Done(); io.Copy(stdout, s.stdout) }()
@@ -478,6 +486,21 @@ func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io
 	}
 	o.ExitCode = exitCode(s.err)
 	return o, nil
+}
+
+// waitGo reads the waiting process's poolGo: the script is about to
+// start. Without it the error wraps backend.ErrStart with the waiting
+// process's reason (its stderr): the script did not run.
+func (s *Prestarted) waitGo() error {
+	var b [1]byte
+	if n, _ := io.ReadFull(s.stdout, b[:]); n == 1 && b[0] == poolGo {
+		return nil
+	}
+	// Its reason is written before it exits; the pipe ends with the
+	// sandbox, bounded all the same.
+	s.stderr.SetReadDeadline(time.Now().Add(2 * time.Second))
+	msg, _ := io.ReadAll(io.LimitReader(s.stderr, 4<<10))
+	return fmt.Errorf("%w: the pre-started sandbox could not start the script: %s", backend.ErrStart, strings.TrimSpace(string(msg)))
 }
 
 // handOver writes p's config to the waiting process, then p's stdin in

@@ -260,3 +260,21 @@ func TestPoolWorkDir(t *testing.T) {
 		}
 	}
 }
+
+// TestPrestartedStartFails: a run the waiting process cannot start (its
+// working folder is missing) fails with backend.ErrStart and the reason,
+// as an unpooled run runsc cannot start does, not as the script's exit.
+func TestPrestartedStartFails(t *testing.T) {
+	r := needRunscPath(t)
+	p := prestartSpec(t, "echo ran")
+	s, err := r.Prestart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p.Config.Dir = "/nonexistent"
+	o, err := s.Run(context.Background(), p, &bytes.Buffer{}, &bytes.Buffer{}, backend.NewWatchdog(), nil)
+	if !errors.Is(err, backend.ErrStart) || !strings.Contains(err.Error(), "/nonexistent") {
+		t.Fatalf("outcome %+v, error %v; want ErrStart naming the folder", o, err)
+	}
+}
