@@ -296,3 +296,48 @@ func TestGVisorPoolLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestGVisorPoolReplacedSkill: a skill folder replaced (a new folder
+// renamed over it) after a sandbox was pre-started for its shape is not
+// what that sandbox binds: the run does not take it (counted expired)
+// and runs the new folder's script in a sandbox of its own. Without the
+// check it would run the old folder's, which its plan no longer names.
+func TestGVisorPoolReplacedSkill(t *testing.T) {
+	needRunsc(t)
+	skill := gvisorSkill(t, "echo old\n")
+	work := gvisorWorkspace(t, skill)
+	pl, err := NewPool(1, time.Hour, Sandbox{Backend: BackendGVisor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	sb := Sandbox{Backend: BackendGVisor, WritePaths: []string{work}, Pool: pl}
+	for range 2 {
+		if o := runIn(t, sb, skill, "scripts/k.sh"); o.stdout != "old\n" {
+			t.Fatalf("teaching run: stdout %q, stderr %q, err %v", o.stdout, o.stderr, o.err)
+		}
+	}
+	waitStarted(t, pl, 1)
+	fresh := skill + ".new"
+	if err := os.CopyFS(fresh, os.DirFS(skill)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fresh, "scripts", "k.sh"), []byte("#!/bin/sh\necho new\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(fresh, 0o755)
+	os.Chmod(filepath.Join(fresh, "scripts"), 0o755)
+	if err := os.Rename(skill, skill+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, skill); err != nil {
+		t.Fatal(err)
+	}
+	o := runIn(t, sb, skill, "scripts/k.sh")
+	if o.stdout != "new\n" || o.err != nil {
+		t.Errorf("the run after the skill folder was replaced: stdout %q, stderr %q, err %v", o.stdout, o.stderr, o.err)
+	}
+	if st := pl.GVisorStats(); st.Taken != 0 || st.Expired != 1 {
+		t.Errorf("%+v: want the pre-started sandbox expired, not taken", st)
+	}
+}
