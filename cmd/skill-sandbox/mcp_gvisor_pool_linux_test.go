@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func TestMCPPrestartGVisor(t *testing.T) {
 // waitPoolID waits until a pre-started gVisor sandbox not in taken runs
 // in tmp and is up (runsc's state says running; with pool size 1, it is
 // the one the next call takes), and adds it to taken.
-func waitPoolID(t *testing.T, tmp string, taken map[string]bool) {
+func waitPoolID(t testing.TB, tmp string, taken map[string]bool) {
 	t.Helper()
 	states, _ := filepath.Glob(filepath.Join(tmp, "skill-sandbox-gvisor-pool-*", "state"))
 	for range 3000 {
@@ -172,4 +173,70 @@ func TestServePrestartGVisorStartsNone(t *testing.T) {
 			t.Fatalf("a gVisor sandbox was pre-started for serve's runs: %v", ids)
 		}
 	}
+}
+
+// BenchmarkMCPGVisorPool times `tools/call` of run_command `true` with
+// the gvisor backend and a workspace, the watch on, through two running
+// servers, `mcp --prestart 0` and `--prestart 1`, interleaved in one
+// loop, each call until its response; before each call of the pooled
+// server its replacement sandbox is waited for, untimed (calls some
+// seconds apart). It reports the medians, unpooled-ms and pooled-ms.
+func BenchmarkMCPGVisorPool(b *testing.B) {
+	if _, err := exec.LookPath("runsc"); err != nil {
+		b.Skip("runsc (gVisor) is not installed: apt-get install runsc")
+	}
+	skills, err := filepath.Abs(repoPath("testdata", "example"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp("", "gvisor-pool-tmp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o1777)
+	b.Setenv("TMPDIR", tmp)
+	ws := filepath.Join(tmp, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534)
+	}
+	args := []string{"--skills", skills, "--workspace", ws, "--backend", "gvisor"}
+	plain := startMCPProc(b, append(args, "--prestart", "0")...)
+	pooled := startMCPProc(b, append(args, "--prestart", "1")...)
+	call := func(s *mcpProc) time.Duration {
+		begun := time.Now()
+		res, isErr, text := s.call("run_command", map[string]any{"command": "true"})
+		took := time.Since(begun)
+		if isErr || res["exit_code"] != float64(0) {
+			b.Fatalf("call: %v %s\n%s", res, text, s.stderr.String())
+		}
+		return took
+	}
+	taken := map[string]bool{}
+	call(pooled) // two calls in a row teach the pool the shape
+	call(pooled)
+	var unpooledT, pooledT []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		unpooledT = append(unpooledT, call(plain))
+		b.StopTimer()
+		waitPoolID(b, tmp, taken)
+		b.StartTimer()
+		pooledT = append(pooledT, call(pooled))
+	}
+	b.StopTimer()
+	plain.records()
+	pooled.records()
+	if m := regexp.MustCompile(`pre-started gVisor sandboxes: \d+ started, (\d+) used`).FindStringSubmatch(pooled.stderr.String()); m == nil || m[1] != strconv.Itoa(len(pooledT)) {
+		b.Fatalf("the pooled server's calls did not all take a sandbox: %q", m)
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	b.ReportMetric(median(unpooledT), "unpooled-ms")
+	b.ReportMetric(median(pooledT), "pooled-ms")
 }

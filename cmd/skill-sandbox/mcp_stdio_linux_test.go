@@ -12,7 +12,7 @@ import (
 
 // mcpProc is a skill-sandbox mcp process driven over its stdio.
 type mcpProc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  interface{ Write([]byte) (int, error) }
 	dec    *json.Decoder
@@ -21,7 +21,7 @@ type mcpProc struct {
 }
 
 // startMCPProc starts skill-sandbox mcp without a pool, with args.
-func startMCPProc(t *testing.T, args ...string) *mcpProc {
+func startMCPProc(t testing.TB, args ...string) *mcpProc {
 	t.Helper()
 	p := &mcpProc{t: t, cmd: exec.Command(cliBinary, append([]string{"mcp", "--prestart", "0"}, args...)...), stderr: &bytes.Buffer{}}
 	p.cmd.Stderr = p.stderr

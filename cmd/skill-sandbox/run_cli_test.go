@@ -91,7 +91,7 @@ func newSkill(t *testing.T, extra map[string]string) string {
 }
 
 // parseRecord checks one line against the schema and decodes it.
-func parseRecord(t *testing.T, line []byte) audit.Record {
+func parseRecord(t testing.TB, line []byte) audit.Record {
 	t.Helper()
 	if err := audit.CheckLine(line); err != nil {
 		t.Fatalf("%v\nline: %s", err, line)
