@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -252,11 +253,11 @@ func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string,
 // when the run ends up without one (see makeDeferredWorkDir) or is kept.
 // cleanup removes it (see the comment inside).
 func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work string, deferWork bool, cleanup func(), err error) {
-	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && tmpIsFolder()
+	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && workdir.TmpIsFolder()
 	if deferWork {
-		work, err = workDirName()
+		work, err = workdir.NewName()
 	} else {
-		work, err = makeWorkDir(id.uid, id.gid)
+		work, err = workdir.Make(id.uid, id.gid)
 	}
 	if err != nil {
 		return "", false, nil, err
@@ -270,9 +271,9 @@ func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work
 		switch {
 		case s.KeepWorkDir:
 		case !deferWork:
-			removeAll(work)
-		case ownFolder(work, id.uid):
-			removeAll(work)
+			workdir.RemoveAll(work)
+		case workdir.Owned(work, id.uid):
+			workdir.RemoveAll(work)
 		}
 	}
 	if s.KeepWorkDir {
