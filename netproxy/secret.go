@@ -310,7 +310,9 @@ const maxInjectedGrowth = 4 * maxSecretValue
 
 // errInjectedTooLarge refuses a request that holds more placeholders than
 // maxInjectedGrowth lets the proxy replace.
-var errInjectedTooLarge = fmt.Errorf("the request holds more placeholders than the proxy replaces: their values would add more than %d KiB", maxInjectedGrowth>>10)
+// Built without fmt: this runs at every start of every command, and fmt's
+// first use costs fresh pages in a process that may not use it again.
+var errInjectedTooLarge = errors.New("the request holds more placeholders than the proxy replaces: their values would add more than " + strconv.Itoa(maxInjectedGrowth>>10) + " KiB")
 
 // growth is what the replacements of one request may still add, in bytes.
 type growth int

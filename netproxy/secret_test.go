@@ -516,3 +516,12 @@ func runTool(t testing.TB, prog string, env []string, args ...string) (string, e
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// TestErrInjectedTooLargeText checks the refusal built without fmt names
+// the limit as the format it replaces did.
+func TestErrInjectedTooLargeText(t *testing.T) {
+	want := fmt.Sprintf("the request holds more placeholders than the proxy replaces: their values would add more than %d KiB", maxInjectedGrowth>>10)
+	if got := errInjectedTooLarge.Error(); got != want {
+		t.Errorf("errInjectedTooLarge = %q; want %q", got, want)
+	}
+}

@@ -43,7 +43,7 @@ func (s *Sandbox) commandArgv(uid, gid int, dir string, argv []string, res *Resu
 	prog = filepath.Clean(prog)
 	out := append([]string{prog}, argv[1:]...)
 	res.Interpreter = []string{prog}
-	// An unreachable folder is returned with the argv: handOver may
+	// An unreachable folder is returned with the argv: grants.HandOver may
 	// still solve it.
 	return out, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, dir, prog, prog)
 }

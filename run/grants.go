@@ -73,18 +73,3 @@ func mountOnly(gp *grants.Plan) error {
 
 // pathUnder reports whether p lies strictly inside dir (grants.PathUnder).
 func pathUnder(p, dir string) bool { return grants.PathUnder(p, dir) }
-
-// unreachableError is a path the sandbox identity cannot reach through the
-// host's folders (a root caller's sandbox runs as nobody). It wraps
-// ErrBadConfig. Run hands such a folder over when it can (handOver) and
-// returns this error when it cannot.
-type unreachableError struct {
-	path string
-	uid  int
-}
-
-func (e *unreachableError) Error() string {
-	return fmt.Sprintf("%v: %s is not readable by %s the identity the sandbox runs as (make it and its parent folders world-readable, e.g. chmod o+rx)", ErrBadConfig, e.path, identity.Name(e.uid))
-}
-
-func (e *unreachableError) Unwrap() error { return ErrBadConfig }

@@ -48,7 +48,7 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 		made[r] = true
 		delete(gp.Reach, r)
 	}
-	reachErr := checkGrantReach(uid, gid, gp.Reach)
+	reachErr := grants.CheckReach(uid, gid, gp.Reach)
 	if reachErr != nil && !slices.Contains(s.Disable, LayerMountNS) && s.Backend != BackendGVisor {
 		cfg := stageconfig.Config{}
 		for _, g := range gp.Mounts {
@@ -56,7 +56,7 @@ func (s *Sandbox) CheckGrants() (Grants, error) {
 				cfg.Grants = append(cfg.Grants, g)
 			}
 		}
-		files, err := handOver(uid, gid, &cfg, false)
+		files, err := grants.HandOver(uid, gid, &cfg, false)
 		for _, f := range files {
 			f.Close()
 		}

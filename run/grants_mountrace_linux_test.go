@@ -201,9 +201,9 @@ func TestGrantWithSubmountMountedAfterPlanning(t *testing.T) {
 }
 
 // handOverTrees hands cfg's grants (and, with skillToo, the skill folder)
-// over to uid 65534 (handOver), closing the trees at the end of the test.
+// over to uid 65534 (grants.HandOver), closing the trees at the end of the test.
 func handOverTrees(t *testing.T, cfg *stageconfig.Config, skillToo ...bool) ([]*os.File, error) {
-	files, err := handOver(65534, 65534, cfg, len(skillToo) > 0 && skillToo[0])
+	files, err := grants.HandOver(65534, 65534, cfg, len(skillToo) > 0 && skillToo[0])
 	t.Cleanup(func() {
 		for _, f := range files {
 			f.Close()

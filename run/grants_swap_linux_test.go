@@ -3,6 +3,7 @@
 package run
 
 import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,7 @@ func TestGrantSwappedAfterCheck(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 	if os.Geteuid() == 0 {
-		files, err := handOver(65534, 65534, cfg, false)
+		files, err := grants.HandOver(65534, 65534, cfg, false)
 		for _, f := range files {
 			f.Close()
 		}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 	"os"
 	"strings"
 	"testing"
@@ -16,13 +17,13 @@ func TestRunWithTmpdirInSandboxTree(t *testing.T) {
 	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
 		t.Skip("no /dev/shm folder on this host")
 	}
-	if !tmpIsFolder() {
+	if !workdir.TmpIsFolder() {
 		t.Skip("no /tmp folder on this host")
 	}
 	dir := newSkill(t, map[string]string{"pwd.sh": "#!/bin/sh\npwd\n"})
 	t.Setenv("TMPDIR", "/dev/shm")
-	if got := hostTemp(); got != "/tmp" {
-		t.Errorf("hostTemp() with TMPDIR=/dev/shm = %s, want /tmp", got)
+	if got := workdir.HostTemp(); got != "/tmp" {
+		t.Errorf("workdir.HostTemp() with TMPDIR=/dev/shm = %s, want /tmp", got)
 	}
 	for _, keep := range []bool{false, true} { // a work folder made at once, and one made by the init process
 		sb := &Sandbox{SkillDir: dir, UseWorkDir: true, KeepWorkDir: keep}

@@ -4,22 +4,18 @@ package run
 
 import (
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 
 	"golang.org/x/sys/unix"
 )
 
-// checkReachable is identity.FirstUnreachable as run's error: the error
-// type (unreachableError) is run's.
+// checkReachable is identity.FirstUnreachable as an error
+// (grants.UnreachableError).
 func checkReachable(uid, gid int, skill, script, program string) error {
 	if bad := identity.FirstUnreachable(uid, gid, skill, script, program); bad != "" {
-		return errUnreachable(bad, uid)
+		return &grants.UnreachableError{Path: bad, UID: uid}
 	}
 	return nil
-}
-
-// errUnreachable explains the usual cause when the caller is root.
-func errUnreachable(path string, uid int) error {
-	return &unreachableError{path: path, uid: uid}
 }
 
 // writableFolder returns the error mkdir(2) would meet creating a folder

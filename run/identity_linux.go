@@ -39,7 +39,7 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 }
 
 // unmappedWrite reports whether a write grant of s may be handed over
-// without an id-mapping (see handOver): a folder of nobody's (made so by
+// without an id-mapping (see grants.HandOver): a folder of nobody's (made so by
 // grants.MakeWriteFolder where no mapping can be had, or by an earlier version),
 // a folder still to be made where none can be had (canMapWrite), or any
 // write grant without a mount namespace or under the gvisor backend,

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -156,7 +157,7 @@ func (s *Sandbox) withCABundle() (*Sandbox, string, func(), error) {
 			break
 		}
 	}
-	dir, err := os.MkdirTemp(hostTemp(), "skill-sandbox-ca-")
+	dir, err := os.MkdirTemp(workdir.HostTemp(), "skill-sandbox-ca-")
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("%w: CA bundle: %v", ErrStart, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -211,7 +212,7 @@ func (s *Sandbox) withInterpreters() (grantee *Sandbox, interpRoots []string, er
 // argv returns the argv of the run (a command, a module or a script:
 // see commandArgv, moduleArgv, scriptArgv) and its RLIMIT_AS in MiB. A
 // folder the sandbox identity cannot reach is returned as reachErr, not
-// as an error: it may still be handed over (see handOver), which
+// as an error: it may still be handed over (see grants.HandOver), which
 // attachTrees decides.
 func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []string, res *Result) (argv []string, asMB int, reachErr, err error) {
 	switch {
@@ -222,7 +223,7 @@ func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []st
 	default:
 		argv, asMB, err = s.scriptArgv(id.uid, id.gid, skill, script, args, res)
 	}
-	if errors.As(err, new(*unreachableError)) {
+	if errors.As(err, new(*grants.UnreachableError)) {
 		return argv, asMB, err, nil
 	}
 	return argv, asMB, nil, err
@@ -252,11 +253,11 @@ func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string,
 // when the run ends up without one (see makeDeferredWorkDir) or is kept.
 // cleanup removes it (see the comment inside).
 func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work string, deferWork bool, cleanup func(), err error) {
-	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && tmpIsFolder()
+	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && workdir.TmpIsFolder()
 	if deferWork {
-		work, err = workDirName()
+		work, err = workdir.NewName()
 	} else {
-		work, err = makeWorkDir(id.uid, id.gid)
+		work, err = workdir.Make(id.uid, id.gid)
 	}
 	if err != nil {
 		return "", false, nil, err
@@ -270,9 +271,9 @@ func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work
 		switch {
 		case s.KeepWorkDir:
 		case !deferWork:
-			removeAll(work)
-		case ownFolder(work, id.uid):
-			removeAll(work)
+			workdir.RemoveAll(work)
+		case workdir.Owned(work, id.uid):
+			workdir.RemoveAll(work)
 		}
 	}
 	if s.KeepWorkDir {
@@ -387,7 +388,7 @@ func runTimeout(timeout time.Duration) time.Duration {
 }
 
 // attachTrees hands over the folders the sandbox identity cannot reach
-// by path (see handOver) as p.ExtraFiles, and returns cleanup extended to
+// by path (see grants.HandOver) as p.ExtraFiles, and returns cleanup extended to
 // close them. A folder still out of reach refuses the run, unless trees
 // were handed over: then the run needs its mount namespace
 // (p.NeedMountNS), as it does for a grant that only a mount can give
@@ -397,7 +398,7 @@ func attachTrees(p *backend.Spec, id hostIdentity, gp *grants.Plan, reachErr err
 	// runsc binds grants by path and takes no detached trees: a gVisor
 	// run's grants are checked as where none can be handed over.
 	if !p.GVisor {
-		if p.ExtraFiles, err = handOver(id.uid, id.gid, &p.Config, reachErr != nil); err != nil {
+		if p.ExtraFiles, err = grants.HandOver(id.uid, id.gid, &p.Config, reachErr != nil); err != nil {
 			return cleanup, err
 		}
 	}
@@ -409,7 +410,7 @@ func attachTrees(p *backend.Spec, id hostIdentity, gp *grants.Plan, reachErr err
 		closeTrees()
 	}
 	if reachErr == nil {
-		reachErr = checkGrantReach(id.uid, id.gid, gp.Reach)
+		reachErr = grants.CheckReach(id.uid, id.gid, gp.Reach)
 	}
 	if reachErr != nil {
 		if len(p.ExtraFiles) == 0 {

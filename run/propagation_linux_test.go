@@ -10,7 +10,7 @@ import (
 )
 
 // TestNoMountPropagatesToHost: a root caller hands the grants over as
-// copies of the host's mounts (handOver). On most hosts "/" is a shared
+// copies of the host's mounts (grants.HandOver). On most hosts "/" is a shared
 // mount (systemd), and a copy of a shared mount joins its peer group, so
 // every mount the init process then makes inside the grant (the mask of a
 // denied entry, a read-only part of a write grant) would appear in the

@@ -213,7 +213,7 @@ func (s *Sandbox) scriptArgv(uid, gid int, skill, script string, args []string, 
 	}
 	res.Interpreter = argv[:len(argv)-len(args)-1]
 
-	// An unreachable skill folder is returned with the argv: handOver
+	// An unreachable skill folder is returned with the argv: grants.HandOver
 	// may still solve it.
 	return argv, asMB, checkReachable(uid, gid, skill, target, argv[0])
 }

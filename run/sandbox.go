@@ -1,18 +1,3 @@
-// Package run executes one script of an Agent Skill in a sandbox.
-//
-// A Sandbox describes the limits of one run. Run validates the skill,
-// resolves the script inside its scripts/ folder, chooses the interpreter
-// and starts it with an empty environment plus an allowlist, a pinned
-// working directory, a wall-time limit and resource limits. The script is
-// started through an init process that applies kernel isolation layers in a
-// fixed order before execve (see Layer): on Linux a clone of the calling
-// process that runs a program of system calls compiled for the run, on
-// macOS the calling binary re-executed. With a PID namespace the init
-// process stays as PID 1 of the namespace, to reap, and starts the script
-// as its child, so the script is not PID 1 and keeps ordinary signal
-// semantics. Programs that use this package call ExecInitIfRequested first
-// thing in main (and in TestMain for tests); it matters on macOS, and for
-// gVisor runs with a host allowlist (the network relay).
 package run
 
 import (

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +96,7 @@ func removeKept(t *testing.T) {
 	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "skill-sandbox-run-*"))
 	for _, m := range matches {
 		if st, err := os.Stat(filepath.Join(m, "part0")); err == nil && st.Size() > 0 {
-			removeAll(m)
+			workdir.RemoveAll(m)
 		}
 	}
 }

@@ -104,7 +104,7 @@ func TestStdinSocketCopied(t *testing.T) {
 
 // stdinPools is the pools the stdin tests run with: none, and one of an
 // init process shaped like like (a pooled init process takes its stdin
-// another way, see handOver), but in the re-run without user namespaces.
+// another way, see grants.HandOver), but in the re-run without user namespaces.
 func stdinPools(t *testing.T, like Sandbox) []*Pool {
 	if degradedRerun() {
 		return []*Pool{nil}

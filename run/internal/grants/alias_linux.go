@@ -1,7 +1,7 @@
 package grants
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,24 +58,49 @@ func FindDenyAliases(deny *denylist.List, allowed map[string]bool) DenyAliases {
 	return a
 }
 
-// readMountTable reads /proc/self/mountinfo; nil when it cannot.
+// readMountTable reads /proc/self/mountinfo; nil when it cannot. The
+// file is read with plain system calls (proc.ReadFile): os.Open would
+// register it with the poller (four more system calls) and a
+// bufio.Scanner's 64 KiB buffer is 16 fresh pages, each a page fault, in
+// the short-lived CLI where this runs once a call.
 func readMountTable() []mountEntry {
-	f, err := os.Open("/proc/self/mountinfo")
+	b, err := proc.ReadFile(proc.SelfMountinfo, proc.MaxMountinfo)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var mounts []mountEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	return parseMountTable(b)
+}
+
+// parseMountTable parses the lines of a mountinfo file; lines with fewer
+// than five fields are skipped.
+func parseMountTable(b []byte) []mountEntry {
+	mounts := make([]mountEntry, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
 		// id parent major:minor root mountpoint options ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
+		var fields [5][]byte
+		n := 0
+		for rest := line; n < len(fields); n++ {
+			rest = bytes.TrimLeft(rest, " \t")
+			if len(rest) == 0 {
+				break
+			}
+			end := bytes.IndexAny(rest, " \t")
+			if end < 0 {
+				end = len(rest)
+			}
+			fields[n], rest = rest[:end], rest[end:]
+		}
+		if n < len(fields) {
 			continue
 		}
-		id, _ := strconv.ParseUint(fields[0], 10, 64)
-		mounts = append(mounts, mountEntry{id: id, dev: fields[2], root: proc.UnescapeMount(fields[3]), point: proc.UnescapeMount(fields[4])})
+		id, _ := strconv.ParseUint(string(fields[0]), 10, 64)
+		mounts = append(mounts, mountEntry{id: id, dev: string(fields[2]), root: proc.UnescapeMount(string(fields[3])), point: proc.UnescapeMount(string(fields[4]))})
 	}
 	return mounts
 }

@@ -7,12 +7,12 @@ import (
 )
 
 // CanMapWrite reports whether a write grant made in the folder parent
-// would be handed over id-mapped (see run's handOver), so that a run can make it
+// would be handed over id-mapped (see HandOver), so that a run can make it
 // the caller's own: the kernel and parent's file system support id-mapped
 // mounts and a user namespace can be had. Otherwise the folder is given
 // to the sandbox identity, as it was before. It is a guess taken once
 // before the folder is made; a wrong one costs a refused run, never
-// access: run's handOver checks again.
+// access: HandOver checks again.
 func CanMapWrite(parent string, uid, gid int) bool {
 	userns, err := initproc.UserNS(uid, gid)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // UnplantSymlinks gives to the sandbox identity (uid:gid) each symlink
 // that a root caller's script made in the write grants roots, and returns
-// how many it gave. Through an id-mapped grant (see run's handOver) a script's
+// how many it gave. Through an id-mapped grant (see HandOver) a script's
 // symlink belongs to root on the host, where a later grant through it
 // (`out/charts -> /root/.config/autostart`) would be taken as root's own
 // and followed; owned by uid 65534, it is refused, as it was when write

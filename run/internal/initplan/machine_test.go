@@ -3,6 +3,7 @@
 package initplan
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -158,5 +159,21 @@ func TestRandomUUID(t *testing.T) {
 			t.Fatalf("randomUUID() repeated %q", u)
 		}
 		seen[u] = true
+	}
+}
+
+// TestMeminfoLine compares meminfoLine with the format it replaces.
+func TestMeminfoLine(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		v   uint64
+	}{
+		{"MemTotal", 0}, {"MemTotal", 8029484}, {"Cached", 12345678}, {"Hugepagesize", 2048},
+		{"FilePmdMapped", 123456789}, {"ThisKeyIsLongerThan16", 1}, {"K", 1<<64 - 1}, {"", 7},
+	} {
+		want := fmt.Sprintf("%-16s%8d kB\n", tc.key+":", tc.v)
+		if got := meminfoLine(tc.key, tc.v); got != want {
+			t.Errorf("meminfoLine(%q, %d) = %q; want %q", tc.key, tc.v, got, want)
+		}
 	}
 }

@@ -19,7 +19,7 @@ type Config struct {
 	// Grants are bind-mounted at their own path, parents first; Masked
 	// entries (inside read grants) are hidden; GrantRules are the
 	// Landlock rules of the grants. SkillTree, when not 0, is the
-	// descriptor of a detached copy of the skill folder (see handOver).
+	// descriptor of a detached copy of the skill folder (see grants.HandOver).
 	Grants     []GrantMount `json:",omitempty"`
 	Masked     []GrantMount `json:",omitempty"`
 	GrantRules []GrantRule  `json:",omitempty"`

@@ -10,7 +10,7 @@ import (
 // or a masked entry, see maskMounts): the path may have been swapped for
 // a symlink to a denied folder since (by a script of a concurrent run
 // writing to a parent folder). The error wraps
-// ErrBadConfig so that handOver fails rather than falls back.
+// ErrBadConfig so that grants.HandOver fails rather than falls back.
 func SameGrant(fd int, g GrantMount) error {
 	if g.Dev == 0 && g.Ino == 0 {
 		return nil

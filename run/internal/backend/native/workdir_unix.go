@@ -8,7 +8,7 @@ import (
 )
 
 // makeDeferredWorkDir makes on the host the work folder prepare named
-// without making it (see workDirName), for a run whose init process has
+// without making it (see workdir.NewName), for a run whose init process has
 // no mount namespace after all. Mkdir fails on anything already there.
 func makeDeferredWorkDir(l *Launch) error {
 	if l.workMade {

@@ -1,4 +1,4 @@
-package run
+package workdir
 
 import (
 	"encoding/hex"
@@ -11,10 +11,10 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
 )
 
-// makeWorkDir creates the per-run work folder, private to the sandbox
+// Make creates the per-run work folder, private to the sandbox
 // identity.
-func makeWorkDir(uid, gid int) (string, error) {
-	dir, err := os.MkdirTemp(hostTemp(), "skill-sandbox-run-")
+func Make(uid, gid int) (string, error) {
+	dir, err := os.MkdirTemp(HostTemp(), "skill-sandbox-run-")
 	if err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
 	}
@@ -27,10 +27,10 @@ func makeWorkDir(uid, gid int) (string, error) {
 	return dir, nil
 }
 
-// workDirName returns a fresh name for a work folder in the temporary
-// folder, as makeWorkDir's, without making it.
-func workDirName() (string, error) {
-	tmp := hostTemp()
+// NewName returns a fresh name for a work folder in the temporary
+// folder, as Make's, without making it.
+func NewName() (string, error) {
+	tmp := HostTemp()
 	var b [8]byte
 	if err := random.Read(b[:]); err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
@@ -38,40 +38,40 @@ func workDirName() (string, error) {
 	return filepath.Join(tmp, "skill-sandbox-run-"+hex.EncodeToString(b[:])), nil
 }
 
-// hostTemp is the folder Run makes its work folders in: $TMPDIR
+// HostTemp is the folder Run makes its work folders in: $TMPDIR
 // (os.TempDir) with symlinks resolved, since the init process mounts over
 // and grants access to the exact path, or /tmp when $TMPDIR lies in a
 // tree of which the sandbox has its own copy (TMPDIR=/dev/shm,
 // /run/user/UID: see grants.NeverGranted), where the path would not exist for
 // the script and every run would be refused.
-func hostTemp() string {
+func HostTemp() string {
 	tmp := os.TempDir()
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = real
 	}
 	for _, n := range grants.NeverGranted() {
-		if (tmp == n || pathUnder(tmp, n)) && tmpIsFolder() {
+		if (tmp == n || grants.PathUnder(tmp, n)) && TmpIsFolder() {
 			return "/tmp"
 		}
 	}
 	return tmp
 }
 
-// tmpIsFolder reports whether /tmp is a folder, where the init process
+// TmpIsFolder reports whether /tmp is a folder, where the init process
 // builds the sandbox's root (initplan's rootBase); without it the root is
 // built on the work folder, which must then exist on the host.
-func tmpIsFolder() bool {
+func TmpIsFolder() bool {
 	st, err := os.Lstat("/tmp")
 	return err == nil && st.IsDir()
 }
 
-// removeAll removes the work folder even when the script left folders
+// RemoveAll removes the work folder even when the script left folders
 // without write or search permission behind. The script may still run
 // things that change the tree (an orphan the kill missed), so the
 // folders are made searchable through an os.Root: a folder swapped for a
 // symlink meanwhile never has the chmod applied to what it points to
 // outside the work folder.
-func removeAll(dir string) {
+func RemoveAll(dir string) {
 	if os.RemoveAll(dir) == nil {
 		return
 	}

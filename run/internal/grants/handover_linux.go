@@ -1,22 +1,18 @@
-package run
+package grants
 
 import (
 	"errors"
-	"fmt"
-	"maps"
-	"os"
-	"slices"
-
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
+	"os"
+
 	"github.com/skill-sandbox/skill-sandbox/run/internal/initproc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"golang.org/x/sys/unix"
 )
 
-// handOver lets a sandbox that runs as another identity than the caller
-// (a root caller, see nobodyUID) reach the skill folder and the grants
+// HandOver lets a sandbox that runs as another identity than the caller
+// (a root caller: identity.Nobody or a run id) reach the skill folder and the grants
 // without anyone changing their permissions. For each path, the
 // supervisor, which can reach it, makes a detached copy of its mount
 // (open_tree(2) with OPEN_TREE_CLONE); the init process attaches each copy
@@ -39,7 +35,7 @@ import (
 // caller is the sandbox identity or cannot clone mounts. When a read-only
 // copy cannot be id-mapped, the path itself must be accessible to the
 // sandbox identity; the error then names it.
-func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File, error) {
+func HandOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File, error) {
 	if uid == os.Geteuid() || os.Geteuid() != 0 || (!skillToo && len(cfg.Grants) == 0) {
 		return nil, nil
 	}
@@ -52,7 +48,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 	var files []*os.File
 	// fail undoes what was handed over. Without open_tree (old kernel, no
 	// CAP_SYS_ADMIN in the initial user namespace, a seccomp policy)
-	// nothing is handed over, and checkReachable and checkGrantReach
+	// nothing is handed over, and run's reach checks and CheckReach
 	// decide; a grant that fails its checks (ErrBadConfig) refuses the run.
 	fail := func(err error) ([]*os.File, error) {
 		for _, f := range files {
@@ -65,7 +61,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 				cfg.Grants[j].Below[k].Tree = 0
 			}
 		}
-		if errors.Is(err, ErrBadConfig) {
+		if errors.Is(err, stageconfig.ErrBadConfig) {
 			return nil, err
 		}
 		return nil, nil
@@ -79,7 +75,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		if err != nil {
 			return 0, err
 		}
-		grants.MakePrivate(fd)
+		MakePrivate(fd)
 		if g != nil {
 			if err := stageconfig.SameGrant(fd, *g); err != nil {
 				unix.Close(fd)
@@ -126,7 +122,7 @@ func handOver(uid, gid int, cfg *stageconfig.Config, skillToo bool) ([]*os.File,
 		for j := range g.Below {
 			// Each lies at or under a masked entry (CheckSubmounts):
 			// attached for the mask's check, never read through.
-			fd, err := grants.OpenSubmount(g.Below[j])
+			fd, err := OpenSubmount(g.Below[j])
 			if err != nil {
 				return fail(err)
 			}
@@ -187,74 +183,4 @@ func wantBits(want string, folder bool) uint32 {
 		bits |= identity.PermExec
 	}
 	return bits
-}
-
-// checkOwnReach refuses a grant that the caller, as whom the sandbox runs,
-// cannot use as reach says (a --read /root of an unprivileged user): the
-// script would only meet EACCES. faccessat(2) with AT_EACCESS asks the
-// kernel, so supplementary groups, ACLs and a read-only file system count
-// as they will for the script. A mount namespace changes nothing here: the
-// grant is bound in with its owner and mode, and the folders above it
-// were searchable, or it could not have been resolved.
-func checkOwnReach(reach map[string]string) error {
-	for _, path := range slices.Sorted(maps.Keys(reach)) {
-		want := reach[path]
-		st, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrBadConfig, path, err)
-		}
-		err = unix.Faccessat(unix.AT_FDCWD, path, wantBits(want, st.IsDir()), unix.AT_EACCESS)
-		if err == nil {
-			continue
-		}
-		how, chmod := accessWords(want, "u")
-		return fmt.Errorf("%w: %s is not %s by uid %d, the identity the sandbox runs as (%v); the script could not use it (fix: chmod %s %s if it is yours, or grant a path you can use)", ErrBadConfig, path, how, os.Geteuid(), err, chmod, path)
-	}
-	return nil
-}
-
-// accessWords names what want ("r", "rw" or "x") asks of a path, and the
-// chmod mode that gives it to who ("u" or "o").
-func accessWords(want, who string) (how, chmod string) {
-	switch want {
-	case "rw":
-		return "writable", who + "+rwX"
-	case "x":
-		return "searchable", who + "+x"
-	}
-	return "readable", who + "+rX"
-}
-
-// errGrantAccess names the path the sandbox identity cannot use, and the
-// fix; unmapped says that it was to be id-mapped and could not be.
-func errGrantAccess(path string, uid int, want string, unmapped bool) error {
-	how, chmod := accessWords(want, "o")
-	why := ""
-	if unmapped {
-		why = ", and it cannot be id-mapped here"
-	}
-	chown := fmt.Sprintf("chown %d %s, or ", uid, path)
-	if identity.IsRunID(uint32(uid)) {
-		chown = "" // the next run has another id
-	}
-	return fmt.Errorf("%w: %s is not %s by %s the identity the sandbox runs as%s (fix: %schmod %s %s, or let skill-sandbox create the --write folder, or run skill-sandbox as its owner rather than root)", ErrBadConfig, path, how, identity.Name(uid), why, chown, chmod, path)
-}
-
-// checkGrantReach is the permission check without a mount namespace,
-// where the script reaches each grant through the host's folders as the
-// sandbox identity. When that identity is the caller's own, the kernel
-// answers for it (checkOwnReach).
-func checkGrantReach(uid, gid int, reach map[string]string) error {
-	if uid == os.Geteuid() {
-		return checkOwnReach(reach)
-	}
-	for path, want := range reach {
-		if bad := identity.Unreachable(path, uid, gid, identity.PermExec); bad != "" && bad != path {
-			return errUnreachable(bad, uid)
-		}
-		if !grantAccessible(path, uid, gid, want) {
-			return errGrantAccess(path, uid, want, false)
-		}
-	}
-	return nil
 }

@@ -1,15 +1,15 @@
 //go:build !windows
 
-package run
+package workdir
 
 import (
 	"os"
 	"syscall"
 )
 
-// ownFolder reports whether path is a folder (not a symlink to one) owned
+// Owned reports whether path is a folder (not a symlink to one) owned
 // by uid.
-func ownFolder(path string, uid int) bool {
+func Owned(path string, uid int) bool {
 	st, err := os.Lstat(path)
 	if err != nil || !st.IsDir() {
 		return false
