@@ -183,20 +183,27 @@ const epollHoldScript = `import errno, os, select, sys
 fds = []
 for _ in range(100):
     fds += os.pipe()
-held, full, eps = 0, False, []
-while not full:
-    ep = select.epoll()
-    eps.append(ep)
-    for fd in fds:
-        try:
-            ep.register(fd, select.EPOLLIN)
-        except OSError as e:
-            if e.errno != errno.ENOSPC:
-                raise
-            full = True
-            break
-        held += 1
+held, eps, i = 0, [select.epoll()], 0
+def add():
+    global held, i
+    try:
+        eps[-1].register(fds[i], select.EPOLLIN)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        return False
+    held, i = held + 1, i + 1
+    if i == len(fds):
+        eps.append(select.epoll())
+        i = 0
+    return True
+while add():
+    pass
 print("held %d" % held, flush=True)
+# Take every watch another process of the host user frees meanwhile, as
+# an attacker would, until stdin ends.
+while not select.select([sys.stdin], [], [], 0.001)[0]:
+    add()
 sys.stdin.read(1)
 `
 
