@@ -415,16 +415,22 @@ func (s *Prestarted) Close() error {
 // watch (watchMemory) holds the sandbox as an unpooled run's. Run
 // returns once the script's sandbox has ended and its output is copied;
 // the caller must then Close the sandbox (runsc's kill and delete, which
-// may go on in the background). It fails with ErrPoolMismatch, the
-// sandbox untouched, when p's shape is not the sandbox's or a folder it
-// binds was replaced since it started, and with backend.ErrStart when
+// may go on in the background). It fails with ErrPoolMismatch, nothing
+// of the run started, when p's shape is not the sandbox's, a folder it
+// binds was replaced since it started, or its /etc files could not be
+// written (the sandbox is then spent), and with backend.ErrStart when
 // the sandbox was used, closed or has died.
 func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, started func(pid int, tmp string)) (*Outcome, error) {
-	if Key(p) != s.key || !sameBinds(s.binds) || !s.writeRunEtc(p) {
+	if Key(p) != s.key || !sameBinds(s.binds) {
 		return nil, ErrPoolMismatch
 	}
 	if !s.take() {
 		return nil, fmt.Errorf("%w: the pre-started sandbox was used or closed already", backend.ErrStart)
+	}
+	// Only once taken: a run that did not take the sandbox must not
+	// write its /etc files into the one that did.
+	if !s.writeRunEtc(p) {
+		return nil, ErrPoolMismatch
 	}
 	if !s.Alive() {
 		return nil, fmt.Errorf("%w: the pre-started sandbox has ended", backend.ErrStart)
