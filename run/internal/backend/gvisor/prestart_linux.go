@@ -115,7 +115,7 @@ func (r *Runtime) Prestart(p *backend.Spec) (*Prestarted, error) {
 	s := &Prestarted{r: r, key: key, id: "ss-pool-" + hex.EncodeToString(rnd[:]), exited: make(chan struct{})}
 	// 0700, the supervisor's: the bundle and runsc's state are no one
 	// else's to read or change.
-	if s.dir, err = os.MkdirTemp("", "skill-sandbox-gvisor-pool-"); err != nil {
+	if s.dir, err = privateTempDir("skill-sandbox-gvisor-pool-"); err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	if s.u = newUsage(s.id); s.u != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,4 +79,61 @@ func (s *Prestarted) isUsed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.used
+}
+
+// TestPrestartedSharedTMPDIR: the supervisor's TMPDIR is a folder
+// another uid (65534) owns. Left alone, that uid renames the sandbox's
+// folder away once the run began and puts its own in its place: the
+// watch, which walks the sandbox's /tmp by its path for the run's
+// length, then measures that uid's empty folder while the script fills
+// the real one, past the work folder's cap. (Before the run, the bind
+// check refuses the sandbox.) A pre-started sandbox is refused in such a
+// TMPDIR.
+func TestPrestartedSharedTMPDIR(t *testing.T) {
+	r := needRunscPath(t)
+	if os.Geteuid() != 0 {
+		t.Skip("another uid's attack on root's sandbox needs root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv (util-linux)")
+	}
+	p := prestartSpec(t, "head -c 1048576 /dev/zero > /tmp/big")
+	// Not t.TempDir: runsc opens TMPDIR past its parents, 0700 there.
+	base, err := os.MkdirTemp("", "gvisor-shared-tmpdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chmod(base, 0o755)
+	shared := filepath.Join(base, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(shared, 65534, 65534)
+	t.Setenv("TMPDIR", shared)
+	s, err := r.Prestart(p)
+	if err != nil {
+		if !strings.Contains(err.Error(), "TMPDIR") {
+			t.Fatalf("Prestart in a TMPDIR uid 65534 owns: %v, want a refusal naming TMPDIR", err)
+		}
+		return
+	}
+	defer s.Close()
+	var tmp string
+	started := func(_ int, dir string) {
+		tmp = dir
+		attack := "mv " + s.dir + " " + s.dir + ".real && mkdir -p " + dir
+		if out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", attack).CombinedOutput(); err != nil {
+			t.Errorf("the attack could not run: %v: %s", err, out)
+		}
+	}
+	o, err := s.Run(context.Background(), p, &bytes.Buffer{}, &bytes.Buffer{}, backend.NewWatchdog(), started)
+	defer os.RemoveAll(s.dir + ".real")
+	if err != nil || o.ExitCode != 0 {
+		t.Fatalf("the run: %+v, %v", o, err)
+	}
+	if _, err := os.Lstat(filepath.Join(tmp, "big")); err != nil {
+		t.Errorf("the folder the watch walks, %s, is not the script's /tmp (uid 65534's): %v", tmp, err)
+	}
 }

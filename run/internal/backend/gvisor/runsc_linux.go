@@ -78,7 +78,7 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	if err := Check(p); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "skill-sandbox-gvisor-")
+	dir, err := privateTempDir("skill-sandbox-gvisor-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
