@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // ErrPoolMismatch is Prestarted.Run's error for a run whose shape is not
@@ -68,10 +69,16 @@ type Prestarted struct {
 // working folder and limits; the sandbox's own /etc files; the network
 // flags; the memory the watch holds it to). "" when p cannot use a
 // pre-started sandbox: a run with the filtering proxy (its relay is the
-// sandbox's first process), handed-over files, a kept work folder, or a
-// work folder outside /tmp (see poolWorkDir).
+// sandbox's first process), handed-over files, a kept work folder, a
+// work folder outside /tmp (see poolWorkDir), or the watch disabled.
 func Key(p *backend.Spec) string {
 	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || p.Config.WorkDirMB <= 0 {
+		return ""
+	}
+	// A pooled /tmp is a host folder only the supervisor's watch caps
+	// (an unpooled one is a tmpfs of the work folder's size): without
+	// the watch it would have no cap at all.
+	if stageconfig.Has(p.Disabled, stageconfig.LayerWatch) {
 		return ""
 	}
 	s := poolSpec(p, "/bundle")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
 // TestPrestartedSecondRunLeavesEtc: a second Run of the same shape on a
@@ -135,5 +136,20 @@ func TestPrestartedSharedTMPDIR(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(tmp, "big")); err != nil {
 		t.Errorf("the folder the watch walks, %s, is not the script's /tmp (uid 65534's): %v", tmp, err)
+	}
+}
+
+// TestKeyNeedsWatch: a run with the supervisor's watch disabled is not
+// pooled. A pooled /tmp is a host folder only the watch caps, where an
+// unpooled run's is a tmpfs of the work folder's size: pooled, such a
+// run's /tmp would have no cap at all (TestGVisorPoolUnwatchedTmp).
+func TestKeyNeedsWatch(t *testing.T) {
+	p := testSpec(t)
+	if Key(p) == "" {
+		t.Fatal("the test's run is not poolable: the test proves nothing")
+	}
+	p.Disabled = []stageconfig.Layer{stageconfig.LayerWatch}
+	if k := Key(p); k != "" {
+		t.Errorf("a run without the watch has a pool shape: %.80q...", k)
 	}
 }
