@@ -153,3 +153,32 @@ func TestKeyNeedsWatch(t *testing.T) {
 		t.Errorf("a run without the watch has a pool shape: %.80q...", k)
 	}
 }
+
+// TestPrestartedLeavesNoProcess: a pooled run's script leaves processes
+// behind (in the background, in a session of their own, holding its
+// stdout and stderr, ignoring SIGHUP and SIGTERM): the run ends with the
+// script, not with them, and once the sandbox is closed no process of
+// it is left on the host.
+func TestPrestartedLeavesNoProcess(t *testing.T) {
+	r := needRunscPath(t)
+	p := prestartSpec(t, `trap '' HUP TERM; sleep 300 & setsid sleep 300 & nohup sh -c 'trap "" HUP TERM; sleep 300' & echo started; exit 0`)
+	s, err := r.Prestart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := s.id
+	var out bytes.Buffer
+	begun := time.Now()
+	o, err := s.Run(context.Background(), p, &out, &bytes.Buffer{}, backend.NewWatchdog(), nil)
+	if err != nil || o.ExitCode != 0 || out.String() != "started\n" {
+		t.Fatalf("the run: %q, %+v, %v", out.String(), o, err)
+	}
+	if d := time.Since(begun); d > 30*time.Second {
+		t.Errorf("the run waited for its script's background processes: %v", d)
+	}
+	s.Close()
+	if left := runscLeft(id); len(left) > 0 {
+		t.Errorf("left after Close: %q", left)
+	}
+}
