@@ -182,3 +182,38 @@ func TestPrestartedLeavesNoProcess(t *testing.T) {
 		t.Errorf("left after Close: %q", left)
 	}
 }
+
+// TestPrestartedOtherRunsGrant: a run whose grant holds TMPDIR, where
+// the waiting sandboxes' folders are, plants a file in a waiting
+// sandbox's /tmp (a host folder of its bundle): the later run that
+// takes that sandbox must not see it. As root the folders are root's,
+// 0700; rootless they are the caller's, whom the script is on the host.
+func TestPrestartedOtherRunsGrant(t *testing.T) {
+	r := needRunscPath(t)
+	p := prestartSpec(t, "cat /tmp/planted 2>/dev/null; echo done")
+	attacker := prestartSpec(t, `for d in "$1"/skill-sandbox-gvisor-pool-*/bundle/tmp; do echo planted > "$d/planted" && echo "planted in $d"; done; true`)
+	base, err := os.MkdirTemp("", "gvisor-grant-tmpdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chmod(base, 0o755)
+	t.Setenv("TMPDIR", base)
+	s, err := r.Prestart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	attacker.Config.Grants[0].Path = base
+	attacker.Config.Argv = append(attacker.Config.Argv, "sh", base)
+	var out, errb bytes.Buffer
+	o, err := r.Run(context.Background(), attacker, &out, &errb, backend.NewWatchdog(), nil, nil)
+	t.Logf("the attacking run: %+v, %v: %s %s", o, err, out.String(), errb.String())
+	out.Reset()
+	if o, err := s.Run(context.Background(), p, &out, &bytes.Buffer{}, backend.NewWatchdog(), nil); err != nil || o.ExitCode != 0 {
+		t.Fatalf("the pooled run: %+v, %v", o, err)
+	}
+	if strings.Contains(out.String(), "planted") {
+		t.Errorf("another run's file reached the pooled run's /tmp: %q", out.String())
+	}
+}

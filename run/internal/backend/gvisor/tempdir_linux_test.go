@@ -80,3 +80,36 @@ func TestRunSharedTMPDIR(t *testing.T) {
 		t.Errorf("the refused run left %d entries in TMPDIR", len(ents))
 	}
 }
+
+// TestReachesSandboxDirs: a folder of the run that holds TMPDIR, or lies
+// in a sandbox's folder there, is found; one beside or inside TMPDIR is
+// not.
+func TestReachesSandboxDirs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tests := []struct {
+		grant string
+		want  bool
+	}{
+		{tmp, true},
+		{filepath.Dir(tmp), true},
+		{"/", true},
+		{filepath.Join(tmp, "skill-sandbox-gvisor-pool-1/bundle/tmp"), true},
+		{filepath.Join(tmp, "skill-sandbox-gvisor-2"), true},
+		{filepath.Join(tmp, "work"), false},
+		{tmp + "x", false},
+		{"/usr", false},
+	}
+	for _, tt := range tests {
+		p := testSpec(t)
+		p.Config.Grants[0].Path = tt.grant
+		if got := reachesSandboxDirs(p) != ""; got != tt.want {
+			t.Errorf("grant %s: reaches the sandboxes' folders %v, want %v", tt.grant, got, tt.want)
+		}
+	}
+	p := testSpec(t)
+	p.Config.Skill = tmp
+	if reachesSandboxDirs(p) == "" {
+		t.Errorf("a skill folder of TMPDIR does not reach the sandboxes' folders")
+	}
+}
