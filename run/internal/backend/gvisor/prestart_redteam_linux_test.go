@@ -217,3 +217,56 @@ func TestPrestartedOtherRunsGrant(t *testing.T) {
 		t.Errorf("another run's file reached the pooled run's /tmp: %q", out.String())
 	}
 }
+
+// TestKeySeparatesShapes: a run that differs from a sandbox's shape in
+// what the sandbox fixes when it starts (network, identity, grants and
+// their modes, masks, cgroup limits, the work folder's place) has
+// another Key, so it never takes a sandbox weaker than its own; what
+// the waiting process is handed (arguments, environment, working
+// folder, rlimits, the work folder's name) does not change it. (The
+// work folder's size is not in the bundle: the run's own watch holds
+// the pooled /tmp to it.)
+func TestKeySeparatesShapes(t *testing.T) {
+	base := testSpec(t)
+	k := Key(base)
+	if k == "" {
+		t.Fatal("the test's run is not poolable")
+	}
+	differ := []struct {
+		name string
+		set  func(p *backend.Spec)
+	}{
+		{"network", func(p *backend.Spec) { p.Config.AllowNetwork = true }},
+		{"uid", func(p *backend.Spec) { p.UID++ }},
+		{"gid", func(p *backend.Spec) { p.GID++ }},
+		{"a read grant made a write grant", func(p *backend.Spec) { p.Config.Grants[0].Write = true }},
+		{"a grant's folder", func(p *backend.Spec) { p.Config.Grants[0].Path = p.Config.Skill }},
+		{"a grant executable", func(p *backend.Spec) { p.Config.Grants[0].Exec = true }},
+		{"one grant fewer", func(p *backend.Spec) { p.Config.Grants = p.Config.Grants[:1] }},
+		{"no mask", func(p *backend.Spec) { p.Config.Masked = nil }},
+		{"no read-only part", func(p *backend.Spec) { p.Config.ReadOnly = nil }},
+		{"memory", func(p *backend.Spec) { p.Cgroup.MemoryBytes = 64 << 20 }},
+		{"tasks", func(p *backend.Spec) { p.Cgroup.Pids = 10 }},
+		{"CPUs", func(p *backend.Spec) { p.Cgroup.CPUs = 0.5 }},
+		{"work folder's parent", func(p *backend.Spec) { p.Config.WorkDir = "/tmp/x/work" }},
+	}
+	for _, tt := range differ {
+		p := testSpec(t)
+		p.Config.Skill, p.Config.Dir = base.Config.Skill, base.Config.Dir
+		p.Config.Grants = []stageconfig.GrantMount{base.Config.Grants[0], base.Config.Grants[1]}
+		p.Config.Masked, p.Config.ReadOnly = base.Config.Masked, base.Config.ReadOnly
+		if Key(p) != k {
+			t.Fatalf("%s: the copy's Key differs before the change", tt.name)
+		}
+		tt.set(p)
+		if Key(p) == k {
+			t.Errorf("%s: the same Key", tt.name)
+		}
+	}
+	p := *base
+	p.Config.Argv, p.Config.Env, p.Config.Dir = []string{"/bin/other"}, []string{"B=2"}, "/"
+	p.Config.Limits.OpenFiles, p.Config.WorkDir = 8, "/tmp/wxyz"
+	if Key(&p) != k {
+		t.Error("what the waiting process is handed changed the Key")
+	}
+}
