@@ -83,7 +83,12 @@ func TestMCPPrestartGVisor(t *testing.T) {
 			waitPoolID(t, tmp, taken)
 		}
 	}
-	res, _, text := s.call("run_command", map[string]any{"command": "dd if=/dev/zero of=\"$TMPDIR/big\" bs=1M count=256 oflag=dsync 2>/dev/null; echo survived"})
+	// Four files of 200 MiB, each under the file size limit (256 MiB),
+	// together three times the default work folder (256 MiB): the
+	// watch, which polls, must end the call long before the last dd
+	// does. Writing just past the cap, dd may finish and "survived" be
+	// printed before the next poll.
+	res, _, text := s.call("run_command", map[string]any{"command": "for i in 1 2 3 4; do dd if=/dev/zero of=\"$TMPDIR/big$i\" bs=1M count=200 oflag=dsync 2>/dev/null; done; echo survived"})
 	if out, _ := res["stdout"].(map[string]any); out == nil || strings.Contains(out["text"].(string), "survived") {
 		t.Errorf("a pooled call wrote past the work folder's cap: %v %s", res, text)
 	}
