@@ -18,6 +18,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 )
 
 // ErrPoolMismatch is Prestarted.Run's error for a run whose shape is not
@@ -410,7 +411,13 @@ func (s *Prestarted) Close() error {
 	if s.u != nil {
 		s.u.remove()
 	}
-	return os.RemoveAll(s.dir)
+	// The run's /tmp is a host folder here: folders its script locked
+	// (mode 0) must not keep its files on the host.
+	workdir.RemoveAll(s.dir)
+	if _, err := os.Lstat(s.dir); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the pre-started sandbox's folder %s: %v", s.dir, err)
+	}
+	return nil
 }
 
 // Run runs p's script in the sandbox, as Runtime.Run does (the same

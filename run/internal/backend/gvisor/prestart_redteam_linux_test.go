@@ -270,3 +270,56 @@ func TestKeySeparatesShapes(t *testing.T) {
 		t.Error("what the waiting process is handed changed the Key")
 	}
 }
+
+// TestPrestartedCloseRemovesLockedTmp: a pooled run's script leaves a
+// folder in its /tmp (a host folder of the sandbox's) that its owner
+// cannot list or enter: Close still removes the sandbox's folder, so
+// nothing of the run stays on the host.
+func TestPrestartedCloseRemovesLockedTmp(t *testing.T) {
+	r := needRunscPath(t)
+	p := prestartSpec(t, `mkdir -p /tmp/d/e && echo secret > /tmp/d/e/f && chmod 0 /tmp/d/e /tmp/d && echo locked`)
+	s, err := r.Prestart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out bytes.Buffer
+	if o, err := s.Run(context.Background(), p, &out, &bytes.Buffer{}, backend.NewWatchdog(), nil); err != nil || o.ExitCode != 0 || out.String() != "locked\n" {
+		t.Fatalf("the run: %q, %+v, %v", out.String(), o, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := os.Lstat(s.dir); !errors.Is(err, os.ErrNotExist) {
+		os.Chmod(filepath.Join(s.dir, "bundle", poolTmp, "d"), 0o700)
+		os.Chmod(filepath.Join(s.dir, "bundle", poolTmp, "d", "e"), 0o700)
+		os.RemoveAll(s.dir)
+		t.Errorf("the sandbox's folder stayed after Close: %v", err)
+	}
+}
+
+// TestRunRemovesLockedWorkFolder: an unpooled run's script locks folders
+// (mode 0) in its work folder, a host folder of the bundle: the run
+// still removes the bundle, so nothing of the run stays on the host.
+func TestRunRemovesLockedWorkFolder(t *testing.T) {
+	r := needRunscPath(t)
+	p := prestartSpec(t, `mkdir -p /tmp/work/d/e && echo secret > /tmp/work/d/e/f && chmod 0 /tmp/work/d/e /tmp/work/d && echo locked`)
+	tmp, err := os.MkdirTemp("", "gvisor-locked-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755)
+	t.Setenv("TMPDIR", tmp)
+	var out bytes.Buffer
+	if o, err := r.Run(context.Background(), p, &out, &bytes.Buffer{}, backend.NewWatchdog(), nil, nil); err != nil || o.ExitCode != 0 || out.String() != "locked\n" {
+		t.Fatalf("the run: %q, %+v, %v", out.String(), o, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, sandboxDirPrefix+"*")); len(left) > 0 {
+		for _, d := range left {
+			os.Chmod(filepath.Join(d, "bundle", workFolder, "d"), 0o700)
+			os.Chmod(filepath.Join(d, "bundle", workFolder, "d", "e"), 0o700)
+		}
+		t.Errorf("the run's folder stayed: %q", left)
+	}
+}
