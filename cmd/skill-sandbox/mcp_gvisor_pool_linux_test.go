@@ -54,7 +54,7 @@ func TestMCPPrestartGVisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	os.Chmod(tmp, 0o1777)
+	os.Chmod(tmp, 0o777|os.ModeSticky)
 	t.Setenv("TMPDIR", tmp) // the server's pool's folders and work folders
 	ws, err := os.MkdirTemp("", "mcp-gvisor-pool-")
 	if err != nil {
@@ -154,7 +154,7 @@ func TestServePrestartGVisorStartsNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	os.Chmod(tmp, 0o1777)
+	os.Chmod(tmp, 0o777|os.ModeSticky)
 	t.Setenv("TMPDIR", tmp)
 	skill := newSkill(t, map[string]string{"scripts/kernel.sh": "uname -r\n"})
 	requireSandbox(t, skill)
@@ -199,7 +199,7 @@ func BenchmarkMCPGVisorPool(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(tmp) })
-	os.Chmod(tmp, 0o1777)
+	os.Chmod(tmp, 0o777|os.ModeSticky)
 	b.Setenv("TMPDIR", tmp)
 	ws := filepath.Join(tmp, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

@@ -39,8 +39,9 @@ const (
 
 // Check refuses a run the gVisor backend cannot give the isolation it
 // was planned with: one whose folders were handed over as detached trees
-// (the run's identity cannot reach them by path), or one whose script
-// would be root inside the sandbox. The error wraps
+// (the run's identity cannot reach them by path), one whose script
+// would be root inside the sandbox, or, rootless, one whose skill folder
+// or grant reaches the sandboxes' folders (reachesSandboxDirs). The error wraps
 // backend.ErrUnsupported and names the limitation.
 func Check(p *backend.Spec) error {
 	switch {
@@ -54,6 +55,11 @@ func Check(p *backend.Spec) error {
 		return fmt.Errorf("%w: the gvisor backend needs the proxy's port in the sandbox, and it is %d", backend.ErrUnsupported, p.Config.ProxyPort)
 	case len(p.Config.LocalPorts) > 0 && p.Proxy == nil, len(p.Config.LocalPorts) >= maxRelayPorts:
 		return fmt.Errorf("%w: the gvisor backend relays at most %d local ports, with the proxy", backend.ErrUnsupported, maxRelayPorts-1)
+	}
+	if os.Geteuid() != 0 {
+		if d := reachesSandboxDirs(p); d != "" {
+			return fmt.Errorf("%w: rootless, the gvisor backend keeps its sandboxes' folders in TMPDIR (%s), as the caller, whom the script is on the host: the run's folder %s would reach other runs' sandboxes; grant a folder outside TMPDIR, or set TMPDIR elsewhere", backend.ErrUnsupported, os.TempDir(), d)
+		}
 	}
 	return nil
 }

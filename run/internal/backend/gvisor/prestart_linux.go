@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 )
 
 // ErrPoolMismatch is Prestarted.Run's error for a run whose shape is not
@@ -68,10 +70,16 @@ type Prestarted struct {
 // working folder and limits; the sandbox's own /etc files; the network
 // flags; the memory the watch holds it to). "" when p cannot use a
 // pre-started sandbox: a run with the filtering proxy (its relay is the
-// sandbox's first process), handed-over files, a kept work folder, or a
-// work folder outside /tmp (see poolWorkDir).
+// sandbox's first process), handed-over files, a kept work folder, a
+// work folder outside /tmp (see poolWorkDir), or the watch disabled.
 func Key(p *backend.Spec) string {
 	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || p.Config.WorkDirMB <= 0 {
+		return ""
+	}
+	// A pooled /tmp is a host folder only the supervisor's watch caps
+	// (an unpooled one is a tmpfs of the work folder's size): without
+	// the watch it would have no cap at all.
+	if stageconfig.Has(p.Disabled, stageconfig.LayerWatch) {
 		return ""
 	}
 	s := poolSpec(p, "/bundle")
@@ -115,7 +123,7 @@ func (r *Runtime) Prestart(p *backend.Spec) (*Prestarted, error) {
 	s := &Prestarted{r: r, key: key, id: "ss-pool-" + hex.EncodeToString(rnd[:]), exited: make(chan struct{})}
 	// 0700, the supervisor's: the bundle and runsc's state are no one
 	// else's to read or change.
-	if s.dir, err = os.MkdirTemp("", "skill-sandbox-gvisor-pool-"); err != nil {
+	if s.dir, err = privateTempDir("skill-sandbox-gvisor-pool-"); err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
 	if s.u = newUsage(s.id); s.u != nil {
@@ -403,7 +411,13 @@ func (s *Prestarted) Close() error {
 	if s.u != nil {
 		s.u.remove()
 	}
-	return os.RemoveAll(s.dir)
+	// The run's /tmp is a host folder here: folders its script locked
+	// (mode 0) must not keep its files on the host.
+	workdir.RemoveAll(s.dir)
+	if _, err := os.Lstat(s.dir); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the pre-started sandbox's folder %s: %v", s.dir, err)
+	}
+	return nil
 }
 
 // Run runs p's script in the sandbox, as Runtime.Run does (the same
@@ -415,16 +429,22 @@ func (s *Prestarted) Close() error {
 // watch (watchMemory) holds the sandbox as an unpooled run's. Run
 // returns once the script's sandbox has ended and its output is copied;
 // the caller must then Close the sandbox (runsc's kill and delete, which
-// may go on in the background). It fails with ErrPoolMismatch, the
-// sandbox untouched, when p's shape is not the sandbox's or a folder it
-// binds was replaced since it started, and with backend.ErrStart when
+// may go on in the background). It fails with ErrPoolMismatch, nothing
+// of the run started, when p's shape is not the sandbox's, a folder it
+// binds was replaced since it started, or its /etc files could not be
+// written (the sandbox is then spent), and with backend.ErrStart when
 // the sandbox was used, closed or has died.
 func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, started func(pid int, tmp string)) (*Outcome, error) {
-	if Key(p) != s.key || !sameBinds(s.binds) || !s.writeRunEtc(p) {
+	if Key(p) != s.key || !sameBinds(s.binds) {
 		return nil, ErrPoolMismatch
 	}
 	if !s.take() {
 		return nil, fmt.Errorf("%w: the pre-started sandbox was used or closed already", backend.ErrStart)
+	}
+	// Only once taken: a run that did not take the sandbox must not
+	// write its /etc files into the one that did.
+	if !s.writeRunEtc(p) {
+		return nil, ErrPoolMismatch
 	}
 	if !s.Alive() {
 		return nil, fmt.Errorf("%w: the pre-started sandbox has ended", backend.ErrStart)

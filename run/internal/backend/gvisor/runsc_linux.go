@@ -17,6 +17,7 @@ import (
 
 	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 )
 
 // Fix is what to do when runsc is missing or cannot start here.
@@ -78,11 +79,11 @@ func (r *Runtime) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Wr
 	if err := Check(p); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "skill-sandbox-gvisor-")
+	dir, err := privateTempDir("skill-sandbox-gvisor-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
-	defer os.RemoveAll(dir)
+	defer workdir.RemoveAll(dir) // the work folder's host folder is in it
 	bundle := filepath.Join(dir, "bundle")
 	if err := os.Mkdir(bundle, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", backend.ErrStart, err)
