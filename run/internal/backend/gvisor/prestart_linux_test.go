@@ -76,10 +76,7 @@ func TestPrestartedRun(t *testing.T) {
 	p.Config.Argv = append(p.Config.Argv, "sh", "arg1")
 	p.Config.Limits.OpenFiles = 77
 	p.Config.Limits.Procs = 4096
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	other := prestartSpec(t, "true")
 	if _, err := s.Run(context.Background(), other, &bytes.Buffer{}, &bytes.Buffer{}, backend.NewWatchdog(), nil); !errors.Is(err, ErrPoolMismatch) {
@@ -112,10 +109,7 @@ func TestPrestartedTimeout(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, "sleep 60")
 	p.Timeout = 500 * time.Millisecond
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	o, err := s.Run(context.Background(), p, &bytes.Buffer{}, &bytes.Buffer{}, backend.NewWatchdog(), nil)
 	if err != nil || o.Signal != "SIGKILL" {
@@ -134,15 +128,9 @@ func TestPrestartedTimeout(t *testing.T) {
 func TestPrestartedIsolatedFromLater(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, "")
-	first, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustPrestart(t, r, p)
 	defer first.Close()
-	second, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := mustPrestart(t, r, p)
 	defer second.Close()
 	p.Config.Argv[2] = `echo left > /tmp/left; echo left > /tmp/work/left; set -- /proc/[0-9]*; echo procs $#; kill -9 -1; for f in /proc/*/fd/*; do echo x > "$f"; done 2>/dev/null; true`
 	var out, errb bytes.Buffer
@@ -179,10 +167,7 @@ func TestPrestartedTamperAsOther(t *testing.T) {
 		t.Skip("no setpriv (util-linux)")
 	}
 	p := prestartSpec(t, "echo ran")
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	pid := s.cmd.Process.Pid
 	for _, attack := range []string{
@@ -215,10 +200,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func TestPrestartedReplacedFolder(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, "echo ran")
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	skill := p.Config.Skill
 	fresh := skill + ".new"
@@ -267,14 +249,22 @@ func TestPoolWorkDir(t *testing.T) {
 func TestPrestartedStartFails(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, "echo ran")
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	p.Config.Dir = "/nonexistent"
 	o, err := s.Run(context.Background(), p, &bytes.Buffer{}, &bytes.Buffer{}, backend.NewWatchdog(), nil)
 	if !errors.Is(err, backend.ErrStart) || !strings.Contains(err.Error(), "/nonexistent") {
 		t.Fatalf("outcome %+v, error %v; want ErrStart naming the folder", o, err)
 	}
+}
+
+// mustPrestart starts a sandbox for p's shape or fails the test; the
+// caller closes it.
+func mustPrestart(t *testing.T, r *Runtime, p *backend.Spec) *Prestarted {
+	t.Helper()
+	s, err := r.Prestart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -27,10 +27,7 @@ func TestPrestartedSecondRunLeavesEtc(t *testing.T) {
 	if !strings.Contains(etcText(p), p.Config.WorkDir) {
 		t.Skip("this identity's /etc view does not name the work folder")
 	}
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	type result struct {
 		out string
@@ -162,10 +159,7 @@ func TestKeyNeedsWatch(t *testing.T) {
 func TestPrestartedLeavesNoProcess(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, `trap '' HUP TERM; sleep 300 & setsid sleep 300 & nohup sh -c 'trap "" HUP TERM; sleep 300' & echo started; exit 0`)
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	id := s.id
 	var out bytes.Buffer
@@ -199,10 +193,7 @@ func TestPrestartedOtherRunsGrant(t *testing.T) {
 	defer os.RemoveAll(base)
 	os.Chmod(base, 0o755)
 	t.Setenv("TMPDIR", base)
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	attacker.Config.Grants[0].Path = base
 	attacker.Config.Argv = append(attacker.Config.Argv, "sh", base)
@@ -278,10 +269,7 @@ func TestKeySeparatesShapes(t *testing.T) {
 func TestPrestartedCloseRemovesLockedTmp(t *testing.T) {
 	r := needRunscPath(t)
 	p := prestartSpec(t, `mkdir -p /tmp/d/e && echo secret > /tmp/d/e/f && chmod 0 /tmp/d/e /tmp/d && echo locked`)
-	s, err := r.Prestart(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustPrestart(t, r, p)
 	defer s.Close()
 	var out bytes.Buffer
 	if o, err := s.Run(context.Background(), p, &out, &bytes.Buffer{}, backend.NewWatchdog(), nil); err != nil || o.ExitCode != 0 || out.String() != "locked\n" {
