@@ -159,13 +159,7 @@ func TestPrestartedIsolatedFromLater(t *testing.T) {
 // waiting sandbox's bundle, state or pipes. Root only (it runs as 65534).
 func TestPrestartedTamperAsOther(t *testing.T) {
 	r := needRunscPath(t)
-	if os.Geteuid() != 0 {
-		t.Skip("switching to another uid needs root")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("no setpriv (util-linux)")
-	}
+	setpriv := needRootSetpriv(t, "switching to another uid needs root")
 	p := prestartSpec(t, "echo ran")
 	s := mustPrestart(t, r, p)
 	defer s.Close()
@@ -267,4 +261,18 @@ func mustPrestart(t *testing.T, r *Runtime, p *backend.Spec) *Prestarted {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// needRootSetpriv returns setpriv's path for a test that switches to
+// another uid, or skips it: such a switch needs root (why) and setpriv.
+func needRootSetpriv(t *testing.T, why string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip(why)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv (util-linux)")
+	}
+	return setpriv
 }

@@ -89,13 +89,7 @@ func (s *Prestarted) isUsed() bool {
 // TMPDIR.
 func TestPrestartedSharedTMPDIR(t *testing.T) {
 	r := needRunscPath(t)
-	if os.Geteuid() != 0 {
-		t.Skip("another uid's attack on root's sandbox needs root")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("no setpriv (util-linux)")
-	}
+	setpriv := needRootSetpriv(t, "another uid's attack on root's sandbox needs root")
 	p := prestartSpec(t, "head -c 1048576 /dev/zero > /tmp/big")
 	// Not t.TempDir: runsc opens TMPDIR past its parents, 0700 there.
 	base, err := os.MkdirTemp("", "gvisor-shared-tmpdir-")
