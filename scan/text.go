@@ -9,6 +9,9 @@ import (
 
 // text runs the line rules over a text file.
 func (r *Result) text(rel string, data []byte, k fileKind) {
+	// Most files are ASCII: one look at the whole file spares one per
+	// line.
+	ascii := isASCII(data)
 	lines := strings.Split(string(data), "\n")
 	inFence, fence := false, ""
 	inFront := k.skillMD && len(lines) > 0 && strings.TrimSpace(strings.TrimPrefix(lines[0], "\ufeff")) == "---"
@@ -21,7 +24,8 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 		add := func(rule string, sev Severity, msg string) {
 			r.add(Finding{rule, sev, rel, n, msg})
 		}
-		if !isASCII(line) {
+		lineASCII := ascii || isASCII(line)
+		if !lineASCII {
 			checkHidden(line, i == 0, func(sev Severity, msg string) { add(RuleHiddenUnicode, sev, msg) })
 		}
 
@@ -55,7 +59,7 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 			}
 		}
 		before := len(r.Findings)
-		lineRules(line, k, decoded, add)
+		lineRules(line, lineASCII, k, decoded, add)
 		hit := false
 		for _, f := range r.Findings[before:] {
 			hit = hit || f.Rule == RulePipeToShell
@@ -69,16 +73,17 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 	}
 }
 
-// lineRules runs the rules that look at one line.
-// decoded holds the variables assigned from a decoder so far in the file.
-func lineRules(line string, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
+// lineRules runs the rules that look at one line; ascii says whether
+// the line is ASCII. decoded holds the variables assigned from a decoder
+// so far in the file.
+func lineRules(line string, ascii bool, k fileKind, decoded map[string]bool, add func(string, Severity, string)) {
 	// Cheap literal tests keep the regular expressions off most lines.
 	// An ASCII line's hints are found folding case on the fly (which is
 	// what strings.ToLower does to ASCII); the lower-case copy is made
 	// only for the few lines that need it.
 	var lower string
 	var hints uint
-	if isASCII(line) {
+	if ascii {
 		hints = lineHints.maskFold(line)
 	} else {
 		lower = strings.ToLower(line)
@@ -250,12 +255,26 @@ var lineHints = &hintIndex{lists: [][]string{
 type hintIndex struct {
 	lists [][]string
 	once  sync.Once
-	// pair maps the first two bytes of the hints of two bytes or more
-	// to 1 + the index in byPair of the hints that start with them (0:
-	// none do); single are the one-byte hints.
-	pair   [1 << 16]uint8
-	byPair [][]hintRef
+	// The hints of two bytes or more are found by their first two bytes
+	// c0, c1, in either ASCII case: first[c0] is 0 when no hint starts
+	// with c0, else 1 + the index of c0's row in rows; the row maps c1 to
+	// 1 + the index in byPair of the hints that start with c0 c1 (0: none
+	// do). Both tables fit in a level-1 cache (a table of every pair, 64
+	// KiB, did not, and its misses cost more than the rest of the scan),
+	// and neither the line nor the hints need folding but for the few
+	// candidates compared. single are the one-byte hints.
+	first  [256]uint8
+	rows   [][256]uint8
+	byPair []hintGroup
 	single []hintRef
+}
+
+// hintGroup is the hints that start with the same two bytes, and the
+// union of their lists' bits: once a line has all of them, the group is
+// not looked at again.
+type hintGroup struct {
+	refs []hintRef
+	bits uint
 }
 
 // hintRef is one hint and the bit of its list.
@@ -273,14 +292,30 @@ func (h *hintIndex) build() {
 				h.single = append(h.single, r)
 				continue
 			}
-			p := uint16(x[0])<<8 | uint16(x[1])
-			if h.pair[p] == 0 {
-				h.byPair = append(h.byPair, nil)
-				h.pair[p] = uint8(len(h.byPair)) // fewer than 255 pairs
+			if h.first[x[0]] == 0 {
+				h.rows = append(h.rows, [256]uint8{})
+				h.first[x[0]] = uint8(len(h.rows)) // fewer than 255 first bytes
+				h.first[upper(x[0])] = h.first[x[0]]
 			}
-			h.byPair[h.pair[p]-1] = append(h.byPair[h.pair[p]-1], r)
+			row := &h.rows[h.first[x[0]]-1]
+			if row[x[1]] == 0 {
+				h.byPair = append(h.byPair, hintGroup{})
+				row[x[1]] = uint8(len(h.byPair)) // fewer than 255 pairs
+				row[upper(x[1])] = row[x[1]]
+			}
+			g := &h.byPair[row[x[1]]-1]
+			g.refs = append(g.refs, r)
+			g.bits |= r.bit
 		}
 	}
+}
+
+// upper returns the ASCII upper case of c (c itself if not a letter).
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // mask returns the bits of the lists with a hint that s contains, as
@@ -292,46 +327,58 @@ func (h *hintIndex) mask(s string) uint { return h.scan(s, false) }
 func (h *hintIndex) maskFold(s string) uint { return h.scan(s, true) }
 
 // scan is mask, folding ASCII upper case to lower case when fold is set
-// (the hints are lower case).
+// (the hints are lower case). The tables find candidates in either case;
+// only a candidate is compared, exactly or folding.
 func (h *hintIndex) scan(s string, fold bool) uint {
 	h.once.Do(h.build)
-	at := func(i int) byte {
-		c := s[i]
-		if fold && 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		return c
-	}
 	var m uint
 	for _, r := range h.single {
 		c := r.hint[0]
-		if fold && 'a' <= c && c <= 'z' {
-			if strings.IndexByte(s, c) >= 0 || strings.IndexByte(s, c-('a'-'A')) >= 0 {
-				m |= r.bit
-			}
-		} else if strings.IndexByte(s, c) >= 0 {
+		if strings.IndexByte(s, c) >= 0 || fold && upper(c) != c && strings.IndexByte(s, upper(c)) >= 0 {
 			m |= r.bit
 		}
 	}
 	for i := 0; i+1 < len(s); i++ {
-		k := h.pair[uint16(at(i))<<8|uint16(at(i+1))]
+		row := h.first[s[i]]
+		if row == 0 {
+			continue
+		}
+		k := h.rows[row-1][s[i+1]]
 		if k == 0 {
 			continue
 		}
-	hints:
-		for _, r := range h.byPair[k-1] {
-			if m&r.bit != 0 || len(s)-i < len(r.hint) {
-				continue
+		g := &h.byPair[k-1]
+		if m&g.bits == g.bits {
+			continue
+		}
+		for _, r := range g.refs {
+			if m&r.bit == 0 && hasHint(s[i:], r.hint, fold) {
+				m |= r.bit
 			}
-			for j := 2; j < len(r.hint); j++ {
-				if at(i+j) != r.hint[j] {
-					continue hints
-				}
-			}
-			m |= r.bit
 		}
 	}
 	return m
+}
+
+// hasHint reports whether s starts with the lower-case hint, exactly or,
+// when fold is set, folding ASCII upper case in s.
+func hasHint(s, hint string, fold bool) bool {
+	if len(s) < len(hint) {
+		return false
+	}
+	if !fold {
+		return s[:len(hint)] == hint
+	}
+	for j := 0; j < len(hint); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != hint[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // containsAny reports whether s contains any of the substrings.
@@ -344,9 +391,17 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-// isASCII reports whether s has only ASCII bytes.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+// isASCII reports whether s has only ASCII bytes. It looks at 8 bytes at
+// a time: it runs over every scanned file.
+func isASCII[T string | []byte](s T) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		if (w[0]|w[1]|w[2]|w[3]|w[4]|w[5]|w[6]|w[7])&0x80 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return false
 		}
