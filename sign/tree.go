@@ -70,7 +70,10 @@ func list(dir string, maxEntries int) (*Tree, error) {
 // walk lists the folder rel and everything below it, reading directories
 // in batches so that a huge folder is refused without being read whole.
 func (t *Tree) walk(rel string, maxEntries int) error {
-	f, err := os.Open(filepath.Join(t.Root, filepath.FromSlash(rel)))
+	// Non-blocking: a FIFO swapped in for the folder does not block the
+	// open (its listing then fails), and on Linux os.Open would spend
+	// four fcntl calls making the descriptor non-blocking and back.
+	f, err := openNonblock(filepath.Join(t.Root, filepath.FromSlash(rel)))
 	if err != nil {
 		return err
 	}
