@@ -25,6 +25,11 @@
 //     the sandbox to a server on 127.0.0.1) through the filtering proxy,
 //     against the same request with --allow-network.
 //
+// With -download N it measures only, in N rounds, a 100 MB download and
+// small requests over plain HTTP from a server on 127.0.0.1, by curl on
+// the host, in the sandbox with --allow-network and through the filtering
+// proxy with --allow-host (download.go).
+//
 // With -backends it measures only a bash script's start latency and runs/s
 // bare, with skill-sandbox's native and gvisor backends and under
 // bubblewrap, in one loop (backends.go).
@@ -35,7 +40,7 @@
 //
 // Usage:
 //
-//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8] [-settle 10ms] [-backends]
+//	go run ./scripts/bench -bin ./bin/skill-sandbox [-n 200] [-corpus 10000] [-conc 8] [-settle 10ms] [-backends] [-download N]
 package main
 
 import (
@@ -70,6 +75,10 @@ type options struct {
 	// and runs/s bare, with each skill-sandbox backend and bubblewrap
 	// (backends.go).
 	backends bool
+	// download, when positive, measures only a large download and small
+	// requests bare, with --allow-network and through the proxy, in
+	// that many rounds (download.go).
+	download int
 }
 
 // kind is one script type whose start latency is measured.
@@ -127,6 +136,15 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
 		}
+	}
+	if o.download > 0 {
+		fmt.Fprintf(stderr, "bench: a 100 MB download and %d small requests bare, --allow-network and --allow-host (%d rounds)...\n", smallRequests, o.download)
+		r := measureDownload(o, base, o.download)
+		printDownload(stdout, r)
+		if r.err != nil {
+			return 1
+		}
+		return 0
 	}
 	if o.backends {
 		// bash: the gvisor backend cannot yet execute a binary in the
@@ -196,6 +214,7 @@ func parseOptions(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.conc, "conc", 8, "concurrent runs for the throughput measurement")
 	fs.StringVar(&o.tmp, "tmp", "", "folder for the generated skills (default: next to -bin)")
 	fs.DurationVar(&o.settle, "settle", 10*time.Millisecond, "pause before each timed start, for the kernel's teardown of the previous sandbox")
+	fs.IntVar(&o.download, "download", 0, "measure only, in `N` rounds, a 100 MB download and small requests from curl: bare, --allow-network and --allow-host (the proxy)")
 	fs.BoolVar(&o.backends, "backends", false, "measure only a bash script's start and runs/s bare, with --backend native and gvisor, and under bubblewrap")
 	if err := fs.Parse(args); err != nil {
 		return o, 2
