@@ -11,6 +11,8 @@
 #   make bench-backends  start and runs/s of the native and gvisor backends
 #                  and bubblewrap, in one run
 #   make bench-bulk  validate and scan --recursive on realistic skills
+#   make bench-proxy  a 100 MB download and small requests by curl: bare,
+#                  --allow-network and through the proxy (--allow-host)
 #   make serve-sim  serve replicas behind nginx, scraped by Prometheus, under
 #                  a load with one replica killed and one stopped midway
 #                  (docs/kubernetes.md; needs Debian's nginx and prometheus)
@@ -61,7 +63,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 MAINTAINER ?= skill-sandbox maintainers <maintainers@skill-sandbox.invalid>
 
-.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-backends bench-bulk serve-sim fuzz clean
+.PHONY: all build install uninstall dist demo test test-newest-go pytest mcpclient security security-gvisor bench bench-backends bench-bulk bench-proxy serve-sim fuzz clean
 
 all: build
 
@@ -216,6 +218,12 @@ bench-backends: build
 # (scripts/bulkbench, docs/bench.md).
 bench-bulk: build
 	$(GO) run ./scripts/bulkbench -bin ./$(BIN)
+
+# A 100 MB plain HTTP download and small requests from a server on
+# 127.0.0.1, by curl bare, in the sandbox with --allow-network and through
+# the filtering proxy (--allow-host), interleaved (docs/bench.md).
+bench-proxy: build
+	$(GO) run ./scripts/bench -bin ./$(BIN) -download 9
 
 # skill-sandbox serve on several replicas behind a real nginx, scraped by
 # a real Prometheus server, a bounded loopback load with one replica

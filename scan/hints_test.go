@@ -6,7 +6,8 @@ import (
 )
 
 // checkHints fails t where lineHints.mask and strings.Contains with each
-// hint of each list (containsAny) disagree on s.
+// hint of each list (containsAny) disagree on s, or codeHints and
+// lineHints on the lists of codeHints.
 func checkHints(t *testing.T, s string) {
 	t.Helper()
 	m := lineHints.mask(s)
@@ -14,6 +15,9 @@ func checkHints(t *testing.T, s string) {
 		if got, want := m&(1<<i) != 0, containsAny(s, list...); got != want {
 			t.Errorf("lineHints.mask(%q) has list %d: %v, containsAny says %v", s, i, got, want)
 		}
+	}
+	if got, want := codeHints.mask(s), m&codeHints.only; got != want {
+		t.Errorf("codeHints.mask(%q) = %b, lineHints.mask's bits of its lists %b", s, got, want)
 	}
 	if isASCII(s) {
 		if got, want := lineHints.maskFold(s), lineHints.mask(strings.ToLower(s)); got != want {

@@ -81,13 +81,19 @@ func lineRules(line string, ascii bool, k fileKind, decoded map[string]bool, add
 	// An ASCII line's hints are found folding case on the fly (which is
 	// what strings.ToLower does to ASCII); the lower-case copy is made
 	// only for the few lines that need it.
+	// Outside Markdown only the lists of codeHints are looked at: the
+	// others are prose, and finding them costs most of the index's work.
+	idx := lineHints
+	if !k.markdown {
+		idx = codeHints
+	}
 	var lower string
 	var hints uint
 	if ascii {
-		hints = lineHints.maskFold(line)
+		hints = idx.maskFold(line)
 	} else {
 		lower = strings.ToLower(line)
-		hints = lineHints.mask(lower)
+		hints = idx.mask(lower)
 	}
 	lowered := func() string {
 		if lower == "" {
@@ -233,7 +239,14 @@ const (
 
 // lineHints holds the hint lists, indexed by the bit of each (hintIgnore
 // is list 0).
-var lineHints = &hintIndex{lists: [][]string{
+var lineHints = &hintIndex{lists: hintLists}
+
+// codeHints indexes only the lists that the rules look at in every file,
+// Markdown or not; its masks have the bits of the others clear.
+var codeHints = &hintIndex{lists: hintLists, only: hintDownload | hintCredential | hintDecode}
+
+// hintLists are the hint lists of lineHints and codeHints.
+var hintLists = [][]string{
 	{"ignore", "disregard", "forget", "override", "bypass", " mode"},
 	{"the user", "silently", "secretly", "covertly"},
 	{"http", "webhook", "ngrok", "requestbin", "pastebin", "."},
@@ -246,7 +259,7 @@ var lineHints = &hintIndex{lists: [][]string{
 		".oci", ".fly", ".databrickscfg", ".kaggle", ".pki", ".config/", ".cargo", ".gem", ".m2", ".gradle",
 		".terraform.d", "huggingface", ".claude", ".codex"},
 	{"base64", "xxd", "openssl", "decode", "fromhex", "unhexlify", "atob", "buffer.from", "zlib", "marshal"},
-}}
+}
 
 // hintIndex finds which of its lists of literal hints a line holds a hint
 // of, in one pass over the line: a strings.Contains per hint made about
@@ -254,7 +267,10 @@ var lineHints = &hintIndex{lists: [][]string{
 // on first use, as lazyRegexp is, so that no program start pays for it.
 type hintIndex struct {
 	lists [][]string
-	once  sync.Once
+	// only, when not 0, holds the bits of the lists indexed; the others
+	// are never found.
+	only uint
+	once sync.Once
 	// The hints of two bytes or more are found by their first two bytes
 	// c0, c1, in either ASCII case: first[c0] is 0 when no hint starts
 	// with c0, else 1 + the index of c0's row in rows; the row maps c1 to
@@ -286,6 +302,9 @@ type hintRef struct {
 // build fills the tables.
 func (h *hintIndex) build() {
 	for i, list := range h.lists {
+		if h.only != 0 && h.only&(1<<i) == 0 {
+			continue
+		}
 		for _, x := range list {
 			r := hintRef{x, 1 << i}
 			if len(x) == 1 {
