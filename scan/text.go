@@ -271,19 +271,30 @@ type hintIndex struct {
 	// are never found.
 	only uint
 	once sync.Once
-	// The hints of two bytes or more are found by their first two bytes
-	// c0, c1, in either ASCII case: first[c0] is 0 when no hint starts
-	// with c0, else 1 + the index of c0's row in rows; the row maps c1 to
-	// 1 + the index in byPair of the hints that start with c0 c1 (0: none
-	// do). Both tables fit in a level-1 cache (a table of every pair, 64
-	// KiB, did not, and its misses cost more than the rest of the scan),
-	// and neither the line nor the hints need folding but for the few
-	// candidates compared. single are the one-byte hints.
+	// The hints of three bytes or more are found in two steps. tri is a
+	// set (a bitmap of 2^16 bits, hashed) of their first three bytes in
+	// lower case: most positions of a line fail it, in a loop with
+	// almost no branch taken (looking up every pair of bytes, common in
+	// prose, mispredicted a branch at every few bytes). A position that
+	// passes is looked up by its first two bytes c0, c1, in either ASCII
+	// case: first[c0] is 0 when no hint starts with c0, else 1 + the
+	// index of c0's row in rows; the row maps c1 to 1 + the index in
+	// byPair of the hints that start with c0 c1 (0: none do). All fit in
+	// a level-1 cache, and neither the line nor the hints are folded but
+	// for the few candidates compared. single and short are the hints of
+	// one and two bytes; fold maps a byte to its ASCII lower case.
+	tri    [1 << 10]uint64
+	fold   [256]byte
 	first  [256]uint8
 	rows   [][256]uint8
 	byPair []hintGroup
 	single []hintRef
+	short  []hintRef
 }
+
+// triBit returns the index in tri of the three lower-case bytes in the
+// low 24 bits of key.
+func triBit(key uint32) uint32 { return (key & 0xffffff) * 0x9e3779b1 >> 16 }
 
 // hintGroup is the hints that start with the same two bytes, and the
 // union of their lists' bits: once a line has all of them, the group is
@@ -301,16 +312,28 @@ type hintRef struct {
 
 // build fills the tables.
 func (h *hintIndex) build() {
+	for c := range h.fold {
+		h.fold[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			h.fold[c] += 'a' - 'A'
+		}
+	}
 	for i, list := range h.lists {
 		if h.only != 0 && h.only&(1<<i) == 0 {
 			continue
 		}
 		for _, x := range list {
 			r := hintRef{x, 1 << i}
-			if len(x) == 1 {
+			switch len(x) {
+			case 1:
 				h.single = append(h.single, r)
 				continue
+			case 2:
+				h.short = append(h.short, r)
+				continue
 			}
+			b := triBit(uint32(x[0])<<16 | uint32(x[1])<<8 | uint32(x[2]))
+			h.tri[b>>6] |= 1 << (b & 63)
 			if h.first[x[0]] == 0 {
 				h.rows = append(h.rows, [256]uint8{})
 				h.first[x[0]] = uint8(len(h.rows)) // fewer than 255 first bytes
@@ -357,7 +380,22 @@ func (h *hintIndex) scan(s string, fold bool) uint {
 			m |= r.bit
 		}
 	}
-	for i := 0; i+1 < len(s); i++ {
+	for _, r := range h.short { // none today: kept correct, not fast
+		for i := 0; i+1 < len(s) && m&r.bit == 0; i++ {
+			if hasHint(s[i:], r.hint, fold) {
+				m |= r.bit
+			}
+		}
+	}
+	if len(s) < 3 {
+		return m
+	}
+	key := uint32(h.fold[s[0]])<<8 | uint32(h.fold[s[1]])
+	for i := 0; i+2 < len(s); i++ {
+		key = key<<8 | uint32(h.fold[s[i+2]])
+		if b := triBit(key); h.tri[b>>6]&(1<<(b&63)) == 0 {
+			continue
+		}
 		row := h.first[s[i]]
 		if row == 0 {
 			continue
