@@ -55,3 +55,40 @@ func FuzzHintIndex(f *testing.F) {
 		checkHints(t, s)
 	})
 }
+
+// dottedDigitsByByte is hasDottedDigits as it was, byte by byte: the
+// reference the faster one is compared with.
+func dottedDigitsByByte(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == '.' && s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= '0' && s[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHasDottedDigits(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"", false}, {".", false}, {"1.", false}, {".1", false}, {"1.2", true}, {"a1.2b", true},
+		{"1..2", false}, {"v1.x 2.3", true}, {"a.b.c", false}, {"...1.", false}, {"x.1.2", true},
+		{"ip 10.0.0.1", true}, {"end 1.", false}, {"9.9", true},
+	} {
+		if got := hasDottedDigits(c.s); got != c.want || got != dottedDigitsByByte(c.s) {
+			t.Errorf("hasDottedDigits(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+// FuzzDottedDigits compares hasDottedDigits with the byte-by-byte loop.
+func FuzzDottedDigits(f *testing.F) {
+	f.Add("ip 10.0.0.1")
+	f.Add("1..2.")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hasDottedDigits(s), dottedDigitsByByte(s); got != want {
+			t.Fatalf("hasDottedDigits(%q) = %v, byte by byte %v", s, got, want)
+		}
+	})
+}

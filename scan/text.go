@@ -12,13 +12,17 @@ func (r *Result) text(rel string, data []byte, k fileKind) {
 	// Most files are ASCII: one look at the whole file spares one per
 	// line.
 	ascii := isASCII(data)
-	lines := strings.Split(string(data), "\n")
+	src := string(data)
 	inFence, fence := false, ""
-	inFront := k.skillMD && len(lines) > 0 && strings.TrimSpace(strings.TrimPrefix(lines[0], "\ufeff")) == "---"
+	first, _, _ := strings.Cut(src, "\n")
+	inFront := k.skillMD && strings.TrimSpace(strings.TrimPrefix(first, "\ufeff")) == "---"
 	decoded := map[string]bool{} // variables assigned from a decoder
 	hosts := map[string]bool{}
 	var cont continued // shell continuation lines, for pipe-to-shell
-	for i, line := range lines {
+	i := -1
+	// The lines of strings.Split, without its slice of them.
+	for line := range strings.SplitSeq(src, "\n") {
+		i++
 		n := i + 1
 		line = strings.TrimSuffix(line, "\r")
 		add := func(rule string, sev Severity, msg string) {
@@ -469,8 +473,14 @@ func isASCII[T string | []byte](s T) bool {
 // hasDottedDigits reports whether s has a digit, a dot and a digit in a
 // row, the least an IPv4 literal needs.
 func hasDottedDigits(s string) bool {
+	// From dot to dot (strings.IndexByte is vectorised), not byte by byte.
 	for i := 1; i+1 < len(s); i++ {
-		if s[i] == '.' && s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= '0' && s[i+1] <= '9' {
+		j := strings.IndexByte(s[i:len(s)-1], '.')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if s[i-1] >= '0' && s[i-1] <= '9' && s[i+1] >= '0' && s[i+1] <= '9' {
 			return true
 		}
 	}
