@@ -132,3 +132,35 @@ func (pl *Pool) native() *native.Pool {
 func (pl *Pool) reserve(s *Sandbox) *native.Pooled {
 	return pl.native().Reserve(enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs)
 }
+
+// SetSlots lets the pool's gvisor runs whose folders are made for one run
+// each (serve's executions) take pre-started sandboxes. A run's one write
+// grant directly in parent is its slot: the pool learns its shape with
+// the slot standing for any (the last two such runs with the same shape
+// teach it), and starts each sandbox of it with a slot folder of its own,
+// which newSlot makes in parent (new, empty, writable by the scripts'
+// identity as a write grant must be) and the pool removes if no run
+// takes it. Such a sandbox serves only the run that reserved it
+// (ReserveSlot) and whose write grant is its slot, at the same path, and
+// only while that folder is still the one it bound: a slot renamed,
+// replaced or made a symbolic link makes the run start its own sandbox.
+// parent is named as runs name their grants (symbolic links resolved).
+// Elsewhere than Linux it does nothing.
+func (pl *Pool) SetSlots(parent string, newSlot func() (string, error)) {
+	pl.p.SetSlots(parent, newSlot)
+}
+
+// ReserveSlot reserves a waiting gVisor sandbox of the slot shape (see
+// SetSlots) for one run, and returns its slot folder: the caller writes
+// the run's input files there and gives the run that folder as its write
+// grant (and working folder); no other run can take the sandbox. ok is
+// false when none waits or the pool's size in sandboxes is reserved
+// already: the run then uses a folder of its own, unpooled. A reserved
+// sandbox that waits past the pool's idle limit is closed, and its run
+// starts its own, on the same folder. The caller calls ReleaseSlot when
+// the run will not come; the folder is the caller's in every case.
+func (pl *Pool) ReserveSlot() (slot string, ok bool) { return pl.p.ReserveSlot() }
+
+// ReleaseSlot closes the sandbox reserved with slot, unless a run took it
+// already; the slot folder stays.
+func (pl *Pool) ReleaseSlot(slot string) { pl.p.ReleaseSlot(slot) }
