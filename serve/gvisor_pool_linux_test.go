@@ -29,20 +29,14 @@ head -c "${2:-0}" /dev/zero > big || exit 7
 `
 
 // gvisorFixture is newFixture with executions on gvisor and a pool of
-// one sandbox, its TMPDIR the test's own (sticky, as /tmp); team-a's
+// one sandbox, its TMPDIR the test's own (sticky, as /tmp) beside the
+// fixture's folder; team-a's
 // skill alpha has probe.sh too. It skips where runsc is missing.
 func gvisorFixture(t *testing.T, edit func(*Config)) *fixture {
 	t.Helper()
 	if _, err := exec.LookPath("runsc"); err != nil {
 		t.Skip("runsc (gVisor) is not installed: apt-get install runsc")
 	}
-	tmp, err := os.MkdirTemp("", "serve-gvisor-tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	os.Chmod(tmp, 0o777|os.ModeSticky)
-	t.Setenv("TMPDIR", tmp)
 	f := newFixture(t, func(c *Config) {
 		c.Sandbox.Backend = run.BackendGVisor
 		c.Prestart = 1
@@ -50,6 +44,20 @@ func gvisorFixture(t *testing.T, edit func(*Config)) *fixture {
 			edit(c)
 		}
 	})
+	// TMPDIR (the runs' work folders, the sandboxes' folders) apart from
+	// the fixture's: rootless, a grant must not reach it.
+	tmp, err := os.MkdirTemp("", "serve-gvisor-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// The pool's sandboxes first: their folders are in tmp.
+		f.ts.Close()
+		f.srv.Close()
+		os.RemoveAll(tmp)
+	})
+	os.Chmod(tmp, 0o777|os.ModeSticky)
+	t.Setenv("TMPDIR", tmp)
 	// The fixture's folders, in tmp, reachable by the scripts' identity
 	// (root: uid 65534), as the skill folders of a server must be.
 	base := filepath.Dir(f.srv.cfg.WorkDir)
