@@ -30,9 +30,9 @@ head -c "${2:-0}" /dev/zero > big || exit 7
 
 // gvisorFixture is newFixture with executions on gvisor and a pool of
 // one sandbox, its TMPDIR the test's own (sticky, as /tmp) beside the
-// fixture's folder; team-a's
-// skill alpha has probe.sh too. It skips where runsc is missing.
-func gvisorFixture(t *testing.T, edit func(*Config)) *fixture {
+// fixture's folder; team-a's skill alpha has probe.sh and exit0.sh
+// too. It skips where runsc is missing.
+func gvisorFixture(t testing.TB, edit func(*Config)) *fixture {
 	t.Helper()
 	if _, err := exec.LookPath("runsc"); err != nil {
 		t.Skip("runsc (gVisor) is not installed: apt-get install runsc")
@@ -64,14 +64,16 @@ func gvisorFixture(t *testing.T, edit func(*Config)) *fixture {
 	os.Chmod(base, 0o755)
 	os.Chmod(filepath.Dir(base), 0o755)
 	alpha := f.srv.tenants["team-a"].skillDirs[0]
-	if err := os.WriteFile(filepath.Join(alpha, "alpha", "scripts", "probe.sh"), []byte(probeScript), 0o755); err != nil {
-		t.Fatal(err)
+	for name, body := range map[string]string{"probe.sh": probeScript, "exit0.sh": "#!/bin/sh\nexit 0\n"} {
+		if err := os.WriteFile(filepath.Join(alpha, "alpha", "scripts", name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return f
 }
 
 // execute posts an execution of alpha's script and waits for it.
-func (f *fixture) execute(t *testing.T, script string, args []string, files map[string]string) client.Execution {
+func (f *fixture) execute(t testing.TB, script string, args []string, files map[string]string) client.Execution {
 	t.Helper()
 	req := map[string]any{"skill": "alpha", "script": script, "args": args}
 	var fs []map[string]string
@@ -94,7 +96,7 @@ func (f *fixture) execute(t *testing.T, script string, args []string, files map[
 
 // waitStarted waits until the pool has started n sandboxes, each
 // waiting or used.
-func (f *fixture) waitStarted(t *testing.T, n int) {
+func (f *fixture) waitStarted(t testing.TB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for f.srv.pool.GVisorStats().Started < n {
@@ -106,7 +108,7 @@ func (f *fixture) waitStarted(t *testing.T, n int) {
 }
 
 // slots lists the work folder's folders that are no execution's.
-func (f *fixture) slots(t *testing.T, ids ...string) []string {
+func (f *fixture) slots(t testing.TB, ids ...string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(f.srv.cfg.WorkDir)
 	if err != nil {
@@ -123,7 +125,7 @@ func (f *fixture) slots(t *testing.T, ids ...string) []string {
 
 // teach runs two executions of probe.sh, which teach the pool their
 // shape, and waits for its first sandbox.
-func (f *fixture) teach(t *testing.T) []string {
+func (f *fixture) teach(t testing.TB) []string {
 	t.Helper()
 	var ids []string
 	for range 2 {
