@@ -3,6 +3,7 @@
 package serve
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,8 +32,8 @@ head -c "${2:-0}" /dev/zero > big || exit 7
 
 // gvisorFixture is newFixture with executions on gvisor and a pool of
 // one sandbox, its TMPDIR the test's own (sticky, as /tmp) beside the
-// fixture's folder; team-a's skill alpha has probe.sh and exit0.sh
-// too. It skips where runsc is missing.
+// fixture's folder; team-a's skill alpha has probe.sh, exit0.sh and
+// cat.sh too. It skips where runsc is missing.
 func gvisorFixture(t testing.TB, edit func(*Config)) *fixture {
 	t.Helper()
 	if _, err := exec.LookPath("runsc"); err != nil {
@@ -64,7 +66,7 @@ func gvisorFixture(t testing.TB, edit func(*Config)) *fixture {
 	os.Chmod(base, 0o755)
 	os.Chmod(filepath.Dir(base), 0o755)
 	alpha := f.srv.tenants["team-a"].skillDirs[0]
-	for name, body := range map[string]string{"probe.sh": probeScript, "exit0.sh": "#!/bin/sh\nexit 0\n"} {
+	for name, body := range map[string]string{"probe.sh": probeScript, "exit0.sh": "#!/bin/sh\nexit 0\n", "cat.sh": "#!/bin/sh\ncat in.txt; ls\n"} {
 		if err := os.WriteFile(filepath.Join(alpha, "alpha", "scripts", name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -275,5 +277,39 @@ func TestServeGVisorPoolWriteCap(t *testing.T) {
 	r := recs[len(recs)-1]
 	if v.Status != StatusFailed || r.LimitExceeded != "write_bytes" {
 		t.Errorf("writing 8 MB past a 1 MiB cap: status %s, limit %q, %q", v.Status, r.LimitExceeded, v.Stderr.Text)
+	}
+}
+
+// TestServeGVisorPoolConcurrent: with two sandboxes waiting, executions
+// posted two at a time each take one (GVisorStats), each through a slot
+// of its own: every execution has its own id and folder, and sees its
+// own input file there, no other's.
+func TestServeGVisorPoolConcurrent(t *testing.T) {
+	f := gvisorFixture(t, func(c *Config) { c.Prestart, c.MaxRuns = 2, 2 })
+	f.teach(t)
+	dirs := map[string]bool{}
+	for round := range 3 {
+		f.waitStarted(t, 2*round+2)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				nonce := rand.Text()
+				v := f.execute(t, "scripts/cat.sh", nil, map[string]string{"in.txt": nonce})
+				mu.Lock()
+				defer mu.Unlock()
+				dir := filepath.Join(f.srv.cfg.WorkDir, v.ID)
+				if v.Status != StatusSuccess || v.Stdout.Text != nonce+"in.txt\n" || dirs[dir] {
+					t.Errorf("execution %s (%s): %q, want its own input %q", v.ID, v.Status, v.Stdout.Text, nonce)
+				}
+				dirs[dir] = true
+			}()
+		}
+		wg.Wait()
+		if st := f.srv.pool.GVisorStats(); st.Taken != 2*round+2 {
+			t.Fatalf("round %d: %+v, want every execution pooled", round, st)
+		}
 	}
 }
