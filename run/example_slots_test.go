@@ -35,7 +35,7 @@ func ExamplePool_ReserveSlot() {
 	pool.SetSlots(work, newFolder)
 
 	// For each request:
-	dir, ok := pool.ReserveSlot()
+	dir, ok := pool.ReserveSlot("skills/word-stats")
 	if !ok {
 		if dir, err = newFolder(); err != nil {
 			log.Fatal(err)

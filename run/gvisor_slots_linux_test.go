@@ -42,12 +42,13 @@ func slotPool(t *testing.T, skill string, maxIdle time.Duration) (*Pool, string,
 	}
 }
 
-// reserve waits until pl has a sandbox to reserve, and reserves it.
-func reserve(t *testing.T, pl *Pool) string {
+// reserve waits until pl has a sandbox to reserve for a run of skill,
+// and reserves it.
+func reserve(t *testing.T, pl *Pool, skill string) string {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if slot, ok := pl.ReserveSlot(); ok {
+		if slot, ok := pl.ReserveSlot(skill); ok {
 			return slot
 		}
 		if time.Now().After(deadline) {
@@ -60,7 +61,8 @@ func reserve(t *testing.T, pl *Pool) string {
 // TestGVisorPoolSlots: runs whose write grant is a folder of their own
 // in the slots' folder teach the pool their shape; a sandbox of it is
 // taken only by the run whose write grant is the slot it was reserved
-// with: not by a run in a fresh folder, not once released. That run
+// with: not by a run in a fresh folder, not once released, and none is
+// reserved for a run of another skill folder. That run
 // sees the files written in the slot after the sandbox started, and
 // writes there. At most the pool's size is reserved at once; a
 // sandbox no run reserved has its slot removed by Close, and the
@@ -95,9 +97,12 @@ func TestGVisorPoolSlots(t *testing.T) {
 	if st := pl.GVisorStats(); st.Taken != 0 {
 		t.Fatalf("a run without a reservation took a sandbox: %+v", st)
 	}
-	slot := reserve(t, pl)
+	if other, ok := pl.ReserveSlot(filepath.Dir(skill)); ok {
+		t.Errorf("reserved %s for a run of another skill folder", other)
+	}
+	slot := reserve(t, pl, skill)
 	kept[filepath.Base(slot)] = true
-	if _, ok := pl.ReserveSlot(); ok {
+	if _, ok := pl.ReserveSlot(skill); ok {
 		t.Errorf("two reserved in a pool of one")
 	}
 	if err := os.WriteFile(filepath.Join(slot, "in.txt"), []byte("input\n"), 0o644); err != nil {
@@ -112,7 +117,7 @@ func TestGVisorPoolSlots(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(slot, "out.txt")); string(b) != "out\n" {
 		t.Errorf("out.txt: %q", b)
 	}
-	released := reserve(t, pl)
+	released := reserve(t, pl, skill)
 	kept[filepath.Base(released)] = true
 	pl.ReleaseSlot(released)
 	if o := run(released); o.stdout != "" || pl.GVisorStats().Taken != 1 {
@@ -154,7 +159,7 @@ func TestGVisorPoolSlotExpires(t *testing.T) {
 	}
 	run(folder())
 	run(folder())
-	slot := reserve(t, pl)
+	slot := reserve(t, pl, skill)
 	time.Sleep(2500 * time.Millisecond)
 	run(slot)
 	if st := pl.GVisorStats(); st.Taken != 0 || st.Expired == 0 {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
@@ -151,15 +152,27 @@ func (pl *Pool) SetSlots(parent string, newSlot func() (string, error)) {
 }
 
 // ReserveSlot reserves a waiting gVisor sandbox of the slot shape (see
-// SetSlots) for one run, and returns its slot folder: the caller writes
-// the run's input files there and gives the run that folder as its write
-// grant (and working folder); no other run can take the sandbox. ok is
-// false when none waits or the pool's size in sandboxes is reserved
-// already: the run then uses a folder of its own, unpooled. A reserved
+// SetSlots) for one run of the skill in skillDir, and returns its slot
+// folder: the caller writes the run's input files there and gives the
+// run that folder as its write grant (and working folder); no other run
+// can take the sandbox. ok is false when none waits, the sandboxes are
+// shaped for another skill's runs (this run could not take one), or the
+// pool's size in sandboxes is reserved already: the run then uses a
+// folder of its own, unpooled. A reserved
 // sandbox that waits past the pool's idle limit is closed, and its run
 // starts its own, on the same folder. The caller calls ReleaseSlot when
 // the run will not come; the folder is the caller's in every case.
-func (pl *Pool) ReserveSlot() (slot string, ok bool) { return pl.p.ReserveSlot() }
+func (pl *Pool) ReserveSlot(skillDir string) (slot string, ok bool) {
+	// As runs name it (see SetSlots).
+	dir, err := filepath.EvalSymlinks(skillDir)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
+	if err != nil {
+		return "", false
+	}
+	return pl.p.ReserveSlot(dir)
+}
 
 // ReleaseSlot closes the sandbox reserved with slot, unless a run took it
 // already; the slot folder stays.

@@ -203,7 +203,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, release, err := s.executionFolder(sb.Backend, req.Files, meta, release)
+	dir, release, err := s.executionFolder(sb.Backend, sk.path, req.Files, meta, release)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,8 +234,8 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // waits (see slotFolder), whose name is then the execution's id, else
 // <WorkDir>/<id>. The release it returns also releases the sandbox; on
 // an error release has been called.
-func (s *Server) executionFolder(backend string, files []inputFile, meta *audit.Meta, release func()) (string, func(), error) {
-	if dir, ok := s.slotFolder(backend, files); ok {
+func (s *Server) executionFolder(backend, skillDir string, files []inputFile, meta *audit.Meta, release func()) (string, func(), error) {
+	if dir, ok := s.slotFolder(backend, skillDir, files); ok {
 		meta.RequestID = filepath.Base(dir)
 		meta.Serve.ExecutionID = meta.RequestID
 		return dir, func() { release(); s.pool.ReleaseSlot(dir) }, nil

@@ -46,15 +46,16 @@ func newSlot(parent string) (string, error) {
 	return dir, nil
 }
 
-// slotFolder reserves a pre-started sandbox for an execution on backend
-// and writes its input files in the sandbox's slot; ok is false when
+// slotFolder reserves a pre-started sandbox for an execution of the
+// skill in skillDir on backend and writes its input files in the
+// sandbox's slot; ok is false when
 // none waits or the slot is not the empty folder the pool made (the
 // sandbox is then released, and the execution makes its own folder).
-func (s *Server) slotFolder(backend string, files []inputFile) (string, bool) {
+func (s *Server) slotFolder(backend, skillDir string, files []inputFile) (string, bool) {
 	if s.pool == nil || backend != run.BackendGVisor {
 		return "", false
 	}
-	dir, ok := s.pool.ReserveSlot()
+	dir, ok := s.pool.ReserveSlot(skillDir)
 	if !ok {
 		return "", false
 	}

@@ -16,7 +16,7 @@ func (*Pool) GVisorStats() Stats { return Stats{} }
 func (*Pool) SetSlots(string, func() (string, error)) {}
 
 // ReserveSlot reserves nothing: there are no gVisor sandboxes here.
-func (*Pool) ReserveSlot() (string, bool) { return "", false }
+func (*Pool) ReserveSlot(string) (string, bool) { return "", false }
 
 // ReleaseSlot does nothing: there are no gVisor sandboxes here.
 func (*Pool) ReleaseSlot(string) {}

@@ -21,16 +21,18 @@ func (pl *Pool) SetSlots(parent string, newSlot func() (string, error)) {
 }
 
 // ReserveSlot hands a waiting sandbox of a slot shape to the caller for
-// one run, and returns its slot folder: the run whose write grant is
-// that folder, of the sandbox's shape, takes the sandbox; no other run
-// can. ok is false when none waits, or as many are reserved already as
-// the pool's size. The caller writes the run's files in the slot, and
-// calls ReleaseSlot if the run does not come.
-func (pl *Pool) ReserveSlot() (slot string, ok bool) {
+// one run of the skill folder skill (as runs name it), and returns its
+// slot folder: the run whose write grant is that folder, of the
+// sandbox's shape, takes the sandbox; no other run can. ok is false when
+// none waits, the sandboxes are of another skill folder's runs (the run
+// could not take one), or as many are reserved already as the pool's
+// size. The caller writes the run's files in the slot, and calls
+// ReleaseSlot if the run does not come.
+func (pl *Pool) ReserveSlot(skill string) (slot string, ok bool) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	g := pl.gv
-	if pl.closed || g.slotFrom == "" || len(g.reserved) >= pl.size {
+	if pl.closed || g.slotFrom == "" || g.like.Config.Skill != skill || len(g.reserved) >= pl.size {
 		return "", false
 	}
 	s := g.pop()
