@@ -213,13 +213,15 @@ func TestServeGVisorPool(t *testing.T) {
 }
 
 // TestServeGVisorPoolSwappedSlot: a waiting sandbox's slot folder
-// replaced before an execution reserves it (by a folder holding a
-// planted file, an empty folder, or a symbolic link to a folder with a
-// planted file) is never the folder an execution's script runs on
-// unawares: the execution runs unpooled, in a folder holding its input
-// files only.
+// written to or replaced before an execution reserves it (a file
+// planted in it; the folder replaced by one holding a planted file, by
+// an empty one, or by a symbolic link to a folder with a planted file)
+// is never the folder an execution's script runs on unawares: the
+// execution runs unpooled, in a folder holding its input files only. A
+// slot serve would not use is removed (a symbolic link, not what it
+// leads to); an empty folder in its place is the execution's.
 func TestServeGVisorPoolSwappedSlot(t *testing.T) {
-	for _, how := range []string{"planted folder", "empty folder", "symlink"} {
+	for _, how := range []string{"planted file", "planted folder", "empty folder", "symlink"} {
 		t.Run(how, func(t *testing.T) {
 			f := gvisorFixture(t, nil)
 			ids := f.teach(t)
@@ -230,14 +232,18 @@ func TestServeGVisorPoolSwappedSlot(t *testing.T) {
 			}
 			slot := slots[0]
 			away := filepath.Join(filepath.Dir(filepath.Dir(slot)), "away")
-			if err := os.Rename(slot, away); err != nil {
-				t.Fatal(err)
-			}
 			planted := filepath.Join(filepath.Dir(away), "planted")
 			os.Mkdir(planted, 0o777)
 			os.Chmod(planted, 0o777) // the scripts' to write, as a slot is
 			os.WriteFile(filepath.Join(planted, "secret"), []byte("planted"), 0o644)
+			if how != "planted file" {
+				if err := os.Rename(slot, away); err != nil {
+					t.Fatal(err)
+				}
+			}
 			switch how {
+			case "planted file":
+				os.WriteFile(filepath.Join(slot, "secret"), []byte("planted"), 0o644)
 			case "planted folder":
 				os.Rename(planted, slot)
 			case "empty folder":
@@ -258,6 +264,14 @@ func TestServeGVisorPoolSwappedSlot(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(planted, "secret")); how == "symlink" && string(b) != "planted" {
 				t.Errorf("the script wrote through the symbolic link: %q", b)
+			}
+			dir := filepath.Join(f.srv.cfg.WorkDir, v.ID)
+			_, err := os.Lstat(slot)
+			switch {
+			case how == "empty folder" && dir != slot:
+				t.Errorf("the execution ran in %s, not the empty folder at its slot %s", dir, slot)
+			case how != "empty folder" && !os.IsNotExist(err):
+				t.Errorf("the slot serve did not use is left: %v", err)
 			}
 		})
 	}

@@ -62,6 +62,9 @@ func (s *Server) slotFolder(backend, skillDir string, files []inputFile) (string
 	if err := checkSlot(dir); err != nil {
 		s.log().Warn("pre-started sandbox's slot not used", "slot", dir, "error", err.Error())
 		s.pool.ReleaseSlot(dir)
+		// Not the folder the pool made: no execution's. RemoveAll
+		// removes a symbolic link, not what it leads to.
+		os.RemoveAll(dir)
 		return "", false
 	}
 	if err := writeFiles(dir, files); err != nil {
