@@ -72,12 +72,16 @@ func (pl *Pool) GVisorStats() Stats {
 // (SetSlots) takes only the sandbox it reserved with it.
 func (g *gvisorPool) take(p *backend.Spec, rt *gvisor.Runtime) *gvisor.Prestarted {
 	g.pl.mu.Lock()
-	defer g.pl.mu.Unlock()
-	slot := g.slotOf(p)
+	parent := g.slotParent
+	g.pl.mu.Unlock()
+	// The key reads the host's files (/etc, the masks): outside the lock.
+	slot := slotOf(p, parent)
 	key := gvisor.Key(p)
 	if slot != "" {
 		key = gvisor.SlotKey(p, slot)
 	}
+	g.pl.mu.Lock()
+	defer g.pl.mu.Unlock()
 	g.failed = false
 	defer g.signal()
 	if s := g.reserved[slot]; s != nil && slot != "" {

@@ -59,15 +59,15 @@ func (pl *Pool) ReleaseSlot(slot string) {
 	}
 }
 
-// slotOf returns p's slot: its one write grant directly in the slots'
-// folder, or "". pl.mu is held.
-func (g *gvisorPool) slotOf(p *backend.Spec) string {
-	if g.slotParent == "" {
+// slotOf returns p's slot: its one write grant directly in parent, the
+// slots' folder, or "".
+func slotOf(p *backend.Spec, parent string) string {
+	if parent == "" {
 		return ""
 	}
 	slot := ""
 	for _, gr := range p.Config.Grants {
-		if gr.Write && filepath.Dir(gr.Path) == g.slotParent {
+		if gr.Write && filepath.Dir(gr.Path) == parent {
 			if slot != "" {
 				return ""
 			}
