@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 )
 
 // Command runs argv in the sandbox described by s, with the same layers,
@@ -26,24 +24,4 @@ func (s *Sandbox) Command(ctx context.Context, argv []string) (*Result, error) {
 		return res, fmt.Errorf("%w: empty command", ErrBadConfig)
 	}
 	return res, s.start(ctx, "", nil, argv, res)
-}
-
-// commandArgv resolves argv[0] of a Command and checks that the sandbox
-// identity can reach the folder and the program.
-func (s *Sandbox) commandArgv(uid, gid int, dir string, argv []string, res *Result) ([]string, int, error) {
-	for _, a := range argv {
-		if strings.ContainsRune(a, 0) {
-			return nil, 0, fmt.Errorf("%w: NUL byte in the command", ErrBadConfig)
-		}
-	}
-	prog, err := lookPath(argv[0], s.searchPath())
-	if err != nil {
-		return nil, 0, err
-	}
-	prog = filepath.Clean(prog)
-	out := append([]string{prog}, argv[1:]...)
-	res.Interpreter = []string{prog}
-	// An unreachable folder is returned with the argv: grants.HandOver may
-	// still solve it.
-	return out, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, dir, prog, prog)
 }

@@ -1,13 +1,6 @@
 package run
 
-import (
-	"errors"
-	"fmt"
-	"slices"
-
-	"github.com/skill-sandbox/skill-sandbox/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
-)
+import ()
 
 // Grants are the host paths a run may use besides its skill and work
 // folders, as resolved by Run (absolute, symlinks resolved). They are
@@ -34,42 +27,19 @@ type Grants struct {
 	AutorunWritable []string
 }
 
-// planGrants plans the grants of s (grants.New) for a run whose skill
-// folder is skill ("" skips the overlap check) and whose host identity is
-// uid:gid; dry makes no folder (CheckGrants). The planted-symlink check
-// is against the sandbox identity a root caller's scripts run as. Under
-// the gvisor backend nothing is id-mapped (runsc binds grants by path):
-// a missing write folder is made as where no mapping can be had.
-func (s *Sandbox) planGrants(skill string, dry bool, uid, gid int) (*grants.Plan, error) {
-	nominal, _ := sandboxIdentity()
-	gp, err := grants.New(grants.Request{
-		Read: s.ReadPaths, Write: s.WritePaths, Cwd: s.Cwd,
-		ReadOnly: s.ReadOnlyPaths, AllowDenied: s.AllowDenied, AutorunWritable: s.AutorunWritable,
-		Deny:    append(DefaultDenyPaths(), s.DenyPaths...),
-		Sockets: s.AllowUnix,
-		Skill:   skill, Dry: dry, MountNS: !slices.Contains(s.Disable, LayerMountNS),
-		UID: uid, GID: gid,
-		Nominal:  nominal,
-		Planted:  func(owner uint32) bool { return identity.SandboxOwner(owner, nominal) },
-		RunIDs:   [2]int{RunIDFirst, RunIDFirst + RunIDCount - 1},
-		MapWrite: func(parent string) bool { return s.Backend != BackendGVisor && grants.CanMapWrite(parent, uid, gid) },
-		Writable: writableFolder,
-	})
-	var nm *grants.NoMountNSError
-	if errors.As(err, &nm) {
-		return nil, fmt.Errorf("%w: %s", ErrUnsupported, nm.Error())
-	}
-	return gp, err
+// CheckGrants checks the grants of s (ReadPaths, WritePaths, Cwd,
+// ReadOnlyPaths, DenyPaths and AllowDenied, against SkillDir when set) as
+// Run does, and returns the error Run would return for them, with the same
+// message; it runs nothing and changes nothing on the host. A missing
+// WritePaths folder is not created: it is checked as the folder Run would
+// create (the caller must be able to make it) and listed in Created. The
+// grants are returned as Run would record them in Result.Grants.
+//
+// Two of Run's decisions depend on the host when the run starts, and are
+// taken as they would be now: a root caller's grant that uid 65534 cannot
+// use passes when it can be handed over (see docs/grants.md), and a run
+// refused for a missing layer is not predicted.
+func (s *Sandbox) CheckGrants() (Grants, error) {
+	g, err := s.request().CheckGrants()
+	return Grants(g), err
 }
-
-// mountOnly is the error that refuses a run of gp without a mount
-// namespace (grants.Plan.MountOnly), nil when it needs none.
-func mountOnly(gp *grants.Plan) error {
-	if gp.MountOnly == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", ErrIsolation, gp.MountOnly)
-}
-
-// pathUnder reports whether p lies strictly inside dir (grants.PathUnder).
-func pathUnder(p, dir string) bool { return grants.PathUnder(p, dir) }

@@ -8,6 +8,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -94,11 +95,11 @@ func newPool(size int, maxIdle time.Duration, like Sandbox, trace func(event str
 	if maxIdle == 0 {
 		maxIdle = DefaultPoolMaxIdle
 	}
-	uid, gid := sandboxIdentity()
+	uid, gid := plan.SandboxIdentity()
 	shape := native.Shape{
-		WantNS: enabled(backend.NamespaceLayers(like.AllowNetwork), like.Disable),
+		WantNS: plan.Enabled(backend.NamespaceLayers(like.AllowNetwork), like.Disable),
 		UID:    uid, GID: gid,
-		OwnIDs:       uid == nobodyUID && identity.OwnRunIDs(),
+		OwnIDs:       uid == identity.Nobody && identity.OwnRunIDs(),
 		Cgroup:       !stageconfig.Has(like.Disable, LayerCgroup),
 		CPUs:         like.CPUs,
 		AllowNetwork: like.AllowNetwork,
@@ -126,12 +127,6 @@ func (pl *Pool) native() *native.Pool {
 		return nil
 	}
 	return pl.p
-}
-
-// reserve returns a waiting init process whose host id the run of s may
-// have (see native.Pool.Reserve), or nil.
-func (pl *Pool) reserve(s *Sandbox) *native.Pooled {
-	return pl.native().Reserve(enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable), s.Disable, s.CPUs)
 }
 
 // SetSlots lets the pool's gvisor runs whose folders are made for one run

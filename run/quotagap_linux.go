@@ -2,8 +2,6 @@ package run
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
@@ -37,17 +35,4 @@ func sharedQuotas(res *Result) []SharedQuota {
 		q.Bound = BoundMemoryCgroup
 	}
 	return []SharedQuota{q}
-}
-
-// readMaxUserWatches reads fs.epoll.max_user_watches; 0 when it cannot.
-func readMaxUserWatches() int {
-	b, err := os.ReadFile("/proc/sys/fs/epoll/max_user_watches")
-	if err != nil {
-		return 0
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
 	"os"
 	"slices"
 	"testing"
@@ -21,7 +22,7 @@ func TestSharedQuotasNamed(t *testing.T) {
 		q := SharedQuota{Counter: QuotaEpollWatches, UID: uid, Bound: BoundNone}
 		switch {
 		case stageconfig.Has(res.Applied, LayerSeccomp) && seccomp.NotifyContinues():
-			q.Bound, q.Budget = BoundRunBudget, DefaultEpollWatches(readMaxUserWatches())
+			q.Bound, q.Budget = BoundRunBudget, DefaultEpollWatches(plan.MaxUserWatches())
 		case stageconfig.Has(res.Applied, LayerCgroup):
 			q.Bound = BoundMemoryCgroup
 		}

@@ -1,7 +1,7 @@
 package run
 
 import (
-	"errors"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -139,8 +139,8 @@ func (r *Result) WaitCleanup() {
 // Errors returned by Run, wrapped with detail; test with errors.Is. Run
 // always returns a non-nil Result, so callers can report a refused run.
 var (
-	ErrInvalidSkill  = errors.New("skill is invalid")
-	ErrBadScript     = errors.New("script refused") // missing, outside scripts/, not a regular file
+	ErrInvalidSkill  = plan.ErrInvalidSkill
+	ErrBadScript     = plan.ErrBadScript            // missing, outside scripts/, not a regular file
 	ErrNoInterpreter = stageconfig.ErrNoInterpreter // e.g. node not installed
 	ErrIsolation     = backend.ErrIsolation         // a layer is missing and AllowDegraded is not set, or one was built part-way
 	ErrBadConfig     = stageconfig.ErrBadConfig     // e.g. a refused Env key

@@ -2,7 +2,7 @@ package run
 
 import (
 	"context"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/gvisor"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
 	"io"
 	"net"
 	"net/netip"
@@ -25,20 +25,14 @@ const (
 // host allows more: about ten thousand connections of an event loop,
 // which adds each socket two or three times (python's asyncio, node and
 // Go's net/http made 602, 607 and 403 additions for 200 HTTP requests).
-const EpollWatchesFloor = 32768
+const EpollWatchesFloor = plan.EpollWatchesFloor
 
 // DefaultEpollWatches is Sandbox.MaxEpollWatches when zero, for a host
 // whose fs.epoll.max_user_watches is maxUserWatches (0: unknown): an
 // eighth of it, as the quotas layer gives of the caller's other per-user
 // counters (four runs at once leave the caller half), but at least
 // EpollWatchesFloor, and never more than maxUserWatches.
-func DefaultEpollWatches(maxUserWatches int) int {
-	n := max(maxUserWatches/8, EpollWatchesFloor)
-	if maxUserWatches > 0 {
-		n = min(n, maxUserWatches)
-	}
-	return n
-}
+func DefaultEpollWatches(maxUserWatches int) int { return plan.DefaultEpollWatches(maxUserWatches) }
 
 // Sandbox describes one sandboxed run. The zero value of each field selects
 // the safe default documented on it.
@@ -347,6 +341,47 @@ type Sandbox struct {
 
 // The backends a Sandbox may choose.
 const (
-	BackendNative = "native"
-	BackendGVisor = gvisor.Name
+	BackendNative = plan.BackendNative
+	BackendGVisor = plan.BackendGVisor
 )
+
+// request is s as the planning takes it (plan.Request): its fields, with
+// the defaults applied to the zero limits.
+func (s *Sandbox) request() *plan.Request {
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	return &plan.Request{
+		SkillDir: s.SkillDir, Env: s.Env,
+		AllowNetwork: s.AllowNetwork, AllowHosts: s.AllowHosts, DenyHosts: s.DenyHosts,
+		AllowLocal: s.AllowLocal, AllowUnix: s.AllowUnix, Secrets: s.Secrets,
+		Timeout:  timeout,
+		MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: s.CPUs,
+		MaxProcs: orDefault(s.MaxProcs, DefaultMaxProcs), CPUSeconds: s.CPUSeconds,
+		MaxEpollWatches: s.MaxEpollWatches,
+		MaxFileMB:       orDefault(s.MaxFileMB, DefaultMaxFileMB),
+		MaxOpenFiles:    orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles),
+		OutputCap:       orDefault(s.OutputCap, DefaultOutputCap),
+		Module:          s.Module, MaxOutput: s.MaxOutput,
+		UseWorkDir: s.UseWorkDir, KeepWorkDir: s.KeepWorkDir,
+		ReadPaths: s.ReadPaths, WritePaths: s.WritePaths, Interpreters: s.Interpreters,
+		NodeModules: s.NodeModules, ReadOnlyPaths: s.ReadOnlyPaths, AutorunWritable: s.AutorunWritable,
+		Cwd: s.Cwd, DenyPaths: s.DenyPaths, AllowDenied: s.AllowDenied,
+		WorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB), WriteMB: orDefault(s.WriteMB, DefaultWriteMB),
+		AllowDegraded: s.AllowDegraded, RequireIsolation: s.RequireIsolation, Strict: s.Strict,
+		Stdin: s.Stdin, Stdout: s.Stdout, Stderr: s.Stderr, Warnings: s.Warnings, NetworkLog: s.NetworkLog,
+		RequestID: s.RequestID, Disable: s.Disable,
+		Backend: s.Backend, BackendFallback: s.BackendFallback,
+		Pool: s.Pool.native(), Resolve: s.resolve, Dial: s.dial, SharedNobody: s.sharedNobody,
+	}
+}
+
+// orDefault is v, or def when v is zero (a negative v is kept, for the
+// planning to refuse).
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}

@@ -59,6 +59,21 @@ Flags:
 // of that many idle processes.
 const defaultPrestart = 2
 
+// prestartProblem is the usage error of --prestart N with --max-runs
+// maxRuns, or "". A pool larger than the runs that may be in progress
+// at once would only keep idle processes (or gVisor sandboxes, tens of
+// MiB each): every run takes one and a replacement starts behind it.
+// The default is cut to maxRuns instead (see prestartSize).
+func prestartProblem(prestart, maxRuns int, set bool) string {
+	if prestart < 0 || set && prestart > maxRuns {
+		return fmt.Sprintf("--prestart must be between 0 and --max-runs (%d), got %d: each run in progress takes one pre-started sandbox", maxRuns, prestart)
+	}
+	return ""
+}
+
+// prestartSize is the pool's size: --prestart, at most maxRuns.
+func prestartSize(prestart, maxRuns int) int { return min(prestart, maxRuns) }
+
 // mcpFlags are the parsed flags of mcp.
 type mcpFlags struct {
 	skills           listFlags
@@ -187,8 +202,8 @@ func mcpFlagsProblem(fs *flag.FlagSet, f *mcpFlags, set map[string]bool) string 
 		return "--index is only used with --allow-prepare"
 	case f.maxRuns <= 0:
 		return fmt.Sprintf("--max-runs must be positive, got %d", f.maxRuns)
-	case f.prestart < 0:
-		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
+	case prestartProblem(f.prestart, f.maxRuns, set["prestart"]) != "":
+		return prestartProblem(f.prestart, f.maxRuns, set["prestart"])
 	case set["timeout"] && f.timeout <= 0:
 		return fmt.Sprintf("--timeout must be positive, got %v", f.timeout)
 	case set["memory"] && f.memoryMB <= 0:
@@ -224,7 +239,7 @@ func mcpConfig(f *mcpFlags, set map[string]bool, stderr io.Writer) mcp.Config {
 		AllowedSigners:   f.allowedSigners,
 		Workspace:        f.workspace,
 		MaxRuns:          f.maxRuns,
-		Prestart:         f.prestart,
+		Prestart:         prestartSize(f.prestart, f.maxRuns),
 		MaxMessageBytes:  f.maxMessage,
 		MaxBufferedBytes: f.maxBuffered,
 		Version:          toolVersion(),

@@ -162,8 +162,8 @@ func serveFlagsProblem(fs *flag.FlagSet, f *serveFlags) string {
 		return "--drain-timeout and --keep must be positive"
 	case f.keepRuns <= 0, f.maxBody <= 0, f.keepMemory <= 0, f.keepDisk <= 0, f.maxConns <= 0:
 		return "--keep-runs, --keep-memory, --keep-disk, --max-body and --max-conns must be positive"
-	case f.prestart < 0:
-		return fmt.Sprintf("--prestart must not be negative, got %d", f.prestart)
+	case prestartProblem(f.prestart, f.maxRuns, setFlags(fs)["prestart"]) != "":
+		return prestartProblem(f.prestart, f.maxRuns, setFlags(fs)["prestart"])
 	}
 	return f.backend.problem(setFlags(fs))
 }
@@ -179,7 +179,7 @@ func serveConfig(f *serveFlags, logger *slog.Logger) (serve.Config, func(), erro
 	}
 	cfg := serve.Config{
 		Tokens: tokens, MaxRuns: f.maxRuns, Queue: f.queue, TenantMaxRuns: f.tenantMaxRuns, TenantQueue: f.tenantQueue,
-		Keep: f.keep, KeepRuns: f.keepRuns, KeepMemory: f.keepMemory, KeepDisk: f.keepDisk, MaxConns: f.maxConns, MaxBodyBytes: f.maxBody, Prestart: f.prestart,
+		Keep: f.keep, KeepRuns: f.keepRuns, KeepMemory: f.keepMemory, KeepDisk: f.keepDisk, MaxConns: f.maxConns, MaxBodyBytes: f.maxBody, Prestart: prestartSize(f.prestart, f.maxRuns),
 		Sandbox: run.Sandbox{AllowDegraded: f.allowDegraded, RequireIsolation: f.requireIsolation},
 		Flags:   policy.Flags{AllowDegraded: f.allowDegraded},
 		Version: toolVersion(), Log: logger, WorkDir: f.workDir,

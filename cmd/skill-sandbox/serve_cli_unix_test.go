@@ -315,6 +315,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--tokens", bad}, 1, "skill-sandbox: error: serve: tokens file " + bad + ": token 1 (\"x\"): \"sha256\" must be 64 lowercase hex digits"},
 		{[]string{"serve", "--tokens", bad, "--max-runs", "0"}, 2, "--max-runs must be positive"},
 		{[]string{"serve", "--tokens", bad, "--max-conns", "0"}, 2, "--max-conns must be positive"},
+		{[]string{"serve", "--tokens", bad, "--max-runs", "2", "--prestart", "3"}, 2, "--prestart must be between 0 and --max-runs (2), got 3"},
+		{[]string{"serve", "--tokens", bad, "--prestart", "-1"}, 2, "--prestart must be between 0 and --max-runs (4), got -1"},
 		{[]string{"serve", "--tokens", bad, "--keep-memory", "-1"}, 2, "--keep-memory"},
 		{[]string{"serve", "--tokens", bad, "--keep-disk", "0"}, 2, "--keep-disk"},
 	} {

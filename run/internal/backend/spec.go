@@ -3,8 +3,8 @@
 // supervisor decided for one run before anything is started; the
 // fail-closed rule; the watchdog; the errors.
 //
-// For most uses, run's prepare fills one Spec per run from a
-// run.Sandbox (every check and decision that needs no process: the
+// For most uses, the planning (run/internal/plan) fills one Spec per
+// run from a run.Sandbox (every check and decision that needs no process: the
 // script's argv and environment, the grants, the limits, the layers
 // wanted and refused), and the launch reads it without changing it; what
 // a launch changes as it goes (the config completed with the namespaces
@@ -80,7 +80,7 @@ type Spec struct {
 	// DenyPaths and AllowDenied are Sandbox.DenyPaths and AllowDenied,
 	// for the platforms that state the deny list in a profile (macOS).
 	DenyPaths, AllowDenied []string
-	// HostWorkDir says whether prepare made the work folder on the host:
+	// HostWorkDir says whether the planning made the work folder on the host:
 	// with a mount namespace it is made inside the sandbox's root (and
 	// on the host by the launch if that layer fails).
 	HostWorkDir bool

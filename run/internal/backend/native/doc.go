@@ -6,8 +6,8 @@
 // (run/internal/backend/gvisor), which shares its proxy, watch and
 // output captures.
 //
-// For most uses, run's prepare fills a backend.Spec, New returns the
-// Launch of it, and Run (or RunGVisor, RunGVisorOrNative) starts the run
+// For most uses, the planning (run/internal/plan) fills a backend.Spec,
+// New returns the Launch of it, and Run (or RunGVisor, RunGVisorOrNative) starts the run
 // and fills a backend.Outcome, which run copies into its Result. A Pool
 // keeps Linux init processes started ahead (run.Pool is its public
 // face).

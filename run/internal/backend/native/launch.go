@@ -8,7 +8,7 @@ import (
 )
 
 // Launch is what one launch of a run changes as it goes; its plan,
-// a backend.Spec, is what prepare decided and stays as it was. The
+// a backend.Spec, is what the planning decided and stays as it was. The
 // platform part (launchOS) holds the processes, pipes and handles of the
 // start.
 type Launch struct {
@@ -33,7 +33,7 @@ type Launch struct {
 	// Pool.reserve), until launch takes it; nil otherwise.
 	reserved *Pooled
 	// workMade says whether the work folder exists on the host: made by
-	// prepare (see backend.Spec.HostWorkDir), or by launch when the run has no
+	// the planning (see backend.Spec.HostWorkDir), or by launch when the run has no
 	// mount namespace after all (see makeDeferredWorkDir).
 	workMade bool
 	// proxy is the allowlist proxy, when the plan has one.

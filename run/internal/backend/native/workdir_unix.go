@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// makeDeferredWorkDir makes on the host the work folder prepare named
+// makeDeferredWorkDir makes on the host the work folder the planning named
 // without making it (see workdir.NewName), for a run whose init process has
 // no mount namespace after all. Mkdir fails on anything already there.
 func makeDeferredWorkDir(l *Launch) error {

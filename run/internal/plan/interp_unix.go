@@ -1,6 +1,6 @@
 //go:build !windows
 
-package run
+package plan
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"fmt"
@@ -8,16 +8,16 @@ import (
 )
 
 // searchPath is the sandbox's PATH: the folders of s.Interpreters first,
-// in their order, then sandboxPath.
-func (s *Sandbox) searchPath() string {
+// in their order, then SandboxPath.
+func (s *Request) searchPath() string {
 	if len(s.Interpreters) == 0 {
-		return sandboxPath
+		return SandboxPath
 	}
 	dirs := make([]string, 0, len(s.Interpreters)+1)
 	for _, p := range s.Interpreters {
 		dirs = append(dirs, filepath.Dir(filepath.Clean(p)))
 	}
-	return strings.Join(append(dirs, sandboxPath), string(filepath.ListSeparator))
+	return strings.Join(append(dirs, SandboxPath), string(filepath.ListSeparator))
 }
 
 // interpreterRoots checks s.Interpreters and returns the environments to
@@ -26,7 +26,7 @@ func (s *Sandbox) searchPath() string {
 // the program it links to when that lies elsewhere (a venv made from a
 // pyenv Python). Environments inside the system folders the sandbox
 // always shows are left out.
-func (s *Sandbox) interpreterRoots() ([]string, error) {
+func (s *Request) interpreterRoots() ([]string, error) {
 	var roots []string
 	var refused error
 	add := func(dir string) {

@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 )
 
-// nodeModulesAlias is where the sandbox's root shows Sandbox.NodeModules:
+// nodeModulesAlias is where the sandbox's root shows Request.NodeModules:
 // Node looks for a package in the node_modules of the script's folder
 // and of each folder above it, up to this one; ESM import ignores
 // NODE_PATH, but not this.
@@ -17,7 +17,7 @@ const nodeModulesAlias = "/node_modules"
 // environments (interpRoots, readable and executable: native addons are
 // shared objects), and the skill folder must not lie where the alias
 // goes.
-func (s *Sandbox) nodeModules(skill string, interpRoots []string) (string, error) {
+func (s *Request) nodeModules(skill string, interpRoots []string) (string, error) {
 	if s.NodeModules == "" {
 		return "", nil
 	}

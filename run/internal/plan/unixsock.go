@@ -1,7 +1,8 @@
-package run
+package plan
 
 import (
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +17,7 @@ import (
 // named twice, or on a platform or configuration that cannot hold the
 // run to them: the mount namespace is what keeps every other socket of
 // the host out of its view.
-func (s *Sandbox) checkUnixSockets() error {
+func (s *Request) checkUnixSockets() error {
 	if len(s.AllowUnix) == 0 {
 		return nil
 	}
@@ -29,8 +30,8 @@ func (s *Sandbox) checkUnixSockets() error {
 		// caller, and the daemon would take the script for it.
 		return fmt.Errorf("%w: AllowUnix (--allow-unix) is not available with the gVisor backend: its sandbox never connects to a host socket (docs/backends.md); use --backend native", ErrUnsupported)
 	}
-	if slices.Contains(s.Disable, LayerMountNS) {
-		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, LayerMountNS)
+	if slices.Contains(s.Disable, stageconfig.LayerMountNS) {
+		return fmt.Errorf("%w: AllowUnix needs the mount namespace, which keeps the host's other sockets out of the run (the %s layer cannot be disabled with it)", ErrBadConfig, stageconfig.LayerMountNS)
 	}
 	seen := map[string]bool{}
 	for _, p := range s.AllowUnix {
@@ -69,11 +70,11 @@ func (s *Sandbox) checkUnixSockets() error {
 	return nil
 }
 
-// withUnixSockets returns the Sandbox whose grants the run gets: s, or a
+// withUnixSockets returns the Request whose grants the run gets: s, or a
 // copy whose read grants hold the AllowUnix sockets (connecting needs no
 // write access to the mount: a socket on a read-only mount still
 // accepts connections) and whose deny list exempts exactly those paths.
-func (s *Sandbox) withUnixSockets() *Sandbox {
+func (s *Request) withUnixSockets() *Request {
 	if len(s.AllowUnix) == 0 {
 		return s
 	}
@@ -85,7 +86,7 @@ func (s *Sandbox) withUnixSockets() *Sandbox {
 
 // localServicesSupported refuses a local service grant (what) where
 // nothing holds the run to it: off Linux, whose need names.
-func (s *Sandbox) localServicesSupported(what, need string) error {
+func (s *Request) localServicesSupported(what, need string) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("%w: %s needs Linux %s; not available on %s yet", ErrUnsupported, what, need, runtime.GOOS)
 	}

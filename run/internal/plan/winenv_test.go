@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 // TestWindowsEnv checks the environment a Windows run's script gets: run's
 // allowlist (buildEnv) completed by winproc.Env. It runs on every platform.
 func TestWindowsEnv(t *testing.T) {
-	base, err := buildEnv(map[string]string{"temp": `C:\evil`, "MY_TOKEN": "x", "systemroot": `D:\fake`}, `C:\w\run-1`, "req-1", sandboxPath)
+	base, err := buildEnv(map[string]string{"temp": `C:\evil`, "MY_TOKEN": "x", "systemroot": `D:\fake`}, `C:\w\run-1`, "req-1", SandboxPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"fmt"
@@ -9,17 +9,17 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/internal/envkey"
 )
 
-// sandboxPath is the only PATH a script sees, and the only one used to find
+// SandboxPath is the only PATH a script sees, and the only one used to find
 // its interpreter. The caller's PATH is never consulted: it may hold shims
 // (pyenv, nvm) that live in home folders the sandbox cannot read.
-const sandboxPath = "/usr/local/bin:/usr/bin:/bin"
+const SandboxPath = "/usr/local/bin:/usr/bin:/bin"
 
 // defaultLang is used when the caller's LANG is unset or looks odd.
 const defaultLang = "C.UTF-8"
 
-// proxyVars are exported empty so that no library picks a proxy up from
+// ProxyVars are exported empty so that no library picks a proxy up from
 // somewhere else (a config file, a parent's default).
-func proxyVars() []string {
+func ProxyVars() []string {
 	return []string{
 		"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
 		"no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY",
@@ -64,10 +64,10 @@ func buildEnv(extra map[string]string, workDir, requestID, path string) ([]strin
 		"TMPDIR":                   workDir,
 		"SKILL_SANDBOX_REQUEST_ID": requestID,
 	}
-	if defaultShell != "" {
-		vars["SHELL"] = defaultShell
+	if DefaultShell != "" {
+		vars["SHELL"] = DefaultShell
 	}
-	for _, p := range proxyVars() {
+	for _, p := range ProxyVars() {
 		vars[p] = ""
 	}
 	for k, v := range extra {

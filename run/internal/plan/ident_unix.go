@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package plan
 
 import (
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
@@ -8,6 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// SandboxIdentity returns the host uid and gid a root caller's scripts
+// run as, the caller's own otherwise (identity.Sandbox).
+func SandboxIdentity() (int, int) { return identity.Sandbox() }
 
 // checkReachable is identity.FirstUnreachable as an error
 // (grants.UnreachableError).

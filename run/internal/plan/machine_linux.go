@@ -1,12 +1,16 @@
-package run
+package plan
 
 import (
 	"math"
 
 	"golang.org/x/sys/unix"
+
+	"os"
+	"strconv"
+	"strings"
 )
 
-// runCPUs returns the CPUs a run limited to cpus CPUs (Sandbox.CPUs) is
+// runCPUs returns the CPUs a run limited to cpus CPUs (Request.CPUs) is
 // pinned to and shown: the first ceil(cpus) of those this process may use,
 // so that programs that size a pool by the CPU count (nproc, joblib's
 // n_jobs=-1, os.availableParallelism) start as many workers as the
@@ -32,4 +36,17 @@ func runCPUs(cpus float64) []int {
 		}
 	}
 	return out
+}
+
+// MaxUserWatches reads fs.epoll.max_user_watches; 0 when it cannot.
+func MaxUserWatches() int {
+	b, err := os.ReadFile("/proc/sys/fs/epoll/max_user_watches")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

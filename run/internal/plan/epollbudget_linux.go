@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package run
+package plan
 
 import (
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
@@ -14,13 +14,13 @@ import (
 // script's host uid is its own (a root caller's run id), the seccomp
 // layer is disabled, or the kernel cannot let a counted call go on
 // (seccomp.NotifyContinues, Linux 5.5), where the watches stay bounded as
-// before (Result.SharedQuotas says how).
-func (s *Sandbox) epollBudget(p *backend.Spec) int {
-	if identity.IsRunID(uint32(p.UID)) || stageconfig.Has(s.Disable, LayerSeccomp) || !seccomp.NotifyContinues() {
+// before (run.Result.SharedQuotas says how).
+func (s *Request) epollBudget(p *backend.Spec) int {
+	if identity.IsRunID(uint32(p.UID)) || stageconfig.Has(s.Disable, stageconfig.LayerSeccomp) || !seccomp.NotifyContinues() {
 		return 0
 	}
 	if s.MaxEpollWatches > 0 {
 		return s.MaxEpollWatches
 	}
-	return DefaultEpollWatches(readMaxUserWatches())
+	return DefaultEpollWatches(MaxUserWatches())
 }

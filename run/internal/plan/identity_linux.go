@@ -1,6 +1,7 @@
-package run
+package plan
 
 import (
+	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"path/filepath"
 	"slices"
 
@@ -10,26 +11,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sandboxIdentity is identity.Sandbox; macOS and Windows have their own
-// in run's exec_*.go.
-func sandboxIdentity() (int, int) { return identity.Sandbox() }
-
 // hostIdentity returns the host uid and gid s's run gets: an id of its own
 // (see identity.OwnRunIDs), the one of a pooled init process it reserves
 // when s has a pool whose init processes have theirs, else the sandbox
 // identity. A run with a write grant that is not id-mapped keeps the
-// sandbox identity, nobody (see unmappedWrite). It stays in run for the
-// Sandbox and its Pool.
-func (s *Sandbox) hostIdentity() (hostIdentity, error) {
-	uid, gid := sandboxIdentity()
-	if s.sharedNobody || uid != nobodyUID || !identity.OwnRunIDs() || s.unmappedWrite() {
+// sandbox identity, nobody (see unmappedWrite).
+func (s *Request) hostIdentity() (hostIdentity, error) {
+	uid, gid := SandboxIdentity()
+	if s.SharedNobody || uid != nobodyUID || !identity.OwnRunIDs() || s.unmappedWrite() {
 		return hostIdentity{uid: uid, gid: gid}, nil
 	}
-	if pi := s.Pool.reserve(s); pi != nil {
+	if pi := s.reserve(); pi != nil {
 		if id := pi.TakeID(); id != nil {
 			return hostIdentity{uid: id.ID, gid: id.ID, own: id, stage: pi}, nil
 		}
-		s.Pool.native().Discard(pi)
+		s.Pool.Discard(pi)
 	}
 	id, err := identity.Take(identity.LockBase)
 	if err != nil {
@@ -48,11 +44,11 @@ func (s *Sandbox) hostIdentity() (hostIdentity, error) {
 // stay the same: nobody, shared with other such runs, as before runs had
 // ids of their own. A wrong guess costs no access: the grant is checked
 // again when it is handed over. It stays in run for the grants' layers.
-func (s *Sandbox) unmappedWrite() bool {
+func (s *Request) unmappedWrite() bool {
 	if len(s.WritePaths) == 0 {
 		return false
 	}
-	if slices.Contains(s.Disable, LayerMountNS) || s.Backend == BackendGVisor {
+	if slices.Contains(s.Disable, stageconfig.LayerMountNS) || s.Backend == BackendGVisor {
 		return true
 	}
 	for _, p := range s.WritePaths {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package run
+package plan
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 )
 
-// TestPlanSecrets: a Sandbox's secrets are checked before anything
+// TestPlanSecrets: a Request's secrets are checked before anything
 // starts: their hosts must be allowed, their names must not clash with
 // Env or with the variables the run sets itself.
 func TestPlanSecrets(t *testing.T) {
@@ -24,22 +24,22 @@ func TestPlanSecrets(t *testing.T) {
 		return s
 	}
 	for _, tt := range []struct {
-		sb   Sandbox
+		sb   Request
 		want string
 	}{
-		{Sandbox{SkillDir: "x", Secrets: secrets("TOKEN")}, "Secrets need AllowHosts"},
-		{Sandbox{SkillDir: "x", AllowHosts: []string{"other.example.com"}, Secrets: secrets("TOKEN")}, "add --allow-host api.example.com:443"},
-		{Sandbox{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Env: map[string]string{"TOKEN": "x"}, Secrets: secrets("TOKEN")}, "both a secret and an Env variable"},
-		{Sandbox{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("https_proxy")}, "sets that variable itself"},
-		{Sandbox{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("SSL_CERT_FILE")}, "sets that variable itself"},
-		{Sandbox{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("LD_PRELOAD")}, "LD_PRELOAD"},
+		{Request{SkillDir: "x", Secrets: secrets("TOKEN")}, "Secrets need AllowHosts"},
+		{Request{SkillDir: "x", AllowHosts: []string{"other.example.com"}, Secrets: secrets("TOKEN")}, "add --allow-host api.example.com:443"},
+		{Request{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Env: map[string]string{"TOKEN": "x"}, Secrets: secrets("TOKEN")}, "both a secret and an Env variable"},
+		{Request{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("https_proxy")}, "sets that variable itself"},
+		{Request{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("SSL_CERT_FILE")}, "sets that variable itself"},
+		{Request{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("LD_PRELOAD")}, "LD_PRELOAD"},
 	} {
 		_, err := tt.sb.planProxy()
 		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.sb.Secrets.Targets(), err, tt.want)
 		}
 	}
-	ok := Sandbox{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("TOKEN")}
+	ok := Request{SkillDir: "x", AllowHosts: []string{"api.example.com"}, Secrets: secrets("TOKEN")}
 	if _, err := ok.planProxy(); err != nil && !errors.Is(err, ErrUnsupported) {
 		t.Errorf("valid secrets: %v", err)
 	}
@@ -79,7 +79,7 @@ func TestCABundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SSL_CERT_FILE", system)
-	sb := &Sandbox{SkillDir: "x", ReadPaths: []string{"/data"}, Secrets: s}
+	sb := &Request{SkillDir: "x", ReadPaths: []string{"/data"}, Secrets: s}
 	got, path, remove, err := sb.withCABundle()
 	if err != nil {
 		t.Fatal(err)

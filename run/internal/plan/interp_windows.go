@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"os/exec"
@@ -12,7 +12,7 @@ import (
 // program name, found on the caller's PATH. Unlike on Linux the caller's
 // PATH is used: interpreters live in per-user folders (the py launcher,
 // the Microsoft Store's python, nvm's node), and without file isolation
-// (see LayerAppContainer) there is no sandbox view they could be missing
+// (see stageconfig.LayerAppContainer) there is no sandbox view they could be missing
 // from. There is no RLIMIT_AS here (the Job Object caps memory): 0.
 func scriptCommand(target string, args []string, memoryMB int, _ string) ([]string, int, error) {
 	shebang := ""

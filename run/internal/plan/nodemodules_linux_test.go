@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestNodeModulesChecked: Sandbox.NodeModules must be an absolute path
+// TestNodeModulesChecked: Request.NodeModules must be an absolute path
 // to a folder inside an interpreter's environment, and the skill must
 // not lie where the sandbox shows it.
 func TestNodeModulesChecked(t *testing.T) {
@@ -37,7 +37,7 @@ func TestNodeModulesChecked(t *testing.T) {
 		{"no interpreter", nm, "/s", nil, "lies in no interpreter's environment"},
 		{"skill at the alias", nm, "/node_modules/s", []string{env}, "lies where the sandbox shows NodeModules"},
 	} {
-		s := &Sandbox{NodeModules: tt.nodeModules}
+		s := &Request{NodeModules: tt.nodeModules}
 		got, err := s.nodeModules(tt.skill, tt.roots)
 		if tt.want == "" {
 			want := ""

@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
 
-// moduleArgv is scriptArgv for Sandbox.Module: module is a dotted Python
+// moduleArgv is scriptArgv for Request.Module: module is a dotted Python
 // module name inside the skill's scripts package ("scripts.package_skill",
 // "scripts.tools.check"), run as "python3 -m MODULE ARGS..." from the
 // skill folder, as its documentation says to run it. The module's file
@@ -19,8 +19,8 @@ import (
 // Cwd grant, or the work folder): "python3 -m" would then look for the
 // module there, so a bootstrap puts the skill folder where -m puts the
 // working directory (sys.path[0]) and runs the module as -m does.
-func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, elsewhere bool, res *Result) ([]string, int, error) {
-	if err := s.validateSkill(skill, res); err != nil {
+func (s *Request) moduleArgv(uid, gid int, skill, module string, args []string, elsewhere bool, facts *Facts) ([]string, int, error) {
+	if err := s.validateSkill(skill, facts); err != nil {
 		return nil, 0, err
 	}
 	if !validModule(module) || !strings.HasPrefix(module, "scripts.") {
@@ -35,19 +35,19 @@ func (s *Sandbox) moduleArgv(uid, gid int, skill, module string, args []string, 
 		}
 	}
 	if r, err := filepath.Rel(skill, target); err == nil {
-		res.Script = filepath.ToSlash(r)
+		facts.Script = filepath.ToSlash(r)
 	}
-	prog, err := lookPath("python3", s.searchPath())
+	prog, err := LookPath("python3", s.searchPath())
 	if err != nil {
 		return nil, 0, err
 	}
 	argv := append([]string{prog, "-m", module}, args...)
-	res.Interpreter = argv[:3]
+	facts.Interpreter = argv[:3]
 	if elsewhere {
 		argv = append([]string{prog, "-c", moduleBootstrap, skill, module}, args...)
-		res.Interpreter = argv[:5]
+		facts.Interpreter = argv[:5]
 	}
-	return argv, orDefault(s.MemoryMB, DefaultMemoryMB), checkReachable(uid, gid, skill, target, prog)
+	return argv, s.MemoryMB, checkReachable(uid, gid, skill, target, prog)
 }
 
 // moduleBootstrap runs "python3 -c moduleBootstrap SKILL MODULE ARGS..."

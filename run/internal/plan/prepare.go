@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
@@ -19,7 +18,7 @@ import (
 )
 
 // hostIdentity is the host uid and gid a run gets (see
-// Sandbox.hostIdentity): own is the run's own id, held until the run is
+// Request.hostIdentity): own is the run's own id, held until the run is
 // gone, and stage the pooled init process reserved with it, until launch
 // takes it; nil when the run has none.
 type hostIdentity struct {
@@ -28,22 +27,22 @@ type hostIdentity struct {
 	stage    *native.Pooled
 }
 
-// prepare does every check and decision that needs no child process:
+// Prepare does every check and decision that needs no child process:
 // validation, script and interpreter resolution (or, for a non-nil command,
 // the command's program: see Command), environment, work folder, and the
 // run's host identity (see hostIdentity). It returns the plan in the
 // state of a launch not started yet.
 // The returned cleanup (possibly nil) removes the work folder and gives
 // the identity back; it runs once the sandbox is gone.
-func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*native.Launch, func(), error) {
+func (s *Request) Prepare(script string, args, command []string, facts *Facts) (*native.Launch, func(), error) {
 	id, err := s.hostIdentity()
 	if err != nil {
 		return nil, nil, err
 	}
-	p, cleanup, err := s.prepareAs(id, script, args, command, res)
+	p, cleanup, err := s.prepareAs(id, script, args, command, facts)
 	var l *native.Launch
 	if p != nil {
-		l = native.New(p, s.Pool.native(), id.stage)
+		l = native.New(p, s.Pool, id.stage)
 	}
 	if id.own == nil {
 		return l, cleanup, err
@@ -61,7 +60,7 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 			unused = l.TakeReserved()
 		}
 		if unused != nil {
-			s.Pool.native().Unreserve(unused, id.own)
+			s.Pool.Unreserve(unused, id.own)
 			return
 		}
 		id.own.Release()
@@ -75,12 +74,12 @@ func (s *Sandbox) prepare(script string, args, command []string, res *Result) (*
 
 // prepareAs is prepare for a run as id, with the CA bundle of its
 // secrets, if any, readable for the run's time (see withCABundle).
-func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []string, res *Result) (*backend.Spec, func(), error) {
+func (s *Request) prepareAs(id hostIdentity, script string, args, command []string, facts *Facts) (*backend.Spec, func(), error) {
 	grantee, bundle, remove, err := s.withCABundle()
 	if err != nil {
 		return nil, nil, err
 	}
-	p, cleanup, err := grantee.prepareWith(id, script, args, command, bundle, res)
+	p, cleanup, err := grantee.prepareWith(id, script, args, command, bundle, facts)
 	if err != nil {
 		remove()
 		return p, cleanup, err
@@ -94,7 +93,7 @@ func (s *Sandbox) prepareAs(id hostIdentity, script string, args, command []stri
 }
 
 // prepareWith is prepareAs once the CA bundle, if any, is written.
-func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []string, bundle string, res *Result) (*backend.Spec, func(), error) {
+func (s *Request) prepareWith(id hostIdentity, script string, args, command []string, bundle string, facts *Facts) (*backend.Spec, func(), error) {
 	proxy, err := s.checkConfig()
 	if err != nil {
 		return nil, nil, err
@@ -110,11 +109,11 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	if err != nil {
 		return nil, nil, err
 	}
-	argv, asMB, reachErr, err := s.argv(id, skill, script, args, command, res)
+	argv, asMB, reachErr, err := s.argv(id, skill, script, args, command, facts)
 	if err != nil {
 		return nil, nil, err
 	}
-	gp, masks, err := grantee.runGrants(id, skill, interpRoots, res)
+	gp, masks, err := grantee.runGrants(id, skill, interpRoots, facts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,8 +128,8 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	if requestID == "" {
 		requestID = newRequestID()
 	}
-	wantNS := enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable)
-	work, deferWork, cleanup, err := s.workFolder(id, wantNS, res)
+	wantNS := Enabled(backend.NamespaceLayers(s.AllowNetwork), s.Disable)
+	work, deferWork, cleanup, err := s.workFolder(id, wantNS, facts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +144,7 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	p.GVisor = s.Backend == BackendGVisor
 	p.GVisorFallback = p.GVisor && s.BackendFallback
 	p.Config = s.stageConfig(argv, asMB, env, skill, work)
-	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, res)
+	p.Config.Dir = s.scriptDir(skill, work, command, gp.Grants.Cwd, facts)
 	setGrants(p, gp, masks)
 	p.Config.EpollBudget = s.epollBudget(p)
 	if s.KeepWorkDir {
@@ -153,8 +152,8 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	}
 	if proxy != nil {
 		p.Proxy = proxy
-		p.Config.Env = withSecretEnv(backend.ProxyEnv(p.Config.Env, proxyPort), s.Secrets, bundle)
-		p.Config.ProxyPort = proxyPort
+		p.Config.Env = withSecretEnv(backend.ProxyEnv(p.Config.Env, ProxyPort), s.Secrets, bundle)
+		p.Config.ProxyPort = ProxyPort
 		p.Config.LocalPorts = proxy.LocalPorts
 		// The run must be refused before the script starts if the
 		// network namespace is missing.
@@ -167,10 +166,10 @@ func (s *Sandbox) prepareWith(id hostIdentity, script string, args, command []st
 	return p, cleanup, nil
 }
 
-// checkConfig refuses a Sandbox whose fields contradict themselves or
+// checkConfig refuses a Request whose fields contradict themselves or
 // are out of range, and returns the host allowlist's plan (nil without
 // one).
-func (s *Sandbox) checkConfig() (*netproxy.Config, error) {
+func (s *Request) checkConfig() (*netproxy.Config, error) {
 	if s.SkillDir == "" {
 		return nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
 	}
@@ -194,10 +193,10 @@ func (s *Sandbox) checkConfig() (*netproxy.Config, error) {
 	return s.planProxy()
 }
 
-// withInterpreters returns the Sandbox whose grants the run gets: s, or
+// withInterpreters returns the Request whose grants the run gets: s, or
 // with Interpreters a copy of s that has the interpreters' environments
 // (interpRoots) as read grants like ReadPaths.
-func (s *Sandbox) withInterpreters() (grantee *Sandbox, interpRoots []string, err error) {
+func (s *Request) withInterpreters() (grantee *Request, interpRoots []string, err error) {
 	if len(s.Interpreters) == 0 {
 		return s, nil, nil
 	}
@@ -214,14 +213,14 @@ func (s *Sandbox) withInterpreters() (grantee *Sandbox, interpRoots []string, er
 // folder the sandbox identity cannot reach is returned as reachErr, not
 // as an error: it may still be handed over (see grants.HandOver), which
 // attachTrees decides.
-func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []string, res *Result) (argv []string, asMB int, reachErr, err error) {
+func (s *Request) argv(id hostIdentity, skill, script string, args, command []string, facts *Facts) (argv []string, asMB int, reachErr, err error) {
 	switch {
 	case command != nil:
-		argv, asMB, err = s.commandArgv(id.uid, id.gid, skill, command, res)
+		argv, asMB, err = s.commandArgv(id.uid, id.gid, skill, command, facts)
 	case s.Module:
-		argv, asMB, err = s.moduleArgv(id.uid, id.gid, skill, script, args, s.UseWorkDir || s.Cwd != "", res)
+		argv, asMB, err = s.moduleArgv(id.uid, id.gid, skill, script, args, s.UseWorkDir || s.Cwd != "", facts)
 	default:
-		argv, asMB, err = s.scriptArgv(id.uid, id.gid, skill, script, args, res)
+		argv, asMB, err = s.scriptArgv(id.uid, id.gid, skill, script, args, facts)
 	}
 	if errors.As(err, new(*grants.UnreachableError)) {
 		return argv, asMB, err, nil
@@ -229,16 +228,16 @@ func (s *Sandbox) argv(id hostIdentity, skill, script string, args, command []st
 	return argv, asMB, nil, err
 }
 
-// runGrants plans the run's grants (see planGrants), with the
+// runGrants plans the run's grants (see PlanGrants), with the
 // interpreters' environments executable, and its masks; it records the
-// grants and the write folders it made in res.
-func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string, res *Result) (*grants.Plan, []stageconfig.GrantMount, error) {
-	gp, err := s.planGrants(skill, false, id.uid, id.gid)
+// grants and the write folders it made in facts.
+func (s *Request) runGrants(id hostIdentity, skill string, interpRoots []string, facts *Facts) (*grants.Plan, []stageconfig.GrantMount, error) {
+	gp, err := s.PlanGrants(skill, false, id.uid, id.gid)
 	if err != nil {
 		return nil, nil, err
 	}
 	gp.MarkExec(interpRoots)
-	res.Grants, res.made = Grants(gp.Grants), gp.Made
+	facts.Grants, facts.Made = gp.Grants, gp.Made
 	masks, err := grants.MaskMounts(gp.Grants.Masked)
 	if err != nil {
 		return nil, nil, err
@@ -252,8 +251,8 @@ func (s *Sandbox) runGrants(id hostIdentity, skill string, interpRoots []string,
 // would only cost a mkdir and a removal, so it is made on the host only
 // when the run ends up without one (see makeDeferredWorkDir) or is kept.
 // cleanup removes it (see the comment inside).
-func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work string, deferWork bool, cleanup func(), err error) {
-	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, LayerMountNS) && workdir.TmpIsFolder()
+func (s *Request) workFolder(id hostIdentity, wantNS []stageconfig.Layer, facts *Facts) (work string, deferWork bool, cleanup func(), err error) {
+	deferWork = !s.KeepWorkDir && stageconfig.Has(wantNS, stageconfig.LayerMountNS) && workdir.TmpIsFolder()
 	if deferWork {
 		work, err = workdir.NewName()
 	} else {
@@ -277,7 +276,7 @@ func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work
 		}
 	}
 	if s.KeepWorkDir {
-		res.WorkDir = work
+		facts.WorkDir = work
 	}
 	return work, deferWork, cleanup, nil
 }
@@ -286,9 +285,9 @@ func (s *Sandbox) workFolder(id hostIdentity, wantNS []Layer, res *Result) (work
 // scripts/ folder, the skill folder for a script outside it or a module,
 // the work folder for a command or with UseWorkDir, and cwd, a grant's
 // path, when the caller chose one.
-func (s *Sandbox) scriptDir(skill, work string, command []string, cwd string, res *Result) string {
+func (s *Request) scriptDir(skill, work string, command []string, cwd string, facts *Facts) string {
 	dir := filepath.Join(skill, "scripts")
-	if command == nil && !s.Module && !strings.HasPrefix(res.Script, "scripts/") {
+	if command == nil && !s.Module && !strings.HasPrefix(facts.Script, "scripts/") {
 		// A script outside scripts/ ("ooxml/scripts/unpack.py") runs
 		// from the skill folder its path is relative to; the skill may
 		// have no scripts/ at all.
@@ -308,21 +307,21 @@ func (s *Sandbox) scriptDir(skill, work string, command []string, cwd string, re
 
 // newPlan is the plan of a run of s as id, without its config: the
 // limits, the output, the layers wanted and refused.
-func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hostWorkDir bool) *backend.Spec {
+func (s *Request) newPlan(id hostIdentity, requestID string, wantNS []stageconfig.Layer, hostWorkDir bool) *backend.Spec {
 	workDirMB := 0
 	if !s.KeepWorkDir {
-		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
+		workDirMB = s.WorkDirMB
 	}
-	memoryMB := orDefault(s.MemoryMB, DefaultMemoryMB)
+	memoryMB := s.MemoryMB
 	return &backend.Spec{
 		HostWorkDir: hostWorkDir,
 		UID:         id.uid,
 		GID:         id.gid,
 		Namespaces:  wantNS,
 		Disabled:    s.Disable,
-		Timeout:     runTimeout(s.Timeout),
+		Timeout:     s.Timeout,
 		Stdin:       s.Stdin,
-		Output:      backend.Output{Stdout: s.Stdout, Stderr: s.Stderr, CapBytes: orDefault(s.OutputCap, DefaultOutputCap), MaxStream: s.MaxOutput},
+		Output:      backend.Output{Stdout: s.Stdout, Stderr: s.Stderr, CapBytes: s.OutputCap, MaxStream: s.MaxOutput},
 		Strict:      s.RequireIsolation,
 		Degraded:    s.AllowDegraded,
 		Warnings:    s.Warnings,
@@ -331,11 +330,11 @@ func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hos
 		RequestID:   requestID,
 		MemoryMB:    memoryMB,
 
-		WatchWorkDirMB: orDefault(s.WorkDirMB, DefaultWorkDirMB),
-		WatchWriteMB:   orDefault(s.WriteMB, DefaultWriteMB),
+		WatchWorkDirMB: s.WorkDirMB,
+		WatchWriteMB:   s.WriteMB,
 		Cgroup: cgroup.Limits{
 			MemoryBytes: int64(memoryMB+workDirMB) << 20,
-			Pids:        int64(orDefault(s.MaxProcs, DefaultMaxProcs) + cgroup.InitAllowance),
+			Pids:        int64(s.MaxProcs + cgroup.InitAllowance),
 			CPUs:        s.CPUs,
 		},
 	}
@@ -344,10 +343,10 @@ func (s *Sandbox) newPlan(id hostIdentity, requestID string, wantNS []Layer, hos
 // stageConfig is the config the init process gets, without the grants
 // and the working directory: the script's argv (with asMB, its RLIMIT_AS
 // in MiB) and env, the folders, the limits and the process layers.
-func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work string) stageconfig.Config {
+func (s *Request) stageConfig(argv []string, asMB int, env []string, skill, work string) stageconfig.Config {
 	workDirMB := 0
 	if !s.KeepWorkDir {
-		workDirMB = orDefault(s.WorkDirMB, DefaultWorkDirMB)
+		workDirMB = s.WorkDirMB
 	}
 	return stageconfig.Config{
 		Argv:         argv,
@@ -359,13 +358,13 @@ func (s *Sandbox) stageConfig(argv []string, asMB int, env []string, skill, work
 		WaitForGo:    !s.AllowDegraded, // prepare refuses AllowDegraded with RequireIsolation
 		Limits: stageconfig.Limits{
 			AddressSpace: uint64(asMB) << 20,
-			CPUSeconds:   cpuSeconds(s.CPUSeconds, runTimeout(s.Timeout)),
-			Procs:        uint64(orDefault(s.MaxProcs, DefaultMaxProcs)),
-			FileSize:     uint64(orDefault(s.MaxFileMB, DefaultMaxFileMB)) << 20,
-			OpenFiles:    uint64(orDefault(s.MaxOpenFiles, DefaultMaxOpenFiles)),
+			CPUSeconds:   cpuSeconds(s.CPUSeconds, s.Timeout),
+			Procs:        uint64(s.MaxProcs),
+			FileSize:     uint64(s.MaxFileMB) << 20,
+			OpenFiles:    uint64(s.MaxOpenFiles),
 		},
-		Machine: stageconfig.Machine{MemoryMB: orDefault(s.MemoryMB, DefaultMemoryMB), CPUs: runCPUs(s.CPUs)},
-		Layers:  enabled(backend.ProcessLayers(s.AllowNetwork), s.Disable),
+		Machine: stageconfig.Machine{MemoryMB: s.MemoryMB, CPUs: runCPUs(s.CPUs)},
+		Layers:  Enabled(backend.ProcessLayers(s.AllowNetwork), s.Disable),
 	}
 }
 
@@ -376,15 +375,6 @@ func setGrants(p *backend.Spec, gp *grants.Plan, masks []stageconfig.GrantMount)
 	p.Config.ReadOnly, p.Config.Aliases = gp.ReadOnly, gp.Aliases
 	p.ArtifactRoots = append([]string(nil), gp.Grants.Write...)
 	p.SweepAutorun, p.Autorun = gp.SweepAutorun, gp.Autorun
-}
-
-// runTimeout is a run's time limit: timeout, or DefaultTimeout when it
-// is not set.
-func runTimeout(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
-		return DefaultTimeout
-	}
-	return timeout
 }
 
 // attachTrees hands over the folders the sandbox identity cannot reach

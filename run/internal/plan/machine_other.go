@@ -1,6 +1,6 @@
 //go:build !linux
 
-package run
+package plan
 
 // runCPUs is Linux's: elsewhere the run keeps the affinity it inherits.
 func runCPUs(float64) []int { return nil }

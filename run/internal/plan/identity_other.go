@@ -1,10 +1,10 @@
 //go:build !linux
 
-package run
+package plan
 
 // hostIdentity is the sandbox identity here: runs have no ids of their
 // own.
-func (s *Sandbox) hostIdentity() (hostIdentity, error) {
-	uid, gid := sandboxIdentity()
+func (s *Request) hostIdentity() (hostIdentity, error) {
+	uid, gid := SandboxIdentity()
 	return hostIdentity{uid: uid, gid: gid}, nil
 }

@@ -1,4 +1,4 @@
-package run
+package plan
 
 import (
 	"fmt"
@@ -17,13 +17,13 @@ import (
 	"github.com/skill-sandbox/skill-sandbox/netproxy"
 )
 
-// proxyPort is the proxy's port on the sandbox's own loopback. The network
+// ProxyPort is the proxy's port on the sandbox's own loopback. The network
 // namespace is private to the run, so a fixed port cannot clash.
-const proxyPort = 3128
+const ProxyPort = 3128
 
 // planProxy checks the allowlist fields and returns nil when there is no
 // allowlist.
-func (s *Sandbox) planProxy() (*netproxy.Config, error) {
+func (s *Request) planProxy() (*netproxy.Config, error) {
 	if err := s.checkLocalPorts(); err != nil {
 		return nil, err
 	}
@@ -55,13 +55,13 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 	}
 	cfg := netproxy.Config{
 		Policy:  pol,
-		Resolve: s.resolve,
-		Dial:    s.dial,
+		Resolve: s.Resolve,
+		Dial:    s.Dial,
 		Denied:  s.NetworkLog,
 		Secrets: s.Secrets,
 		// A copy: the proxy must not see the caller change them.
 		LocalPorts: slices.Clone(s.AllowLocal),
-		OwnPort:    proxyPort,
+		OwnPort:    ProxyPort,
 	}
 	if s.Secrets != nil {
 		// The proxy's own checks (a secret's host allowed), now
@@ -86,7 +86,7 @@ func (s *Sandbox) planProxy() (*netproxy.Config, error) {
 
 // checkLocalPorts refuses local ports out of range, named twice, the
 // proxy's own, or on a platform or backend that has no relay for them.
-func (s *Sandbox) checkLocalPorts() error {
+func (s *Request) checkLocalPorts() error {
 	if len(s.AllowLocal) == 0 {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (s *Sandbox) checkLocalPorts() error {
 	}
 	seen := map[int]bool{}
 	for _, port := range s.AllowLocal {
-		if err := netproxy.CheckLocalPort(port, proxyPort); err != nil {
+		if err := netproxy.CheckLocalPort(port, ProxyPort); err != nil {
 			return fmt.Errorf("%w: AllowLocal: %v", ErrBadConfig, err)
 		}
 		if seen[port] {
@@ -111,7 +111,7 @@ func (s *Sandbox) checkLocalPorts() error {
 // either case: a secret of that name would be overwritten, or would
 // point the clients elsewhere.
 func sandboxNetVar(name string) bool {
-	for _, v := range append(append(proxyVars(), caBundleVars()...), "NODE_USE_ENV_PROXY") {
+	for _, v := range append(append(ProxyVars(), caBundleVars()...), "NODE_USE_ENV_PROXY") {
 		if strings.EqualFold(v, name) {
 			return true
 		}
@@ -146,7 +146,7 @@ func systemBundles() []string {
 // a key), in a folder of its own under the host's temp folder, and
 // returns s with the file as a read grant, its path and its removal.
 // Without secrets it returns s, "" and a no-op.
-func (s *Sandbox) withCABundle() (*Sandbox, string, func(), error) {
+func (s *Request) withCABundle() (*Request, string, func(), error) {
 	if s.Secrets == nil {
 		return s, "", func() {}, nil
 	}
