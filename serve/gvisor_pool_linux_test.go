@@ -210,6 +210,9 @@ func TestServeGVisorPool(t *testing.T) {
 	if left := f.slots(t, ids[2:]...); len(left) > 0 {
 		t.Errorf("left in the work folder after Close: %q", left)
 	}
+	if !strings.Contains(f.logs.String(), `"msg":"pre-started gVisor sandboxes","started":`) || !strings.Contains(f.logs.String(), `"used":3,"unpooled":2,`) {
+		t.Errorf("the server did not log what its pool did:\n%s", f.logs.String())
+	}
 }
 
 // TestServeGVisorPoolSwappedSlot: a waiting sandbox's slot folder
