@@ -56,3 +56,26 @@ func TestKeptWorkDirTrapsNeutralised(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptWorkDirSharedTMPDIR: a kept work folder is named by its path
+// for the run's life (watched, listed, swept as the caller): it is not
+// made in a TMPDIR another user may rename in (workdir.RenameSafe), and
+// the run is refused before its script starts.
+func TestKeptWorkDirSharedTMPDIR(t *testing.T) {
+	dir := newSkill(t, map[string]string{"trap.py": keptTrapScript})
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", shared)
+	o := runIn(t, Sandbox{UseWorkDir: true, KeepWorkDir: true}, dir, "trap.py", "x")
+	if o.err == nil || !strings.Contains(o.err.Error(), "another user may rename in "+shared) || o.res.Started {
+		t.Fatalf("a kept work folder in a 0777 TMPDIR: started %v, err %v", o.res.Started, o.err)
+	}
+	if ents, _ := os.ReadDir(shared); len(ents) != 0 {
+		t.Errorf("the refused run left %d entries in TMPDIR", len(ents))
+	}
+}

@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"github.com/skill-sandbox/skill-sandbox/internal/proc"
 	"strconv"
 	"strings"
 )
@@ -66,4 +67,31 @@ func (m idMap) outside(id uint32) (uint32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// UnmappedOwner returns the uid that files of owners outside the
+// caller's user namespace show in it (the kernel's overflowuid, 65534
+// unless set), or -1 when that uid is a user of the namespace itself
+// (mapped, as every uid is in the initial namespace), so that an owner
+// shown as it may be a local user. In a container with a user
+// namespace, the image's files of an unmapped host owner show as it.
+func UnmappedOwner() int {
+	overflow := 65534
+	if b, err := proc.ReadFile("/proc/sys/kernel/overflowuid", 64); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
+			overflow = n
+		}
+	}
+	b, err := proc.ReadFile("/proc/self/uid_map", 64<<10)
+	if err != nil {
+		return -1
+	}
+	m, err := parseIDMap(string(b))
+	if err != nil {
+		return -1
+	}
+	if _, mapped := m.outside(uint32(overflow)); mapped {
+		return -1
+	}
+	return overflow
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/netproxy"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/cgroup"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/grants"
@@ -164,33 +163,6 @@ func (s *Request) prepareWith(id hostIdentity, script string, args, command []st
 		return nil, cleanup, err
 	}
 	return p, cleanup, nil
-}
-
-// checkConfig refuses a Request whose fields contradict themselves or
-// are out of range, and returns the host allowlist's plan (nil without
-// one).
-func (s *Request) checkConfig() (*netproxy.Config, error) {
-	if s.SkillDir == "" {
-		return nil, fmt.Errorf("%w: no skill folder given", ErrBadConfig)
-	}
-	if err := s.checkNumbers(); err != nil {
-		return nil, err
-	}
-	if s.AllowDegraded && s.RequireIsolation {
-		return nil, fmt.Errorf("%w: AllowDegraded and RequireIsolation contradict each other", ErrBadConfig)
-	}
-	if s.Backend != "" && s.Backend != BackendNative && s.Backend != BackendGVisor {
-		return nil, fmt.Errorf("%w: unknown backend %q (want %s or %s)", ErrBadConfig, s.Backend, BackendNative, BackendGVisor)
-	}
-	for _, l := range s.Disable {
-		if !knownLayer(l) {
-			return nil, fmt.Errorf("%w: unknown layer %q in Disable", ErrBadConfig, l)
-		}
-	}
-	if err := s.checkUnixSockets(); err != nil {
-		return nil, err
-	}
-	return s.planProxy()
 }
 
 // withInterpreters returns the Request whose grants the run gets: s, or

@@ -5,28 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/skill-sandbox/skill-sandbox/internal/identity"
-	"github.com/skill-sandbox/skill-sandbox/internal/random"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 
 	"github.com/skill-sandbox/skill-sandbox/validate"
 )
-
-// Enabled is ls without the layers in disable, in ls's order. A run's
-// namespaces and a pool's shape both come from it, so they compare equal
-// exactly when a pooled init process fits the run.
-func Enabled(ls, disable []stageconfig.Layer) []stageconfig.Layer {
-	var out []stageconfig.Layer
-	for _, l := range ls {
-		if !stageconfig.Has(disable, l) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // validateSkill validates the skill folder into facts and returns
 // ErrInvalidSkill, with the problems, when it is not valid. Validation is
@@ -81,31 +62,6 @@ func (s *Request) scriptArgv(uid, gid int, skill, script string, args []string, 
 	// may still solve it.
 	return argv, asMB, checkReachable(uid, gid, skill, target, argv[0])
 }
-
-// checkNumbers refuses negative limits.
-func (s *Request) checkNumbers() error {
-	for name, v := range map[string]int{
-		"MemoryMB": s.MemoryMB, "MaxProcs": s.MaxProcs, "MaxFileMB": s.MaxFileMB,
-		"MaxOpenFiles": s.MaxOpenFiles, "OutputCap": s.OutputCap, "WorkDirMB": s.WorkDirMB,
-		"WriteMB": s.WriteMB,
-	} {
-		if v < 0 {
-			return fmt.Errorf("%w: %s is negative (%d)", ErrBadConfig, name, v)
-		}
-	}
-	if s.MaxOutput < 0 {
-		return fmt.Errorf("%w: MaxOutput is negative (%d)", ErrBadConfig, s.MaxOutput)
-	}
-	if s.CPUs < 0 || s.CPUs != s.CPUs {
-		return fmt.Errorf("%w: CPUs is negative or not a number (%v)", ErrBadConfig, s.CPUs)
-	}
-	if s.Timeout < 0 {
-		return fmt.Errorf("%w: Timeout is negative (%s)", ErrBadConfig, s.Timeout)
-	}
-	return nil
-}
-
-func knownLayer(l stageconfig.Layer) bool { return stageconfig.Has(backend.AllLayers(false), l) }
 
 // commandLine builds the script's argv: the interpreter resolved on the
 // sandbox PATH, its shebang arguments, the script and the caller's args. It
@@ -173,18 +129,6 @@ func describeProblems(r validate.Result) string {
 	return strings.Join(parts, "; ")
 }
 
-// newRequestID returns 128 random bits in hex.
-func newRequestID() string { return random.ID() }
-
-// cpuSeconds is the RLIMIT_CPU of a run: the asked limit, else one second
-// more than the wall-time limit (a single-threaded script cannot use more).
-func cpuSeconds(asked int, timeout time.Duration) uint64 {
-	if asked > 0 {
-		return uint64(asked)
-	}
-	return uint64(timeout.Seconds()) + 1
-}
-
 // Memory allowances for interpreters that reserve address space up front.
 const (
 	// nodeReserveMB is added to RLIMIT_AS for node: V8 reserves a large
@@ -194,7 +138,3 @@ const (
 	// MemoryMB with --max-old-space-size.
 	nodeReserveMB = 1024
 )
-
-// nobodyUID is identity.Nobody, the host identity of the sandbox when
-// the caller is root; run's shorthand, as its grants and tests use it.
-const nobodyUID = identity.Nobody

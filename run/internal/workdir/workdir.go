@@ -12,9 +12,15 @@ import (
 )
 
 // Make creates the per-run work folder, private to the sandbox
-// identity.
+// identity, in a HostTemp no other user can rename in (RenameSafe): the
+// folder is named by its path for the run's life (the watch walks it,
+// the artifacts are listed and swept in it, it is removed after).
 func Make(uid, gid int) (string, error) {
-	dir, err := os.MkdirTemp(HostTemp(), "skill-sandbox-run-")
+	tmp := HostTemp()
+	if err := RenameSafe(tmp, os.Geteuid()); err != nil {
+		return "", fmt.Errorf("work folder: %w", err)
+	}
+	dir, err := os.MkdirTemp(tmp, "skill-sandbox-run-")
 	if err != nil {
 		return "", fmt.Errorf("work folder: %w", err)
 	}

@@ -1,10 +1,10 @@
 package gvisor
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/skill-sandbox/skill-sandbox/run/internal/workdir"
 )
 
 // privateTempDir makes a folder of the supervisor's (0700) in TMPDIR for
@@ -26,20 +26,5 @@ func privateTempDir(prefix string) (string, error) {
 	return os.MkdirTemp(tmp, prefix)
 }
 
-// renameSafe fails when dir or a folder above it lets a user other than
-// root and uid rename its entries: owned by another user, or writable
-// by group or others without the sticky bit.
-func renameSafe(dir string, uid int) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(d, &st); err != nil {
-			return fmt.Errorf("TMPDIR: %v", err)
-		}
-		if (st.Uid != 0 && int(st.Uid) != uid) || (st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0) {
-			return fmt.Errorf("TMPDIR %s: another user may rename in %s (owner uid %d, mode %#o): set TMPDIR to a folder only you or root can change", dir, d, st.Uid, st.Mode&0o7777)
-		}
-		if d == "/" {
-			return nil
-		}
-	}
-}
+// renameSafe is workdir.RenameSafe.
+func renameSafe(dir string, uid int) error { return workdir.RenameSafe(dir, uid) }
