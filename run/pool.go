@@ -2,12 +2,13 @@ package run
 
 import (
 	"fmt"
-	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
+	"path/filepath"
 	"time"
 
 	"github.com/skill-sandbox/skill-sandbox/internal/identity"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/backend/native"
+	"github.com/skill-sandbox/skill-sandbox/run/internal/plan"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 )
 
@@ -127,3 +128,47 @@ func (pl *Pool) native() *native.Pool {
 	}
 	return pl.p
 }
+
+// SetSlots lets the pool's gvisor runs whose folders are made for one run
+// each (serve's executions) take pre-started sandboxes. A run's one write
+// grant directly in parent is its slot: the pool learns its shape with
+// the slot standing for any (the last two such runs with the same shape
+// teach it), and starts each sandbox of it with a slot folder of its own,
+// which newSlot makes in parent (new, empty, writable by the scripts'
+// identity as a write grant must be) and the pool removes if no run
+// takes it. Such a sandbox serves only the run that reserved it
+// (ReserveSlot) and whose write grant is its slot, at the same path, and
+// only while that folder is still the one it bound: a slot renamed,
+// replaced or made a symbolic link makes the run start its own sandbox.
+// parent is named as runs name their grants (symbolic links resolved).
+// Elsewhere than Linux it does nothing.
+func (pl *Pool) SetSlots(parent string, newSlot func() (string, error)) {
+	pl.p.SetSlots(parent, newSlot)
+}
+
+// ReserveSlot reserves a waiting gVisor sandbox of the slot shape (see
+// SetSlots) for one run of the skill in skillDir, and returns its slot
+// folder: the caller writes the run's input files there and gives the
+// run that folder as its write grant (and working folder); no other run
+// can take the sandbox. ok is false when none waits, the sandboxes are
+// shaped for another skill's runs (this run could not take one), or the
+// pool's size in sandboxes is reserved already: the run then uses a
+// folder of its own, unpooled. A reserved
+// sandbox that waits past the pool's idle limit is closed, and its run
+// starts its own, on the same folder. The caller calls ReleaseSlot when
+// the run will not come; the folder is the caller's in every case.
+func (pl *Pool) ReserveSlot(skillDir string) (slot string, ok bool) {
+	// As runs name it (see SetSlots).
+	dir, err := filepath.EvalSymlinks(skillDir)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
+	if err != nil {
+		return "", false
+	}
+	return pl.p.ReserveSlot(dir)
+}
+
+// ReleaseSlot closes the sandbox reserved with slot, unless a run took it
+// already; the slot folder stays.
+func (pl *Pool) ReleaseSlot(slot string) { pl.p.ReleaseSlot(slot) }

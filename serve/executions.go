@@ -203,9 +203,8 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
-	if err := makeFolder(dir, sb.Backend, req.Files); err != nil {
-		release()
+	dir, release, err := s.executionFolder(sb.Backend, sk.path, req.Files, meta, release)
+	if err != nil {
 		return nil, nil, err
 	}
 	sb.SkillDir = sk.path
@@ -230,6 +229,25 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	return e, &sb, nil
 }
 
+// executionFolder makes the execution's folder with the input files:
+// the slot of a pre-started gVisor sandbox reserved for it when one
+// waits (see slotFolder), whose name is then the execution's id, else
+// <WorkDir>/<id>. The release it returns also releases the sandbox; on
+// an error release has been called.
+func (s *Server) executionFolder(backend, skillDir string, files []inputFile, meta *audit.Meta, release func()) (string, func(), error) {
+	if dir, ok := s.slotFolder(backend, skillDir, files); ok {
+		meta.RequestID = filepath.Base(dir)
+		meta.Serve.ExecutionID = meta.RequestID
+		return dir, func() { release(); s.pool.ReleaseSlot(dir) }, nil
+	}
+	dir := filepath.Join(s.cfg.WorkDir, meta.RequestID)
+	if err := makeFolder(dir, backend, files); err != nil {
+		release()
+		return "", nil, err
+	}
+	return dir, release, nil
+}
+
 // makeFolder makes an execution's folder, writable by the sandbox's
 // identity, and writes the input files in it. The folder is new and no
 // run has seen it yet, and os.Root keeps every write inside it. It is
@@ -238,31 +256,44 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // user namespace), or whose runs are on gvisor, gives it to the
 // scripts' identity.
 func makeFolder(dir, backend string, files []inputFile) error {
+	if err := newFolder(dir, backend); err != nil {
+		return fmt.Errorf("execution folder: %w", err)
+	}
+	if err := writeFiles(dir, files); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	return nil
+}
+
+// newFolder makes dir, which must be new, writable by the sandbox's
+// identity (writefolder.Make).
+func newFolder(dir, backend string) error {
 	made, err := writefolder.Make(dir, backend)
 	if err == nil && !made {
 		err = fmt.Errorf("%s exists already", dir)
 	}
-	if err != nil {
-		if made {
-			os.RemoveAll(dir)
-		}
-		return fmt.Errorf("execution folder: %w", err)
+	if err != nil && made {
+		os.RemoveAll(dir)
 	}
+	return err
+}
+
+// writeFiles writes the input files in the execution's folder dir, all
+// inside it (os.Root).
+func writeFiles(dir string, files []inputFile) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		os.RemoveAll(dir)
 		return fmt.Errorf("execution folder: %w", err)
 	}
 	defer root.Close()
 	for _, f := range files {
 		if d := filepath.Dir(f.Path); d != "." {
 			if err := root.MkdirAll(d, 0o755); err != nil {
-				os.RemoveAll(dir)
 				return fmt.Errorf("%w: input file %s: %v", errUsage, f.Path, err)
 			}
 		}
 		if err := root.WriteFile(f.Path, f.data, 0o644); err != nil {
-			os.RemoveAll(dir)
 			return fmt.Errorf("%w: input file %s: %v", errUsage, f.Path, err)
 		}
 	}

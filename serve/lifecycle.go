@@ -43,6 +43,10 @@ func (s *Server) Drain(ctx context.Context) error {
 	s.closeMCP()
 	if s.pool != nil {
 		s.pool.Close()
+		if st := s.pool.GVisorStats(); st.Started+st.Missed > 0 {
+			s.log().Info("pre-started gVisor sandboxes", "started", st.Started, "used", st.Taken,
+				"unpooled", st.Missed, "expired", st.Expired, "died", st.Died)
+		}
 	}
 	s.FlushRecords()
 	return err

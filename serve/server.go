@@ -302,6 +302,11 @@ func (s *Server) startPool() error {
 		return err
 	}
 	s.pool = pool
+	if err := s.startSlots(); err != nil {
+		pool.Close()
+		s.pool = nil
+		return err
+	}
 	return nil
 }
 

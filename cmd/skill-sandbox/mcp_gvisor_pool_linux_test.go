@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -144,10 +145,15 @@ func waitPoolID(t testing.TB, tmp string, taken map[string]bool) {
 	t.Fatalf("no gVisor sandbox was pre-started (state folders %q)", states)
 }
 
-// TestServePrestartGVisorStartsNone: serve gives each execution a folder
-// of its own, so no two gvisor runs share a shape: with --prestart its
-// pool starts no gVisor sandbox in vain, and the runs go as unpooled.
-func TestServePrestartGVisorStartsNone(t *testing.T) {
+// TestServePrestartGVisor: `serve --prestart 1` with a tenant on
+// gvisor. serve gives each execution a folder of its own; the first two
+// executions teach the pool their shape with that folder standing for
+// any, then the pool starts a sandbox with a folder of its own (its
+// slot), and each later execution reserves one and runs in it: its
+// record is the execution's (exited, gvisor), and the server logs at its
+// stop that its two later executions used pre-started sandboxes; no
+// sandbox of the pool is left.
+func TestServePrestartGVisor(t *testing.T) {
 	needRunsc(t)
 	tmp, err := os.MkdirTemp("", "gvisor-pool-tmp-")
 	if err != nil {
@@ -166,7 +172,11 @@ func TestServePrestartGVisorStartsNone(t *testing.T) {
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	p := startServe(t, "--tokens", writeTenantTokens(t, skill, pol), "--audit-log", log, "--prestart", "1")
-	for range 3 {
+	taken := map[string]bool{}
+	for i := range 4 {
+		if i >= 2 {
+			waitPoolID(t, tmp, taken)
+		}
 		status, id := p.post(`{"skill":"e2e-skill","script":"scripts/kernel.sh"}`)
 		if status != http.StatusAccepted {
 			t.Fatalf("POST: %d\n%s", status, p.stderr.String())
@@ -174,9 +184,21 @@ func TestServePrestartGVisorStartsNone(t *testing.T) {
 		if rec := serveRecord(t, log, id); rec.Outcome != "exited" || rec.Backend != "gvisor" {
 			t.Fatalf("record: outcome %s, backend %q (%s %s)\n%s", rec.Outcome, rec.Backend, rec.ErrorKind, rec.Error, p.stderr.String())
 		}
-		if ids := gvisorPoolIDs(tmp); len(ids) > 0 {
-			t.Fatalf("a gVisor sandbox was pre-started for serve's runs: %v", ids)
+		if i == 0 && len(gvisorPoolIDs(tmp)) > 0 {
+			t.Fatalf("a gVisor sandbox was pre-started after one execution: a shape seen once is no pattern")
 		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop:\n%s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), `"msg":"pre-started gVisor sandboxes","started":`) || !strings.Contains(p.stderr.String(), `"used":2,"unpooled":2,`) {
+		t.Errorf("the two later executions did not both take a pre-started sandbox:\n%s", p.stderr.String())
+	}
+	if ids := gvisorPoolIDs(tmp); len(ids) > 0 {
+		t.Errorf("left after the server stopped: %v", ids)
 	}
 }
 

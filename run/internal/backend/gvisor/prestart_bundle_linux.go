@@ -13,8 +13,9 @@ import (
 // writePoolBundle writes the bundle of a pre-started sandbox of p's
 // shape in dir: p's (writeBundle) with the waiting process, exe bound
 // read-only at poolArg0, in place of the script, and /tmp a host folder
-// of the bundle (poolTmp) in place of the work folder's and /tmp's.
-func writePoolBundle(p *backend.Spec, dir, exe, cgroupsPath string) error {
+// of the bundle (poolTmp) in place of the work folder's and /tmp's; the
+// mounts at or below from are moved to slot (see slotSpec).
+func writePoolBundle(p *backend.Spec, dir, exe, cgroupsPath, from, slot string) error {
 	if err := writeBundle(p, dir, "", "", cgroupsPath); err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func writePoolBundle(p *backend.Spec, dir, exe, cgroupsPath string) error {
 			return err
 		}
 	}
-	s := poolSpec(p, dir)
+	s := slotSpec(p, dir, from, slot)
 	s.Linux.CgroupsPath = cgroupsPath
 	s.Process.Args, s.Process.Env, s.Process.Cwd = []string{poolArg0}, nil, "/"
 	// The script's limits are set by the waiting process before it

@@ -38,8 +38,12 @@ var ErrPoolMismatch = errors.New("the pre-started sandbox does not fit the run")
 // Only runs without a host allowlist fit (the filtering proxy's relay is
 // the first process of those).
 type Prestarted struct {
-	r       *Runtime
-	key     string
+	r    *Runtime
+	key  string
+	from string // the slot's path in the run it was shaped on (SlotKey)
+	// Slot is the write grant of the sandbox's own (see PrestartSlot);
+	// "" for a sandbox of a fixed shape.
+	Slot    string
 	dir     string
 	id      string
 	global  []string // runsc's flags for kill and delete
@@ -72,7 +76,11 @@ type Prestarted struct {
 // pre-started sandbox: a run with the filtering proxy (its relay is the
 // sandbox's first process), handed-over files, a kept work folder, a
 // work folder outside /tmp (see poolWorkDir), or the watch disabled.
-func Key(p *backend.Spec) string {
+func Key(p *backend.Spec) string { return key(p, "", "") }
+
+// key is Key with the mounts' paths at or below from read at to (see
+// swapPrefix): a slot's shape (SlotKey).
+func key(p *backend.Spec, from, to string) string {
 	if Check(p) != nil || p.Proxy != nil || len(p.ExtraFiles) > 0 || p.Config.WorkDirMB <= 0 {
 		return ""
 	}
@@ -86,6 +94,7 @@ func Key(p *backend.Spec) string {
 	if !poolWorkDir(p, s.Mounts) {
 		return ""
 	}
+	swapPrefix(s.Mounts, from, to)
 	s.Process.Args, s.Process.Env, s.Process.Cwd, s.Process.Rlimits = nil, nil, "", nil
 	files := etcFilesOf(p)
 	b, err := json.Marshal(struct {
@@ -107,7 +116,12 @@ func Key(p *backend.Spec) string {
 // own arguments, environment and limits are not used. The caller must
 // Close it.
 func (r *Runtime) Prestart(p *backend.Spec) (*Prestarted, error) {
-	key := Key(p)
+	return r.prestart(p, Key(p), "", "")
+}
+
+// prestart starts a sandbox of key, p's bundle with its mounts at or
+// below from moved to slot (none when from is "").
+func (r *Runtime) prestart(p *backend.Spec, key, from, slot string) (*Prestarted, error) {
 	if key == "" {
 		return nil, fmt.Errorf("%w: this run cannot use a pre-started sandbox", backend.ErrUnsupported)
 	}
@@ -120,7 +134,7 @@ func (r *Runtime) Prestart(p *backend.Spec) (*Prestarted, error) {
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	s := &Prestarted{r: r, key: key, id: "ss-pool-" + hex.EncodeToString(rnd[:]), exited: make(chan struct{})}
+	s := &Prestarted{r: r, key: key, from: from, Slot: slot, id: "ss-pool-" + hex.EncodeToString(rnd[:]), exited: make(chan struct{})}
 	// 0700, the supervisor's: the bundle and runsc's state are no one
 	// else's to read or change.
 	if s.dir, err = privateTempDir("skill-sandbox-gvisor-pool-"); err != nil {
@@ -143,10 +157,10 @@ func (s *Prestarted) start(p *backend.Spec, exe string) error {
 	if err := os.Mkdir(bundle, 0o755); err != nil {
 		return fmt.Errorf("%w: %v", backend.ErrStart, err)
 	}
-	if err := writePoolBundle(p, bundle, exe, s.cgroupsPath); err != nil {
+	if err := writePoolBundle(p, bundle, exe, s.cgroupsPath, s.from, s.Slot); err != nil {
 		return fmt.Errorf("%w: writing the OCI bundle: %v", backend.ErrStart, err)
 	}
-	s.binds = bindSources(poolSpec(p, bundle))
+	s.binds = bindSources(slotSpec(p, bundle, s.from, s.Slot))
 	rootless := os.Geteuid() != 0
 	nw := []string{"--network", "none"}
 	if p.Config.AllowNetwork {
@@ -262,7 +276,7 @@ func (s *Prestarted) Close() error {
 // written (the sandbox is then spent), and with backend.ErrStart when
 // the sandbox was used, closed or has died.
 func (s *Prestarted) Run(ctx context.Context, p *backend.Spec, stdout, stderr io.Writer, wd *backend.Watchdog, started func(pid int, tmp string)) (*Outcome, error) {
-	if Key(p) != s.key || !sameBinds(s.binds) {
+	if s.runKey(p) != s.key || !sameBinds(s.binds) || !s.slotIs() {
 		return nil, ErrPoolMismatch
 	}
 	if !s.take() {

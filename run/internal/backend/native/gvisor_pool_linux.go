@@ -3,6 +3,8 @@ package native
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -32,6 +34,15 @@ type gvisorPool struct {
 	idle     []*gvisor.Prestarted // oldest first, all of shape key
 	failed   bool                 // the last start failed: wait for the next take
 	wake     chan struct{}
+	// slotFrom is like's slot (gvisor.SlotKey) when key is a slot
+	// shape: each sandbox is started with a slot folder of its own
+	// (newSlot) and serves only the run that reserved it; "" otherwise.
+	slotFrom string
+	// slotParent and newSlot are SetSlots's; reserved are the sandboxes
+	// ReserveSlot handed out, by slot, until a run takes them.
+	slotParent string
+	newSlot    func() (string, error)
+	reserved   map[string]*gvisor.Prestarted
 	// closing counts the sandboxes being closed in the background; Add
 	// under pl.mu while the pool is open, or in the filler, so close
 	// can wait for them.
@@ -57,13 +68,30 @@ func (pl *Pool) GVisorStats() Stats {
 
 // take returns a live waiting sandbox for p's run, or nil (a miss): then
 // the pool learns p's shape, if it is one a sandbox can have, and starts
-// sandboxes of it in the background.
+// sandboxes of it in the background. A run whose write grant is a slot
+// (SetSlots) takes only the sandbox it reserved with it.
 func (g *gvisorPool) take(p *backend.Spec, rt *gvisor.Runtime) *gvisor.Prestarted {
+	g.pl.mu.Lock()
+	parent := g.slotParent
+	g.pl.mu.Unlock()
+	// The key reads the host's files (/etc, the masks): outside the lock.
+	slot := slotOf(p, parent)
 	key := gvisor.Key(p)
+	if slot != "" {
+		key = gvisor.SlotKey(p, slot)
+	}
 	g.pl.mu.Lock()
 	defer g.pl.mu.Unlock()
 	g.failed = false
 	defer g.signal()
+	if s := g.reserved[slot]; s != nil && slot != "" {
+		delete(g.reserved, slot)
+		if key != "" && key == g.key && g.usable(s) {
+			g.stats.Taken++
+			return s
+		}
+		g.drop(s)
+	}
 	if g.pl.closed || key == "" {
 		g.stats.Missed++
 		return nil
@@ -72,8 +100,7 @@ func (g *gvisorPool) take(p *backend.Spec, rt *gvisor.Runtime) *gvisor.Prestarte
 		g.stats.Missed++
 		if key != g.lastMiss {
 			// Once is no pattern: a shape no two runs in a row share
-			// (serve's: each execution has a folder of its own) is never
-			// started.
+			// is never started.
 			g.lastMiss = key
 			return nil
 		}
@@ -81,28 +108,54 @@ func (g *gvisorPool) take(p *backend.Spec, rt *gvisor.Runtime) *gvisor.Prestarte
 		g.idle = nil
 		like := *p
 		like.Stdin = nil
-		g.key, g.like, g.rt, g.lastMiss = key, &like, rt, ""
+		g.key, g.like, g.rt, g.lastMiss, g.slotFrom = key, &like, rt, "", slot
 		return nil
 	}
-	for len(g.idle) > 0 {
-		s := g.idle[0]
-		g.idle = g.idle[1:]
-		switch {
-		case !s.Alive():
-			g.stats.Died++
-		case time.Since(s.Born) >= g.pl.maxIdle:
-			g.stats.Expired++
-		default:
-			g.stats.Taken++
-			return s
-		}
-		g.discard(s)
+	if g.slotFrom != "" {
+		// The waiting sandboxes bind slots of their own, none this
+		// run's: they are for the runs that reserve them.
+		g.stats.Missed++
+		return nil
+	}
+	if s := g.pop(); s != nil {
+		g.stats.Taken++
+		return s
 	}
 	g.stats.Missed++
 	return nil
 }
 
-// discard closes sandboxes in the background; pl.mu is held, or the
+// usable reports whether s, taken out of idle or reserved, may serve a
+// run: it is alive and not past maxIdle; it counts one that is not.
+// pl.mu is held.
+func (g *gvisorPool) usable(s *gvisor.Prestarted) bool {
+	switch {
+	case !s.Alive():
+		g.stats.Died++
+	case time.Since(s.Born) >= g.pl.maxIdle:
+		g.stats.Expired++
+	default:
+		return true
+	}
+	return false
+}
+
+// pop returns the oldest usable waiting sandbox, or nil; the unusable
+// ones before it are discarded. pl.mu is held.
+func (g *gvisorPool) pop() *gvisor.Prestarted {
+	for len(g.idle) > 0 {
+		s := g.idle[0]
+		g.idle = g.idle[1:]
+		if g.usable(s) {
+			return s
+		}
+		g.discard(s)
+	}
+	return nil
+}
+
+// discard closes waiting sandboxes in the background, and removes
+// their slot folders, which no run was given; pl.mu is held, or the
 // filler calls it.
 func (g *gvisorPool) discard(ss ...*gvisor.Prestarted) {
 	for _, s := range ss {
@@ -110,8 +163,22 @@ func (g *gvisorPool) discard(ss ...*gvisor.Prestarted) {
 		go func() {
 			defer g.closing.Done()
 			s.Close()
+			if s.Slot != "" {
+				os.RemoveAll(s.Slot)
+			}
 		}()
 	}
+}
+
+// drop closes a reserved sandbox in the background, keeping its slot
+// folder: the execution that reserved it has its files there, and runs
+// on it without the sandbox. pl.mu is held.
+func (g *gvisorPool) drop(s *gvisor.Prestarted) {
+	g.closing.Add(1)
+	go func() {
+		defer g.closing.Done()
+		s.Close()
+	}()
 }
 
 // signal wakes the filler.
@@ -132,7 +199,7 @@ func (g *gvisorPool) fill() {
 		g.expire()
 		g.pl.mu.Lock()
 		want := g.like != nil && !g.failed && len(g.idle) < g.pl.size
-		like, key, rt := g.like, g.key, g.rt
+		like, key, rt, from, newSlot := g.like, g.key, g.rt, g.slotFrom, g.newSlot
 		g.pl.mu.Unlock()
 		if want {
 			select {
@@ -141,7 +208,7 @@ func (g *gvisorPool) fill() {
 				return
 			default:
 			}
-			g.startOne(like, key, rt)
+			g.startOne(like, key, rt, from, newSlot)
 			continue
 		}
 		timer.Reset(g.pl.maxIdle / 2)
@@ -156,9 +223,10 @@ func (g *gvisorPool) fill() {
 }
 
 // startOne starts a sandbox of like's shape and adds it to idle, unless
-// the shape changed or the pool closed meanwhile.
-func (g *gvisorPool) startOne(like *backend.Spec, key string, rt *gvisor.Runtime) {
-	s, err := rt.Prestart(like)
+// the shape changed or the pool closed meanwhile: with a slot folder of
+// its own (newSlot) when from, like's slot, is not "".
+func (g *gvisorPool) startOne(like *backend.Spec, key string, rt *gvisor.Runtime, from string, newSlot func() (string, error)) {
+	s, err := g.prestart(like, rt, from, newSlot)
 	g.pl.mu.Lock()
 	defer g.pl.mu.Unlock()
 	switch {
@@ -172,7 +240,32 @@ func (g *gvisorPool) startOne(like *backend.Spec, key string, rt *gvisor.Runtime
 	}
 }
 
-// expire closes the sandboxes that waited longer than maxIdle.
+// prestart starts a sandbox of like's shape, with a new slot folder
+// when from is not "" (removed again if the sandbox does not start).
+func (g *gvisorPool) prestart(like *backend.Spec, rt *gvisor.Runtime, from string, newSlot func() (string, error)) (*gvisor.Prestarted, error) {
+	if from == "" {
+		return rt.Prestart(like)
+	}
+	if newSlot == nil {
+		return nil, errors.New("no slot folders")
+	}
+	slot, err := newSlot()
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Dir(slot) != filepath.Dir(from) {
+		os.RemoveAll(slot)
+		return nil, errors.New("a slot folder outside the slots' folder")
+	}
+	s, err := rt.PrestartSlot(like, from, slot)
+	if err != nil {
+		os.RemoveAll(slot)
+	}
+	return s, err
+}
+
+// expire closes the sandboxes that waited longer than maxIdle, the
+// reserved ones too (their runs start their own).
 func (g *gvisorPool) expire() {
 	g.pl.mu.Lock()
 	defer g.pl.mu.Unlock()
@@ -181,6 +274,13 @@ func (g *gvisorPool) expire() {
 		g.idle = g.idle[1:]
 		g.stats.Expired++
 	}
+	for slot, s := range g.reserved {
+		if time.Since(s.Born) >= g.pl.maxIdle {
+			delete(g.reserved, slot)
+			g.drop(s)
+			g.stats.Expired++
+		}
+	}
 }
 
 // close closes the waiting sandboxes and waits until they and those
@@ -188,6 +288,10 @@ func (g *gvisorPool) expire() {
 func (g *gvisorPool) close() {
 	g.pl.mu.Lock()
 	g.discard(g.idle...)
+	for slot, s := range g.reserved {
+		delete(g.reserved, slot)
+		g.drop(s)
+	}
 	g.idle, g.like = nil, nil
 	g.pl.mu.Unlock()
 	g.closing.Wait()

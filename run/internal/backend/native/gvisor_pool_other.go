@@ -11,3 +11,12 @@ func newGVisorPool(*Pool) *gvisorPool { return nil }
 
 // GVisorStats returns zero counters: there are no gVisor sandboxes here.
 func (*Pool) GVisorStats() Stats { return Stats{} }
+
+// SetSlots does nothing: there are no gVisor sandboxes here.
+func (*Pool) SetSlots(string, func() (string, error)) {}
+
+// ReserveSlot reserves nothing: there are no gVisor sandboxes here.
+func (*Pool) ReserveSlot(string) (string, bool) { return "", false }
+
+// ReleaseSlot does nothing: there are no gVisor sandboxes here.
+func (*Pool) ReleaseSlot(string) {}
