@@ -13,17 +13,35 @@ import (
 )
 
 // pooledGVisorLeft lists the processes of pre-started gVisor sandboxes
-// (their container ids start "ss-pool-"; only Prestarted makes those).
-func pooledGVisorLeft() []string {
+// whose folders are in tmp, the test's TMPDIR (gvisorTMPDIR): the tests
+// of other packages (serve, cmd) run pools of their own at the same time.
+func pooledGVisorLeft(tmp string) []string {
 	var left []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte("ss-pool-")) {
+		if err == nil && bytes.Contains(b, []byte("ss-pool-")) && bytes.Contains(b, []byte(tmp+"/")) {
 			left = append(left, e.Name()+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
 		}
 	}
 	return left
+}
+
+// gvisorTMPDIR sets TMPDIR to a folder of the test's own (sticky, as
+// /tmp), which then names its pool's sandboxes' folders and runsc
+// processes, and returns it.
+func gvisorTMPDIR(t testing.TB) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "run-gvisor-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	return tmp
 }
 
 // waitStarted waits until pl has started n gVisor sandboxes.
@@ -60,6 +78,7 @@ func gvisorWorkspace(t testing.TB, skill string) string {
 // another shape does not take one; Close leaves no runsc process.
 func TestGVisorPoolTakes(t *testing.T) {
 	needRunsc(t)
+	tmp := gvisorTMPDIR(t)
 	// The home passwd gives the script is its run's work folder, as
 	// unpooled (the pool rewrites the sandbox's passwd for each run).
 	// (Rootless, the sandbox's passwd has no entry for the script.)
@@ -112,7 +131,7 @@ exit $2
 		t.Errorf("a run of another shape took a sandbox: %+v", st)
 	}
 	pl.Close()
-	if left := pooledGVisorLeft(); len(left) > 0 {
+	if left := pooledGVisorLeft(tmp); len(left) > 0 {
 		t.Errorf("left after Close: %q", left)
 	}
 }
@@ -127,6 +146,7 @@ exit $2
 // (started from the pre-started runsc's pid, its /tmp) each survives.
 func TestGVisorPoolWatchCaps(t *testing.T) {
 	needRunsc(t)
+	tmp := gvisorTMPDIR(t)
 	skill := gvisorSkill(t, `case "$1" in
 grant) dd if=/dev/zero of="$2/fill.bin" bs=1M count=128 oflag=dsync 2>/dev/null ;;
 bytes) dd if=/dev/zero of="$TMPDIR/big" bs=1M count=128 oflag=dsync 2>/dev/null ;;
@@ -166,7 +186,7 @@ echo survived
 		})
 	}
 	pl.Close()
-	if left := pooledGVisorLeft(); len(left) > 0 {
+	if left := pooledGVisorLeft(tmp); len(left) > 0 {
 		t.Errorf("left after Close: %q", left)
 	}
 }

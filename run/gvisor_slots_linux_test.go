@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -70,14 +69,7 @@ func reserve(t *testing.T, pl *Pool, skill string) string {
 func TestGVisorPoolSlots(t *testing.T) {
 	needRunsc(t)
 	skill := gvisorSkill(t, "cat in.txt 2>/dev/null; ls; echo out > out.txt\n")
-	// A TMPDIR of the test's own names its pool's runsc processes.
-	tmp, err := os.MkdirTemp("", "gvisor-slots-tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	os.Chmod(tmp, 0o777|os.ModeSticky)
-	t.Setenv("TMPDIR", tmp)
+	tmp := gvisorTMPDIR(t)
 	pl, parent, folder := slotPool(t, skill, 0)
 	run := func(dir string) outcome {
 		t.Helper()
@@ -125,10 +117,8 @@ func TestGVisorPoolSlots(t *testing.T) {
 	}
 	waitStarted(t, pl, 3)
 	pl.Close()
-	for _, p := range pooledGVisorLeft() {
-		if strings.Contains(p, tmp) {
-			t.Errorf("left after Close: %q", p)
-		}
+	if left := pooledGVisorLeft(tmp); len(left) > 0 {
+		t.Errorf("left after Close: %q", left)
 	}
 	ents, _ := os.ReadDir(parent)
 	for _, e := range ents {
