@@ -132,6 +132,15 @@ func (s *Server) accept(tenant string) (stateRefusal, bool) {
 	return stateRefusal{}, true
 }
 
+// mayAccept reports whether accept would take a run of tenant now. It
+// takes nothing: a run may still be refused when accept is called.
+func (s *Server) mayAccept(tenant string) bool {
+	s.mu.Lock()
+	draining := s.draining
+	s.mu.Unlock()
+	return !draining && s.queue.hasRoom(tenant)
+}
+
 // answer writes the 202 of an accepted execution, or with ?wait=true
 // waits for it and writes it finished (200); a client that goes away
 // leaves the run going.
@@ -203,7 +212,7 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, release, err := s.executionFolder(sb.Backend, sk.path, req.Files, meta, release)
+	dir, release, err := s.executionFolder(c.tenant.name, sb.Backend, sk.path, req.Files, meta, release)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,8 +243,8 @@ func (s *Server) prepare(c *caller, sk skillInfo, req *executionRequest, meta *a
 // waits (see slotFolder), whose name is then the execution's id, else
 // <WorkDir>/<id>. The release it returns also releases the sandbox; on
 // an error release has been called.
-func (s *Server) executionFolder(backend, skillDir string, files []inputFile, meta *audit.Meta, release func()) (string, func(), error) {
-	if dir, ok := s.slotFolder(backend, skillDir, files); ok {
+func (s *Server) executionFolder(tenant, backend, skillDir string, files []inputFile, meta *audit.Meta, release func()) (string, func(), error) {
+	if dir, ok := s.slotFolder(tenant, backend, skillDir, files); ok {
 		meta.RequestID = filepath.Base(dir)
 		meta.Serve.ExecutionID = meta.RequestID
 		return dir, func() { release(); s.pool.ReleaseSlot(dir) }, nil

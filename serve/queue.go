@@ -37,13 +37,25 @@ func newQueue(maxRun, maxWait, perTenant, tenantWait int) *queue {
 func (q *queue) admit(tenant string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.inFlight+q.queued >= q.maxRun+q.maxWait ||
-		q.perRun[tenant]+q.perQueued[tenant] >= q.perTenant+q.tenantWait {
+	if !q.roomLocked(tenant) {
 		return false
 	}
 	q.queued++
 	q.perQueued[tenant]++
 	return true
+}
+
+// hasRoom reports whether admit would take a run of tenant now.
+func (q *queue) hasRoom(tenant string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.roomLocked(tenant)
+}
+
+// roomLocked is hasRoom with q.mu held.
+func (q *queue) roomLocked(tenant string) bool {
+	return q.inFlight+q.queued < q.maxRun+q.maxWait &&
+		q.perRun[tenant]+q.perQueued[tenant] < q.perTenant+q.tenantWait
 }
 
 // unqueue ends tenant's wait for one run. q.mu is held.

@@ -132,6 +132,15 @@ func parseRequest(body []byte) (*executionRequest, error) {
 		}
 		f.data = data
 	}
+	// A path that is another's folder ("a" and "a/b") cannot be made:
+	// refused here, before a pre-started sandbox is reserved for it.
+	for i, f := range req.Files {
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				return nil, fmt.Errorf("%w: files[%d]: %q lies in %q, which is given as a file", errUsage, i, f.Path, d)
+			}
+		}
+	}
 	return &req, nil
 }
 

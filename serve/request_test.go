@@ -21,6 +21,8 @@ func TestParseRequest(t *testing.T) {
 		{"backslash", `{"skill":"a","files":[{"path":"a\\b","content_base64":""}]}`, "backslash"},
 		{"output file", `{"skill":"a","files":[{"path":"output.json","content_base64":""}]}`, "writes its output"},
 		{"twice", `{"skill":"a","files":[{"path":"x","content_base64":""},{"path":"x","content_base64":""}]}`, "given twice"},
+		{"file and its folder", `{"skill":"a","files":[{"path":"a","content_base64":""},{"path":"a/b/c","content_base64":""}]}`, `"a/b/c" lies in "a", which is given as a file`},
+		{"folder first", `{"skill":"a","files":[{"path":"d/e","content_base64":""},{"path":"d","content_base64":""}]}`, `"d/e" lies in "d"`},
 		{"bad base64", `{"skill":"a","files":[{"path":"x","content_base64":"!!"}]}`, "content_base64"},
 		{"no path", `{"skill":"a","files":[{"content_base64":""}]}`, `"path" is required`},
 		{"long script", `{"skill":"a","script":"` + strings.Repeat("s", maxScriptLen+1) + `"}`, `"script" is longer`},

@@ -51,8 +51,10 @@ func newSlot(parent string) (string, error) {
 // sandbox's slot; ok is false when
 // none waits or the slot is not the empty folder the pool made (the
 // sandbox is then released, and the execution makes its own folder).
-func (s *Server) slotFolder(backend, skillDir string, files []inputFile) (string, bool) {
-	if s.pool == nil || backend != run.BackendGVisor {
+func (s *Server) slotFolder(tenant, backend, skillDir string, files []inputFile) (string, bool) {
+	// A request the queue would refuse (429, 503) reserves nothing: each
+	// reservation it gave up would cost the pool a whole sandbox.
+	if s.pool == nil || backend != run.BackendGVisor || !s.mayAccept(tenant) {
 		return "", false
 	}
 	dir, ok := s.pool.ReserveSlot(skillDir)
