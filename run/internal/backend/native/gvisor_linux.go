@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"fmt"
 	"github.com/skill-sandbox/skill-sandbox/run/internal/stageconfig"
 	"net"
 	"os"
@@ -40,6 +41,7 @@ func launchGVisor(ctx context.Context, l *Launch, out *backend.Outcome) error {
 		return nil
 	}
 	backend.WarnDegraded(p.Warnings, missing)
+	warnCPUTime(p)
 	out.Applied, out.Missing = applied, missing
 	if os.Geteuid() == 0 {
 		// runsc's cgroup holds the sandbox's memory: RLIMIT_AS is relaxed
@@ -116,4 +118,17 @@ func gvisorLayers(root, hostNetwork bool) ([]stageconfig.Layer, []stageconfig.Mi
 // it may not.
 func gvisorUnavailable(l *Launch, err error) bool {
 	return errorsIsStart(err) && gvisor.Check(l.plan) == nil
+}
+
+// warnCPUTime says that a CPU-time cap that could end a script before
+// its wall-clock limit is not kept: runsc 20221219 sets RLIMIT_CPU in
+// gVisor's kernel, which never signals a script past it
+// (docs/backends.md). The default cap, one second past the timeout,
+// says nothing.
+func warnCPUTime(p *backend.Spec) {
+	limit := p.Config.Limits.CPUSeconds
+	if p.Warnings == nil || limit == 0 || limit > uint64(p.Timeout.Seconds()) {
+		return
+	}
+	fmt.Fprintf(p.Warnings, "skill-sandbox: warning: the gvisor backend does not keep the CPU-time cap of %d s (runsc ignores RLIMIT_CPU): only the timeout of %s stops the script\n", limit, p.Timeout)
 }
