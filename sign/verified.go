@@ -274,6 +274,11 @@ func (c *VerifiedCache) store(tmp, name, digest string) (cp string, own bool, un
 	}
 	os.Remove(entry + ".ok")
 	if err := removeTree(entry); err != nil {
+		// Another call moved its copy in while this one emptied the
+		// folder (a rename over an empty folder succeeds): ENOTEMPTY.
+		if _, serr := os.Lstat(entry); serr == nil {
+			return filepath.Join(tmp, name), true, nil, nil
+		}
 		return "", false, nil, err
 	}
 	if err := os.Rename(tmp, entry); err != nil {
